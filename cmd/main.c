@@ -1,0 +1,62 @@
+/*
+ * geoacme: an authoritative DNS server for a geo zone and an ACME zone.
+ * Dispatches to one subcommand per file in cmd/.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+
+#ifndef GEOACME_VERSION
+#define GEOACME_VERSION "0.1.0"
+#endif
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+	        "usage: geoacme COMMAND [OPTIONS]\n"
+	        "\n"
+	        "commands:\n"
+	        "  serve -c FILE      answer DNS queries in the foreground\n"
+	        "  check -c FILE      validate the config, zone files and keys\n"
+	        "  ds -c FILE [ZONE]  print the DS record to publish in the parent zone\n"
+	        "  keygen ...         write a DNSSEC signing key and a TSIG secret\n"
+	        "  explain -c FILE NAME [A|AAAA] (--client IP | --at LAT,LON)\n"
+	        "                     show how a geo answer is chosen\n"
+	        "  version            print the version\n"
+	        "\n"
+	        "Each command takes --help.  Exit codes: 0 ok, 1 runtime failure,\n"
+	        "2 usage error, 3 configuration error.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	const char *cmd = argv[1];
+	argc--;
+	argv++;
+	if (strcmp(cmd, "serve") == 0)
+		return cmd_serve(argc, argv);
+	if (strcmp(cmd, "check") == 0)
+		return cmd_check(argc, argv);
+	if (strcmp(cmd, "ds") == 0)
+		return cmd_ds(argc, argv);
+	if (strcmp(cmd, "keygen") == 0)
+		return cmd_keygen(argc, argv);
+	if (strcmp(cmd, "explain") == 0)
+		return cmd_explain(argc, argv);
+	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+		printf("geoacme %s\n", GEOACME_VERSION);
+		return EXIT_OK;
+	}
+	if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	fprintf(stderr, "geoacme: unknown command '%s'\n", cmd);
+	usage(stderr);
+	return EXIT_USAGE;
+}

@@ -1,0 +1,139 @@
+#pragma once
+/*
+ * The configuration, loaded from TOML.  The shape follows Hickory DNS so an
+ * operator's existing Hickory zone blocks load unchanged; geoacme adds
+ * [server], [dnssec], [geo], [[sites]] and [[zones.geo]].  Every string is
+ * owned by the config; paths are already resolved against `directory`
+ * (default: the config file's folder).  config_load() reports every
+ * problem as "file:line:col: expected ..." and fails once.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct diag;
+
+enum tsig_alg {
+	TSIG_HMAC_SHA1 = 1, TSIG_HMAC_SHA224, TSIG_HMAC_SHA256, TSIG_HMAC_SHA384, TSIG_HMAC_SHA512,
+};
+
+struct config_pos { int line, col; };
+
+struct config_tsig_key {
+	char *name;                 /* "update.acme.luffy.cx." as written */
+	enum tsig_alg algorithm;
+	char *key_file;             /* raw secret bytes (Hickory), or NULL */
+	uint8_t secret[128];        /* from `secret` (base64) or read from key_file */
+	size_t secret_len;          /* 0 until read (key_file is read by config_load) */
+	/* Policy: what this key may change.  Defaults: TXT, below the apex. */
+	uint16_t *allow_types;
+	size_t n_allow_types;
+	char **allow_names;         /* suffixes ("*" style not used); NULL = whole zone below apex */
+	size_t n_allow_names;
+	struct config_pos pos;
+};
+
+struct config_zone_key {
+	char *algorithm;            /* "ECDSAP256SHA256" */
+	char *key_path;
+	struct config_pos pos;
+};
+
+struct config_geo_name {
+	char *name;                 /* owner, relative to the zone or absolute with '.' */
+	char **sites;               /* site names; empty = every site */
+	size_t n_sites;
+	double ratio;               /* 2.0 */
+	double margin_miles;        /* 1000 */
+	uint32_t ttl_single;        /* 120 */
+	uint32_t ttl_pair;          /* 3600 */
+	struct config_pos pos;
+};
+
+struct config_zone {
+	char *zone;                 /* "acme.luffy.cx" as written */
+	char *zone_type;            /* "Primary" */
+	char *file;                 /* zone file of a file-backed zone */
+	char *store_type;           /* "file" or "sqlite"; NULL when no [zones.stores] */
+	bool allow_update;
+	char *journal_path;         /* sqlite database */
+	char *zone_path;            /* seeds the database on first start */
+	struct config_tsig_key *tsig_keys;
+	size_t n_tsig_keys;
+	struct config_zone_key *keys;
+	size_t n_keys;
+	bool publish_cds;           /* CDS + CDNSKEY at the apex (RFC 7344) */
+	struct config_geo_name *geo;
+	size_t n_geo;
+	/* ACME policy and hygiene. */
+	uint32_t stale_txt_age_s;       /* 86400; 0 = never purge */
+	uint32_t max_records_per_name;  /* 16 */
+	uint32_t max_records;           /* 10000 */
+	uint32_t max_txt_len;           /* 255 bytes per string, total rdata 1024 */
+	struct config_pos pos;
+};
+
+struct config_health {
+	bool enabled;
+	uint16_t port;              /* TCP connect target */
+	char *http_path;            /* optional: GET path, expect 2xx */
+	char *http_host;            /* Host header; default the site name */
+	uint32_t interval_ms;       /* 10000 */
+	uint32_t timeout_ms;        /* 3000 */
+	uint32_t rise;              /* 2 */
+	uint32_t fall;              /* 3 */
+};
+
+struct config_site {
+	char *name;
+	bool has_v4;
+	uint8_t v4[4];
+	bool has_v6;
+	uint8_t v6[16];
+	double latitude, longitude; /* degrees */
+	bool enabled;               /* default true */
+	struct config_health health;
+	struct config_pos pos;
+};
+
+struct config_geo {
+	char **databases;           /* .mmdb files, tried in order */
+	size_t n_databases;
+	char *lookup_path;          /* "location" or "" (flat); NULL = detect */
+	bool has_default_location;
+	double default_lat, default_lon;
+};
+
+struct config {
+	char *path;                 /* the config file */
+	char *directory;            /* base for relative paths */
+	/* Hickory-style listen settings. */
+	char **listen_addrs_ipv4;
+	size_t n_listen_ipv4;
+	char **listen_addrs_ipv6;
+	size_t n_listen_ipv6;
+	uint16_t listen_port;       /* 53 */
+	char *user, *group;         /* privilege drop after bind; NULL = stay */
+	int log_level;              /* enum log_level */
+	char *pid_file;             /* optional */
+	/* [server] */
+	uint16_t udp_max_size;      /* 1232 */
+	uint32_t tcp_max_connections;   /* 256 */
+	uint32_t tcp_idle_timeout_ms;   /* 10000 (tcp_request_timeout in Hickory, seconds) */
+	/* [dnssec] */
+	uint32_t sig_validity_s;    /* 14 days */
+	uint32_t sig_inception_s;   /* backdate 3600 */
+	uint32_t sig_refresh_s;     /* re-sign when less than this remains: 7 days */
+	/* geo */
+	struct config_site *sites;
+	size_t n_sites;
+	struct config_geo geo;
+	struct config_zone *zones;
+	size_t n_zones;
+};
+
+/* Loads and validates; on failure returns NULL with every problem in d. */
+struct config *config_load(const char *path, struct diag *d);
+void config_free(struct config *c);   /* NULL-safe */
+/* Resolves `rel` against c->directory; returns a malloc'd string. */
+char *config_resolve_path(const struct config *c, const char *rel);

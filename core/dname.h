@@ -1,0 +1,46 @@
+#pragma once
+/*
+ * Domain names in uncompressed wire form: length-prefixed labels ending with
+ * the root label 0, at most DNAME_MAX (255) bytes, labels at most 63 bytes.
+ * Inside the server every stored name is lowercase, so equality is memcmp;
+ * only the question keeps the client's case (we echo it).
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define DNAME_MAX 255
+#define DNAME_LABEL_MAX 63
+#define DNAME_LABELS_MAX 128
+
+/*
+ * Reads a possibly compressed name from a message starting at *pos, writes
+ * the uncompressed name to out[DNAME_MAX] and advances *pos past the name as
+ * it sits in the message.  Rejects pointer loops, forward pointers, labels
+ * over 63 bytes, names over 255 bytes and the 0x40/0x80 label types.
+ * Returns the name's length or -EBADMSG.
+ */
+int dname_unpack(const uint8_t *msg, size_t msg_len, size_t *pos, uint8_t *out);
+
+/* Length of a valid uncompressed name (including the root label). */
+size_t dname_len(const uint8_t *name);
+int dname_label_count(const uint8_t *name);    /* root = 0 */
+void dname_lower(uint8_t *name);               /* in place */
+bool dname_equal(const uint8_t *a, const uint8_t *b);   /* case-insensitive */
+/* Pointer to the suffix of `name` that drops its first `n` labels. */
+const uint8_t *dname_skip_labels(const uint8_t *name, int n);
+/* True when `name` equals `zone` or lies below it (case-insensitive). */
+bool dname_is_subdomain(const uint8_t *name, const uint8_t *zone);
+/* RFC 4034 section 6.1 canonical order of two lowercase names: <0, 0, >0. */
+int dname_canonical_cmp(const uint8_t *a, const uint8_t *b);
+/* Hash of a lowercase name for the zone's lookup table. */
+uint32_t dname_hash(const uint8_t *name, size_t len);
+
+/*
+ * Presentation <-> wire.  dname_from_str accepts "a.b.c", "a.b.c." and "."
+ * with \DDD and \X escapes, and lowercases.  Returns length or -EINVAL.
+ * dname_to_str writes at most `cap` bytes with a trailing dot and escapes;
+ * returns the string length or -ENOSPC.
+ */
+int dname_from_str(const char *s, uint8_t *out);
+int dname_to_str(const uint8_t *name, char *out, size_t cap);

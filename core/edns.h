@@ -1,0 +1,37 @@
+#pragma once
+/*
+ * EDNS(0) as seen by the answer logic (RFC 6891), with Client Subnet
+ * (RFC 7871) parsed into a fixed struct: no allocation.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+#define EDNS_UDP_DEFAULT 1232     /* our cap on UDP responses unless configured */
+#define EDNS_OPT_ECS 8
+#define EDNS_OPT_COOKIE 10
+
+struct edns_ecs {
+	bool present;
+	uint16_t family;        /* 1 = IPv4, 2 = IPv6 */
+	uint8_t source_prefix;
+	uint8_t scope_prefix;   /* as received (must be 0 in queries) */
+	uint8_t addr[16];       /* zero-filled past the prefix */
+};
+
+struct edns {
+	bool present;
+	uint8_t version;
+	bool do_bit;
+	uint16_t udp_size;      /* as advertised by the client */
+	struct edns_ecs ecs;
+	bool cookie_present;
+	uint8_t cookie_len;
+	uint8_t cookie[40];
+};
+
+/*
+ * Parses OPT rdata (the options).  Returns 0, or -EBADMSG for malformed
+ * options, including malformed ECS (unknown family, source prefix longer
+ * than the address, bits set beyond the prefix): RFC 7871 says FORMERR.
+ */
+int edns_parse_options(struct edns *e, const uint8_t *rdata, uint16_t rdlen);

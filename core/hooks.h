@@ -1,0 +1,39 @@
+#pragma once
+/*
+ * The few interfaces through which core calls out.  Core never names acme
+ * or dnssec; cmd/serve.c fills these in (Knot's stage hooks, OpenSMTPD's
+ * backend structs).
+ */
+#include <stdint.h>
+
+#include "core/zone.h"
+
+struct query;
+struct zone;
+
+/*
+ * Handles a message core does not answer itself: opcode UPDATE, and any
+ * message that carries a TSIG record (signed queries must get signed
+ * responses).  The handler writes the complete response into q->tx and
+ * sets q->tx_len (0 = drop).  It may replace zones in the zone table.
+ * Returns 0, or a negative errno when it could not answer at all (core
+ * then answers SERVFAIL).
+ */
+struct update_handler {
+	void *ctx;
+	int (*handle)(void *ctx, struct query *q);
+};
+
+/*
+ * Signs a snapshot while it is being built: adds DNSKEY (and CDS/CDNSKEY),
+ * the NSEC chain, and an RRSIG on every authoritative RRset, reusing cached
+ * signatures by RRset content.  Sets the zone's refresh point through
+ * zone_builder_set_expiry().  Returns 0 or a negative errno, with a message
+ * in err.
+ */
+struct zone_signer {
+	void *ctx;
+	int (*sign)(void *ctx, struct zone_builder *b, char err[256]);
+};
+
+void zone_builder_set_expiry(struct zone_builder *b, uint64_t refresh_at);

@@ -1,0 +1,34 @@
+#pragma once
+/*
+ * The single-threaded event loop: epoll for descriptors, a small timer list
+ * for periodic work (health checks, signature refresh, stale-record purge).
+ * Setup failures fill err (Redis anet style); nothing here exits.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+struct loop;
+
+enum { LOOP_READ = 1, LOOP_WRITE = 2 };
+
+typedef void (*loop_io_fn)(struct loop *l, int fd, int events, void *arg);
+typedef void (*loop_timer_fn)(struct loop *l, void *arg);
+
+struct loop *loop_new(char err[256]);
+void loop_free(struct loop *l);   /* NULL-safe; does not close descriptors */
+
+/* events: LOOP_READ | LOOP_WRITE.  One registration per fd. */
+int loop_add_fd(struct loop *l, int fd, int events, loop_io_fn fn, void *arg);
+int loop_mod_fd(struct loop *l, int fd, int events);
+int loop_del_fd(struct loop *l, int fd);
+
+/* A one-shot timer; returns an id > 0, or a negative errno. */
+int64_t loop_timer_add(struct loop *l, uint64_t delay_ms, loop_timer_fn fn, void *arg);
+void loop_timer_cancel(struct loop *l, int64_t id);
+
+/* Monotonic milliseconds, cached once per loop iteration. */
+uint64_t loop_now_ms(const struct loop *l);
+
+/* Runs until loop_stop().  Returns 0, or a negative errno when epoll fails. */
+int loop_run(struct loop *l);
+void loop_stop(struct loop *l);

@@ -1,0 +1,40 @@
+#pragma once
+/*
+ * Sockets: UDP and TCP listeners on every configured address, IPv4 and
+ * IPv6.  UDP is served in batches (recvmmsg -> answer each -> sendmmsg)
+ * with query contexts and buffers made at start; TCP connections use
+ * 2-byte length framing with partial reads and writes, pipelining, an idle
+ * timeout and a connection cap (at the cap, the connection idle longest is
+ * closed to make room).
+ *
+ * The network layer knows nothing of DNS beyond framing: for each message
+ * it fills a struct query (rx, client, transport, tx buffer, max_size) and
+ * calls the handler, which sets q->tx_len (0 = send nothing).
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+struct loop;
+struct query;
+
+typedef void (*net_handler_fn)(void *ctx, struct query *q);
+
+struct net_config {
+	const char *const *addrs;   /* numeric IPv4 or IPv6 addresses */
+	size_t n_addrs;
+	uint16_t port;
+	uint16_t udp_max_size;      /* cap for UDP responses (EDNS may lower it) */
+	uint32_t tcp_max_connections;
+	uint32_t tcp_idle_timeout_ms;
+};
+
+struct net;
+
+/* Binds every socket now (so privileges can be dropped after). */
+struct net *net_new(struct loop *l, const struct net_config *cfg, net_handler_fn fn,
+                    void *ctx, char err[256]);
+void net_free(struct net *n);   /* closes every socket */
+/* Changes the handler context (after a reload); sockets stay. */
+void net_set_handler(struct net *n, net_handler_fn fn, void *ctx);
+/* The port actually bound (useful with port 0 in tests). */
+uint16_t net_bound_port(const struct net *n);

@@ -1,0 +1,41 @@
+#pragma once
+/*
+ * The RRset value type shared by core, dnssec and storage.  Record data is
+ * kept in uncompressed wire form (names inside rdata lowercase), the
+ * records sorted in canonical order (RFC 4034 section 6.3) and deduplicated,
+ * which is exactly what an RRSIG covers.  One RRSIG per RRset: a zone has a
+ * single combined signing key.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+enum {
+	RR_A = 1, RR_NS = 2, RR_CNAME = 5, RR_SOA = 6, RR_PTR = 12, RR_HINFO = 13,
+	RR_MX = 15, RR_TXT = 16, RR_AAAA = 28, RR_SRV = 33, RR_NAPTR = 35,
+	RR_DNAME = 39, RR_OPT = 41, RR_DS = 43, RR_SSHFP = 44, RR_RRSIG = 46,
+	RR_NSEC = 47, RR_DNSKEY = 48, RR_NSEC3 = 50, RR_NSEC3PARAM = 51,
+	RR_TLSA = 52, RR_CDS = 59, RR_CDNSKEY = 60, RR_SVCB = 64, RR_HTTPS = 65,
+	RR_TKEY = 249, RR_TSIG = 250, RR_IXFR = 251, RR_AXFR = 252,
+	RR_MAILB = 253, RR_MAILA = 254, RR_ANY = 255, RR_CAA = 257,
+};
+enum { CLASS_IN = 1, CLASS_CH = 3, CLASS_NONE = 254, CLASS_ANY = 255 };
+
+struct rdata {
+	uint16_t len;
+	const uint8_t *data;
+};
+
+struct rrset {
+	uint16_t type;
+	uint16_t count;        /* records in rr[] */
+	uint32_t ttl;
+	struct rdata *rr;      /* canonical order, no duplicates */
+	struct rdata sig;      /* RRSIG rdata; sig.len == 0 when unsigned */
+};
+
+/* Types whose rdata names are compressed on output (RFC 3597 section 4). */
+bool rrset_type_compressible(uint16_t type);
+/* Meta and question-only types that can never be stored in a zone. */
+bool rrset_type_is_meta(uint16_t type);
+/* Compares two rdata in canonical order (memcmp, shorter first on tie). */
+int rdata_canonical_cmp(const struct rdata *a, const struct rdata *b);

@@ -1,0 +1,51 @@
+#pragma once
+/*
+ * A small TOML reader for our configuration: tables, arrays of tables,
+ * dotted headers ([zones.stores], [[zones.keys]]), basic and literal
+ * strings with escapes, integers (decimal, hex, underscores), floats,
+ * booleans, arrays (possibly nested, multi-line, trailing comma), inline
+ * tables, and comments.  Not supported (rejected with a clear error):
+ * multi-line strings, dates and times.  Every node remembers where it was
+ * written so the config loader can report file:line:col.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct diag;
+
+enum toml_type { TOML_STRING, TOML_INT, TOML_FLOAT, TOML_BOOL, TOML_ARRAY, TOML_TABLE };
+
+struct toml_node;
+
+struct toml_kv {
+	char *key;
+	int line, col;           /* where the key was written */
+	struct toml_node *val;
+	bool used;               /* set by the consumer; unused keys are reported */
+};
+
+struct toml_node {
+	enum toml_type type;
+	int line, col;           /* where the value (or the table header) starts */
+	union {
+		char *s;             /* NUL-terminated; embedded NULs are rejected */
+		int64_t i;
+		double f;
+		bool b;
+		struct { struct toml_node **items; size_t n; } arr;
+		struct { struct toml_kv *kv; size_t n; } tab;
+	} u;
+};
+
+/*
+ * Parses `text`.  On syntax errors adds "file:line:col: expected ..." to
+ * `d` for every error found (it resynchronises at the next line) and
+ * returns NULL.  The root is a TOML_TABLE owned by the caller.
+ */
+struct toml_node *toml_parse(const char *text, size_t len, const char *file, struct diag *d);
+void toml_free(struct toml_node *root);   /* NULL-safe */
+
+/* Looks up a direct child of a table; marks it used.  NULL when absent. */
+struct toml_node *toml_get(struct toml_node *table, const char *key);
+const char *toml_type_name(enum toml_type t);

@@ -1,0 +1,47 @@
+#pragma once
+/*
+ * Cursor over a DNS message buffer, for reading and for writing.
+ * The error is sticky (Knot's wire_ctx): after the first overrun every call
+ * is a no-op and `err` keeps the first error, so a writer can emit a whole
+ * header and check once.  Reading past the end sets -EBADMSG; writing past
+ * the capacity sets -ENOSPC.  All multi-byte values are network order.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+struct wire {
+	uint8_t *buf;
+	size_t pos;
+	size_t cap;   /* bytes readable (reader) or writable (writer) */
+	int err;      /* 0, -EBADMSG or -ENOSPC */
+};
+
+void wire_init(struct wire *w, uint8_t *buf, size_t cap);
+static inline size_t wire_pos(const struct wire *w) { return w->pos; }
+static inline size_t wire_left(const struct wire *w) { return w->err ? 0 : w->cap - w->pos; }
+/* Moves the cursor back to a mark (rollback) and clears -ENOSPC. */
+void wire_seek(struct wire *w, size_t pos);
+
+uint8_t wire_read_u8(struct wire *w);
+uint16_t wire_read_u16(struct wire *w);
+uint32_t wire_read_u32(struct wire *w);
+void wire_read_bytes(struct wire *w, void *out, size_t n);
+void wire_skip(struct wire *w, size_t n);
+
+void wire_write_u8(struct wire *w, uint8_t v);
+void wire_write_u16(struct wire *w, uint16_t v);
+void wire_write_u32(struct wire *w, uint32_t v);
+void wire_write_bytes(struct wire *w, const void *p, size_t n);
+/* Overwrites a u16 already written at `at` (lengths, counts). */
+void wire_put_u16_at(struct wire *w, size_t at, uint16_t v);
+
+static inline uint16_t wire_get_u16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
+static inline uint32_t wire_get_u32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+static inline void wire_set_u16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
+static inline void wire_set_u32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
+}

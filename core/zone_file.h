@@ -1,0 +1,19 @@
+#pragma once
+/*
+ * Reads an RFC 1035 master file with ldns and hands each record, in wire
+ * form with names lowercased, to a callback.  Used to build static zones
+ * and to seed the ACME database.  $ORIGIN defaults to `apex`.
+ */
+#include <stdint.h>
+
+struct diag;
+
+typedef int (*zone_file_rr_fn)(void *arg, const uint8_t *owner, uint16_t type, uint32_t ttl,
+                               const uint8_t *rdata, uint16_t rdlen, int line);
+
+/*
+ * Returns 0, or -EINVAL after adding "file:line:col: ..." problems to d.
+ * Records outside the apex are reported as errors.
+ */
+int zone_file_read(const char *path, const uint8_t *apex, zone_file_rr_fn fn, void *arg,
+                   struct diag *d);

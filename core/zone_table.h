@@ -1,0 +1,26 @@
+#pragma once
+/*
+ * The served zones, found by longest suffix.  Process lifetime; the zones
+ * in it are snapshots that zone_table_replace() swaps between queries (we
+ * are single-threaded, so the old snapshot can be freed at once).
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+struct zone;
+
+struct zone_table;
+
+struct zone_table *zone_table_new(void);
+/* Frees the table and every zone in it. */
+void zone_table_free(struct zone_table *t);
+/* Adds a zone (takes ownership); -EEXIST when the apex is already served. */
+int zone_table_add(struct zone_table *t, struct zone *z);
+/* Swaps the zone with the same apex for `z` and frees the old one. */
+int zone_table_replace(struct zone_table *t, struct zone *z);
+/* The zone whose apex is the longest suffix of `name`, or NULL. */
+const struct zone *zone_table_find(const struct zone_table *t, const uint8_t *name);
+/* The zone with exactly this apex, or NULL. */
+const struct zone *zone_table_get(const struct zone_table *t, const uint8_t *apex);
+size_t zone_table_count(const struct zone_table *t);
+const struct zone *zone_table_at(const struct zone_table *t, size_t i);
