@@ -25,6 +25,7 @@ struct config_tsig_key {
 	char *key_file;             /* raw secret bytes (Hickory), or NULL */
 	uint8_t secret[128];        /* from `secret` (base64) or read from key_file */
 	size_t secret_len;          /* 0 until read (key_file is read by config_load) */
+	uint16_t fudge;             /* allowed clock skew in seconds: 300 (Hickory's `fudge`) */
 	/* Policy: what this key may change.  Defaults: TXT, below the apex. */
 	uint16_t *allow_types;
 	size_t n_allow_types;

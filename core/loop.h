@@ -26,6 +26,17 @@ int loop_del_fd(struct loop *l, int fd);
 int64_t loop_timer_add(struct loop *l, uint64_t delay_ms, loop_timer_fn fn, void *arg);
 void loop_timer_cancel(struct loop *l, int64_t id);
 
+/*
+ * Delivers signo as a loop callback instead of an asynchronous handler:
+ * the signal is blocked with sigprocmask and read from a signalfd, so the
+ * callback runs between events like any other (SIGTERM, SIGINT, SIGHUP).
+ * One callback per signal; adding it again replaces it.  The signals stay
+ * blocked after loop_free() (unblocking would let a late SIGTERM kill the
+ * process with the default action in the middle of shutdown).
+ * Returns 0 or a negative errno.
+ */
+int loop_add_signal(struct loop *l, int signo, loop_timer_fn fn, void *arg);
+
 /* Monotonic milliseconds, cached once per loop iteration. */
 uint64_t loop_now_ms(const struct loop *l);
 

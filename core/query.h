@@ -56,6 +56,9 @@ struct query {
 	size_t tx_len;               /* response length; 0 = send nothing */
 	size_t max_size;             /* what this response may use (UDP: EDNS size, capped) */
 	uint8_t rcode;               /* extended rcodes are split into OPT on output */
+	uint16_t udp_advertise;      /* the UDP size we put in our OPT record */
+	bool question_ok;            /* the question parsed: echo it in errors */
+	bool edns_ok;                /* the OPT record parsed: include ours in errors */
 
 	struct arena *arena;         /* per-query scratch, reset after each reply */
 	void *server;                /* the serving context (struct server), opaque here */

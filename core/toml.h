@@ -28,6 +28,7 @@ struct toml_kv {
 struct toml_node {
 	enum toml_type type;
 	int line, col;           /* where the value (or the table header) starts */
+	unsigned flags;          /* parser bookkeeping: how a table or array was made */
 	union {
 		char *s;             /* NUL-terminated; embedded NULs are rejected */
 		int64_t i;

@@ -6,6 +6,7 @@
  * header and check once.  Reading past the end sets -EBADMSG; writing past
  * the capacity sets -ENOSPC.  All multi-byte values are network order.
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 

@@ -1,1 +1,276 @@
-/* placeholder: being written */
+/*
+ * The zone signer hook: DNSKEY/CDS/CDNSKEY, NSEC chain, RRSIGs via the cache.
+ */
+#include "dnssec/signer.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/arena.h"
+#include "core/config.h"
+#include "core/dname.h"
+#include "core/hooks.h"
+#include "core/rrset.h"
+#include "core/wire.h"
+#include "core/zone.h"
+#include "dnssec/denial.h"
+#include "dnssec/ds.h"
+#include "dnssec/key.h"
+#include "dnssec/sigcache.h"
+#include "dnssec/sign.h"
+
+#define DEFAULT_VALIDITY (14 * 86400)
+#define DEFAULT_INCEPTION 3600
+#define DEFAULT_REFRESH (7 * 86400)
+/* Far above any zone we serve (ACME zones stop at 10000 records); past it
+ * signatures are still made, just not kept. */
+#define CACHE_MAX (1u << 17)
+
+struct signer {
+	struct zone_signer hook;
+	uint8_t apex[DNAME_MAX];
+	char *name;
+	struct key *key;
+	struct sign_ctx *sign;
+	struct sigcache *cache;
+	uint32_t validity, inception, refresh;
+	bool publish_cds;
+	uint64_t (*now)(void *arg);
+	void *now_arg;
+	struct signer_stats stats;
+};
+
+static uint64_t system_now(void *arg)
+{
+	(void)arg;
+	return (uint64_t)time(NULL);
+}
+
+static int signer_run(void *ctx, struct zone_builder *b, char err[256]);
+
+struct signer *signer_new(const char *zone_name, const char *key_path, const struct config *c,
+                          bool publish_cds, char err[256])
+{
+	struct signer *s = calloc(1, sizeof(*s));
+	if (!s) {
+		snprintf(err, 256, "out of memory");
+		return NULL;
+	}
+	if (dname_from_str(zone_name, s->apex) < 0) {
+		snprintf(err, 256, "%s: not a valid zone name", zone_name);
+		goto fail;
+	}
+	s->name = strdup(zone_name);
+	s->validity = c && c->sig_validity_s ? c->sig_validity_s : DEFAULT_VALIDITY;
+	s->inception = c ? c->sig_inception_s : DEFAULT_INCEPTION;
+	s->refresh = c ? c->sig_refresh_s : DEFAULT_REFRESH;
+	if (s->refresh >= s->validity) {
+		snprintf(err, 256, "%s: signature refresh (%u s) must be shorter than the "
+		         "validity (%u s)", zone_name, s->refresh, s->validity);
+		goto fail;
+	}
+	s->publish_cds = publish_cds;
+	s->now = system_now;
+	s->key = key_load(key_path, err);
+	if (!s->key)
+		goto fail;
+	s->sign = sign_ctx_new(s->key, s->apex, err);
+	if (!s->sign)
+		goto fail;
+	s->cache = sigcache_new(CACHE_MAX);
+	if (!s->name || !s->cache) {
+		snprintf(err, 256, "out of memory");
+		goto fail;
+	}
+	s->hook.ctx = s;
+	s->hook.sign = signer_run;
+	return s;
+fail:
+	signer_free(s);
+	return NULL;
+}
+
+void signer_free(struct signer *s)
+{
+	if (!s)
+		return;
+	sigcache_free(s->cache);
+	sign_ctx_free(s->sign);
+	key_free(s->key);
+	free(s->name);
+	free(s);
+}
+
+const struct zone_signer *signer_hook(struct signer *s) { return &s->hook; }
+
+void signer_set_clock(struct signer *s, uint64_t (*now)(void *arg), void *arg)
+{
+	s->now = now ? now : system_now;
+	s->now_arg = now ? arg : NULL;
+}
+
+const uint8_t *signer_dnskey(const struct signer *s, size_t *len)
+{
+	*len = KEY_DNSKEY_LEN;
+	return key_dnskey(s->key);
+}
+
+uint16_t signer_key_tag(const struct signer *s) { return key_tag(s->key); }
+
+void signer_get_stats(const struct signer *s, struct signer_stats *out)
+{
+	*out = s->stats;
+	out->cached = sigcache_count(s->cache);
+}
+
+/* --- one build --- */
+
+struct soa_find {
+	const uint8_t *apex;
+	bool found;
+	uint32_t ttl, minimum;
+};
+
+static int find_soa(void *arg, const uint8_t *owner, struct rrset *rrset)
+{
+	struct soa_find *f = arg;
+	if (rrset->type != RR_SOA || !dname_equal(owner, f->apex) || rrset->count == 0)
+		return 0;
+	const struct rdata *rd = &rrset->rr[0];
+	if (rd->len < 22)   /* two names (root at least) + five u32 */
+		return 0;
+	f->found = true;
+	f->ttl = rrset->ttl;
+	f->minimum = wire_get_u32(rd->data + rd->len - 4);
+	return 0;
+}
+
+struct walk {
+	struct signer *s;
+	struct arena *arena;
+	uint64_t now;
+	uint32_t inception, expiration;   /* RRSIG fields for new signatures */
+	uint64_t refresh_at;
+	uint64_t made, reused;
+	char *err;
+};
+
+static int sign_one(void *arg, const uint8_t *owner, struct rrset *rrset)
+{
+	struct walk *w = arg;
+	struct signer *s = w->s;
+	if (rrset->count == 0 || rrset->type == RR_RRSIG)
+		return 0;
+
+	struct sigcache_key k;
+	bool keyed = sigcache_key(s->cache, owner, rrset, key_tag(s->key), &k) == 0;
+	struct rdata sig;
+	uint64_t expiration;
+	uint8_t buf[SIGN_RRSIG_MAX];
+	if (keyed && sigcache_get(s->cache, &k, w->now, s->refresh, &sig, &expiration) == 0) {
+		w->reused++;
+	} else {
+		int len = sign_rrset(s->sign, owner, rrset, w->inception, w->expiration,
+		                     buf, sizeof(buf));
+		if (len < 0) {
+			char name[1024];
+			if (dname_to_str(owner, name, sizeof(name)) < 0)
+				snprintf(name, sizeof(name), "(name)");
+			snprintf(w->err, 256, "%s: cannot sign %.160s type %u: %s", s->name, name,
+			         (unsigned)rrset->type, strerror(-len));
+			return len;
+		}
+		sig.len = (uint16_t)len;
+		sig.data = buf;
+		expiration = w->now + s->validity;
+		/* Not caching (cap reached, no memory) only costs a re-sign. */
+		if (keyed)
+			(void)sigcache_put(s->cache, &k, buf, sig.len, expiration);
+		w->made++;
+	}
+	uint8_t *copy = arena_memdup(w->arena, sig.data, sig.len);
+	if (!copy) {
+		snprintf(w->err, 256, "%s: out of memory for signatures", s->name);
+		return -ENOMEM;
+	}
+	rrset->sig.len = sig.len;
+	rrset->sig.data = copy;
+	if (expiration - s->refresh < w->refresh_at)
+		w->refresh_at = expiration - s->refresh;
+	return 0;
+}
+
+static int add_apex_keys(struct signer *s, struct zone_builder *b, uint32_t ttl, char err[256])
+{
+	const uint8_t *dnskey = key_dnskey(s->key);
+	int rc = zone_builder_add(b, s->apex, RR_DNSKEY, ttl, dnskey, KEY_DNSKEY_LEN);
+	if (rc == 0 && s->publish_cds) {
+		/* RFC 7344: the child's wish for its DS, read by parents that
+		 * poll for it (CDS with SHA-256, the digest parents accept). */
+		uint8_t ds[DS_RDATA_MAX];
+		int len = ds_rdata(s->apex, dnskey, KEY_DNSKEY_LEN, DS_DIGEST_SHA256, ds, sizeof(ds));
+		rc = len < 0 ? len : zone_builder_add(b, s->apex, RR_CDS, ttl, ds, (uint16_t)len);
+		if (rc == 0)
+			rc = zone_builder_add(b, s->apex, RR_CDNSKEY, ttl, dnskey, KEY_DNSKEY_LEN);
+	}
+	if (rc < 0)
+		snprintf(err, 256, "%s: cannot add the DNSKEY RRset: %s", s->name, strerror(-rc));
+	return rc;
+}
+
+static int signer_run(void *ctx, struct zone_builder *b, char err[256])
+{
+	struct signer *s = ctx;
+	err[0] = '\0';
+	const uint8_t **names = NULL;
+	if (zone_builder_names(b, &names) == 0 || !dname_equal(names[0], s->apex)) {
+		snprintf(err, 256, "%s: signer used on another zone", s->name);
+		return -EINVAL;
+	}
+	struct soa_find soa = { .apex = s->apex };
+	int rc = zone_builder_foreach_rrset(b, find_soa, &soa);
+	if (rc < 0 || !soa.found) {
+		snprintf(err, 256, "%s: no SOA at the apex", s->name);
+		return rc < 0 ? rc : -EINVAL;
+	}
+	rc = add_apex_keys(s, b, soa.ttl, err);
+	if (rc < 0)
+		return rc;
+	rc = denial_build(b, soa.ttl < soa.minimum ? soa.ttl : soa.minimum, err);
+	if (rc < 0)
+		return rc;
+
+	uint64_t now = s->now(s->now_arg);
+	struct walk w = {
+		.s = s,
+		.arena = zone_builder_arena(b),
+		.now = now,
+		/* RRSIG times are serial numbers modulo 2^32 (RFC 4034 3.1.5). */
+		.inception = (uint32_t)(now - s->inception),
+		.expiration = (uint32_t)(now + s->validity),
+		.refresh_at = UINT64_MAX,
+		.err = err,
+	};
+	sigcache_begin_build(s->cache);
+	rc = zone_builder_foreach_rrset(b, sign_one, &w);
+	sigcache_end_build(s->cache);
+	if (rc < 0) {
+		if (!err[0])
+			snprintf(err, 256, "%s: signing failed: %s", s->name, strerror(-rc));
+		return rc;
+	}
+	if (w.refresh_at == UINT64_MAX)
+		w.refresh_at = now + s->validity - s->refresh;
+	zone_builder_set_expiry(b, w.refresh_at);
+
+	s->stats.made += w.made;
+	s->stats.reused += w.reused;
+	s->stats.last_made = w.made;
+	s->stats.last_reused = w.reused;
+	s->stats.builds++;
+	s->stats.refresh_at = w.refresh_at;
+	return 0;
+}

@@ -1,1 +1,280 @@
-/* placeholder: being written */
+/*
+ * Opening the database: WAL, synchronous=FULL, schema migrations, and the
+ * statements every later call uses (prepared here once, never per call).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dname.h"
+#include "core/log.h"
+#include "storage/db.h"
+#include "storage/storage_internal.h"
+
+/*
+ * Forward migrations: migrations[i] takes user_version i to i + 1.  A step
+ * runs in one transaction together with the new user_version, so a crash
+ * in the middle leaves the previous version intact.  Never edit a step
+ * that shipped; append a new one and bump DB_SCHEMA_VERSION.
+ */
+static const char *const migrations[] = {
+	/* 0 -> 1: the records and the bookkeeping. */
+	"CREATE TABLE records ("
+	" name BLOB NOT NULL,"
+	" type INTEGER NOT NULL,"
+	" class INTEGER NOT NULL DEFAULT 1,"
+	" ttl INTEGER NOT NULL,"
+	" rdata BLOB NOT NULL,"
+	" created_at INTEGER NOT NULL DEFAULT 0,"
+	" PRIMARY KEY (name, type, class, rdata)"
+	") WITHOUT ROWID;"
+	"CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value) WITHOUT ROWID;",
+	/* 1 -> 2: the stale purge looks up TXT records by age. */
+	"CREATE INDEX records_stale ON records(type, created_at);",
+};
+
+_Static_assert(sizeof(migrations) / sizeof(migrations[0]) == DB_SCHEMA_VERSION,
+               "one migration step per schema version");
+
+static void set_err(char err[256], struct db *db, const char *what)
+{
+	snprintf(err, 256, "%s: %s: %s", db->path, what,
+	         db->sql ? sqlite3_errmsg(db->sql) : "out of memory");
+}
+
+/* A single-value PRAGMA or query, for open-time checks only. */
+static int query_int(struct db *db, const char *sql, long long *out)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(db->sql, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return -EIO;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*out = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : -EIO;
+}
+
+static int migrate(struct db *db, char err[256])
+{
+	long long version;
+	if (query_int(db, "PRAGMA user_version", &version) < 0) {
+		set_err(err, db, "reading the schema version");
+		return -EIO;
+	}
+	if (version > DB_SCHEMA_VERSION) {
+		snprintf(err, 256, "%s: schema version %lld is newer than this geoacme (%d)",
+		         db->path, version, DB_SCHEMA_VERSION);
+		return -EINVAL;
+	}
+	if (version == 0) {
+		/* A fresh file has no tables; anything else is not ours to reshape. */
+		long long tables;
+		if (query_int(db, "SELECT count(*) FROM sqlite_master", &tables) < 0) {
+			set_err(err, db, "reading the schema");
+			return -EIO;
+		}
+		if (tables) {
+			snprintf(err, 256,
+			         "%s: not a geoacme database (foreign tables, maybe a Hickory "
+			         "journal); move it away to seed a new one from the zone file",
+			         db->path);
+			return -EINVAL;
+		}
+	}
+	for (long long v = version; v < DB_SCHEMA_VERSION; v++) {
+		char sql[64];
+		char *msg = NULL;
+		if (sqlite3_exec(db->sql, "BEGIN IMMEDIATE", NULL, NULL, &msg) != SQLITE_OK)
+			goto fail;
+		if (sqlite3_exec(db->sql, migrations[v], NULL, NULL, &msg) != SQLITE_OK)
+			goto fail_rollback;
+		/* PRAGMA takes no bound parameters; the value is our own integer. */
+		snprintf(sql, sizeof(sql), "PRAGMA user_version = %lld", v + 1);
+		if (sqlite3_exec(db->sql, sql, NULL, NULL, &msg) != SQLITE_OK)
+			goto fail_rollback;
+		if (sqlite3_exec(db->sql, "COMMIT", NULL, NULL, &msg) != SQLITE_OK)
+			goto fail_rollback;
+		if (v > 0)
+			log_info("%s: schema migrated from version %lld to %lld", db->path, v, v + 1);
+		continue;
+fail_rollback:
+		sqlite3_exec(db->sql, "ROLLBACK", NULL, NULL, NULL);
+fail:
+		snprintf(err, 256, "%s: migrating the schema to version %lld: %s", db->path, v + 1,
+		         msg ? msg : sqlite3_errmsg(db->sql));
+		sqlite3_free(msg);
+		return -EIO;
+	}
+	return 0;
+}
+
+static int prepare(struct db *db, sqlite3_stmt **st, const char *sql, char err[256])
+{
+	/* PERSISTENT: these live as long as the connection. */
+	if (sqlite3_prepare_v3(db->sql, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL) != SQLITE_OK) {
+		set_err(err, db, "preparing statements");
+		return -EIO;
+	}
+	return 0;
+}
+
+struct db *db_open(const char *path, char err[256])
+{
+	struct db *db = calloc(1, sizeof(*db));
+	if (!db || !(db->path = strdup(path))) {
+		snprintf(err, 256, "%s: out of memory", path);
+		free(db);
+		return NULL;
+	}
+	int rc = sqlite3_open_v2(path, &db->sql,
+	                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+	                         NULL);
+	if (rc != SQLITE_OK) {
+		set_err(err, db, "opening");
+		goto fail;
+	}
+	sqlite3_extended_result_codes(db->sql, 1);
+	/* We are the only writer; the timeout covers an operator's sqlite3 shell. */
+	sqlite3_busy_timeout(db->sql, 2000);
+
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(db->sql, "PRAGMA journal_mode=WAL", -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		set_err(err, db, "setting WAL mode");
+		goto fail;
+	}
+	const char *mode = (const char *)sqlite3_column_text(st, 0);
+	if (!mode || strcmp(mode, "wal") != 0) {
+		snprintf(err, 256, "%s: cannot use WAL mode (got %s)", path, mode ? mode : "nothing");
+		sqlite3_finalize(st);
+		goto fail;
+	}
+	sqlite3_finalize(st);
+	if (sqlite3_exec(db->sql, "PRAGMA synchronous=FULL", NULL, NULL, NULL) != SQLITE_OK) {
+		set_err(err, db, "setting synchronous=FULL");
+		goto fail;
+	}
+	if (migrate(db, err) < 0)
+		goto fail;
+
+	if (prepare(db, &db->begin, "BEGIN IMMEDIATE", err) < 0 ||
+	    prepare(db, &db->commit, "COMMIT", err) < 0 ||
+	    prepare(db, &db->rollback, "ROLLBACK", err) < 0 ||
+	    prepare(db, &db->load,
+	            "SELECT name, type, class, ttl, rdata, created_at FROM records", err) < 0 ||
+	    prepare(db, &db->insert,
+	            "INSERT OR REPLACE INTO records (name, type, class, ttl, rdata, created_at)"
+	            " VALUES (?1, ?2, 1, ?3, ?4, ?5)", err) < 0 ||
+	    prepare(db, &db->delete_one,
+	            "DELETE FROM records WHERE name = ?1 AND type = ?2 AND class = 1"
+	            " AND rdata = ?3", err) < 0 ||
+	    prepare(db, &db->count, "SELECT count(*) FROM records", err) < 0 ||
+	    prepare(db, &db->meta_get, "SELECT value FROM meta WHERE key = ?1", err) < 0 ||
+	    prepare(db, &db->meta_set,
+	            "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)", err) < 0)
+		goto fail;
+	return db;
+fail:
+	db_close(db);
+	return NULL;
+}
+
+void db_close(struct db *db)
+{
+	if (!db)
+		return;
+	sqlite3_stmt *all[] = {
+		db->begin, db->commit, db->rollback, db->load, db->insert,
+		db->delete_one, db->count, db->meta_get, db->meta_set,
+	};
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		sqlite3_finalize(all[i]);
+	if (db->sql && sqlite3_close(db->sql) != SQLITE_OK)
+		log_warn("%s: closing: %s", db->path, sqlite3_errmsg(db->sql));
+	free(db->path);
+	free(db);
+}
+
+int db_schema_version(struct db *db)
+{
+	long long v;
+	if (query_int(db, "PRAGMA user_version", &v) < 0)
+		return -EIO;
+	return (int)v;
+}
+
+int db_integrity_check(struct db *db, char err[256])
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db->sql, "PRAGMA integrity_check", -1, &st, NULL) != SQLITE_OK) {
+		set_err(err, db, "integrity_check");
+		return -EIO;
+	}
+	int rc = sqlite3_step(st);
+	const char *res = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+	int ret = 0;
+	if (!res || strcmp(res, "ok") != 0) {
+		snprintf(err, 256, "%s: integrity_check: %s", db->path,
+		         res ? res : sqlite3_errmsg(db->sql));
+		ret = -EIO;
+	}
+	sqlite3_finalize(st);
+	return ret;
+}
+
+int db_apex(struct db *db, uint8_t *out)
+{
+	sqlite3_stmt *st = db->meta_get;
+	sqlite3_bind_text(st, 1, "apex", -1, SQLITE_STATIC);
+	int rc = sqlite3_step(st);
+	int ret = 0;
+	if (rc == SQLITE_ROW) {
+		const void *p = sqlite3_column_blob(st, 0);
+		int n = sqlite3_column_bytes(st, 0);
+		if (n <= 0 || n > DNAME_MAX || !p || dname_len(p) != (size_t)n)
+			ret = -EBADMSG;
+		else {
+			memcpy(out, p, (size_t)n);
+			ret = n;
+		}
+	} else if (rc != SQLITE_DONE) {
+		log_error("%s: reading meta: %s", db->path, sqlite3_errmsg(db->sql));
+		ret = -EIO;
+	}
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return ret;
+}
+
+int db_step_done(struct db *db, sqlite3_stmt *st, const char *what)
+{
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (rc != SQLITE_DONE) {
+		log_error("%s: %s: %s", db->path, what, sqlite3_errmsg(db->sql));
+		return -EIO;
+	}
+	return 0;
+}
+
+int db_begin(struct db *db)
+{
+	return db_step_done(db, db->begin, "begin");
+}
+
+int db_commit(struct db *db)
+{
+	return db_step_done(db, db->commit, "commit");
+}
+
+void db_rollback(struct db *db)
+{
+	/* Fails harmlessly when SQLite already rolled back on its own. */
+	sqlite3_step(db->rollback);
+	sqlite3_reset(db->rollback);
+}

@@ -1,1 +1,86 @@
-/* placeholder: being written */
+/*
+ * The zone file seeds an empty database once (see seed.h).
+ */
+#include <errno.h>
+
+#include "core/dname.h"
+#include "core/diag.h"
+#include "core/zone_file.h"
+#include "storage/change.h"
+#include "storage/seed.h"
+#include "storage/storage_internal.h"
+
+int seed_needed(struct db *db)
+{
+	sqlite3_stmt *st = db->meta_get;
+	sqlite3_bind_text(st, 1, "seeded_at", -1, SQLITE_STATIC);
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (rc == SQLITE_ROW)
+		return 0;
+	return rc == SQLITE_DONE ? 1 : -EIO;
+}
+
+struct seed_ctx {
+	struct change_list *cl;
+	int err;
+};
+
+static int seed_rr(void *arg, const uint8_t *owner, uint16_t type, uint32_t ttl,
+                   const uint8_t *rdata, uint16_t rdlen, int line)
+{
+	struct seed_ctx *s = arg;
+	int ret = change_list_add(s->cl, CHANGE_ADD, owner, type, ttl, rdata, rdlen, 0);
+	if (ret < 0)
+		s->err = ret;
+	return ret;
+}
+
+int seed_read(const char *path, const uint8_t *apex, struct change_list *cl, struct diag *d)
+{
+	struct seed_ctx s = { .cl = cl, .err = 0 };
+	int ret = zone_file_read(path, apex, seed_rr, &s, d);
+	if (s.err) {
+		diag_add(d, path, 0, 0, "out of memory while reading records");
+		return s.err;
+	}
+	return ret < 0 ? -EINVAL : 0;
+}
+
+static int meta_set_blob(struct db *db, const char *key, const void *p, int n)
+{
+	sqlite3_bind_text(db->meta_set, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_blob(db->meta_set, 2, p, n, SQLITE_STATIC);
+	return db_step_done(db, db->meta_set, "writing meta");
+}
+
+static int meta_set_text(struct db *db, const char *key, const char *value)
+{
+	sqlite3_bind_text(db->meta_set, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_text(db->meta_set, 2, value, -1, SQLITE_STATIC);
+	return db_step_done(db, db->meta_set, "writing meta");
+}
+
+static int meta_set_int(struct db *db, const char *key, int64_t value)
+{
+	sqlite3_bind_text(db->meta_set, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(db->meta_set, 2, value);
+	return db_step_done(db, db->meta_set, "writing meta");
+}
+
+int seed_commit(struct db *db, const struct change_list *cl, const uint8_t *apex,
+                const char *path, int64_t now)
+{
+	if (db_begin(db) < 0)
+		return -EIO;
+	if (records_apply_in_tx(db, cl) < 0 ||
+	    meta_set_blob(db, "apex", apex, (int)dname_len(apex)) < 0 ||
+	    meta_set_text(db, "seeded_from", path) < 0 ||
+	    meta_set_int(db, "seeded_at", now) < 0 ||
+	    db_commit(db) < 0) {
+		db_rollback(db);
+		return -EIO;
+	}
+	return 0;
+}

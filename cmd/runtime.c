@@ -1,0 +1,218 @@
+/*
+ * Wiring one generation together: the only place that knows every module.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "acme/acme_zone.h"
+#include "cmd/runtime.h"
+#include "core/config.h"
+#include "core/diag.h"
+#include "core/dname.h"
+#include "core/geo.h"
+#include "core/health.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "core/zone.h"
+#include "core/zone_file.h"
+#include "core/zone_load.h"
+#include "core/zone_table.h"
+#include "dnssec/signer.h"
+
+#define RESIGN_CHECK_MS 60000
+
+static bool is_sqlite(const struct config_zone *zc)
+{
+	return zc->store_type && strcmp(zc->store_type, "sqlite") == 0;
+}
+
+static void resign_check(struct loop *l, void *arg);
+
+static void schedule_resign(struct generation *g)
+{
+	if (g->loop)
+		g->resign_timer = loop_timer_add(g->loop, RESIGN_CHECK_MS, resign_check, g);
+}
+
+/*
+ * Rebuilds every snapshot whose signatures reach their refresh point.  The
+ * signer's cache makes this cheap: only signatures that are due are made.
+ */
+static void resign_check(struct loop *l, void *arg)
+{
+	struct generation *g = arg;
+	(void)l;
+	uint64_t now = (uint64_t)time(NULL);
+	for (size_t i = 0; i < g->cfg->n_zones; i++) {
+		const struct config_zone *zc = &g->cfg->zones[i];
+		if (!g->signers[i])
+			continue;
+		uint8_t apex[DNAME_MAX];
+		if (dname_from_str(zc->zone, apex) < 0)
+			continue;
+		const struct zone *z = zone_table_get(g->zones, apex);
+		if (!z || !z->expires_at || now < z->expires_at)
+			continue;
+		log_info("%s: signatures reach their refresh point; re-signing", zc->zone);
+		if (is_sqlite(zc)) {
+			char err[256] = "";
+			if (acme_resign(g->acme, apex, err) < 0)
+				log_error("%s: re-signing failed: %s", zc->zone, err);
+			continue;
+		}
+		struct diag d;
+		diag_init(&d);
+		struct zone *nz = zone_load_static(g->cfg, zc, g->sites, signer_hook(g->signers[i]), &d);
+		if (nz)
+			zone_table_replace(g->zones, nz);
+		else
+			log_error("%s: re-signing failed; keeping the current snapshot", zc->zone);
+		for (size_t k = 0; k < d.n; k++)
+			log_error("%s", d.msgs[k]);
+		diag_clear(&d);
+	}
+	schedule_resign(g);
+}
+
+static int add_rr_to_builder(void *arg, const uint8_t *owner, uint16_t type, uint32_t ttl,
+                             const uint8_t *rdata, uint16_t rdlen, int line)
+{
+	(void)line;
+	return zone_builder_add(arg, owner, type, ttl, rdata, rdlen);
+}
+
+/* check mode: an ACME zone's seed file must parse, without touching the database. */
+static void check_seed_file(const struct config *c, const struct config_zone *zc,
+                            const struct zone_signer *signer, struct diag *d)
+{
+	uint8_t apex[DNAME_MAX];
+	if (dname_from_str(zc->zone, apex) < 0 || !zc->zone_path)
+		return;
+	struct zone_builder *b = zone_builder_new(apex);
+	if (!b)
+		return;
+	if (zone_file_read(zc->zone_path, apex, add_rr_to_builder, b, d) < 0) {
+		zone_builder_free(b);
+		return;
+	}
+	zone_free(zone_builder_finish(b, signer, zc->zone_path, d));
+	(void)c;
+}
+
+struct generation *generation_new(const char *path, struct loop *loop,
+                                  const struct generation *prev, bool check_only,
+                                  struct diag *d)
+{
+	size_t before = d->n;
+	struct generation *g = calloc(1, sizeof(*g));
+	if (!g) {
+		diag_add(d, NULL, 0, 0, "out of memory");
+		return NULL;
+	}
+	g->loop = loop;
+	g->cfg = config_load(path, d);
+	if (!g->cfg)
+		goto fail;
+	const struct config *c = g->cfg;
+	char err[256] = "";
+
+	if (c->n_sites) {
+		g->sites = geo_sites_new(c, err);
+		if (!g->sites)
+			diag_add(d, c->path, 0, 0, "%s", err);
+	}
+	if (c->geo.n_databases) {
+		g->geo_db = geo_db_open(&c->geo, err);
+		if (!g->geo_db)
+			diag_add(d, c->path, 0, 0, "%s", err);
+	}
+	g->signers = calloc(c->n_zones ? c->n_zones : 1, sizeof(*g->signers));
+	g->zones = zone_table_new();
+	if (!g->signers || !g->zones) {
+		diag_add(d, NULL, 0, 0, "out of memory");
+		goto fail;
+	}
+	if (!check_only) {
+		g->acme = acme_new(g->zones, loop, err);
+		if (!g->acme) {
+			diag_add(d, c->path, 0, 0, "%s", err);
+			goto fail;
+		}
+	}
+	for (size_t i = 0; i < c->n_zones; i++) {
+		const struct config_zone *zc = &c->zones[i];
+		if (zc->n_keys > 0) {
+			g->signers[i] = signer_new(zc->zone, zc->keys[0].key_path, c, zc->publish_cds, err);
+			if (!g->signers[i]) {
+				diag_add(d, c->path, zc->keys[0].pos.line, zc->keys[0].pos.col, "%s", err);
+				continue;
+			}
+		}
+		const struct zone_signer *hook = g->signers[i] ? signer_hook(g->signers[i]) : NULL;
+		if (is_sqlite(zc)) {
+			if (zc->n_geo)
+				diag_add(d, c->path, zc->pos.line, zc->pos.col,
+				         "zone %s: geo names are served from file-backed zones only", zc->zone);
+			if (check_only)
+				check_seed_file(c, zc, hook, d);
+			else if (acme_add_zone(g->acme, c, zc, hook, err) < 0)
+				diag_add(d, c->path, zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
+			continue;
+		}
+		if (zc->n_geo && (!g->sites || (!g->geo_db && !c->geo.has_default_location)))
+			diag_add(d, c->path, zc->pos.line, zc->pos.col,
+			         "zone %s has geo names: configure [[sites]] and [geo] databases or a "
+			         "default_location", zc->zone);
+		struct zone *z = zone_load_static(c, zc, g->sites, hook, d);
+		if (!z)
+			continue;
+		int rc = zone_table_add(g->zones, z);
+		if (rc < 0) {
+			diag_add(d, c->path, zc->pos.line, zc->pos.col, "zone %s is configured twice", zc->zone);
+			zone_free(z);
+		}
+	}
+	if (d->n > before)
+		goto fail;
+
+	if (loop && g->sites) {
+		g->health = health_new(loop, g->sites, c, prev ? prev->sites : NULL, err);
+		if (!g->health) {
+			diag_add(d, c->path, 0, 0, "%s", err);
+			goto fail;
+		}
+	}
+	g->env.zones = g->zones;
+	g->env.sites = g->sites;
+	g->env.geo_db = g->geo_db;
+	g->env.udp_max_size = c->udp_max_size;
+	if (g->acme)
+		g->env.update = acme_update_handler(g->acme, &g->env);
+	schedule_resign(g);
+	return g;
+
+fail:
+	generation_free(g);
+	return NULL;
+}
+
+void generation_free(struct generation *g)
+{
+	if (!g)
+		return;
+	if (g->loop && g->resign_timer > 0)
+		loop_timer_cancel(g->loop, g->resign_timer);
+	health_free(g->health);
+	acme_free(g->acme);
+	zone_table_free(g->zones);
+	if (g->cfg && g->signers)
+		for (size_t i = 0; i < g->cfg->n_zones; i++)
+			signer_free(g->signers[i]);
+	free(g->signers);
+	geo_db_free(g->geo_db);
+	geo_sites_free(g->sites);
+	config_free(g->cfg);
+	free(g);
+}

@@ -1,0 +1,45 @@
+#pragma once
+/*
+ * A generation: everything that follows from one reading of the config
+ * (zones, signers, geo sites and databases, the ACME zones, health checks,
+ * the answer environment).  SIGHUP builds a new generation beside the
+ * running one and swaps it in only when it is complete; on any error the
+ * old one keeps serving.
+ */
+#include <stdbool.h>
+
+#include "core/answer.h"
+
+struct config;
+struct diag;
+struct loop;
+struct geo_sites;
+struct geo_db;
+struct health;
+struct signer;
+struct zone_table;
+struct acme;
+
+struct generation {
+	struct config *cfg;
+	struct geo_sites *sites;
+	struct geo_db *geo_db;
+	struct health *health;
+	struct signer **signers;     /* per config zone; NULL when unsigned */
+	struct zone_table *zones;
+	struct acme *acme;
+	struct answer_env env;
+	struct loop *loop;
+	int64_t resign_timer;
+};
+
+/*
+ * Builds a generation from the config at `path`.  loop may be NULL (check
+ * mode: no timers, no health checks, ACME databases opened read-only where
+ * possible).  prev, when given, lends its health state.  Returns NULL with
+ * every problem in d.
+ */
+struct generation *generation_new(const char *path, struct loop *loop,
+                                  const struct generation *prev, bool check_only,
+                                  struct diag *d);
+void generation_free(struct generation *g);

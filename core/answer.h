@@ -1,0 +1,59 @@
+#pragma once
+/*
+ * Answering: a parsed query is resolved against the current snapshot into
+ * a plan (pointers into the zone, on the stack), which packet_write() then
+ * encodes.  answer_handle() is the network layer's handler: parse,
+ * dispatch by opcode (UPDATE and TSIG-signed messages go to the update
+ * hook), resolve, write.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/hooks.h"
+
+struct query;
+struct rrset;
+struct zone_table;
+struct geo_sites;
+struct geo_db;
+
+#define PLAN_SECTION_MAX 24
+
+struct plan_rrset {
+	const uint8_t *owner;        /* lowercase wire name */
+	const struct rrset *rrset;
+	uint32_t ttl;                /* TTL to write (negative answers lower the SOA's) */
+	bool reversed;               /* geo pair: write rr[1] first (nearest first) */
+	bool with_sig;               /* also write its RRSIG (DO=1, signed zone) */
+	bool sig_only;               /* qtype RRSIG: write only the RRSIG */
+};
+
+struct plan_section {
+	struct plan_rrset rr[PLAN_SECTION_MAX];
+	uint8_t n;
+};
+
+struct answer_plan {
+	uint8_t rcode;
+	bool aa;
+	bool required_authority;     /* TC when authority does not fit (DNSSEC proofs) */
+	struct plan_section an, ns, ar;
+	uint8_t ecs_scope;           /* scope prefix for an ECS echo */
+};
+
+struct answer_env {
+	const struct zone_table *zones;
+	const struct geo_sites *sites;   /* may be NULL: no geo names */
+	const struct geo_db *geo_db;     /* may be NULL */
+	struct update_handler update;    /* handle == NULL: UPDATE gets NOTIMP */
+	uint16_t udp_max_size;
+	/* Counters, for logs and benchmarks. */
+	uint64_t queries, dropped, formerr, fail_open;
+};
+
+/* net_handler_fn: env is a struct answer_env. */
+void answer_handle(void *env, struct query *q);
+/* Answers a parsed standard query into q->tx (also used after TSIG checks). */
+void answer_query(struct query *q, struct answer_env *env);
+/* Resolves a parsed query into a plan; exposed for golden tests. */
+void answer_resolve(const struct query *q, struct answer_env *env, struct answer_plan *plan);

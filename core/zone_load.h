@@ -1,0 +1,25 @@
+#pragma once
+/*
+ * Builds the snapshot of a file-backed zone from its configuration: the
+ * zone file's records, the zone's geo names (their answer sets built over
+ * the configured sites), then the optional signer.
+ */
+struct config;
+struct config_zone;
+struct diag;
+struct geo_sites;
+struct zone;
+struct zone_builder;
+struct zone_signer;
+
+/* Returns the snapshot, or NULL with every problem added to d. */
+struct zone *zone_load_static(const struct config *c, const struct config_zone *zc,
+                              const struct geo_sites *sites, const struct zone_signer *signer,
+                              struct diag *d);
+
+/*
+ * Adds the zone's geo names to a builder (also used for zones whose other
+ * records come from elsewhere).  Returns 0 or -EINVAL with problems in d.
+ */
+int zone_load_geo(struct zone_builder *b, const struct config *c, const struct config_zone *zc,
+                  const struct geo_sites *sites, struct diag *d);

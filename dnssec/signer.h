@@ -1,0 +1,58 @@
+#pragma once
+/*
+ * The zone signer: core's struct zone_signer hook (core/hooks.h) for one
+ * zone and its key.  During zone_builder_finish() it
+ *   1. adds the DNSKEY RRset at the apex (TTL = SOA TTL), and CDS
+ *      (SHA-256) + CDNSKEY when publish_cds is set (RFC 7344);
+ *   2. adds the NSEC chain (TTL = min(SOA TTL, SOA minimum), RFC 9077);
+ *   3. attaches an RRSIG to every authoritative RRset the builder visits
+ *      (geo answer sets included), taking unchanged RRsets' signatures from
+ *      its cache, so a rebuild after one UPDATE costs a handful of ECDSA
+ *      operations (the changed RRset, its NSEC neighbours, the SOA);
+ *   4. sets the snapshot's refresh point: the earliest moment one of its
+ *      signatures is due (expiration - refresh), so the caller rebuilds
+ *      before anything expires.
+ *
+ * Validity: inception = now - sig_inception_s (clock skew), expiration =
+ * now + sig_validity_s, re-signed once less than sig_refresh_s remains.
+ *
+ * Process lifetime, one per signed zone; owns its key and cache.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct config;
+struct zone_signer;
+
+struct signer;
+
+struct signer_stats {
+	uint64_t made;          /* ECDSA signatures made, since start */
+	uint64_t reused;        /* signatures taken from the cache, since start */
+	uint64_t last_made;     /* ... during the last build */
+	uint64_t last_reused;
+	uint64_t builds;
+	size_t cached;          /* entries in the cache now */
+	uint64_t refresh_at;    /* refresh point of the last build (unix s) */
+};
+
+/*
+ * zone_name: presentation ("example.com" or "example.com.").  key_path:
+ * the PEM key (see key_load).  c: sig_validity_s, sig_inception_s and
+ * sig_refresh_s (NULL = 14 days, 1 hour, 7 days).  Returns NULL with a
+ * message in err.
+ */
+struct signer *signer_new(const char *zone_name, const char *key_path, const struct config *c,
+                          bool publish_cds, char err[256]);
+void signer_free(struct signer *s);   /* NULL-safe */
+
+/* The hook to pass to zone_builder_finish(); lives as long as `s`. */
+const struct zone_signer *signer_hook(struct signer *s);
+
+/* Replaces the clock (unix seconds); NULL restores time(). For tests. */
+void signer_set_clock(struct signer *s, uint64_t (*now)(void *arg), void *arg);
+
+const uint8_t *signer_dnskey(const struct signer *s, size_t *len);
+uint16_t signer_key_tag(const struct signer *s);
+void signer_get_stats(const struct signer *s, struct signer_stats *out);

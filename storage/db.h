@@ -1,0 +1,57 @@
+#pragma once
+/*
+ * The ACME zone's SQLite database (one file per zone, `journal_path`).
+ *
+ * After the first start the database, not the zone file, is the truth
+ * (Hickory's semantics): the zone file only seeds an empty database
+ * (seed.h).  Every UPDATE is one transaction (records.h), committed
+ * durably before the response is sent, so a crash at any moment loses
+ * nothing that was acknowledged and never leaves half an update.
+ *
+ * Durability: WAL journal with synchronous=FULL.  In WAL mode, NORMAL
+ * only syncs at checkpoints, so a power cut could lose transactions we
+ * already acknowledged; FULL syncs the WAL at every commit.
+ *
+ * Schema (PRAGMA user_version = DB_SCHEMA_VERSION), upgraded by forward
+ * migrations at open, one transaction per step:
+ *
+ *   records(name BLOB, type INTEGER, class INTEGER, ttl INTEGER,
+ *           rdata BLOB, created_at INTEGER,
+ *           PRIMARY KEY (name, type, class, rdata)) WITHOUT ROWID
+ *     name        owner, uncompressed lowercase wire form (exact, nothing
+ *                 to escape; read it with hex(name) in the sqlite3 shell)
+ *     rdata       canonical wire form: uncompressed, names inside lowercase
+ *     created_at  unix seconds when an UPDATE added the record; 0 for
+ *                 records seeded from the zone file (never purged as stale)
+ *   meta(key TEXT PRIMARY KEY, value)       'apex' (wire BLOB),
+ *                                            'seeded_from', 'seeded_at'
+ *   v2: index records_stale ON records(type, created_at)
+ *
+ * The serial is not stored apart: it is the apex SOA row's.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define DB_SCHEMA_VERSION 2
+
+struct db;
+
+/*
+ * Opens or creates the database, sets WAL + synchronous=FULL, migrates the
+ * schema to DB_SCHEMA_VERSION and prepares every statement.  Refuses a
+ * database from a newer geoacme and a file that holds foreign tables
+ * (a Hickory journal, say) rather than guessing.
+ */
+struct db *db_open(const char *path, char err[256]);
+void db_close(struct db *db);   /* NULL-safe */
+
+/* PRAGMA user_version, or a negative errno. */
+int db_schema_version(struct db *db);
+/* PRAGMA integrity_check: 0 when "ok", else -EIO with the first problem in err. */
+int db_integrity_check(struct db *db, char err[256]);
+/*
+ * The zone this database belongs to ('apex' in meta), copied to
+ * out[DNAME_MAX]: its length, 0 when not recorded yet, or a negative errno.
+ */
+int db_apex(struct db *db, uint8_t *out);

@@ -1,0 +1,30 @@
+#pragma once
+/*
+ * Shared inside storage/ only: the database handle and its statements,
+ * prepared once at open (db.c) and used by records.c and seed.c.
+ */
+#include <sqlite3.h>
+
+#include "storage/db.h"
+
+struct db {
+	sqlite3 *sql;
+	char *path;
+	sqlite3_stmt *begin, *commit, *rollback;
+	sqlite3_stmt *load;          /* every record */
+	sqlite3_stmt *insert;        /* name, type, ttl, rdata, created_at */
+	sqlite3_stmt *delete_one;    /* name, type, rdata */
+	sqlite3_stmt *count;
+	sqlite3_stmt *meta_get;      /* key -> value */
+	sqlite3_stmt *meta_set;      /* key, value */
+};
+
+/* BEGIN IMMEDIATE / COMMIT / ROLLBACK through the prepared statements. */
+int db_begin(struct db *db);
+int db_commit(struct db *db);
+void db_rollback(struct db *db);
+/* Runs a prepared statement that returns no rows, then resets it. */
+int db_step_done(struct db *db, sqlite3_stmt *st, const char *what);
+/* records.c: applies a change list inside the caller's transaction. */
+struct change_list;
+int records_apply_in_tx(struct db *db, const struct change_list *cl);

@@ -1,0 +1,117 @@
+/* Names: unpacking (compression, loops, limits), case, canonical order. */
+#include <errno.h>
+#include <string.h>
+
+#include "core/dname.h"
+#include "tests/unit/check.h"
+
+static void test_from_to_str(void)
+{
+	uint8_t n[DNAME_MAX];
+	char s[1024];
+	is_int(dname_from_str("WWW.Example.COM", n), 17, "length of www.example.com");
+	is_mem(n, "\3www\7example\3com", 17, "wire form, lowercased");
+	is_int(dname_from_str("www.example.com.", n), 17, "trailing dot accepted");
+	is_int(dname_from_str(".", n), 1, "root");
+	is_int(dname_from_str("a..b", n), -EINVAL, "empty label rejected");
+	is_int(dname_from_str("", n), -EINVAL, "empty string rejected");
+	char long_label[80];
+	memset(long_label, 'a', 64);
+	long_label[64] = 0;
+	is_int(dname_from_str(long_label, n), -EINVAL, "64-byte label rejected");
+	long_label[63] = 0;
+	is_int(dname_from_str(long_label, n), 65, "63-byte label accepted");
+	char long_name[300] = "";
+	for (int i = 0; i < 4; i++)
+		strcat(long_name, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.");
+	is_int(dname_from_str(long_name, n), -EINVAL, "name over 255 bytes rejected");
+	is_int(dname_from_str("a\\.b.c", n), 7, "escaped dot stays in the label");
+	dname_to_str(n, s, sizeof(s));
+	is_str(s, "a\\.b.c.", "escaped dot printed back");
+	dname_from_str("x\\000y.z", n);
+	dname_to_str(n, s, sizeof(s));
+	is_str(s, "x\\000y.z.", "decimal escape round trip");
+	is_int(dname_to_str(n, s, 4), -ENOSPC, "small buffer reported");
+}
+
+static void test_unpack(void)
+{
+	uint8_t out[DNAME_MAX];
+	/* header(12) + "www.example.com" + pointer name "mail" -> offset 16 ("example.com") */
+	uint8_t msg[64] = { 0 };
+	memcpy(msg + 12, "\3www\7example\3com\0", 17);
+	memcpy(msg + 29, "\4mail\xc0\x10", 7);
+	size_t pos = 29;
+	is_int(dname_unpack(msg, 36, &pos, out), 18, "compressed name length");
+	is_mem(out, "\4mail\7example\3com", 18, "compressed name expanded");
+	is_int(pos, 36, "position after the pointer");
+
+	pos = 12;
+	is_int(dname_unpack(msg, 36, &pos, out), 17, "plain name");
+	is_int(pos, 29, "position after the plain name");
+
+	uint8_t loop[16] = { 0 };
+	loop[12] = 0xc0;
+	loop[13] = 12;
+	pos = 12;
+	is_int(dname_unpack(loop, 14, &pos, out), -EBADMSG, "self pointer rejected");
+	uint8_t fwd[20] = { 0 };
+	memcpy(fwd + 12, "\1a\xc0\x10\1b\xc0\x0c", 8);
+	pos = 12;
+	is_int(dname_unpack(fwd, 20, &pos, out), -EBADMSG, "forward pointer rejected");
+	uint8_t trunc[14] = { 0 };
+	memcpy(trunc + 12, "\5ab", 2);
+	pos = 12;
+	is_int(dname_unpack(trunc, 14, &pos, out), -EBADMSG, "label past the end rejected");
+	uint8_t ext[16] = { 0 };
+	ext[12] = 0x41;
+	pos = 12;
+	is_int(dname_unpack(ext, 16, &pos, out), -EBADMSG, "0x40 label type rejected");
+	/* 256 bytes through pointers. */
+	uint8_t big[400] = { 0 };
+	size_t at = 12;
+	for (int i = 0; i < 4; i++) {
+		big[at] = 63;
+		memset(big + at + 1, 'a', 63);
+		at += 64;
+	}
+	big[at] = 0;
+	pos = 12;
+	is_int(dname_unpack(big, at + 1, &pos, out), -EBADMSG, "257-byte name rejected");
+}
+
+static void test_compare(void)
+{
+	uint8_t a[DNAME_MAX], b[DNAME_MAX];
+	dname_from_str("example.com", a);
+	dname_from_str("a.example.com", b);
+	ok(dname_canonical_cmp(a, b) < 0, "parent sorts before child");
+	/* RFC 4034 6.1 example order. */
+	const char *order[] = { "example", "a.example", "yljkjljk.a.example", "Z.a.example",
+		                "zABC.a.EXAMPLE", "z.example", "\\001.z.example", "*.z.example",
+		                "\\200.z.example" };
+	uint8_t names[9][DNAME_MAX];
+	for (int i = 0; i < 9; i++)
+		dname_from_str(order[i], names[i]);
+	int good = 1;
+	for (int i = 0; i + 1 < 9; i++)
+		if (dname_canonical_cmp(names[i], names[i + 1]) >= 0)
+			good = 0;
+	ok(good, "RFC 4034 section 6.1 example order");
+	uint8_t m1[DNAME_MAX] = "\3WwW\7example\3com";
+	dname_from_str("www.example.com", a);
+	ok(dname_equal(m1, a), "equality ignores case");
+	ok(dname_is_subdomain(a, dname_skip_labels(a, 1)), "subdomain");
+	ok(!dname_is_subdomain(dname_skip_labels(a, 1), a), "parent is not a subdomain of child");
+	is_int(dname_label_count(a), 3, "label count");
+	dname_lower(m1);
+	is_mem(m1, "\3www", 4, "lowered in place");
+}
+
+int main(void)
+{
+	test_from_to_str();
+	test_unpack();
+	test_compare();
+	return done_testing();
+}

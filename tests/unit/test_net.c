@@ -1,0 +1,590 @@
+/*
+ * The network layer against real sockets on 127.0.0.1 and ::1.  Each
+ * server runs in a child process (loop_run until SIGTERM), so the test
+ * can act as a plain blocking client; the child reports its port through
+ * a pipe.  The handler echoes the message with QR set and marks, in the
+ * RCODE bits, what it saw: 1 = UDP with max_size as configured, 2 = TCP
+ * with max_size 65535, 3 = the handler installed by net_set_handler,
+ * 15 = something was wrong with the context.
+ */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/loop.h"
+#include "core/net.h"
+#include "core/query.h"
+#include "tests/unit/check.h"
+
+#define UDP_MAX 1232
+#define BIG_LEN 60000   /* answer size asked for by QDCOUNT = 0xff00 */
+
+static struct net *the_net;
+
+static int check_ctx(const struct query *q, size_t want_max)
+{
+	if (q->max_size != want_max || q->tx_cap < QUERY_MSG_MAX || !q->arena)
+		return 15;
+	if (q->client.ss_family != AF_INET && q->client.ss_family != AF_INET6)
+		return 15;
+	if (q->client_len != (q->client.ss_family == AF_INET ? sizeof(struct sockaddr_in)
+	                                                     : sizeof(struct sockaddr_in6)))
+		return 15;
+	return 0;
+}
+
+static void reply(struct query *q, int code)
+{
+	size_t len = q->rx_len;
+	if (q->rx[4] == 0xff)
+		len = BIG_LEN;
+	memcpy(q->tx, q->rx, q->rx_len);
+	for (size_t i = q->rx_len; i < len; i++)
+		q->tx[i] = (uint8_t)(i * 7);
+	q->tx[2] |= 0x80;
+	q->tx[3] = (uint8_t)((q->tx[3] & 0xf0) | code);
+	q->tx_len = len;
+}
+
+static void handler2(void *ctx, struct query *q)
+{
+	reply(q, 3);
+}
+
+static void echo(void *ctx, struct query *q)
+{
+	if (q->rx_len < 12)
+		return;
+	uint16_t id = (uint16_t)(q->rx[0] << 8 | q->rx[1]);
+	if (id == 0xdead)
+		return;   /* no answer */
+	if (id == 0x5e75) {
+		net_set_handler(the_net, handler2, NULL);
+		return;
+	}
+	int code = q->transport == QUERY_UDP ? 1 : 2;
+	int bad = check_ctx(q, q->transport == QUERY_UDP ? UDP_MAX : QUERY_MSG_MAX);
+	reply(q, bad ? bad : code);
+}
+
+struct server {
+	pid_t pid;
+	uint16_t port;
+};
+
+static void on_term(struct loop *l, void *arg)
+{
+	loop_stop(l);
+}
+
+static struct server server_start(uint32_t max_conns, uint32_t idle_ms)
+{
+	struct server s = { -1, 0 };
+	int p[2];
+	if (pipe(p) < 0)
+		return s;
+	s.pid = fork();
+	if (s.pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(p[0]);
+		log_set_level(LOG_WARN);
+		static const char *const addrs[] = { "127.0.0.1", "::1" };
+		struct net_config cfg = { addrs, 2, 0, UDP_MAX, max_conns, idle_ms };
+		char err[256] = "";
+		struct loop *l = loop_new(err);
+		uint16_t port = 0;
+		if (l)
+			the_net = net_new(l, &cfg, echo, NULL, err);
+		if (the_net && loop_add_signal(l, SIGTERM, on_term, NULL) == 0)
+			port = net_bound_port(the_net);
+		else
+			fprintf(stderr, "server: %s\n", err);
+		if (write(p[1], &port, sizeof(port)) != sizeof(port) || !port)
+			_exit(1);
+		int rc = loop_run(l);
+		net_free(the_net);
+		loop_free(l);
+		_exit(rc == 0 ? 0 : 2);
+	}
+	close(p[1]);
+	if (s.pid > 0 && read(p[0], &s.port, sizeof(s.port)) != sizeof(s.port))
+		s.port = 0;
+	close(p[0]);
+	return s;
+}
+
+/* Returns the child's exit status (0 = clean shutdown). */
+static int server_stop(struct server s)
+{
+	int st = -1;
+	if (s.pid <= 0)
+		return -1;
+	kill(s.pid, SIGTERM);
+	if (waitpid(s.pid, &st, 0) < 0)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static socklen_t make_addr(int family, uint16_t port, struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (family == AF_INET) {
+		struct sockaddr_in *a = (struct sockaddr_in *)ss;
+		a->sin_family = AF_INET;
+		a->sin_port = htons(port);
+		a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		return sizeof(*a);
+	}
+	struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+	a->sin6_family = AF_INET6;
+	a->sin6_port = htons(port);
+	a->sin6_addr = in6addr_loopback;
+	return sizeof(*a);
+}
+
+static int client(int family, int type, uint16_t port)
+{
+	int fd = socket(family, type, 0);
+	if (fd < 0)
+		return -1;
+	struct timeval tv = { 2, 0 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	int sz = 4 << 20;
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	struct sockaddr_storage ss;
+	socklen_t len = make_addr(family, port, &ss);
+	if (connect(fd, (struct sockaddr *)&ss, len) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* A 29-byte query for example.com/A with the given id. */
+static size_t make_query(uint8_t *buf, uint16_t id, bool big)
+{
+	static const uint8_t q[] = { 0, 0, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0,
+	                             7, 'e', 'x', 'a', 'm', 'p', 'l', 'e', 3, 'c', 'o', 'm', 0,
+	                             0, 1, 0, 1 };
+	memcpy(buf, q, sizeof(q));
+	buf[0] = (uint8_t)(id >> 8);
+	buf[1] = (uint8_t)id;
+	if (big)
+		buf[4] = 0xff;
+	return sizeof(q);
+}
+
+/* The answer expected for query `qbuf` (not big) with RCODE code. */
+static bool is_answer(const uint8_t *got, size_t got_len, const uint8_t *qbuf, size_t qlen,
+                      int code)
+{
+	uint8_t want[512];
+	memcpy(want, qbuf, qlen);
+	want[2] |= 0x80;
+	want[3] = (uint8_t)((want[3] & 0xf0) | code);
+	return got_len == qlen && memcmp(got, want, qlen) == 0;
+}
+
+static bool udp_roundtrip(int family, uint16_t port, uint16_t id)
+{
+	int fd = client(family, SOCK_DGRAM, port);
+	uint8_t q[64], r[512];
+	size_t qlen = make_query(q, id, false);
+	bool good = fd >= 0 && send(fd, q, qlen, 0) == (ssize_t)qlen;
+	ssize_t n = good ? recv(fd, r, sizeof(r), 0) : -1;
+	good = n > 0 && is_answer(r, (size_t)n, q, qlen, 1);
+	if (fd >= 0)
+		close(fd);
+	return good;
+}
+
+static bool write_all(int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	while (len) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+		if (n <= 0)
+			return false;
+		p += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+/* Reads one framed message; returns its length, or -1 on EOF, error or timeout. */
+static ssize_t tcp_read_msg(int fd, uint8_t *buf, size_t cap)
+{
+	uint8_t pre[2];
+	if (recv(fd, pre, 2, MSG_WAITALL) != 2)
+		return -1;
+	size_t len = (size_t)pre[0] << 8 | pre[1];
+	if (len > cap || recv(fd, buf, len, MSG_WAITALL) != (ssize_t)len)
+		return -1;
+	return (ssize_t)len;
+}
+
+static size_t frame(uint8_t *out, const uint8_t *msg, size_t len)
+{
+	out[0] = (uint8_t)(len >> 8);
+	out[1] = (uint8_t)len;
+	memcpy(out + 2, msg, len);
+	return len + 2;
+}
+
+static bool tcp_roundtrip(int fd, uint16_t id, int code)
+{
+	uint8_t q[64], f[80], r[512];
+	size_t qlen = make_query(q, id, false);
+	if (!write_all(fd, f, frame(f, q, qlen)))
+		return false;
+	ssize_t n = tcp_read_msg(fd, r, sizeof(r));
+	return n > 0 && is_answer(r, (size_t)n, q, qlen, code);
+}
+
+/* True when the server closes the connection within timeout_ms. */
+static bool closed_within(int fd, int timeout_ms)
+{
+	struct pollfd p = { fd, POLLIN, 0 };
+	uint64_t end = now_ms() + (uint64_t)timeout_ms;
+	for (;;) {
+		int left = (int)(end - now_ms());
+		if (left <= 0 || poll(&p, 1, left) <= 0)
+			return false;
+		uint8_t b[256];
+		ssize_t n = recv(fd, b, sizeof(b), MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno == ECONNRESET))
+			return true;
+		if (n < 0 && errno != EAGAIN)
+			return false;
+	}
+}
+
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+	if (!d)
+		return -1;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+/* --- tests --- */
+
+static void test_setup_errors(void)
+{
+	char err[256] = "";
+	struct loop *l = loop_new(err);
+	int before = count_fds();
+
+	static const char *const bad[] = { "127.0.0.1", "not-an-address" };
+	struct net_config cfg = { bad, 2, 0, UDP_MAX, 4, 1000 };
+	struct net *n = net_new(l, &cfg, echo, NULL, err);
+	ok(n == NULL, "bad address refused");
+	ok(strstr(err, "not-an-address") != NULL, "error names the address: %s", err);
+	is_int(count_fds(), before, "no descriptor leaked by the failed setup");
+
+	cfg.n_addrs = 0;
+	ok(net_new(l, &cfg, echo, NULL, err) == NULL, "no addresses refused");
+
+	/* A port already taken (by a TCP listener) fails with the bind error. */
+	int busy = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_storage ss;
+	socklen_t len = make_addr(AF_INET, 0, &ss);
+	ok(bind(busy, (struct sockaddr *)&ss, len) == 0 && listen(busy, 1) == 0, "busy listener");
+	getsockname(busy, (struct sockaddr *)&ss, &len);
+	static const char *const lo[] = { "127.0.0.1" };
+	struct net_config taken = { lo, 1, ntohs(((struct sockaddr_in *)&ss)->sin_port), UDP_MAX,
+	                            4, 1000 };
+	before = count_fds();
+	n = net_new(l, &taken, echo, NULL, err);
+	ok(n == NULL, "port in use refused");
+	ok(strstr(err, "bind 127.0.0.1:") && strstr(err, "(tcp)"), "error says what failed: %s",
+	   err);
+	is_int(count_fds(), before, "no descriptor leaked by the failed bind");
+	close(busy);
+
+	/* Success and cleanup: every socket closed by net_free. */
+	before = count_fds();
+	static const char *const both[] = { "127.0.0.1", "::1" };
+	struct net_config good = { both, 2, 0, UDP_MAX, 4, 1000 };
+	n = net_new(l, &good, echo, NULL, err);
+	ok(n != NULL, "net_new on 127.0.0.1 and ::1: %s", n ? "ok" : err);
+	ok(n && net_bound_port(n) != 0, "port 0 became a real port");
+	is_int(count_fds(), before + 4, "two UDP and two TCP sockets");
+	net_free(n);
+	net_free(NULL);
+	is_int(count_fds(), before, "net_free closed them all");
+	loop_free(l);
+}
+
+static void test_udp(struct server s)
+{
+	ok(udp_roundtrip(AF_INET, s.port, 0x1234), "UDP round trip over IPv4");
+	ok(udp_roundtrip(AF_INET6, s.port, 0x4321), "UDP round trip over IPv6");
+
+	/* No answer for one message, an answer for the next. */
+	int fd = client(AF_INET, SOCK_DGRAM, s.port);
+	uint8_t q[64], r[512];
+	size_t qlen = make_query(q, 0xdead, false);
+	send(fd, q, qlen, 0);
+	qlen = make_query(q, 0x0777, false);
+	send(fd, q, qlen, 0);
+	ssize_t n = recv(fd, r, sizeof(r), 0);
+	ok(n > 0 && is_answer(r, (size_t)n, q, qlen, 1), "tx_len 0 sends nothing");
+
+	/* A burst: every datagram answered exactly once. */
+	enum { BURST = 200 };
+	static bool seen[BURST];
+	for (int i = 0; i < BURST; i++) {
+		qlen = make_query(q, (uint16_t)(0x1000 + i), false);
+		send(fd, q, qlen, 0);
+	}
+	int got = 0, dup = 0, bad = 0;
+	while (got < BURST && (n = recv(fd, r, sizeof(r), 0)) > 0) {
+		int i = (r[0] << 8 | r[1]) - 0x1000;
+		make_query(q, (uint16_t)(0x1000 + (i >= 0 && i < BURST ? i : 0)), false);
+		if (i < 0 || i >= BURST || !is_answer(r, (size_t)n, q, qlen, 1))
+			bad++;
+		else if (seen[i])
+			dup++;
+		else
+			seen[i] = true;
+		got++;
+	}
+	is_int(got, BURST, "burst of %d datagrams: all answered", BURST);
+	is_int(dup + bad, 0, "burst answers distinct and correct");
+	close(fd);
+}
+
+static void test_tcp(struct server s)
+{
+	int fd = client(AF_INET, SOCK_STREAM, s.port);
+	ok(fd >= 0 && tcp_roundtrip(fd, 0x0101, 2), "TCP round trip over IPv4");
+	if (fd >= 0)
+		close(fd);
+	fd = client(AF_INET6, SOCK_STREAM, s.port);
+	ok(fd >= 0 && tcp_roundtrip(fd, 0x0606, 2), "TCP round trip over IPv6");
+	if (fd >= 0)
+		close(fd);
+
+	/* Two messages in one write, answered in order. */
+	fd = client(AF_INET, SOCK_STREAM, s.port);
+	uint8_t q1[64], q2[64], buf[256], r[512];
+	size_t l1 = make_query(q1, 0xaaa1, false), l2 = make_query(q2, 0xaaa2, false);
+	size_t len = frame(buf, q1, l1);
+	len += frame(buf + len, q2, l2);
+	ok(write_all(fd, buf, len), "pipelined write");
+	ssize_t n = tcp_read_msg(fd, r, sizeof(r));
+	ok(n > 0 && is_answer(r, (size_t)n, q1, l1, 2), "first pipelined answer first");
+	n = tcp_read_msg(fd, r, sizeof(r));
+	ok(n > 0 && is_answer(r, (size_t)n, q2, l2, 2), "second pipelined answer second");
+
+	/* One message byte by byte (Nagle off so each byte is a segment). */
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	len = frame(buf, q1, l1);
+	bool wrote = true;
+	for (size_t i = 0; i < len; i++) {
+		wrote &= write_all(fd, buf + i, 1);
+		usleep(2000);
+	}
+	ok(wrote, "wrote byte by byte");
+	n = tcp_read_msg(fd, r, sizeof(r));
+	ok(n > 0 && is_answer(r, (size_t)n, q1, l1, 2), "message split into single bytes answered");
+
+	/* A message and a half, then the rest together with a whole one. */
+	len = frame(buf, q1, l1);
+	len += frame(buf + len, q2, l2);
+	len += frame(buf + len, q1, l1);
+	ok(write_all(fd, buf, 40), "write 1.3 messages");
+	usleep(20000);
+	ok(write_all(fd, buf + 40, len - 40), "write the rest");
+	bool order = true;
+	for (int i = 0; i < 3; i++) {
+		n = tcp_read_msg(fd, r, sizeof(r));
+		order &= n > 0 && is_answer(r, (size_t)n, i == 1 ? q2 : q1, l1, 2);
+	}
+	ok(order, "messages split across writes answered in order");
+	close(fd);
+
+	/* Answers bigger than the socket takes at once, 10 queued before the
+	 * client reads any: the server holds back (backpressure) and sends
+	 * every answer complete and in order once the client reads. */
+	fd = client(AF_INET, SOCK_STREAM, s.port);
+	len = 0;
+	for (int i = 0; i < 10; i++) {
+		uint8_t q[64];
+		size_t ql = make_query(q, (uint16_t)(0xb000 + i), true);
+		len += frame(buf + len > buf + sizeof(buf) - 40 ? buf : buf + len, q, ql);
+	}
+	/* buf holds 10 * 31 = 310 bytes: too much for the 256-byte buffer above,
+	 * so frame them into a bigger one. */
+	uint8_t many[10 * 31];
+	len = 0;
+	for (int i = 0; i < 10; i++) {
+		uint8_t q[64];
+		size_t ql = make_query(q, (uint16_t)(0xb000 + i), true);
+		len += frame(many + len, q, ql);
+	}
+	ok(write_all(fd, many, len), "10 pipelined queries for 60000-byte answers");
+	usleep(200000);
+	static uint8_t big[QUERY_MSG_MAX];
+	bool all = true;
+	for (int i = 0; i < 10; i++) {
+		n = tcp_read_msg(fd, big, sizeof(big));
+		bool this_ok = n == BIG_LEN && big[0] == 0xb0 && big[1] == i && (big[2] & 0x80);
+		for (size_t k = 29; this_ok && k < BIG_LEN; k++)
+			this_ok = big[k] == (uint8_t)(k * 7);
+		all &= this_ok;
+	}
+	ok(all, "all 600000 bytes of answers arrived intact and in order");
+	ok(tcp_roundtrip(fd, 0x0b0b, 2), "connection still serves afterwards");
+	close(fd);
+
+	/* The client half-closes after its query: still answered, then closed. */
+	fd = client(AF_INET, SOCK_STREAM, s.port);
+	len = frame(buf, q1, l1);
+	write_all(fd, buf, len);
+	shutdown(fd, SHUT_WR);
+	n = tcp_read_msg(fd, r, sizeof(r));
+	ok(n > 0 && is_answer(r, (size_t)n, q1, l1, 2), "answered after the client's FIN");
+	ok(closed_within(fd, 1000), "then closed");
+	close(fd);
+
+	/* Broken framing closes the connection. */
+	fd = client(AF_INET, SOCK_STREAM, s.port);
+	ok(write_all(fd, "\0\0", 2), "zero length prefix");
+	ok(closed_within(fd, 1000), "zero length prefix closes the connection");
+	close(fd);
+	fd = client(AF_INET6, SOCK_STREAM, s.port);
+	ok(write_all(fd, "\0\5hello", 7), "5-byte message");
+	ok(closed_within(fd, 1000), "message shorter than a header closes the connection");
+	close(fd);
+
+	/* A frame of 0xdead gets no answer; the next one does. */
+	fd = client(AF_INET, SOCK_STREAM, s.port);
+	uint8_t qd[64];
+	size_t ld = make_query(qd, 0xdead, false);
+	len = frame(buf, qd, ld);
+	write_all(fd, buf, len);
+	ok(tcp_roundtrip(fd, 0x0c0c, 2), "tx_len 0 sends nothing over TCP");
+	close(fd);
+}
+
+static void test_set_handler(struct server s)
+{
+	/* The echo handler swaps itself for handler2 on id 0x5e75. */
+	int fd = client(AF_INET, SOCK_DGRAM, s.port);
+	uint8_t q[64], r[512];
+	size_t qlen = make_query(q, 0x5e75, false);
+	send(fd, q, qlen, 0);
+	qlen = make_query(q, 0x0202, false);
+	send(fd, q, qlen, 0);
+	ssize_t n = recv(fd, r, sizeof(r), 0);
+	ok(n > 0 && is_answer(r, (size_t)n, q, qlen, 3), "UDP uses the new handler");
+	close(fd);
+	fd = client(AF_INET6, SOCK_STREAM, s.port);
+	ok(tcp_roundtrip(fd, 0x0303, 3), "TCP uses the new handler");
+	close(fd);
+}
+
+static void test_idle(void)
+{
+	struct server s = server_start(16, 200);
+	ok(s.port != 0, "server with 200 ms idle timeout");
+	int fd = client(AF_INET, SOCK_STREAM, s.port);
+	ok(tcp_roundtrip(fd, 1, 2), "answered");
+	uint64_t t0 = now_ms();
+	ok(closed_within(fd, 2000), "idle connection closed");
+	uint64_t dt = now_ms() - t0;
+	ok(dt >= 180 && dt < 1000, "after about 200 ms (%llu ms)", (unsigned long long)dt);
+	close(fd);
+
+	/* Activity keeps a connection open past the timeout. */
+	fd = client(AF_INET, SOCK_STREAM, s.port);
+	bool alive = true;
+	for (int i = 0; i < 6; i++) {
+		alive &= tcp_roundtrip(fd, (uint16_t)(10 + i), 2);
+		usleep(100000);
+	}
+	ok(alive, "a connection with a query every 100 ms lives 600 ms");
+	close(fd);
+
+	/* A silent connection that never sent anything is closed too. */
+	fd = client(AF_INET6, SOCK_STREAM, s.port);
+	ok(closed_within(fd, 2000), "silent connection closed");
+	close(fd);
+	is_int(server_stop(s), 0, "server exits cleanly on SIGTERM");
+}
+
+static void test_cap(void)
+{
+	struct server s = server_start(4, 10000);
+	ok(s.port != 0, "server with a cap of 4 connections");
+	int c[6];
+	bool answered = true;
+	for (int i = 0; i < 4; i++) {
+		c[i] = client(i % 2 ? AF_INET6 : AF_INET, SOCK_STREAM, s.port);
+		answered &= tcp_roundtrip(c[i], (uint16_t)(0x100 + i), 2);
+		usleep(5000);
+	}
+	ok(answered, "four connections answered");
+	c[4] = client(AF_INET, SOCK_STREAM, s.port);
+	ok(tcp_roundtrip(c[4], 0x104, 2), "a fifth connection at the cap is answered");
+	ok(closed_within(c[0], 1000), "the connection idle longest was closed for it");
+	ok(tcp_roundtrip(c[1], 0x201, 2), "the second one still works");
+	/* Now c[2] is idle longest (c[1] was just used). */
+	c[5] = client(AF_INET6, SOCK_STREAM, s.port);
+	ok(tcp_roundtrip(c[5], 0x105, 2), "a sixth connection is answered");
+	ok(closed_within(c[2], 1000), "the new idlest one was closed, not the one just used");
+	ok(tcp_roundtrip(c[1], 0x202, 2) && tcp_roundtrip(c[3], 0x203, 2) &&
+	   tcp_roundtrip(c[4], 0x204, 2), "the others still work");
+	for (int i = 0; i < 6; i++)
+		close(c[i]);
+	is_int(server_stop(s), 0, "server exits cleanly on SIGTERM");
+}
+
+int main(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	log_set_level(LOG_WARN);
+	test_setup_errors();
+
+	struct server s = server_start(16, 5000);
+	ok(s.port != 0, "server started on 127.0.0.1 and ::1 port %u", s.port);
+	if (s.port) {
+		test_udp(s);
+		test_tcp(s);
+		test_set_handler(s);
+	}
+	is_int(server_stop(s), 0, "server exits cleanly on SIGTERM");
+
+	test_idle();
+	test_cap();
+	return done_testing();
+}
