@@ -701,7 +701,7 @@ static void load_top(struct loader *l, struct toml_node *root)
 	uint64_t ms;
 
 	load_listen(l, root);
-	if (get_int(l, root, "listen_port", 1, 65535, &v))
+	if (get_int(l, root, "listen_port", 0, 65535, &v)  /* 0: the kernel picks (tests) */)
 		c->listen_port = (uint16_t)v;
 	if (get_duration(l, root, "tcp_request_timeout", SECOND, HOUR, false, &ms))
 		c->tcp_idle_timeout_ms = (uint32_t)ms;
@@ -1522,7 +1522,8 @@ struct config *config_load(const char *path, struct diag *d)
 	check_unknown(&l, root, top_keys, "[top level]");
 	toml_free(root);
 
-	qsort(l.probs, l.n_probs, sizeof(*l.probs), problem_cmp);
+	if (l.n_probs)
+		qsort(l.probs, l.n_probs, sizeof(*l.probs), problem_cmp);
 	for (size_t i = 0; i < l.n_probs; i++) {
 		diag_add(d, path, l.probs[i].line, l.probs[i].col, "%s", l.probs[i].msg);
 		free(l.probs[i].msg);

@@ -117,7 +117,7 @@ class Server:
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
 
-    def signal(self, sig):
+    def send_signal(self, sig):
         self.proc.send_signal(sig)
 
     def stop(self, sig=signal.SIGTERM, timeout=10):

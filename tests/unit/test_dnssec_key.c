@@ -120,9 +120,10 @@ static void test_key_tag_vector(void)
 
 static void test_permissions(void)
 {
-	const char *p = path("perm.pem");
+	char p[96];
+	snprintf(p, sizeof(p), "%s/perm.pem", dir);
 	sh("openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out %s 2>/dev/null", p);
-	char err[256], want[256];
+	char err[256], want[512];
 
 	chmod(p, 0644);
 	ok(key_load(p, err) == NULL, "0644 key refused");

@@ -163,16 +163,15 @@ static socklen_t make_addr(int family, uint16_t port, struct sockaddr_storage *s
 	return sizeof(*a);
 }
 
-static int client(int family, int type, uint16_t port)
+static int client_buf(int family, int type, uint16_t port, int rcvbuf)
 {
 	int fd = socket(family, type, 0);
 	if (fd < 0)
 		return -1;
 	struct timeval tv = { 2, 0 };
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	int sz = 4 << 20;
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	struct sockaddr_storage ss;
 	socklen_t len = make_addr(family, port, &ss);
 	if (connect(fd, (struct sockaddr *)&ss, len) < 0) {
@@ -180,6 +179,11 @@ static int client(int family, int type, uint16_t port)
 		return -1;
 	}
 	return fd;
+}
+
+static int client(int family, int type, uint16_t port)
+{
+	return client_buf(family, type, port, 4 << 20);
 }
 
 /* A 29-byte query for example.com/A with the given id. */
@@ -432,37 +436,31 @@ static void test_tcp(struct server s)
 	ok(order, "messages split across writes answered in order");
 	close(fd);
 
-	/* Answers bigger than the socket takes at once, 10 queued before the
-	 * client reads any: the server holds back (backpressure) and sends
-	 * every answer complete and in order once the client reads. */
-	fd = client(AF_INET, SOCK_STREAM, s.port);
+	/* Answers bigger than the sockets take at once (the client's receive
+	 * buffer is small), all queued before the client reads any: the server
+	 * holds back (backpressure) and sends every answer complete and in
+	 * order as the client reads. */
+	fd = client_buf(AF_INET, SOCK_STREAM, s.port, 4096);
+	enum { N_BIG = 100 };   /* 6 MB: more than the kernel buffers hold */
+	static uint8_t many[N_BIG * 31];
 	len = 0;
-	for (int i = 0; i < 10; i++) {
-		uint8_t q[64];
-		size_t ql = make_query(q, (uint16_t)(0xb000 + i), true);
-		len += frame(buf + len > buf + sizeof(buf) - 40 ? buf : buf + len, q, ql);
-	}
-	/* buf holds 10 * 31 = 310 bytes: too much for the 256-byte buffer above,
-	 * so frame them into a bigger one. */
-	uint8_t many[10 * 31];
-	len = 0;
-	for (int i = 0; i < 10; i++) {
+	for (int i = 0; i < N_BIG; i++) {
 		uint8_t q[64];
 		size_t ql = make_query(q, (uint16_t)(0xb000 + i), true);
 		len += frame(many + len, q, ql);
 	}
-	ok(write_all(fd, many, len), "10 pipelined queries for 60000-byte answers");
+	ok(write_all(fd, many, len), "%d pipelined queries for 60000-byte answers", N_BIG);
 	usleep(200000);
 	static uint8_t big[QUERY_MSG_MAX];
 	bool all = true;
-	for (int i = 0; i < 10; i++) {
+	for (int i = 0; i < N_BIG; i++) {
 		n = tcp_read_msg(fd, big, sizeof(big));
 		bool this_ok = n == BIG_LEN && big[0] == 0xb0 && big[1] == i && (big[2] & 0x80);
 		for (size_t k = 29; this_ok && k < BIG_LEN; k++)
 			this_ok = big[k] == (uint8_t)(k * 7);
 		all &= this_ok;
 	}
-	ok(all, "all 600000 bytes of answers arrived intact and in order");
+	ok(all, "all %d answers arrived intact and in order", N_BIG);
 	ok(tcp_roundtrip(fd, 0x0b0b, 2), "connection still serves afterwards");
 	close(fd);
 

@@ -1,0 +1,282 @@
+/*
+ * The in-memory mirror of an ACME zone's records (see recset.h): a chained
+ * hash table of names, each with its RRsets as small arrays.  Sized for the
+ * 100 000-record case: lookups stay O(1), and a change touches only the
+ * names it names.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acme/recset.h"
+#include "core/dname.h"
+#include "storage/change.h"
+
+struct recset {
+	struct recset_name **buckets;
+	size_t mask;             /* buckets - 1, a power of two minus one */
+	size_t nnames;
+	size_t nrecords;
+};
+
+static uint32_t name_hash(const uint8_t *name, size_t len)
+{
+	/* FNV-1a: names are already lowercase. */
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < len; i++) {
+		h ^= name[i];
+		h *= 16777619u;
+	}
+	return h;
+}
+
+struct recset *recset_new(void)
+{
+	struct recset *rs = calloc(1, sizeof(*rs));
+	if (!rs)
+		return NULL;
+	rs->mask = 255;
+	rs->buckets = calloc(rs->mask + 1, sizeof(*rs->buckets));
+	if (!rs->buckets) {
+		free(rs);
+		return NULL;
+	}
+	return rs;
+}
+
+static void name_free(struct recset_name *n)
+{
+	for (uint16_t i = 0; i < n->nsets; i++) {
+		for (uint16_t k = 0; k < n->sets[i].count; k++)
+			free(n->sets[i].rr[k].rdata);
+		free(n->sets[i].rr);
+	}
+	free(n->sets);
+	free(n->name);
+	free(n);
+}
+
+void recset_free(struct recset *rs)
+{
+	if (!rs)
+		return;
+	for (size_t b = 0; b <= rs->mask; b++) {
+		struct recset_name *n = rs->buckets[b], *next;
+		for (; n; n = next) {
+			next = n->next;
+			name_free(n);
+		}
+	}
+	free(rs->buckets);
+	free(rs);
+}
+
+static struct recset_name **slot_of(const struct recset *rs, const uint8_t *name, size_t len)
+{
+	struct recset_name **p = &rs->buckets[name_hash(name, len) & rs->mask];
+	while (*p && ((*p)->name_len != len || memcmp((*p)->name, name, len) != 0))
+		p = &(*p)->next;
+	return p;
+}
+
+const struct recset_name *recset_find(const struct recset *rs, const uint8_t *name)
+{
+	return *slot_of(rs, name, dname_len(name));
+}
+
+const struct recset_rrset *recset_name_rrset(const struct recset_name *n, uint16_t type)
+{
+	if (!n)
+		return NULL;
+	for (uint16_t i = 0; i < n->nsets; i++)
+		if (n->sets[i].type == type)
+			return &n->sets[i];
+	return NULL;
+}
+
+const struct recset_rr *recset_rrset_find(const struct recset_rrset *s, const uint8_t *rdata,
+                                          uint16_t rdlen)
+{
+	if (!s)
+		return NULL;
+	for (uint16_t i = 0; i < s->count; i++)
+		if (s->rr[i].rdlen == rdlen && memcmp(s->rr[i].rdata, rdata, rdlen) == 0)
+			return &s->rr[i];
+	return NULL;
+}
+
+size_t recset_count(const struct recset *rs)
+{
+	return rs->nrecords;
+}
+
+int recset_foreach(const struct recset *rs, recset_fn fn, void *arg)
+{
+	for (size_t b = 0; b <= rs->mask; b++)
+		for (const struct recset_name *n = rs->buckets[b]; n; n = n->next) {
+			int ret = fn(arg, n);
+			if (ret)
+				return ret;
+		}
+	return 0;
+}
+
+static void grow(struct recset *rs)
+{
+	size_t nmask = rs->mask * 2 + 1;
+	struct recset_name **nb = calloc(nmask + 1, sizeof(*nb));
+	if (!nb)
+		return;   /* longer chains, still correct */
+	for (size_t b = 0; b <= rs->mask; b++) {
+		struct recset_name *n = rs->buckets[b], *next;
+		for (; n; n = next) {
+			next = n->next;
+			struct recset_name **s = &nb[name_hash(n->name, n->name_len) & nmask];
+			n->next = *s;
+			*s = n;
+		}
+	}
+	free(rs->buckets);
+	rs->buckets = nb;
+	rs->mask = nmask;
+}
+
+static int add_rr(struct recset *rs, const struct change *c)
+{
+	struct recset_name **slot = slot_of(rs, c->name, c->name_len);
+	struct recset_name *n = *slot;
+	if (!n) {
+		n = calloc(1, sizeof(*n));
+		if (!n || !(n->name = malloc(c->name_len))) {
+			free(n);
+			return -ENOMEM;
+		}
+		memcpy(n->name, c->name, c->name_len);
+		n->name_len = c->name_len;
+		*slot = n;
+		rs->nnames++;
+	}
+	struct recset_rrset *s = (struct recset_rrset *)recset_name_rrset(n, c->type);
+	if (!s) {
+		if (n->nsets == n->capsets) {
+			uint16_t cap = n->capsets ? (uint16_t)(n->capsets * 2) : 2;
+			struct recset_rrset *v = realloc(n->sets, cap * sizeof(*v));
+			if (!v)
+				goto fail_name;
+			n->sets = v;
+			n->capsets = cap;
+		}
+		s = &n->sets[n->nsets++];
+		memset(s, 0, sizeof(*s));
+		s->type = c->type;
+	}
+	struct recset_rr *r = (struct recset_rr *)recset_rrset_find(s, c->rdata, c->rdlen);
+	if (r) {
+		r->ttl = c->ttl;
+		r->created_at = c->created_at;
+		return 0;
+	}
+	if (s->count == UINT16_MAX)
+		goto fail_set;
+	if (s->count == s->cap) {
+		uint32_t cap = s->cap ? s->cap * 2u : 2u;
+		if (cap > UINT16_MAX)
+			cap = UINT16_MAX;
+		struct recset_rr *v = realloc(s->rr, cap * sizeof(*v));
+		if (!v)
+			goto fail_set;
+		s->rr = v;
+		s->cap = (uint16_t)cap;
+	}
+	r = &s->rr[s->count];
+	r->rdata = malloc(c->rdlen ? c->rdlen : 1);
+	if (!r->rdata)
+		goto fail_set;
+	memcpy(r->rdata, c->rdata, c->rdlen);
+	r->rdlen = c->rdlen;
+	r->ttl = c->ttl;
+	r->created_at = c->created_at;
+	s->count++;
+	n->nrecords++;
+	rs->nrecords++;
+	if (rs->nnames > rs->mask + 1)
+		grow(rs);
+	return 0;
+
+fail_set:
+	if (s->count == 0) {
+		free(s->rr);
+		*s = n->sets[--n->nsets];
+	}
+fail_name:
+	if (n->nsets == 0) {
+		*slot_of(rs, n->name, n->name_len) = n->next;
+		rs->nnames--;
+		name_free(n);
+	}
+	return -ENOMEM;
+}
+
+static void del_rr(struct recset *rs, const struct change *c)
+{
+	struct recset_name **slot = slot_of(rs, c->name, c->name_len);
+	struct recset_name *n = *slot;
+	if (!n)
+		return;
+	struct recset_rrset *s = (struct recset_rrset *)recset_name_rrset(n, c->type);
+	struct recset_rr *r = (struct recset_rr *)recset_rrset_find(s, c->rdata, c->rdlen);
+	if (!r)
+		return;
+	free(r->rdata);
+	*r = s->rr[--s->count];
+	n->nrecords--;
+	rs->nrecords--;
+	if (s->count == 0) {
+		free(s->rr);
+		*s = n->sets[--n->nsets];
+	}
+	if (n->nsets == 0) {
+		*slot = n->next;
+		rs->nnames--;
+		name_free(n);
+	}
+}
+
+static struct change inverse(const struct change *c)
+{
+	struct change inv = *c;
+	inv.op = c->op == CHANGE_ADD ? CHANGE_DEL : CHANGE_ADD;
+	return inv;
+}
+
+/* The i-th change to make when applying forward or undoing. */
+static struct change step(const struct change_list *cl, size_t i, bool reverse)
+{
+	return reverse ? inverse(&cl->v[cl->n - 1 - i]) : cl->v[i];
+}
+
+static int apply_one(struct recset *rs, const struct change *c)
+{
+	if (c->op == CHANGE_DEL) {
+		del_rr(rs, c);
+		return 0;
+	}
+	return add_rr(rs, c);
+}
+
+int recset_apply(struct recset *rs, const struct change_list *cl, bool reverse)
+{
+	for (size_t i = 0; i < cl->n; i++) {
+		struct change c = step(cl, i, reverse);
+		if (apply_one(rs, &c) == 0)
+			continue;
+		/* Out of memory: undo the steps made, newest first. */
+		while (i-- > 0) {
+			struct change done = step(cl, i, reverse);
+			struct change undo = inverse(&done);
+			apply_one(rs, &undo);
+		}
+		return -ENOMEM;
+	}
+	return 0;
+}

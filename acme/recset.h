@@ -1,0 +1,62 @@
+#pragma once
+/*
+ * The records of one ACME zone in memory: an exact mirror of its SQLite
+ * table (loaded once at start, then changed with the same change lists
+ * that are committed), indexed by owner name.  UPDATE prerequisites are
+ * evaluated here and new snapshots are built from here, so no query ever
+ * reads the database.  Process lifetime; malloc'd.
+ *
+ * The fields are exposed read-only to the rest of acme/: change them only
+ * through recset_apply().
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct change_list;
+
+struct recset_rr {
+	uint8_t *rdata;          /* canonical wire form, owned */
+	uint16_t rdlen;
+	uint32_t ttl;
+	int64_t created_at;      /* 0 = from the zone file */
+};
+
+struct recset_rrset {
+	uint16_t type;
+	uint16_t count, cap;
+	struct recset_rr *rr;    /* in no particular order */
+};
+
+struct recset_name {
+	uint8_t *name;           /* lowercase wire form, owned */
+	uint8_t name_len;
+	uint16_t nsets, capsets;
+	uint32_t nrecords;       /* over every type */
+	struct recset_rrset *sets;
+	struct recset_name *next;   /* hash chain */
+};
+
+struct recset;
+
+struct recset *recset_new(void);
+void recset_free(struct recset *rs);   /* NULL-safe */
+
+/*
+ * Applies the changes in order (forward) or undoes them (reverse: from the
+ * last, adds become deletes and deletes adds).  Deleting a missing record
+ * is a no-op; adding an existing one replaces its TTL and created_at, as
+ * the database does.  Returns 0, or -ENOMEM after undoing what it did.
+ */
+int recset_apply(struct recset *rs, const struct change_list *cl, bool reverse);
+
+const struct recset_name *recset_find(const struct recset *rs, const uint8_t *name);
+const struct recset_rrset *recset_name_rrset(const struct recset_name *n, uint16_t type);
+/* The record with this rdata, or NULL. */
+const struct recset_rr *recset_rrset_find(const struct recset_rrset *s, const uint8_t *rdata,
+                                          uint16_t rdlen);
+size_t recset_count(const struct recset *rs);
+
+/* Visits every name; a non-zero return stops the walk and is returned. */
+typedef int (*recset_fn)(void *arg, const struct recset_name *n);
+int recset_foreach(const struct recset *rs, recset_fn fn, void *arg);
