@@ -91,7 +91,11 @@ static void on_term(struct loop *l, void *arg)
 	loop_stop(l);
 }
 
-static struct server server_start(uint32_t max_conns, uint32_t idle_ms)
+static const char *const loopbacks[] = { "127.0.0.1", "::1" };
+static const char *const wildcards[] = { "0.0.0.0", "::" };
+
+static struct server server_start(const char *const *addrs, uint32_t max_conns,
+                                  uint32_t idle_ms)
 {
 	struct server s = { -1, 0 };
 	int p[2];
@@ -102,7 +106,6 @@ static struct server server_start(uint32_t max_conns, uint32_t idle_ms)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		close(p[0]);
 		log_set_level(LOG_WARN);
-		static const char *const addrs[] = { "127.0.0.1", "::1" };
 		struct net_config cfg = { addrs, 2, 0, UDP_MAX, max_conns, idle_ms };
 		char err[256] = "";
 		struct loop *l = loop_new(err);
@@ -146,6 +149,9 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* IPv4 clients talk to this address; all of 127/8 is local. */
+static uint32_t v4_target = INADDR_LOOPBACK;
+
 static socklen_t make_addr(int family, uint16_t port, struct sockaddr_storage *ss)
 {
 	memset(ss, 0, sizeof(*ss));
@@ -153,7 +159,7 @@ static socklen_t make_addr(int family, uint16_t port, struct sockaddr_storage *s
 		struct sockaddr_in *a = (struct sockaddr_in *)ss;
 		a->sin_family = AF_INET;
 		a->sin_port = htons(port);
-		a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		a->sin_addr.s_addr = htonl(v4_target);
 		return sizeof(*a);
 	}
 	struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
@@ -513,7 +519,7 @@ static void test_set_handler(struct server s)
 
 static void test_idle(void)
 {
-	struct server s = server_start(16, 200);
+	struct server s = server_start(loopbacks, 16, 200);
 	ok(s.port != 0, "server with 200 ms idle timeout");
 	int fd = client(AF_INET, SOCK_STREAM, s.port);
 	ok(tcp_roundtrip(fd, 1, 2), "answered");
@@ -542,7 +548,7 @@ static void test_idle(void)
 
 static void test_cap(void)
 {
-	struct server s = server_start(4, 10000);
+	struct server s = server_start(loopbacks, 4, 10000);
 	ok(s.port != 0, "server with a cap of 4 connections");
 	int c[6];
 	bool answered = true;
@@ -567,13 +573,31 @@ static void test_cap(void)
 	is_int(server_stop(s), 0, "server exits cleanly on SIGTERM");
 }
 
+/* Bound to the wildcard addresses, a reply must leave from the address
+ * the query was sent to: a client connected to 127.0.0.2 drops a reply
+ * from 127.0.0.1 (the source the routing table would pick). */
+static void test_wildcard(void)
+{
+	struct server s = server_start(wildcards, 16, 5000);
+	ok(s.port != 0, "server on 0.0.0.0 and ::");
+	v4_target = INADDR_LOOPBACK + 1;
+	ok(udp_roundtrip(AF_INET, s.port, 0x7001), "UDP to 127.0.0.2 answered from 127.0.0.2");
+	v4_target = INADDR_LOOPBACK;
+	ok(udp_roundtrip(AF_INET, s.port, 0x7002), "UDP to 127.0.0.1 answered from 127.0.0.1");
+	ok(udp_roundtrip(AF_INET6, s.port, 0x7003), "UDP to ::1 answered");
+	int fd = client(AF_INET, SOCK_STREAM, s.port);
+	ok(tcp_roundtrip(fd, 0x7004, 2), "TCP on the wildcard answered");
+	close(fd);
+	is_int(server_stop(s), 0, "server exits cleanly on SIGTERM");
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
 	log_set_level(LOG_WARN);
 	test_setup_errors();
 
-	struct server s = server_start(16, 5000);
+	struct server s = server_start(loopbacks, 16, 5000);
 	ok(s.port != 0, "server started on 127.0.0.1 and ::1 port %u", s.port);
 	if (s.port) {
 		test_udp(s);
@@ -584,5 +608,6 @@ int main(void)
 
 	test_idle();
 	test_cap();
+	test_wildcard();
 	return done_testing();
 }

@@ -1,0 +1,8 @@
+#!/bin/sh
+# Builds geoacme with warnings as errors and runs the whole test suite
+# (unit, golden and integration tests: ctest labels unit and integration).
+set -eu
+cd "$(dirname "$0")/.."
+cmake -S . -B build -DGEOACME_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j2
+ctest --test-dir build --output-on-failure -j2 "$@"
