@@ -1,1 +1,222 @@
-/* placeholder: being written */
+/*
+ * Per-key UPDATE permissions and the zone's caps (see policy.h).
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acme/msg.h"
+#include "acme/policy.h"
+#include "acme/recset.h"
+#include "acme/update.h"
+#include "core/config.h"
+#include "core/log.h"
+#include "core/rrset.h"
+#include "storage/change.h"
+
+const char *policy_type_str(uint16_t type, char buf[16])
+{
+	static const struct { uint16_t t; const char *s; } names[] = {
+		{ RR_A, "A" }, { RR_NS, "NS" }, { RR_CNAME, "CNAME" }, { RR_SOA, "SOA" },
+		{ RR_PTR, "PTR" }, { RR_MX, "MX" }, { RR_TXT, "TXT" }, { RR_AAAA, "AAAA" },
+		{ RR_SRV, "SRV" }, { RR_DNAME, "DNAME" }, { RR_DS, "DS" }, { RR_RRSIG, "RRSIG" },
+		{ RR_NSEC, "NSEC" }, { RR_DNSKEY, "DNSKEY" }, { RR_NSEC3, "NSEC3" },
+		{ RR_NSEC3PARAM, "NSEC3PARAM" }, { RR_TLSA, "TLSA" }, { RR_CDS, "CDS" },
+		{ RR_CDNSKEY, "CDNSKEY" }, { RR_HTTPS, "HTTPS" }, { RR_SVCB, "SVCB" },
+		{ RR_CAA, "CAA" }, { RR_ANY, "ANY" },
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].t == type)
+			return names[i].s;
+	snprintf(buf, 16, "TYPE%u", (unsigned)type);
+	return buf;
+}
+
+int policy_init(struct policy *p, const struct config_zone *zc, const struct config_tsig_key *k,
+                const uint8_t *apex, char err[256])
+{
+	memset(p, 0, sizeof(*p));
+	snprintf(p->key, sizeof(p->key), "%s", k->name);
+	p->apex = apex;
+	p->max_records_per_name = zc->max_records_per_name;
+	p->max_records = zc->max_records;
+	p->max_txt_len = zc->max_txt_len ? zc->max_txt_len : 255;
+	size_t nt = k->n_allow_types ? k->n_allow_types : 1;
+	p->types = malloc(nt * sizeof(*p->types));
+	if (!p->types)
+		goto nomem;
+	if (k->n_allow_types)
+		memcpy(p->types, k->allow_types, nt * sizeof(*p->types));
+	else
+		p->types[0] = RR_TXT;
+	p->n_types = nt;
+	if (k->n_allow_names) {
+		p->names = calloc(k->n_allow_names, sizeof(*p->names));
+		if (!p->names)
+			goto nomem;
+	}
+	size_t apex_len = dname_len(apex);
+	for (size_t i = 0; i < k->n_allow_names; i++) {
+		const char *s = k->allow_names[i];
+		uint8_t *out = p->names[i];
+		size_t sl = strlen(s);
+		int n = dname_from_str(s, out);
+		bool absolute = sl > 0 && s[sl - 1] == '.';
+		if (n > 0 && !absolute && !dname_is_subdomain(out, apex)) {
+			/* Relative: append the zone's name. */
+			size_t rel = (size_t)n - 1;   /* without the root label */
+			if (rel + apex_len > DNAME_MAX)
+				n = -EINVAL;
+			else
+				memcpy(out + rel, apex, apex_len);
+		}
+		if (n < 0 || !dname_is_subdomain(out, apex)) {
+			snprintf(err, 256, "TSIG key %s: allow_names entry '%s' is not a name in %s",
+			         k->name, s, zc->zone);
+			policy_clear(p);
+			return -EINVAL;
+		}
+		dname_lower(out);
+	}
+	p->n_names = k->n_allow_names;
+	return 0;
+nomem:
+	snprintf(err, 256, "out of memory");
+	policy_clear(p);
+	return -ENOMEM;
+}
+
+void policy_clear(struct policy *p)
+{
+	free(p->types);
+	free(p->names);
+	p->types = NULL;
+	p->names = NULL;
+	p->n_types = p->n_names = 0;
+}
+
+static void refuse(const struct policy *p, const uint8_t *name, uint16_t type, const char *why)
+{
+	char n[DNAME_MAX * 4 + 2], t[16];
+	if (dname_to_str(name, n, sizeof(n)) < 0)
+		snprintf(n, sizeof(n), "(unprintable)");
+	log_warn("update refused: key %s, %s %s: %s", p->key, n, policy_type_str(type, t), why);
+}
+
+static bool type_signer_owned(uint16_t type)
+{
+	switch (type) {
+	case RR_DNSKEY: case RR_RRSIG: case RR_NSEC: case RR_NSEC3: case RR_NSEC3PARAM:
+	case RR_CDS: case RR_CDNSKEY:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool name_allowed(const struct policy *p, const uint8_t *name)
+{
+	if (p->n_names == 0)
+		return dname_is_subdomain(name, p->apex) &&
+		       dname_label_count(name) > dname_label_count(p->apex);
+	for (size_t i = 0; i < p->n_names; i++)
+		if (dname_is_subdomain(name, p->names[i]))
+			return true;
+	return false;
+}
+
+/* NULL when the key may change records of this type at this name, else why not. */
+static const char *why_not(const struct policy *p, const uint8_t *name, uint16_t type)
+{
+	bool apex = dname_label_count(name) == dname_label_count(p->apex);
+	if (type == RR_SOA)
+		return "the SOA is managed by the server";
+	if (apex && type == RR_NS)
+		return "the apex NS may not be changed by UPDATE";
+	if (type_signer_owned(type))
+		return "DNSSEC records are managed by the signer";
+	if (!name_allowed(p, name))
+		return "name not allowed for this key";
+	if (type == RR_ANY)
+		return NULL;   /* checked per type once the changes are known */
+	for (size_t i = 0; i < p->n_types; i++)
+		if (p->types[i] == type)
+			return NULL;
+	return "type not allowed for this key";
+}
+
+int policy_check_request(const struct policy *p, const struct update_msg *m)
+{
+	for (size_t i = 0; i < m->n_upd; i++) {
+		const struct update_rr *u = &m->upd[i];
+		const char *why = why_not(p, u->name, u->type);
+		if (why) {
+			refuse(p, u->name, u->type, why);
+			return -EACCES;
+		}
+		if (u->type != RR_TXT || u->rclass != m->zclass)
+			continue;
+		size_t longest = 0;
+		msg_txt_valid(u->rdata, u->rdlen, &longest);
+		if (longest > p->max_txt_len) {
+			refuse(p, u->name, u->type, "a TXT string is longer than max_txt_len");
+			return -EACCES;
+		}
+		if (u->rdlen > POLICY_TXT_RDATA_MAX) {
+			refuse(p, u->name, u->type, "TXT record longer than 1024 bytes");
+			return -EACCES;
+		}
+	}
+	return 0;
+}
+
+struct name_count {
+	const uint8_t *name;
+	long delta;
+};
+
+int policy_check_changes(const struct policy *p, const struct recset *rs,
+                         const struct change_list *cl)
+{
+	long total = 0;
+	for (size_t i = 0; i < cl->n; i++) {
+		const struct change *c = &cl->v[i];
+		const char *why = why_not(p, c->name, c->type);
+		if (why) {
+			refuse(p, c->name, c->type, why);
+			return -EACCES;
+		}
+		total += c->op == CHANGE_ADD ? 1 : -1;
+	}
+	size_t before = recset_count(rs);
+	if (p->max_records && total > 0 && before + (size_t)total > p->max_records) {
+		refuse(p, cl->v[0].name, cl->v[0].type, "the zone would exceed max_records");
+		return -EACCES;
+	}
+	if (!p->max_records_per_name)
+		return 0;
+	/* Per touched name: the change lists of an UPDATE are short. */
+	for (size_t i = 0; i < cl->n; i++) {
+		const struct change *c = &cl->v[i];
+		bool first = true;
+		for (size_t k = 0; k < i && first; k++)
+			first = !(cl->v[k].name_len == c->name_len &&
+			          memcmp(cl->v[k].name, c->name, c->name_len) == 0);
+		if (!first)
+			continue;
+		long delta = 0;
+		for (size_t k = i; k < cl->n; k++)
+			if (cl->v[k].name_len == c->name_len &&
+			    memcmp(cl->v[k].name, c->name, c->name_len) == 0)
+				delta += cl->v[k].op == CHANGE_ADD ? 1 : -1;
+		const struct recset_name *n = recset_find(rs, c->name);
+		long count = (n ? (long)n->nrecords : 0) + delta;
+		if (delta > 0 && count > (long)p->max_records_per_name) {
+			refuse(p, c->name, c->type, "the name would exceed max_records_per_name");
+			return -EACCES;
+		}
+	}
+	return 0;
+}

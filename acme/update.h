@@ -75,9 +75,9 @@ int update_compute(const struct recset *rs, const uint8_t *apex, const struct up
 /* RFC 1982 serial addition of 1. */
 uint32_t update_serial_next(uint32_t serial);
 /*
- * Appends the apex SOA's replacement with the next serial to cl.  Returns
- * the new serial's position... 0, or -ENOENT when the zone has no SOA,
- * -ENOMEM.  *serial receives the new serial.
+ * Appends the apex SOA's replacement with the next serial to cl and sets
+ * *serial to it.  Returns 0, -ENOENT when the zone has no single SOA, or
+ * -ENOMEM.
  */
 int update_bump_serial(const struct recset *rs, const uint8_t *apex, struct change_list *cl,
                        uint32_t *serial);

@@ -1,0 +1,28 @@
+#!/bin/sh
+# Quick start: installs what is missing, builds, makes the demo keys and
+# fetches the demo geo database, then serves config.toml.example in the
+# foreground on 127.0.0.1 and ::1, port 5353.  Ctrl-C stops it.
+set -eu
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+command -v npm >/dev/null 2>&1 || {
+	SUDO=""
+	[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q npm
+}
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j2
+mkdir -p demo/run
+chmod 700 demo/run
+for zone in example.com acme.example.net; do
+	[ -f "demo/run/$zone.pem" ] || build/cmd/geoacme keygen --key "demo/run/$zone.pem"
+done
+[ -f demo/run/update.acme.example.net.tsig ] ||
+	build/cmd/geoacme keygen --tsig demo/run/update.acme.example.net.tsig
+scripts/fetch-geo-data.sh
+build/cmd/geoacme check -c config.toml.example
+echo
+echo "DS records to publish in the parent zones:"
+build/cmd/geoacme ds -c config.toml.example
+echo
+exec build/cmd/geoacme serve -c config.toml.example
