@@ -1,1 +1,716 @@
-/* placeholder: being written */
+/*
+ * The ACME zones: setup, the UPDATE/TSIG handler, snapshot rebuilds and
+ * the stale-challenge purge (see acme_zone.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "acme/acme_zone.h"
+#include "acme/msg.h"
+#include "acme/policy.h"
+#include "acme/recset.h"
+#include "acme/tsig.h"
+#include "acme/update.h"
+#include "core/answer.h"
+#include "core/config.h"
+#include "core/diag.h"
+#include "core/dname.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "core/packet.h"
+#include "core/query.h"
+#include "core/rrset.h"
+#include "core/wire.h"
+#include "core/zone.h"
+#include "core/zone_table.h"
+#include "storage/change.h"
+#include "storage/db.h"
+#include "storage/records.h"
+#include "storage/seed.h"
+
+/* How often the purge looks for stale TXT records, at most. */
+#define PURGE_PERIOD_MAX_S 60
+
+struct acme_zone;
+
+struct acme_key {
+	struct tsig_key tk;
+	struct policy pol;
+	struct acme_zone *zone;
+};
+
+struct acme_zone {
+	struct acme *a;
+	uint8_t apex[DNAME_MAX];
+	char name[DNAME_MAX * 4 + 2];    /* presentation, for logs */
+	char *journal_path;
+	struct db *db;
+	struct recset *rs;
+	struct zone_signer signer;
+	bool has_signer;
+	bool allow_update;
+	uint32_t stale_age;
+	int64_t purge_timer;
+	struct acme_key *keys;
+	size_t n_keys;
+};
+
+struct acme {
+	struct zone_table *t;
+	struct loop *l;
+	struct answer_env *env;
+	struct acme_zone **zones;
+	size_t n;
+};
+
+static uint64_t now_s(void)
+{
+	return (uint64_t)time(NULL);
+}
+
+static struct acme_zone *find_zone(const struct acme *a, const uint8_t *apex)
+{
+	size_t len = dname_len(apex);
+	for (size_t i = 0; i < a->n; i++)
+		if (dname_len(a->zones[i]->apex) == len && memcmp(a->zones[i]->apex, apex, len) == 0)
+			return a->zones[i];
+	return NULL;
+}
+
+/* --- snapshots --- */
+
+static int add_name(void *arg, const struct recset_name *n)
+{
+	struct zone_builder *b = arg;
+	for (uint16_t k = 0; k < n->nsets; k++) {
+		const struct recset_rrset *s = &n->sets[k];
+		for (uint16_t j = 0; j < s->count; j++) {
+			int ret = zone_builder_add(b, n->name, s->type, s->rr[j].ttl, s->rr[j].rdata,
+			                           s->rr[j].rdlen);
+			if (ret < 0)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+/* A new snapshot from the in-memory records (which mirror the database). */
+static struct zone *build(struct acme_zone *az, char err[256])
+{
+	struct zone_builder *b = zone_builder_new(az->apex);
+	if (!b) {
+		snprintf(err, 256, "out of memory");
+		return NULL;
+	}
+	int ret = recset_foreach(az->rs, add_name, b);
+	if (ret < 0) {
+		zone_builder_free(b);
+		snprintf(err, 256, "%s: a record cannot be served (%s)", az->name, strerror(-ret));
+		return NULL;
+	}
+	struct diag d;
+	diag_init(&d);
+	struct zone *z = zone_builder_finish(b, az->has_signer ? &az->signer : NULL,
+	                                     az->journal_path, &d);
+	if (!z) {
+		for (size_t i = 0; i < d.n; i++)
+			log_error("%s", d.msgs[i]);
+		snprintf(err, 256, "%s", d.n ? d.msgs[0] : "cannot build the zone");
+	} else {
+		z->owner_data = az;
+	}
+	diag_clear(&d);
+	return z;
+}
+
+/*
+ * Makes a change: the serial bump is appended, the mirror changed, the new
+ * snapshot built (so a change that cannot be served is never committed),
+ * the transaction committed durably, and only then the snapshot swapped in.
+ * Any failure leaves the database, the mirror and the served zone as they
+ * were.
+ */
+static int commit(struct acme_zone *az, struct change_list *cl, uint32_t *serial)
+{
+	char err[256] = "";
+	int ret = update_bump_serial(az->rs, az->apex, cl, serial);
+	if (ret < 0) {
+		log_error("%s: cannot bump the serial: %s", az->name, strerror(-ret));
+		return ret;
+	}
+	ret = recset_apply(az->rs, cl, false);
+	if (ret < 0) {
+		log_error("%s: out of memory applying a change", az->name);
+		return ret;
+	}
+	struct zone *z = build(az, err);
+	if (!z) {
+		recset_apply(az->rs, cl, true);
+		log_error("%s: the change was not applied: %s", az->name, err);
+		return -EINVAL;
+	}
+	/* Durable before anyone hears about it: the response is written after this. */
+	ret = records_apply(az->db, cl);
+	if (ret < 0) {
+		recset_apply(az->rs, cl, true);
+		zone_free(z);
+		log_error("%s: the change was not committed to %s", az->name, az->journal_path);
+		return ret;
+	}
+	ret = zone_table_replace(az->a->t, z);
+	if (ret < 0) {
+		/* Only if the zone vanished from the table: nothing serves it anyway. */
+		zone_free(z);
+		log_error("%s: committed, but the zone is no longer in the table", az->name);
+	}
+	return 0;
+}
+
+int acme_resign(struct acme *a, const uint8_t *apex, char err[256])
+{
+	struct acme_zone *az = find_zone(a, apex);
+	if (!az) {
+		snprintf(err, 256, "not an ACME zone");
+		return -ENOENT;
+	}
+	struct zone *z = build(az, err);
+	if (!z)
+		return -EINVAL;
+	return zone_table_replace(a->t, z);
+}
+
+/* --- stale purge --- */
+
+struct purge_ctx {
+	struct change_list *cl;
+	int64_t cutoff;
+	int err;
+};
+
+static int collect_stale(void *arg, const struct recset_name *n)
+{
+	struct purge_ctx *p = arg;
+	const struct recset_rrset *s = recset_name_rrset(n, RR_TXT);
+	for (uint16_t j = 0; s && j < s->count; j++) {
+		const struct recset_rr *r = &s->rr[j];
+		/* created_at 0: from the zone file, meant to stay. */
+		if (r->created_at <= 0 || r->created_at > p->cutoff)
+			continue;
+		if (change_list_add(p->cl, CHANGE_DEL, n->name, RR_TXT, r->ttl, r->rdata, r->rdlen,
+		                    r->created_at) < 0)
+			return p->err = -ENOMEM;
+	}
+	return 0;
+}
+
+static int purge_zone(struct acme_zone *az, int64_t now)
+{
+	if (!az->stale_age)
+		return 0;
+	struct change_list cl;
+	change_list_init(&cl);
+	struct purge_ctx p = { &cl, now - (int64_t)az->stale_age, 0 };
+	recset_foreach(az->rs, collect_stale, &p);
+	if (p.err) {
+		change_list_clear(&cl);
+		return p.err;
+	}
+	size_t n = cl.n;
+	int ret = 0;
+	if (n) {
+		uint32_t serial = 0;
+		ret = commit(az, &cl, &serial);
+		if (ret == 0)
+			log_info("%s: removed %zu stale TXT records (older than %u s), serial %u",
+			         az->name, n, az->stale_age, serial);
+	}
+	change_list_clear(&cl);
+	return ret < 0 ? ret : (int)n;
+}
+
+int acme_purge_stale(struct acme *a, const uint8_t *apex, int64_t now)
+{
+	struct acme_zone *az = find_zone(a, apex);
+	return az ? purge_zone(az, now) : -ENOENT;
+}
+
+static void purge_timer(struct loop *l, void *arg);
+
+static void schedule_purge(struct acme_zone *az)
+{
+	if (!az->a->l || !az->stale_age)
+		return;
+	uint64_t period = az->stale_age < PURGE_PERIOD_MAX_S ? az->stale_age : PURGE_PERIOD_MAX_S;
+	int64_t id = loop_timer_add(az->a->l, period * 1000, purge_timer, az);
+	az->purge_timer = id > 0 ? id : 0;
+	if (id <= 0)
+		log_error("%s: cannot schedule the stale purge", az->name);
+}
+
+static void purge_timer(struct loop *l, void *arg)
+{
+	struct acme_zone *az = arg;
+	(void)l;
+	az->purge_timer = 0;
+	int ret = purge_zone(az, (int64_t)now_s());
+	if (ret < 0)
+		log_error("%s: stale purge failed (%s); retrying later", az->name, strerror(-ret));
+	schedule_purge(az);
+}
+
+/* --- the handler --- */
+
+/* The key named by a TSIG: the UPDATE's own zone first, then every zone. */
+static const struct acme_key *find_key(const struct acme *a, const struct tsig_rr *t,
+                                       const uint8_t *zone_hint)
+{
+	enum tsig_alg alg = tsig_alg_from_name(t->alg_name);
+	size_t len = dname_len(t->key_name);
+	const struct acme_zone *first = zone_hint ? find_zone(a, zone_hint) : NULL;
+	for (size_t pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < a->n; i++) {
+			const struct acme_zone *az = a->zones[i];
+			if ((pass == 0) != (az == first))
+				continue;
+			for (size_t k = 0; k < az->n_keys; k++) {
+				const struct tsig_key *tk = &az->keys[k].tk;
+				if (tk->alg == alg && dname_len(tk->name) == len &&
+				    memcmp(tk->name, t->key_name, len) == 0)
+					return &az->keys[k];
+			}
+		}
+	}
+	return NULL;
+}
+
+static void name_str(const uint8_t *name, char *out, size_t cap)
+{
+	if (dname_to_str(name, out, cap) < 0)
+		snprintf(out, cap, "(unprintable)");
+}
+
+/* What the response's TSIG must be. */
+struct reply_tsig {
+	const struct tsig_rr *req;       /* NULL: the request was not signed */
+	const struct acme_key *key;      /* sign with it; NULL: unsigned error TSIG */
+	uint16_t error;
+	uint64_t now;
+};
+
+static int append_tsig(struct query *q, const struct reply_tsig *r, size_t limit)
+{
+	const struct tsig_rr *req = r->req;
+	uint8_t other[6];
+	struct tsig_rr f;
+	memset(&f, 0, sizeof(f));
+	memcpy(f.key_name, req->key_name, dname_len(req->key_name));
+	memcpy(f.alg_name, req->alg_name, dname_len(req->alg_name));
+	f.fudge = req->fudge;
+	f.orig_id = wire_get_u16(q->tx);
+	f.error = r->error;
+	f.time_signed = r->now;
+	if (r->error == TSIG_BADTIME) {
+		/* Section 5.2.3: the client's time signed back, ours in Other Data. */
+		f.time_signed = req->time_signed;
+		wire_set_u16(other, (uint16_t)(r->now >> 32));
+		wire_set_u32(other + 2, (uint32_t)r->now);
+		f.other = other;
+		f.other_len = 6;
+	}
+	if (!r->key) {
+		/* BADKEY/BADSIG: unsigned, and no request MAC we could vouch for. */
+		f.time_signed = req->time_signed;
+	}
+	int ret = tsig_append(q->tx, &q->tx_len, limit, &f, r->key ? &r->key->tk : NULL,
+	                      req->mac, req->mac_len, NULL);
+	if (ret == -ENOSPC && limit < q->tx_cap)
+		ret = tsig_append(q->tx, &q->tx_len, q->tx_cap, &f, r->key ? &r->key->tk : NULL,
+		                  req->mac, req->mac_len, NULL);
+	return ret;
+}
+
+/* Header, echoed zone/question and OPT (core's error writer), then the TSIG. */
+static int reply(struct query *q, uint8_t rcode, const struct reply_tsig *r)
+{
+	q->rcode = rcode;
+	packet_write_error(q);
+	if (!q->tx_len || !r->req)
+		return 0;
+	size_t limit = q->max_size < q->tx_cap ? q->max_size : q->tx_cap;
+	int ret = append_tsig(q, r, limit);
+	if (ret < 0) {
+		log_error("cannot sign a response (%s)", strerror(-ret));
+		q->tx_len = 0;
+		return ret;
+	}
+	return 0;
+}
+
+static uint8_t do_update(struct acme *a, struct query *q, const struct acme_key *key, uint64_t now)
+{
+	struct update_msg m;
+	char zone[DNAME_MAX * 4 + 2] = "?", kname[DNAME_MAX * 4 + 2] = "(unsigned)";
+	if (key)
+		name_str(key->tk.name, kname, sizeof(kname));
+	if (!q->arena)
+		return RCODE_SERVFAIL;
+	int rc = update_parse(q->rx, q->rx_len, q->arena, &m);
+	if (rc != RCODE_NOERROR) {
+		log_info("update from key %s: malformed (rcode %d)", kname, rc);
+		return (uint8_t)rc;
+	}
+	name_str(m.zone, zone, sizeof(zone));
+	if (m.zclass != CLASS_IN || !zone_table_get(a->t, m.zone)) {
+		log_info("update for %s from key %s: not a zone we serve", zone, kname);
+		return RCODE_NOTAUTH;
+	}
+	struct acme_zone *az = find_zone(a, m.zone);
+	if (!az || !az->allow_update) {
+		log_warn("update for %s from key %s refused: the zone does not allow updates", zone,
+		         kname);
+		return RCODE_REFUSED;
+	}
+	if (!key) {
+		log_warn("update for %s refused: not signed with TSIG", zone);
+		return RCODE_REFUSED;
+	}
+	if (key->zone != az) {
+		log_warn("update for %s refused: key %s belongs to %s", zone, kname, key->zone->name);
+		return RCODE_REFUSED;
+	}
+	rc = update_prereq(az->rs, az->apex, &m);
+	if (rc != RCODE_NOERROR) {
+		log_info("update for %s from key %s: prerequisite not met (rcode %d)", zone, kname, rc);
+		return (uint8_t)rc;
+	}
+	rc = update_prescan(az->apex, &m);
+	if (rc != RCODE_NOERROR) {
+		log_info("update for %s from key %s: prescan failed (rcode %d)", zone, kname, rc);
+		return (uint8_t)rc;
+	}
+	if (policy_check_request(&key->pol, &m) < 0)
+		return RCODE_REFUSED;
+
+	struct change_list cl;
+	change_list_init(&cl);
+	uint8_t ret = RCODE_NOERROR;
+	if (update_compute(az->rs, az->apex, &m, (int64_t)now, &cl) < 0) {
+		log_error("update for %s: out of memory", zone);
+		ret = RCODE_SERVFAIL;
+	} else if (cl.n == 0) {
+		log_info("update for %s from key %s: nothing to change", zone, kname);
+	} else if (policy_check_changes(&key->pol, az->rs, &cl) < 0) {
+		ret = RCODE_REFUSED;
+	} else {
+		size_t dels = 0, adds = 0;
+		for (size_t i = 0; i < cl.n; i++)
+			(cl.v[i].op == CHANGE_ADD ? adds : dels)++;
+		uint32_t serial = 0;
+		if (commit(az, &cl, &serial) < 0)
+			ret = RCODE_SERVFAIL;
+		else
+			log_info("update for %s from key %s: %zu added, %zu deleted, serial %u", zone,
+			         kname, adds, dels, serial);
+	}
+	change_list_clear(&cl);
+	return ret;
+}
+
+/* A verified signed query: answered by core, with room kept for the TSIG. */
+static void signed_query(struct acme *a, struct query *q, const struct reply_tsig *r)
+{
+	if (!a->env || q->opcode != OPCODE_QUERY) {
+		reply(q, a->env ? RCODE_NOTIMP : RCODE_REFUSED, r);
+		return;
+	}
+	size_t limit = q->max_size < q->tx_cap ? q->max_size : q->tx_cap;
+	size_t reserve = tsig_space(&r->key->tk);
+	size_t saved = q->max_size;
+	if (limit > reserve + MSG_HEADER_LEN)
+		q->max_size = limit - reserve;
+	answer_query(q, a->env);
+	q->max_size = saved;
+	if (!q->tx_len)
+		return;
+	if (append_tsig(q, r, limit) < 0)
+		q->tx_len = 0;
+}
+
+static int handle(void *ctx, struct query *q)
+{
+	struct acme *a = ctx;
+	uint64_t now = now_s();
+	struct tsig_rr t;
+	struct reply_tsig r = { NULL, NULL, TSIG_NOERROR, now };
+	q->tx_len = 0;
+	if (q->rx_len < MSG_HEADER_LEN)
+		return 0;
+	int found = tsig_find(q->rx, q->rx_len, &t);
+	if (found < 0)
+		return reply(q, RCODE_FORMERR, &r);
+	if (found) {
+		char kname[DNAME_MAX * 4 + 2];
+		name_str(t.key_name, kname, sizeof(kname));
+		const struct acme_key *key = find_key(a, &t, q->opcode == OPCODE_UPDATE ? q->qname : NULL);
+		int v = tsig_verify(q->rx, &t, key ? &key->tk : NULL, now);
+		if (v < 0) {
+			log_warn("TSIG from key %s: MAC size %u not allowed", kname, t.mac_len);
+			return reply(q, RCODE_FORMERR, &r);
+		}
+		r.req = &t;
+		r.error = (uint16_t)v;
+		if (v == TSIG_BADKEY || v == TSIG_BADSIG) {
+			log_warn("TSIG from key %s: %s", kname,
+			         v == TSIG_BADKEY ? "unknown key or algorithm (BADKEY)"
+			                          : "wrong MAC (BADSIG)");
+			return reply(q, RCODE_NOTAUTH, &r);
+		}
+		r.key = key;
+		if (v != TSIG_NOERROR) {
+			if (v == TSIG_BADTIME)
+				log_warn("TSIG from key %s: time %llu is %lld s off our clock (BADTIME)",
+				         kname, (unsigned long long)t.time_signed,
+				         (long long)(t.time_signed - now));
+			else
+				log_warn("TSIG from key %s: MAC truncated to %u bytes (BADTRUNC)", kname,
+				         t.mac_len);
+			return reply(q, RCODE_NOTAUTH, &r);
+		}
+		if (q->opcode != OPCODE_UPDATE) {
+			signed_query(a, q, &r);
+			return 0;
+		}
+	}
+	if (q->opcode != OPCODE_UPDATE)
+		return reply(q, RCODE_NOTIMP, &r);
+	return reply(q, do_update(a, q, r.key, now), &r);
+}
+
+struct update_handler acme_update_handler(struct acme *a, struct answer_env *env)
+{
+	a->env = env;
+	return (struct update_handler){ .ctx = a, .handle = handle };
+}
+
+/* --- setup --- */
+
+struct acme *acme_new(struct zone_table *t, struct loop *l, char err[256])
+{
+	struct acme *a = calloc(1, sizeof(*a));
+	if (!a) {
+		snprintf(err, 256, "out of memory");
+		return NULL;
+	}
+	a->t = t;
+	a->l = l;
+	return a;
+}
+
+static void zone_free_acme(struct acme_zone *az)
+{
+	if (!az)
+		return;
+	if (az->purge_timer > 0 && az->a->l)
+		loop_timer_cancel(az->a->l, az->purge_timer);
+	for (size_t i = 0; i < az->n_keys; i++)
+		policy_clear(&az->keys[i].pol);
+	free(az->keys);
+	recset_free(az->rs);
+	db_close(az->db);
+	free(az->journal_path);
+	free(az);
+}
+
+void acme_free(struct acme *a)
+{
+	if (!a)
+		return;
+	for (size_t i = 0; i < a->n; i++)
+		zone_free_acme(a->zones[i]);
+	free(a->zones);
+	free(a);
+}
+
+static int load_row(void *arg, const struct records_row *row)
+{
+	struct acme_zone *az = arg;
+	if (row->rclass != CLASS_IN) {
+		log_warn("%s: ignoring a record of class %u in %s", az->name, (unsigned)row->rclass,
+		         az->journal_path);
+		return 0;
+	}
+	return recset_add(az->rs, row->name, row->type, row->ttl, row->rdata, row->rdlen,
+	                  row->created_at);
+}
+
+/* First start: the zone file, checked by building it, then written once. */
+static int seed(struct acme_zone *az, const struct config_zone *zc, struct zone **z,
+                char err[256])
+{
+	if (!zc->zone_path) {
+		snprintf(err, 256, "%s is empty and no zone_path is configured to seed it",
+		         az->journal_path);
+		return -EINVAL;
+	}
+	struct change_list cl;
+	struct diag d;
+	change_list_init(&cl);
+	diag_init(&d);
+	int ret = seed_read(zc->zone_path, az->apex, &cl, &d);
+	if (ret < 0) {
+		for (size_t i = 0; i < d.n; i++)
+			log_error("%s", d.msgs[i]);
+		snprintf(err, 256, "%s", d.n ? d.msgs[0] : "cannot read the zone file");
+		goto out;
+	}
+	ret = recset_apply(az->rs, &cl, false);
+	if (ret < 0) {
+		snprintf(err, 256, "out of memory");
+		goto out;
+	}
+	*z = build(az, err);
+	if (!*z) {
+		ret = -EINVAL;
+		goto out;
+	}
+	ret = seed_commit(az->db, &cl, az->apex, zc->zone_path, (int64_t)now_s());
+	if (ret < 0) {
+		snprintf(err, 256, "%s: cannot write the seeded records", az->journal_path);
+		zone_free(*z);
+		*z = NULL;
+		goto out;
+	}
+	log_info("%s: seeded %s with %zu records from %s", az->name, az->journal_path, cl.n,
+	         zc->zone_path);
+out:
+	change_list_clear(&cl);
+	diag_clear(&d);
+	return ret;
+}
+
+static int add_keys(struct acme_zone *az, const struct config_zone *zc, char err[256])
+{
+	if (!zc->n_tsig_keys)
+		return 0;
+	az->keys = calloc(zc->n_tsig_keys, sizeof(*az->keys));
+	if (!az->keys) {
+		snprintf(err, 256, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < zc->n_tsig_keys; i++) {
+		const struct config_tsig_key *k = &zc->tsig_keys[i];
+		struct acme_key *ak = &az->keys[i];
+		if (tsig_key_init(&ak->tk, k->name, k->algorithm, k->secret, k->secret_len, k->fudge,
+		                  err) < 0)
+			return -EINVAL;
+		if (policy_init(&ak->pol, zc, k, az->apex, err) < 0)
+			return -EINVAL;
+		ak->zone = az;
+		az->n_keys = i + 1;
+	}
+	return 0;
+}
+
+int acme_add_zone(struct acme *a, const struct config *c, const struct config_zone *zc,
+                  const struct zone_signer *signer, char err[256])
+{
+	(void)c;
+	struct acme_zone *az = calloc(1, sizeof(*az));
+	struct zone *z = NULL;
+	int ret = -ENOMEM;
+	if (!az) {
+		snprintf(err, 256, "out of memory");
+		return -ENOMEM;
+	}
+	az->a = a;
+	if (dname_from_str(zc->zone, az->apex) < 0) {
+		snprintf(err, 256, "'%s' is not a valid zone name", zc->zone);
+		ret = -EINVAL;
+		goto fail;
+	}
+	dname_lower(az->apex);
+	name_str(az->apex, az->name, sizeof(az->name));
+	if (zone_table_get(a->t, az->apex) || find_zone(a, az->apex)) {
+		snprintf(err, 256, "zone %s is configured twice", az->name);
+		ret = -EEXIST;
+		goto fail;
+	}
+	if (!zc->journal_path) {
+		snprintf(err, 256, "zone %s: a sqlite store needs journal_path", az->name);
+		ret = -EINVAL;
+		goto fail;
+	}
+	if (!(az->journal_path = strdup(zc->journal_path)) || !(az->rs = recset_new())) {
+		snprintf(err, 256, "out of memory");
+		goto fail;
+	}
+	if (signer) {
+		az->signer = *signer;
+		az->has_signer = true;
+	}
+	az->allow_update = zc->allow_update;
+	az->stale_age = zc->stale_txt_age_s;
+	if ((ret = add_keys(az, zc, err)) < 0)
+		goto fail;
+
+	az->db = db_open(zc->journal_path, err);
+	if (!az->db) {
+		ret = -EIO;
+		goto fail;
+	}
+	uint8_t owner[DNAME_MAX];
+	ret = db_apex(az->db, owner);
+	if (ret > 0 && ((size_t)ret != dname_len(az->apex) || memcmp(owner, az->apex, (size_t)ret))) {
+		char other[DNAME_MAX * 4 + 2];
+		name_str(owner, other, sizeof(other));
+		snprintf(err, 256, "%s holds zone %s, not %s", zc->journal_path, other, az->name);
+		ret = -EINVAL;
+		goto fail;
+	}
+	ret = seed_needed(az->db);
+	if (ret < 0) {
+		snprintf(err, 256, "%s: cannot read the database", zc->journal_path);
+		goto fail;
+	}
+	if (ret == 1) {
+		if ((ret = seed(az, zc, &z, err)) < 0)
+			goto fail;
+	} else {
+		ret = records_load(az->db, load_row, az);
+		if (ret < 0) {
+			snprintf(err, 256, "%s: cannot load the records (%s)", zc->journal_path,
+			         strerror(-ret));
+			goto fail;
+		}
+		if (!(z = build(az, err))) {
+			ret = -EINVAL;
+			goto fail;
+		}
+	}
+	struct acme_zone **v = realloc(a->zones, (a->n + 1) * sizeof(*v));
+	if (!v) {
+		snprintf(err, 256, "out of memory");
+		ret = -ENOMEM;
+		goto fail;
+	}
+	a->zones = v;
+	ret = zone_table_add(a->t, z);
+	if (ret < 0) {
+		snprintf(err, 256, "zone %s is configured twice", az->name);
+		goto fail;
+	}
+	a->zones[a->n++] = az;
+	if (az->allow_update && !az->n_keys)
+		log_warn("%s: allow_update without TSIG keys: every UPDATE will be refused", az->name);
+	log_info("%s: %zu records from %s, serial %u%s", az->name, recset_count(az->rs),
+	         az->journal_path, z->serial, az->has_signer ? ", signed" : "");
+	schedule_purge(az);
+	return 0;
+fail:
+	zone_free(z);
+	zone_free_acme(az);
+	return ret < 0 ? ret : -EINVAL;
+}

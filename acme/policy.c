@@ -172,11 +172,6 @@ int policy_check_request(const struct policy *p, const struct update_msg *m)
 	return 0;
 }
 
-struct name_count {
-	const uint8_t *name;
-	long delta;
-};
-
 int policy_check_changes(const struct policy *p, const struct recset *rs,
                          const struct change_list *cl)
 {

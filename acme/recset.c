@@ -242,6 +242,17 @@ static void del_rr(struct recset *rs, const struct change *c)
 	}
 }
 
+int recset_add(struct recset *rs, const uint8_t *name, uint16_t type, uint32_t ttl,
+               const uint8_t *rdata, uint16_t rdlen, int64_t created_at)
+{
+	struct change c = {
+		.op = CHANGE_ADD, .name_len = (uint8_t)dname_len(name), .type = type,
+		.rdlen = rdlen, .ttl = ttl, .created_at = created_at,
+		.name = (uint8_t *)name, .rdata = (uint8_t *)rdata,
+	};
+	return add_rr(rs, &c);
+}
+
 static struct change inverse(const struct change *c)
 {
 	struct change inv = *c;

@@ -50,6 +50,10 @@ void recset_free(struct recset *rs);   /* NULL-safe */
  */
 int recset_apply(struct recset *rs, const struct change_list *cl, bool reverse);
 
+/* Adds one record, as a CHANGE_ADD would (used to load the database). */
+int recset_add(struct recset *rs, const uint8_t *name, uint16_t type, uint32_t ttl,
+               const uint8_t *rdata, uint16_t rdlen, int64_t created_at);
+
 const struct recset_name *recset_find(const struct recset *rs, const uint8_t *name);
 const struct recset_rrset *recset_name_rrset(const struct recset_name *n, uint16_t type);
 /* The record with this rdata, or NULL. */

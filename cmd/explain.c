@@ -1,1 +1,404 @@
-/* placeholder: being written */
+/*
+ * geoacme explain: show how a geo answer is chosen for one client, with
+ * the same code the server runs (config_load, geo_sites_new, geo_db_open,
+ * geo_sets_build, geo_choose), so what it prints is what the server sends
+ * to that client while every enabled site is alive.
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cmd/cmd.h"
+#include "core/arena.h"
+#include "core/config.h"
+#include "core/diag.h"
+#include "core/geo.h"
+#include "core/rrset.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+	        "usage: geoacme explain -c FILE NAME [A|AAAA] (--client IP | --at LAT,LON)\n"
+	        "\n"
+	        "Shows how the server answers NAME for one client: where the client is\n"
+	        "located (database, matched network), the distance to every site, the\n"
+	        "decision with its numbers, and the records sent.  NAME is a geo name\n"
+	        "from the config, absolute or relative to its zone.  No health checks\n"
+	        "run here: every enabled site counts as alive.\n"
+	        "\n"
+	        "  -c, --config FILE   the TOML configuration\n"
+	        "      --client IP     locate this address (an ECS address or a resolver)\n"
+	        "      --at LAT,LON    skip the lookup: the client is at these degrees\n"
+	        "  -h, --help          this help\n");
+}
+
+/* Lowercase absolute presentation name with one trailing dot. */
+static void absolute_name(const char *name, const char *zone, char *out, size_t cap)
+{
+	size_t ln = strlen(name), lz = strlen(zone);
+
+	if (lz && zone[lz - 1] == '.')
+		lz--;
+	if (strcmp(name, "@") == 0)
+		snprintf(out, cap, "%.*s.", (int)lz, zone);
+	else if (ln && name[ln - 1] == '.')
+		snprintf(out, cap, "%s", name);
+	else
+		snprintf(out, cap, "%s.%.*s.", name, (int)lz, zone);
+	for (char *p = out; *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+}
+
+struct found {
+	const struct config_zone *zone;
+	const struct config_geo_name *gn;
+	char owner[512];
+};
+
+/*
+ * Finds the geo name: NAME taken as absolute first ("www.example.com" and
+ * "www.example.com." both work), then as relative to every zone.
+ * Returns the number of matches (0, 1 or more: ambiguous).
+ */
+static int find_geo_name(const struct config *c, const char *name, struct found *f)
+{
+	char want[512], owner[512];
+	int matches = 0;
+
+	snprintf(want, sizeof(want), "%s%s", name,
+	         name[0] && name[strlen(name) - 1] == '.' ? "" : ".");
+	for (char *p = want; *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+	for (int pass = 0; pass < 2 && matches == 0; pass++) {
+		for (size_t i = 0; i < c->n_zones; i++) {
+			const struct config_zone *z = &c->zones[i];
+			char rel[512];
+			if (pass == 1) {
+				if (name[0] && name[strlen(name) - 1] == '.')
+					break;   /* absolute names only match absolutely */
+				absolute_name(name, z->zone, rel, sizeof(rel));
+			}
+			for (size_t j = 0; j < z->n_geo; j++) {
+				absolute_name(z->geo[j].name, z->zone, owner, sizeof(owner));
+				if (strcmp(owner, pass == 0 ? want : rel) != 0)
+					continue;
+				if (matches++ == 0) {
+					f->zone = z;
+					f->gn = &z->geo[j];
+					snprintf(f->owner, sizeof(f->owner), "%s", owner);
+				}
+			}
+		}
+	}
+	return matches;
+}
+
+static void list_geo_names(const struct config *c)
+{
+	char owner[512];
+	int n = 0;
+
+	for (size_t i = 0; i < c->n_zones; i++)
+		for (size_t j = 0; j < c->zones[i].n_geo; j++) {
+			absolute_name(c->zones[i].geo[j].name, c->zones[i].zone, owner, sizeof(owner));
+			fprintf(stderr, "%s %s", n++ ? "," : "  configured geo names:", owner);
+		}
+	fprintf(stderr, n ? "\n" : "  no geo names are configured\n");
+}
+
+/* "192.0.2.128/26" for the network of `prefix` bits around addr. */
+static void format_network(int family, const uint8_t *addr, unsigned prefix, char *out,
+                           size_t cap)
+{
+	uint8_t net[16] = { 0 };
+	size_t len = family == 4 ? 4 : 16;
+	char text[INET6_ADDRSTRLEN];
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned bits = prefix > i * 8 ? prefix - (unsigned)i * 8 : 0;
+		uint8_t mask = bits >= 8 ? 0xff : (uint8_t)(0xff << (8 - bits));
+		net[i] = addr[i] & mask;
+	}
+	inet_ntop(family == 4 ? AF_INET : AF_INET6, net, text, sizeof(text));
+	snprintf(out, cap, "%s/%u", text, prefix);
+}
+
+static bool parse_at(const char *s, double *lat, double *lon)
+{
+	char *end;
+
+	*lat = strtod(s, &end);
+	if (end == s || *end != ',')
+		return false;
+	s = end + 1;
+	*lon = strtod(s, &end);
+	if (end == s || *end != '\0')
+		return false;
+	return *lat >= -90 && *lat <= 90 && *lon >= -180 && *lon <= 180;
+}
+
+struct row {
+	size_t site;
+	double miles;
+};
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	if (x->miles != y->miles)
+		return x->miles < y->miles ? -1 : 1;
+	return x->site < y->site ? -1 : x->site > y->site;
+}
+
+static bool in_name(const struct config_geo_name *gn, const char *site)
+{
+	if (gn->n_sites == 0)
+		return true;
+	for (size_t i = 0; i < gn->n_sites; i++)
+		if (strcmp(gn->sites[i], site) == 0)
+			return true;
+	return false;
+}
+
+static void print_sites(const struct geo_sites *sites, const struct config_geo_name *gn,
+                        int family, double lat, double lon, const struct geo_choice *ch)
+{
+	size_t n = geo_sites_count(sites);
+	struct row *rows = calloc(n ? n : 1, sizeof(*rows));
+
+	if (!rows)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		double slat, slon;
+		geo_site_position(sites, i, &slat, &slon);
+		rows[i] = (struct row){ i, geo_distance_miles(lat, lon, slat, slon) };
+	}
+	qsort(rows, n, sizeof(*rows), row_cmp);
+	printf("%10s  %-16s %-26s %s\n", "miles", "site", "address", "status");
+	for (size_t k = 0; k < n; k++) {
+		size_t i = rows[k].site;
+		const char *name = geo_site_name(sites, i);
+		uint8_t addr[16];
+		char text[INET6_ADDRSTRLEN] = "-";
+		bool has = geo_site_address(sites, i, family, addr);
+		const char *status, *mark = "";
+		if (has)
+			inet_ntop(family == 4 ? AF_INET : AF_INET6, addr, text, sizeof(text));
+		if (!in_name(gn, name))
+			status = "not a candidate: not in this name's sites";
+		else if (!geo_site_enabled(sites, i))
+			status = "not a candidate: disabled";
+		else if (!has)
+			status = family == 4 ? "not a candidate: no IPv4 address"
+			                     : "not a candidate: no IPv6 address";
+		else
+			status = geo_site_alive(sites, i) ? "alive" : "dead";
+		if (ch->n >= 1 && (size_t)ch->site[0] == i)
+			mark = ch->n == 1 ? "  <- answer" : "  <- nearest";
+		else if (ch->site[1] >= 0 && (size_t)ch->site[1] == i)
+			mark = ch->n == 2 ? "  <- second" : "  <- second (not sent)";
+		printf("%10.2f  %-16s %-26s %s%s\n", rows[k].miles, name, text, status, mark);
+	}
+	free(rows);
+}
+
+static void print_decision(const struct geo_choice *ch, const struct config_geo_name *gn,
+                           bool two_candidates)
+{
+	if (ch->fail_open)
+		printf("no candidate site is alive: failing open, as if all were alive "
+		       "(the server logs this as an error)\n");
+	if (!two_candidates) {
+		printf("decision: only one candidate site%s → nearest only, TTL %u\n",
+		       ch->fail_open ? "" : " alive", gn->ttl_single);
+		return;
+	}
+	double first = ch->miles[0], second = ch->miles[1];
+	double diff = second - first;
+	bool by_ratio = second > gn->ratio * first;
+	bool by_margin = diff > gn->margin_miles;
+	char ratio[64];
+	if (first > 0)
+		snprintf(ratio, sizeof(ratio), "%.3f", second / first);
+	else
+		snprintf(ratio, sizeof(ratio), second > 0 ? "inf" : "undefined (both 0 mi)");
+	printf("decision: second/first = %.2f/%.2f = %s %s %g %s second-first = %.1f mi %s %g",
+	       second, first, ratio, by_ratio ? ">" : "≤", gn->ratio,
+	       by_ratio && by_margin ? "and" : by_ratio ? "but" : "and", diff,
+	       by_margin ? ">" : "≤", gn->margin_miles);
+	if (by_ratio && by_margin)
+		printf(" → nearest only, TTL %u\n", gn->ttl_single);
+	else
+		printf(" → both, nearest first, TTL %u\n", gn->ttl_pair);
+}
+
+int cmd_explain(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "client", required_argument, NULL, 'C' },
+		{ "at", required_argument, NULL, 'A' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *path = NULL, *client = NULL, *at = NULL;
+	int opt;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'c': path = optarg; break;
+		case 'C': client = optarg; break;
+		case 'A': at = optarg; break;
+		case 'h': usage(stdout); return EXIT_OK;
+		default: usage(stderr); return EXIT_USAGE;
+		}
+	}
+	int npos = argc - optind;
+	if (!path || npos < 1 || npos > 2 || (!client) == (!at)) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	const char *name = argv[optind];
+	uint16_t qtype = RR_A;
+	if (npos == 2) {
+		if (strcasecmp(argv[optind + 1], "A") == 0) {
+			qtype = RR_A;
+		} else if (strcasecmp(argv[optind + 1], "AAAA") == 0) {
+			qtype = RR_AAAA;
+		} else {
+			fprintf(stderr, "geoacme explain: type must be A or AAAA, not '%s'\n",
+			        argv[optind + 1]);
+			return EXIT_USAGE;
+		}
+	}
+	int family = qtype == RR_A ? 4 : 6;
+	int client_family = 0;
+	uint8_t client_addr[16] = { 0 };
+	double lat = 0, lon = 0;
+	if (client) {
+		if (inet_pton(AF_INET, client, client_addr) == 1)
+			client_family = 4;
+		else if (inet_pton(AF_INET6, client, client_addr) == 1)
+			client_family = 6;
+		else {
+			fprintf(stderr, "geoacme explain: '%s' is not an IP address\n", client);
+			return EXIT_USAGE;
+		}
+	} else if (!parse_at(at, &lat, &lon)) {
+		fprintf(stderr, "geoacme explain: --at wants LAT,LON in degrees, not '%s'\n", at);
+		return EXIT_USAGE;
+	}
+
+	int rc = EXIT_CONFIG;
+	char err[256] = "";
+	struct diag d;
+	struct geo_sites *sites = NULL;
+	struct geo_db *db = NULL;
+	struct arena *a = NULL;
+	diag_init(&d);
+	struct config *c = config_load(path, &d);
+	if (!c) {
+		diag_print(&d);
+		goto out;
+	}
+	struct found f;
+	int matches = find_geo_name(c, name, &f);
+	if (matches != 1) {
+		fprintf(stderr, "geoacme explain: '%s' %s\n", name,
+		        matches ? "matches geo names in several zones: give it absolute"
+		                : "is not a configured geo name");
+		list_geo_names(c);
+		rc = EXIT_USAGE;
+		goto out;
+	}
+	sites = geo_sites_new(c, err);
+	if (!sites) {
+		fprintf(stderr, "%s: %s\n", path, err);
+		goto out;
+	}
+	a = arena_new(0);
+	struct geo_sets *gs = a ? geo_sets_build(a, sites, f.gn, err) : NULL;
+	if (!gs) {
+		fprintf(stderr, "%s:%d: %s\n", path, f.gn->pos.line, a ? err : "out of memory");
+		goto out;
+	}
+
+	printf("question: %s %s\n", f.owner, family == 4 ? "A" : "AAAA");
+	if (client) {
+		struct geo_location loc = { .db_index = -1 };
+		int r = -ENOENT;
+		if (c->geo.n_databases || c->geo.has_default_location) {
+			db = geo_db_open(&c->geo, err);
+			if (!db) {
+				fprintf(stderr, "%s: %s\n", path, err);
+				goto out;
+			}
+			r = geo_db_locate(db, client_family, client_addr, &loc);
+		}
+		char net[64];
+		format_network(client_family, client_addr, loc.prefix, net, sizeof(net));
+		printf("client:   %s\n", client);
+		if (loc.found) {
+			lat = loc.lat;
+			lon = loc.lon;
+			printf("location: %.6f, %.6f from %s (layout %s), network %s\n", lat, lon,
+			       geo_db_path(db, (size_t)loc.db_index),
+			       geo_db_layout(db, (size_t)loc.db_index), net);
+		} else if (r == 0) {
+			lat = loc.lat;
+			lon = loc.lon;
+			printf("location: %.6f, %.6f, the default location: no database places "
+			       "%s (the miss covers %s)\n", lat, lon, client, net);
+		} else {
+			printf("location: unknown: %s and no default_location is set; the server "
+			       "answers as if the client were at 0, 0\n",
+			       db ? "no database places the client" : "no geo databases are configured");
+		}
+		if (db)
+			printf("ECS scope: /%u (the answer holds for %s)\n", loc.prefix, net);
+	} else {
+		printf("location: %.6f, %.6f (given with --at)\n", lat, lon);
+	}
+
+	struct geo_choice ch;
+	if (geo_choose(gs, sites, qtype, lat, lon, &ch) < 0) {
+		fprintf(stderr, "geoacme explain: cannot choose for this type\n");
+		rc = EXIT_RUNTIME;
+		goto out;
+	}
+	printf("rule: ratio %g, margin %g mi, TTL %u single / %u pair; no health checks run "
+	       "here, so every enabled site is alive\n\n",
+	       f.gn->ratio, f.gn->margin_miles, f.gn->ttl_single, f.gn->ttl_pair);
+	print_sites(sites, f.gn, family, lat, lon, &ch);
+	printf("\n");
+	if (!ch.rrset) {
+		printf("decision: no candidate site has an %s address → NODATA (no records)\n",
+		       family == 4 ? "IPv4" : "IPv6");
+		rc = EXIT_OK;
+		goto out;
+	}
+	/* Two candidates competed when there was a runner-up at all. */
+	print_decision(&ch, f.gn, ch.site[1] >= 0);
+	printf("\nanswer:\n");
+	for (int k = 0; k < ch.rrset->count; k++) {
+		const struct rdata *rd = &ch.rrset->rr[ch.reversed ? ch.rrset->count - 1 - k : k];
+		char text[INET6_ADDRSTRLEN];
+		inet_ntop(family == 4 ? AF_INET : AF_INET6, rd->data, text, sizeof(text));
+		printf("%s %u IN %s %s\n", f.owner, ch.rrset->ttl, family == 4 ? "A" : "AAAA", text);
+	}
+	rc = EXIT_OK;
+out:
+	arena_free(a);
+	geo_db_free(db);
+	geo_sites_free(sites);
+	config_free(c);
+	diag_clear(&d);
+	return rc;
+}

@@ -15,6 +15,7 @@
 #include "core/health.h"
 #include "core/log.h"
 #include "core/loop.h"
+#include "core/rrl.h"
 #include "core/zone.h"
 #include "core/zone_file.h"
 #include "core/zone_load.h"
@@ -194,6 +195,26 @@ struct generation *generation_new(const char *path, struct loop *loop,
 	g->env.sites = g->sites;
 	g->env.geo_db = g->geo_db;
 	g->env.udp_max_size = c->udp_max_size;
+	if (c->rrl_rate) {
+		struct rrl_config rc = {
+			.rate = c->rrl_rate,
+			.slip = c->rrl_slip,
+			.ipv4_prefix = c->rrl_ipv4_prefix,
+			.ipv6_prefix = c->rrl_ipv6_prefix,
+			.buckets = 65536,
+		};
+		g->rrl = rrl_new(&rc);
+		g->env.rrl = g->rrl;
+	}
+	if (c->cookies) {
+		if (prev)
+			g->cookie = prev->cookie;
+		else if (cookie_secret_random(&g->cookie) < 0) {
+			diag_add(d, NULL, 0, 0, "cannot read random bytes for the cookie secret");
+			goto fail;
+		}
+		g->env.cookies = &g->cookie;
+	}
 	if (g->acme)
 		g->env.update = acme_update_handler(g->acme, &g->env);
 	schedule_resign(g);
@@ -211,6 +232,7 @@ void generation_free(struct generation *g)
 	if (g->loop && g->resign_timer > 0)
 		loop_timer_cancel(g->loop, g->resign_timer);
 	health_free(g->health);
+	rrl_free(g->rrl);
 	acme_free(g->acme);
 	zone_table_free(g->zones);
 	if (g->cfg && g->signers)

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 
 #include "core/answer.h"
+#include "core/cookie.h"
 
 struct config;
 struct diag;
@@ -29,6 +30,8 @@ struct generation {
 	struct zone_table *zones;
 	struct acme *acme;
 	struct answer_env env;
+	struct rrl *rrl;
+	struct cookie_secret cookie;  /* kept across reloads so cookies stay valid */
 	struct loop *loop;
 	int64_t resign_timer;
 };

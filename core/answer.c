@@ -4,13 +4,16 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/answer.h"
+#include "core/cookie.h"
 #include "core/dname.h"
 #include "core/geo.h"
 #include "core/log.h"
 #include "core/packet.h"
 #include "core/query.h"
+#include "core/rrl.h"
 #include "core/wire.h"
 #include "core/zone.h"
 #include "core/zone_table.h"
@@ -352,6 +355,12 @@ void answer_handle(void *envp, struct query *q)
 		packet_write_error(q);
 		return;
 	}
+	/* time() is a vDSO read on Linux: no syscall on the query path. */
+	uint32_t now = (uint32_t)time(NULL);
+	if (q->edns.cookie_present && env->cookies) {
+		q->cookie_valid = cookie_process(env->cookies, q, now, q->cookie_out);
+		q->cookie_out_set = true;
+	}
 	if (q->edns.present && q->edns.version > 0) {
 		q->rcode = RCODE_BADVERS;
 		packet_write_error(q);
@@ -375,4 +384,20 @@ void answer_handle(void *envp, struct query *q)
 		return;
 	}
 	answer_query(q, env);
+	if (env->rrl && q->transport == QUERY_UDP && !q->cookie_valid && q->tx_len) {
+		switch (rrl_check(env->rrl, q, now)) {
+		case RRL_SEND:
+			break;
+		case RRL_DROP:
+			env->rate_limited++;
+			q->tx_len = 0;
+			break;
+		case RRL_SLIP:
+			/* Truncated and empty: a real client retries over TCP. */
+			env->slipped++;
+			q->tc = true;
+			packet_write_error(q);
+			break;
+		}
+	}
 }

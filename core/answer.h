@@ -16,6 +16,8 @@ struct rrset;
 struct zone_table;
 struct geo_sites;
 struct geo_db;
+struct rrl;
+struct cookie_secret;
 
 #define PLAN_SECTION_MAX 24
 
@@ -47,8 +49,10 @@ struct answer_env {
 	const struct geo_db *geo_db;     /* may be NULL */
 	struct update_handler update;    /* handle == NULL: UPDATE gets NOTIMP */
 	uint16_t udp_max_size;
+	struct rrl *rrl;                 /* NULL: no response rate limiting */
+	const struct cookie_secret *cookies;   /* NULL: DNS cookies off */
 	/* Counters, for logs and benchmarks. */
-	uint64_t queries, dropped, formerr, fail_open;
+	uint64_t queries, dropped, formerr, fail_open, rate_limited, slipped;
 };
 
 /* net_handler_fn: env is a struct answer_env. */

@@ -121,6 +121,12 @@ struct config {
 	uint16_t udp_max_size;      /* 1232 */
 	uint32_t tcp_max_connections;   /* 256 */
 	uint32_t tcp_idle_timeout_ms;   /* 10000 (tcp_request_timeout in Hickory, seconds) */
+	/* [server] response rate limiting (off by default) and DNS cookies (on). */
+	uint32_t rrl_rate;              /* responses/s per client prefix; 0 = off */
+	uint32_t rrl_slip;              /* every Nth limited response truncated: 2 */
+	uint8_t rrl_ipv4_prefix;        /* 24 */
+	uint8_t rrl_ipv6_prefix;        /* 56 */
+	bool cookies;                   /* answer RFC 7873 cookies: true */
 	/* [dnssec] */
 	uint32_t sig_validity_s;    /* 14 days */
 	uint32_t sig_inception_s;   /* backdate 3600 */

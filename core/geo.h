@@ -134,8 +134,10 @@ size_t geo_sets_rrset_count(const struct geo_sets *s);
 struct geo_choice {
 	const struct rrset *rrset; /* the answer; NULL when no site serves the type */
 	bool reversed;             /* write rr[1] before rr[0] (nearest first) */
-	int n;                     /* 1 or 2 sites (0 with rrset NULL) */
-	int site[2];               /* site indices, nearest first; -1 unused */
+	int n;                     /* 1 or 2 sites in the answer (0 with rrset NULL) */
+	/* Nearest and runner-up (site index, distance), filled whenever two
+	 * candidates competed, even when n == 1; -1 when there was none. */
+	int site[2];
 	double miles[2];
 	bool fail_open;            /* no site alive: answered as if all were */
 };

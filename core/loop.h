@@ -17,12 +17,22 @@ typedef void (*loop_timer_fn)(struct loop *l, void *arg);
 struct loop *loop_new(char err[256]);
 void loop_free(struct loop *l);   /* NULL-safe; does not close descriptors */
 
-/* events: LOOP_READ | LOOP_WRITE.  One registration per fd. */
+/*
+ * events: LOOP_READ | LOOP_WRITE (0 = none for now).  One registration per
+ * fd; call loop_del_fd() before closing it.  Errors and hangups are
+ * reported as the events registered (LOOP_READ if none), so the owner's
+ * read or write fails and it closes.  A callback may remove any
+ * descriptor, its own included: events already fetched for a removed
+ * descriptor are dropped, even if the number is reused at once.
+ */
 int loop_add_fd(struct loop *l, int fd, int events, loop_io_fn fn, void *arg);
 int loop_mod_fd(struct loop *l, int fd, int events);
 int loop_del_fd(struct loop *l, int fd);
 
-/* A one-shot timer; returns an id > 0, or a negative errno. */
+/* A one-shot timer; returns an id > 0, or a negative errno.  Ids only
+ * grow, so cancelling an id that already fired is a harmless no-op.
+ * Callbacks may add and cancel timers; one added with delay 0 runs on the
+ * next iteration, after I/O, never in the same pass. */
 int64_t loop_timer_add(struct loop *l, uint64_t delay_ms, loop_timer_fn fn, void *arg);
 void loop_timer_cancel(struct loop *l, int64_t id);
 

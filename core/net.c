@@ -76,7 +76,10 @@ struct net {
 	union net_ctl tx_ctl[NET_BATCH];
 };
 
-#define NET_SLOT_SIZE (QUERY_MSG_MAX + NET_TX_SIZE)
+/* Each batch slot: rx (a maximal datagram, rounded up so tx starts
+ * aligned) then tx. */
+#define NET_RX_SIZE (QUERY_MSG_MAX + 1)
+#define NET_SLOT_SIZE ((NET_RX_SIZE + NET_TX_SIZE + 63) & ~(size_t)63)
 
 /* --- addresses and sockets --- */
 
@@ -339,7 +342,7 @@ static void udp_read(struct loop *l, int fd, int events, void *arg)
 			memcpy(&q->client, &n->names[i], h->msg_namelen);
 			q->client_len = h->msg_namelen;
 			q->transport = QUERY_UDP;
-			q->tx = n->bufs + (size_t)i * NET_SLOT_SIZE + QUERY_MSG_MAX;
+			q->tx = n->bufs + (size_t)i * NET_SLOT_SIZE + NET_RX_SIZE;
 			q->tx_cap = NET_TX_SIZE;
 			q->max_size = n->udp_max_size;
 			n->h.fn(n->h.ctx, q);

@@ -33,7 +33,7 @@ struct net;
 /* Binds every socket now (so privileges can be dropped after). */
 struct net *net_new(struct loop *l, const struct net_config *cfg, net_handler_fn fn,
                     void *ctx, char err[256]);
-void net_free(struct net *n);   /* closes every socket */
+void net_free(struct net *n);   /* closes every socket; call before loop_free() */
 /* Changes the handler context (after a reload); sockets stay. */
 void net_set_handler(struct net *n, net_handler_fn fn, void *ctx);
 /* The port actually bound (useful with port 0 in tests). */

@@ -207,7 +207,21 @@ static size_t opt_size(const struct query *q)
 	size_t n = 11;
 	if (q->edns.ecs.present)
 		n += 4 + 4 + ((size_t)q->edns.ecs.source_prefix + 7) / 8;
+	if (q->cookie_out_set)
+		n += 4 + 8 + 16;
 	return n;
+}
+
+static void write_ecs(struct wire *w, const struct edns_ecs *e, uint8_t ecs_scope)
+{
+	uint16_t alen = (uint16_t)((e->source_prefix + 7) / 8);
+	wire_write_u16(w, EDNS_OPT_ECS);
+	wire_write_u16(w, (uint16_t)(4 + alen));
+	wire_write_u16(w, e->family);
+	wire_write_u8(w, e->source_prefix);
+	/* A source prefix of 0 means "no client information": scope 0. */
+	wire_write_u8(w, e->source_prefix ? ecs_scope : 0);
+	wire_write_bytes(w, e->addr, alen);
 }
 
 static void write_opt(struct wire *w, const struct query *q, uint8_t ecs_scope)
@@ -219,21 +233,20 @@ static void write_opt(struct wire *w, const struct query *q, uint8_t ecs_scope)
 	if (q->edns.do_bit)
 		ttl |= 0x8000;
 	wire_write_u32(w, ttl);
-	if (!q->edns.ecs.present) {
-		wire_write_u16(w, 0);
-		return;
+	size_t len_at = wire_pos(w);
+	wire_write_u16(w, 0);
+	size_t start = wire_pos(w);
+	if (q->cookie_out_set) {
+		wire_write_u16(w, EDNS_OPT_COOKIE);
+		wire_write_u16(w, 8 + 16);
+		wire_write_bytes(w, q->edns.cookie, 8);
+		wire_write_bytes(w, q->cookie_out, 16);
 	}
-	const struct edns_ecs *e = &q->edns.ecs;
-	uint16_t alen = (uint16_t)((e->source_prefix + 7) / 8);
-	wire_write_u16(w, (uint16_t)(4 + 4 + alen));
-	wire_write_u16(w, EDNS_OPT_ECS);
-	wire_write_u16(w, (uint16_t)(4 + alen));
-	wire_write_u16(w, e->family);
-	wire_write_u8(w, e->source_prefix);
-	/* A source prefix of 0 means "no client information": scope 0. */
-	wire_write_u8(w, e->source_prefix ? ecs_scope : 0);
-	wire_write_bytes(w, e->addr, alen);
+	if (q->edns.ecs.present)
+		write_ecs(w, &q->edns.ecs, ecs_scope);
+	wire_put_u16_at(w, len_at, (uint16_t)(wire_pos(w) - start));
 }
+
 
 static void write_header(struct wire *w, const struct query *q, bool aa, bool tc, uint16_t counts[4])
 {
@@ -308,6 +321,7 @@ void packet_write(struct query *q, const struct answer_plan *plan)
 		write_opt(&w, q, plan->ecs_scope);
 		counts[3]++;
 	}
+	q->tc = tc;
 	write_header(&w, q, plan->aa, tc, counts);
 	q->tx_len = w.err ? 0 : w.pos;
 }
@@ -329,6 +343,6 @@ void packet_write_error(struct query *q)
 		write_opt(&w, q, 0);
 		counts[3] = 1;
 	}
-	write_header(&w, q, false, false, counts);
+	write_header(&w, q, false, q->tc, counts);
 	q->tx_len = w.err ? 0 : w.pos;
 }

@@ -26,6 +26,9 @@ void query_reset(struct query *q)
 	q->rcode = 0;
 	q->question_ok = false;
 	q->edns_ok = false;
+	q->cookie_valid = false;
+	q->cookie_out_set = false;
+	q->tc = false;
 	if (q->arena)
 		arena_reset(q->arena);
 }

@@ -59,6 +59,10 @@ struct query {
 	uint16_t udp_advertise;      /* the UDP size we put in our OPT record */
 	bool question_ok;            /* the question parsed: echo it in errors */
 	bool edns_ok;                /* the OPT record parsed: include ours in errors */
+	bool cookie_valid;           /* the client's server cookie checked out */
+	bool cookie_out_set;         /* return cookie_out in our OPT */
+	bool tc;                     /* truncated: set by packet_write or a slip */
+	uint8_t cookie_out[16];      /* server cookie to return */
 
 	struct arena *arena;         /* per-query scratch, reset after each reply */
 	void *server;                /* the serving context (struct server), opaque here */

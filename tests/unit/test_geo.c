@@ -13,6 +13,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "cmd/cmd.h"
 #include "core/arena.h"
 #include "core/config.h"
 #include "core/geo.h"
@@ -632,9 +634,10 @@ static bool make_fixtures(void)
 
 static void remove_fixtures(void)
 {
-	const char *files[] = { "city.mmdb", "flat-ipv4.mmdb", "flat-ipv6.mmdb" };
+	const char *files[] = { "city.mmdb", "flat-ipv4.mmdb", "flat-ipv6.mmdb", "geo.toml",
+	                        "explain.out" };
 	char p[256];
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		snprintf(p, sizeof(p), "%s/%s", fixture_dir, files[i]);
 		unlink(p);
 	}
@@ -860,6 +863,103 @@ out:
 	geo_sites_free(s);
 }
 
+/* ------------------------------------------------------------- explain */
+
+/* Runs `geoacme explain` with stdout (and stderr) in a file; returns the exit code. */
+static int run_explain(char *out, size_t cap, const char *name, const char *type,
+                       const char *opt, const char *val, const char *config)
+{
+	char cfg[256], outp[256];
+	snprintf(cfg, sizeof(cfg), "%s/%s", fixture_dir, config);
+	snprintf(outp, sizeof(outp), "%s/explain.out", fixture_dir);
+	char *argv[10];
+	int argc = 0;
+	argv[argc++] = "explain";
+	argv[argc++] = "-c";
+	argv[argc++] = cfg;
+	argv[argc++] = (char *)name;
+	if (type)
+		argv[argc++] = (char *)type;
+	argv[argc++] = (char *)opt;
+	argv[argc++] = (char *)val;
+	argv[argc] = NULL;
+	fflush(stdout);
+	fflush(stderr);
+	int saved_out = dup(1), saved_err = dup(2);
+	int fd = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	dup2(fd, 1);
+	dup2(fd, 2);
+	close(fd);
+	int rc = cmd_explain(argc, argv);
+	fflush(stdout);
+	fflush(stderr);
+	dup2(saved_out, 1);
+	dup2(saved_err, 2);
+	close(saved_out);
+	close(saved_err);
+	FILE *f = fopen(outp, "r");
+	size_t n = f ? fread(out, 1, cap - 1, f) : 0;
+	out[n] = 0;
+	if (f)
+		fclose(f);
+	return rc;
+}
+
+static void test_explain(void)
+{
+	char p[256], out[8192];
+	snprintf(p, sizeof(p), "%s/geo.toml", fixture_dir);
+	FILE *f = fopen(p, "w");
+	if (!ok(f != NULL, "write explain config"))
+		return;
+	fprintf(f, "listen_addrs_ipv4 = [\"127.0.0.1\"]\n\n[geo]\ndatabases = [\"city.mmdb\"]\n"
+	           "default_location = [50.0, 10.0]\n\n");
+	for (size_t i = 0; i < N_EXAMPLE; i++) {
+		fprintf(f, "[[sites]]\nname = \"%s\"\nipv4 = \"%s\"\n", example[i].name, example[i].v4);
+		if (example[i].v6)
+			fprintf(f, "ipv6 = \"%s\"\n", example[i].v6);
+		fprintf(f, "latitude = %.2f\nlongitude = %.2f\n%s\n", example[i].lat, example[i].lon,
+		        strcmp(example[i].name, "singapore") ? "" : "enabled = false");
+	}
+	fprintf(f, "[[zones]]\nzone = \"example.com\"\nfile = \"example.com.zone\"\n\n"
+	           "[[zones.geo]]\nname = \"www\"\n");
+	fclose(f);
+
+	int rc = run_explain(out, sizeof(out), "www", NULL, "--client", "192.0.2.130", "geo.toml");
+	is_int(rc, EXIT_OK, "explain Chicago: exit 0");
+	ok(strstr(out, "network 192.0.2.128/26") != NULL, "explain: matched network");
+	ok(strstr(out, "3.238 > 2 and second-first = 1270.3 mi > 1000 → nearest only, TTL 120"),
+	   "explain: decision with numbers");
+	ok(strstr(out, "\nwww.example.com. 120 IN A 203.0.113.10\n") && !strstr(out, "IN A 203.0.113.5"),
+	   "explain: the record sent");
+	ok(strstr(out, "not a candidate: disabled") != NULL, "explain: disabled site shown");
+
+	rc = run_explain(out, sizeof(out), "www.example.com.", "A", "--client", "192.0.2.1",
+	                 "geo.toml");
+	is_int(rc, EXIT_OK, "explain Amsterdam: exit 0");
+	const char *paris = strstr(out, "www.example.com. 3600 IN A 198.51.100.7\n");
+	const char *nbg = strstr(out, "www.example.com. 3600 IN A 198.51.100.3\n");
+	ok(paris && nbg && paris < nbg, "explain: pair, Paris first although it sorts second");
+
+	rc = run_explain(out, sizeof(out), "WWW.example.com", "aaaa", "--at", "41.88,-87.63",
+	                 "geo.toml");
+	is_int(rc, EXIT_OK, "explain AAAA --at: exit 0");
+	ok(strstr(out, "www.example.com. 3600 IN AAAA 2001:db8:100::7\n") &&
+	   strstr(out, "www.example.com. 3600 IN AAAA 2001:db8:100::3\n"), "explain: AAAA pair");
+
+	rc = run_explain(out, sizeof(out), "www", NULL, "--client", "10.9.9.9", "geo.toml");
+	ok(rc == EXIT_OK && strstr(out, "default location") && strstr(out, "0.0.0.0/1"),
+	   "explain: default location and the miss's network");
+
+	is_int(run_explain(out, sizeof(out), "ftp", NULL, "--at", "1,1", "geo.toml"), EXIT_USAGE,
+	       "explain: unknown name -> 2");
+	ok(strstr(out, "www.example.com.") != NULL, "explain: lists the geo names");
+	is_int(run_explain(out, sizeof(out), "www", NULL, "--client", "1.2.3", "geo.toml"),
+	       EXIT_USAGE, "explain: bad address -> 2");
+	is_int(run_explain(out, sizeof(out), "www", NULL, "--at", "1,1", "missing.toml"),
+	       EXIT_CONFIG, "explain: missing config -> 3");
+}
+
 /* --------------------------------------------------------------- health */
 
 /* A tiny HTTP server on the test's loop: answers each request with `reply`. */
@@ -1057,6 +1157,8 @@ int main(void)
 	test_sites_errors();
 	test_mmdb();
 	test_end_to_end();
+	if (fixture_dir[0])
+		test_explain();
 	test_health();
 	if (fixture_dir[0])
 		remove_fixtures();

@@ -224,13 +224,22 @@ static void test_fd(void)
 	loop_free(l);
 }
 
-/* Two readable descriptors in one batch; whichever runs first removes the
- * other, whose event is already in the batch and must not be dispatched. */
+/* Two readable descriptors in one batch; whichever runs first removes and
+ * closes the other and registers a fresh, idle pipe in its place (it gets
+ * the same number).  The old event, already in the batch, must reach
+ * neither the removed registration nor the new one. */
 struct pair {
-	struct loop *l;
 	int fds[2];
 	int calls;
+	int fresh[2];
+	int fresh_calls;
 };
+
+static void fresh_cb(struct loop *l, int fd, int events, void *arg)
+{
+	struct pair *p = arg;
+	p->fresh_calls++;
+}
 
 static void pair_cb(struct loop *l, int fd, int events, void *arg)
 {
@@ -238,6 +247,10 @@ static void pair_cb(struct loop *l, int fd, int events, void *arg)
 	p->calls++;
 	int other = fd == p->fds[0] ? p->fds[1] : p->fds[0];
 	loop_del_fd(l, other);
+	close(other);
+	if (pipe(p->fresh) == 0)
+		loop_add_fd(l, p->fresh[0], LOOP_READ, fresh_cb, p);
+	p->fds[fd == p->fds[0] ? 1 : 0] = p->fresh[0];
 	loop_del_fd(l, fd);
 	loop_timer_add(l, 20, stop_cb, NULL);
 }
@@ -249,14 +262,18 @@ static void test_stale_events(void)
 	int a[2], b[2];
 	ok(pipe(a) == 0 && pipe(b) == 0, "pipes");
 	ok(write(a[1], "x", 1) == 1 && write(b[1], "y", 1) == 1, "both readable");
-	struct pair p = { l, { a[0], b[0] }, 0 };
+	struct pair p = { { a[0], b[0] }, 0, { -1, -1 }, 0 };
 	loop_add_fd(l, a[0], LOOP_READ, pair_cb, &p);
 	loop_add_fd(l, b[0], LOOP_READ, pair_cb, &p);
 	loop_run(l);
 	is_int(p.calls, 1, "event of a descriptor removed earlier in the batch not dispatched");
-	close(a[0]);
+	ok(p.fresh[0] == a[0] || p.fresh[0] == b[0], "the fresh pipe reused the closed number");
+	is_int(p.fresh_calls, 0, "nor dispatched to the new registration of the same number");
+	loop_del_fd(l, p.fresh[0]);
+	close(p.fresh[0]);
+	close(p.fresh[1]);
+	close(p.fds[0] == p.fresh[0] ? p.fds[1] : p.fds[0]);
 	close(a[1]);
-	close(b[0]);
 	close(b[1]);
 	loop_free(l);
 }

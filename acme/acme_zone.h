@@ -1,0 +1,62 @@
+#pragma once
+/*
+ * The ACME zones: zones kept in SQLite and changed by TSIG-signed RFC 2136
+ * UPDATE (Lego's rfc2136 provider), replacing Hickory DNS's sqlite store.
+ *
+ * Each zone's records live in its database (storage/) and, mirrored, in
+ * memory (recset.h).  An UPDATE is checked against the mirror, committed
+ * to SQLite in one durable transaction, then a new snapshot is built from
+ * the mirror (signed through the zone_signer hook) and swapped into the
+ * zone table, and only then is the response written.  A timer removes TXT
+ * records older than stale_txt_age_s the same way.
+ *
+ * The update handler also answers TSIG-signed queries for any zone: it
+ * verifies the TSIG, answers through core (answer_query) and signs the
+ * response.
+ */
+#include <stdint.h>
+
+#include "core/hooks.h"
+
+struct acme;
+struct answer_env;
+struct config;
+struct config_zone;
+struct loop;
+struct zone_signer;
+struct zone_table;
+
+/*
+ * The zones are added to `t` (which must outlive the acme); `l` runs the
+ * stale purge timers and may be NULL (no purge).
+ */
+struct acme *acme_new(struct zone_table *t, struct loop *l, char err[256]);
+/* Cancels the timers and closes the databases; the zones stay in the table.  NULL-safe. */
+void acme_free(struct acme *a);
+
+/*
+ * Opens (creating) the zone's database at zc->journal_path, seeds it from
+ * zc->zone_path on first start only, builds and signs the first snapshot,
+ * adds it to the table and starts the purge timer.  `signer` may be NULL
+ * (unsigned zone) and is copied; what it points to must outlive the acme.
+ * Returns 0, or a negative errno with err.
+ */
+int acme_add_zone(struct acme *a, const struct config *c, const struct config_zone *zc,
+                  const struct zone_signer *signer, char err[256]);
+
+/* Rebuilds and re-signs the zone's snapshot (signatures near expiry).  -ENOENT: not ours. */
+int acme_resign(struct acme *a, const uint8_t *apex, char err[256]);
+
+/*
+ * Removes the zone's TXT records added by UPDATE at least stale_txt_age_s
+ * ago (as of `now`, unix seconds), in one transaction with a serial bump.
+ * The timer calls it; tests call it with their own clock.  Returns the
+ * number removed, or a negative errno.
+ */
+int acme_purge_stale(struct acme *a, const uint8_t *apex, int64_t now);
+
+/*
+ * The handler for core (hooks.h).  `env` answers signed queries
+ * (answer_query); it may be NULL, and signed queries are then REFUSED.
+ */
+struct update_handler acme_update_handler(struct acme *a, struct answer_env *env);

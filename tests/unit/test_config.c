@@ -1,0 +1,818 @@
+/*
+ * Config loader: a full valid config and its values, defaults, relative
+ * path resolution, Hickory compatibility, and every semantic error with
+ * its exact "file:line:col: message".
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/config.h"
+#include "core/diag.h"
+#include "core/log.h"
+#include "tests/unit/check.h"
+
+static struct diag d;
+static char tmp[256];                /* a scratch folder for generated configs */
+static char cfg_path[512];      /* tmp/c.toml */
+
+static const char *fixtures(void)
+{
+	const char *f = getenv("FIXTURES");
+	return f ? f : "tests/fixtures";
+}
+
+static void write_file(const char *path, const char *text, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f || fwrite(text, 1, len, f) != len) {
+		printf("# cannot write %s: %s\n", path, strerror(errno));
+		exit(2);
+	}
+	fclose(f);
+}
+
+static struct config *load_text(const char *text)
+{
+	write_file(cfg_path, text, strlen(text));
+	diag_clear(&d);
+	return config_load(cfg_path, &d);
+}
+
+/* `want` is "line:col: message" (or ": message" for a whole-file problem). */
+static void problems(const char *text, const char *const *want, size_t n, const char *what)
+{
+	struct config *c = load_text(text);
+	ok(c == NULL, "%s: load fails", what);
+	is_int(d.n, n, "%s: %zu message(s)", what, n);
+	for (size_t i = 0; i < n; i++) {
+		char full[2048];
+		snprintf(full, sizeof(full), "%s%s%s", cfg_path, want[i][0] == ':' ? "" : ":", want[i]);
+		is_str(i < d.n ? d.msgs[i] : NULL, full, "%s: message %zu", what, i);
+	}
+	config_free(c);
+}
+
+static void problem(const char *text, const char *want, const char *what)
+{
+	problems(text, &want, 1, what);
+}
+
+#define LISTEN "listen_addrs_ipv4 = [\"127.0.0.1\"]\n"
+
+static void test_full(void)
+{
+	char path[PATH_MAX], dir[PATH_MAX], want[PATH_MAX + 64];
+	snprintf(path, sizeof(path), "%s/config/full.toml", fixtures());
+	snprintf(want, sizeof(want), "%s/config", fixtures());
+	ok(realpath(want, dir) != NULL, "fixture folder exists");
+
+	diag_clear(&d);
+	struct config *c = config_load(path, &d);
+	ok(c != NULL, "full.toml loads");
+	is_int(d.n, 0, "no messages");
+	if (!c) {
+		diag_print(&d);
+		return;
+	}
+	is_str(c->path, path, "path as given");
+	snprintf(want, sizeof(want), "%s/sub", dir);
+	is_str(c->directory, want, "directory resolved against the config file's folder");
+	is_int(c->n_listen_ipv4, 2, "two IPv4 listen addresses");
+	is_str(c->listen_addrs_ipv4[1], "192.0.2.53", "second IPv4 address");
+	is_int(c->n_listen_ipv6, 1, "one IPv6 listen address");
+	is_str(c->listen_addrs_ipv6[0], "::1", "IPv6 address");
+	is_int(c->listen_port, 5353, "listen_port");
+	is_int(c->tcp_idle_timeout_ms, 15000, "tcp_request_timeout seconds -> ms");
+	is_str(c->user, "geoacme", "user");
+	is_str(c->group, "nogroup", "group");
+	is_int(c->log_level, LOG_DEBUG, "log_level debug");
+	snprintf(want, sizeof(want), "%s/sub/run/geoacme.pid", dir);
+	is_str(c->pid_file, want, "pid_file resolved against directory");
+	is_int(c->udp_max_size, 1400, "udp_max_size");
+	is_int(c->tcp_max_connections, 64, "tcp_max_connections");
+	is_int(c->sig_validity_s, 10 * 86400, "signature_validity 10d");
+	is_int(c->sig_inception_s, 7200, "signature_inception 2h");
+	is_int(c->sig_refresh_s, 259200, "signature_refresh as integer seconds");
+
+	is_int(c->geo.n_databases, 2, "two databases");
+	snprintf(want, sizeof(want), "%s/sub/v4.mmdb", dir);
+	is_str(c->geo.databases[0], want, "relative database path resolved");
+	is_str(c->geo.databases[1], "/var/lib/geoacme/v6.mmdb", "absolute database path kept");
+	is_str(c->geo.lookup_path, "", "flat lookup_path");
+	ok(c->geo.has_default_location, "default_location set");
+	ok(c->geo.default_lat == 48.86 && c->geo.default_lon == 2.0, "default_location values");
+
+	is_int(c->n_sites, 2, "two sites");
+	if (c->n_sites == 2) {
+		struct config_site *s = &c->sites[0];
+		const uint8_t v4[4] = { 192, 0, 2, 1 };
+		const uint8_t v6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
+		is_str(s->name, "paris", "site name");
+		ok(s->has_v4 && s->has_v6, "paris has both families");
+		is_mem(s->v4, v4, 4, "ipv4 bytes");
+		is_mem(s->v6, v6, 16, "ipv6 bytes");
+		ok(s->latitude == 48.88 && s->longitude == 2.22, "coordinates");
+		ok(s->enabled, "enabled by default");
+		ok(s->health.enabled, "health on when [sites.health] exists");
+		is_int(s->health.port, 443, "health port");
+		is_str(s->health.http_path, "/health", "http_path");
+		is_str(s->health.http_host, "www.example.com", "http_host");
+		is_int(s->health.interval_ms, 500, "interval 500ms");
+		is_int(s->health.timeout_ms, 250, "timeout 250ms");
+		is_int(s->health.rise, 1, "rise");
+		is_int(s->health.fall, 5, "fall");
+		is_int(s->pos.line, 26, "site position");
+		s = &c->sites[1];
+		ok(!s->has_v4 && s->has_v6, "sydney is IPv6 only");
+		ok(s->latitude == -33.0, "integer latitude accepted");
+		ok(!s->enabled, "enabled = false");
+		ok(!s->health.enabled, "no [sites.health]: no checks");
+		is_int(s->health.interval_ms, 10000, "default interval");
+		is_int(s->health.timeout_ms, 3000, "default timeout");
+		is_int(s->health.rise, 2, "default rise");
+		is_int(s->health.fall, 3, "default fall");
+	}
+
+	is_int(c->n_zones, 2, "two zones");
+	if (c->n_zones != 2) {
+		config_free(c);
+		return;
+	}
+	struct config_zone *z = &c->zones[0];
+	is_str(z->zone, "example.com", "zone name");
+	is_str(z->zone_type, "Primary", "zone_type");
+	snprintf(want, sizeof(want), "%s/sub/example.com.zone", dir);
+	is_str(z->file, want, "zone file resolved");
+	ok(z->store_type == NULL, "file zone has no store");
+	ok(z->publish_cds, "publish_cds");
+	ok(!z->allow_update, "no updates");
+	is_int(z->n_geo, 2, "two geo names");
+	if (z->n_geo == 2) {
+		struct config_geo_name *g = &z->geo[0];
+		is_str(g->name, "www", "geo name");
+		is_int(g->n_sites, 2, "geo sites listed");
+		is_str(g->sites[1], "sydney", "second geo site");
+		ok(g->ratio == 1.5, "ratio");
+		ok(g->margin_miles == 500.0, "integer margin_miles accepted");
+		is_int(g->ttl_single, 60, "ttl_single");
+		is_int(g->ttl_pair, 600, "ttl_pair");
+		g = &z->geo[1];
+		is_str(g->name, "example.com.", "absolute geo name");
+		is_int(g->n_sites, 0, "no sites = every site");
+		ok(g->ratio == 2.0 && g->margin_miles == 1000.0, "default ratio and margin");
+		is_int(g->ttl_single, 120, "default ttl_single");
+		is_int(g->ttl_pair, 3600, "default ttl_pair");
+	}
+	is_int(z->n_keys, 1, "the SIG(0)-only Hickory key is skipped");
+	if (z->n_keys == 1) {
+		is_str(z->keys[0].algorithm, "ECDSAP256SHA256", "key algorithm");
+		is_str(z->keys[0].key_path, "/etc/geoacme/example.com.pem", "absolute key path kept");
+	}
+	is_int(z->stale_txt_age_s, 86400, "default stale_txt_age");
+	is_int(z->max_records_per_name, 16, "default max_records_per_name");
+	is_int(z->max_records, 10000, "default max_records");
+	is_int(z->max_txt_len, 255, "default max_txt_len");
+
+	z = &c->zones[1];
+	is_str(z->zone, "acme.example.net.", "zone name as written");
+	is_str(z->zone_type, "Primary", "Master is an alias of Primary");
+	ok(z->allow_update, "zone-level allow_update (Hickory's older form)");
+	is_str(z->store_type, "sqlite", "sqlite store");
+	snprintf(want, sizeof(want), "%s/sub/acme.sqlite", dir);
+	is_str(z->journal_path, want, "journal_path");
+	snprintf(want, sizeof(want), "%s/sub/acme.zone", dir);
+	is_str(z->zone_path, want, "zone_file_path alias, ./ dropped");
+	ok(z->file == NULL, "no zone file");
+	is_int(z->stale_txt_age_s, 3600, "stale_txt_age");
+	is_int(z->max_records_per_name, 4, "max_records_per_name");
+	is_int(z->max_records, 100, "max_records");
+	is_int(z->max_txt_len, 200, "max_txt_len");
+	is_int(z->n_keys, 1, "one signing key");
+	if (z->n_keys == 1) {
+		is_str(z->keys[0].algorithm, "ECDSAP256SHA256", "algorithm defaults to P-256");
+		snprintf(want, sizeof(want), "%s/sub/acme.pem", dir);
+		is_str(z->keys[0].key_path, want, "relative key path resolved");
+	}
+	is_int(z->n_tsig_keys, 2, "two TSIG keys");
+	if (z->n_tsig_keys == 2) {
+		struct config_tsig_key *k = &z->tsig_keys[0];
+		is_str(k->name, "update.acme.example.net.", "TSIG key name");
+		is_int(k->algorithm, TSIG_HMAC_SHA256, "hmac-sha256. with trailing dot");
+		snprintf(want, sizeof(want), "%s/sub/update.tsig", dir);
+		is_str(k->key_file, want, "key_file resolved");
+		is_int(k->secret_len, 32, "secret read from key_file");
+		is_mem(k->secret, "geoacme-test-secret-0123456789ab", 32, "secret bytes");
+		is_int(k->fudge, 60, "fudge");
+		is_int(k->n_allow_types, 1, "default allow_types");
+		is_int(k->allow_types ? k->allow_types[0] : 0, 16, "default is TXT");
+		is_int(k->n_allow_names, 0, "default allow_names: anything below the apex");
+		ok(k->allow_names == NULL, "allow_names NULL by default");
+		k = &z->tsig_keys[1];
+		is_int(k->algorithm, TSIG_HMAC_SHA512, "algorithm case-insensitive");
+		ok(k->key_file == NULL, "no key_file");
+		is_int(k->secret_len, 4, "base64 secret decoded");
+		is_mem(k->secret, "\x00\x01\x02\x03", 4, "secret bytes from base64");
+		is_int(k->fudge, 300, "default fudge");
+		is_int(k->n_allow_types, 3, "three allowed types");
+		if (k->n_allow_types == 3) {
+			is_int(k->allow_types[0], 16, "TXT");
+			is_int(k->allow_types[1], 5, "cname (case-insensitive)");
+			is_int(k->allow_types[2], 65280, "TYPE65280");
+		}
+		is_int(k->n_allow_names, 2, "two allowed names");
+		if (k->n_allow_names == 2)
+			is_str(k->allow_names[0], "_acme-challenge", "allowed name as written");
+		is_int(k->pos.line, 106, "TSIG key position");
+	}
+	config_free(c);
+}
+
+static void test_defaults(void)
+{
+	char path[PATH_MAX], dir[PATH_MAX], want[PATH_MAX + 64];
+	snprintf(path, sizeof(path), "%s/config/minimal.toml", fixtures());
+	snprintf(want, sizeof(want), "%s/config", fixtures());
+	ok(realpath(want, dir) != NULL, "fixture folder exists");
+	diag_clear(&d);
+	struct config *c = config_load(path, &d);
+	ok(c != NULL, "minimal.toml loads");
+	if (!c)
+		return;
+	is_str(c->directory, dir, "directory defaults to the config file's folder");
+	is_int(c->n_listen_ipv4, 0, "no IPv4 listen addresses");
+	is_int(c->n_listen_ipv6, 1, "one IPv6 listen address");
+	is_int(c->listen_port, 53, "default listen_port");
+	is_int(c->tcp_idle_timeout_ms, 10000, "default tcp_request_timeout");
+	ok(c->user == NULL && c->group == NULL, "no privilege drop by default");
+	is_int(c->log_level, LOG_INFO, "default log_level");
+	ok(c->pid_file == NULL, "no pid_file by default");
+	is_int(c->udp_max_size, 1232, "default udp_max_size");
+	is_int(c->tcp_max_connections, 256, "default tcp_max_connections");
+	is_int(c->sig_validity_s, 14 * 86400, "default signature_validity");
+	is_int(c->sig_inception_s, 3600, "default signature_inception");
+	is_int(c->sig_refresh_s, 7 * 86400, "default signature_refresh");
+	is_int(c->geo.n_databases, 0, "no databases");
+	ok(c->geo.lookup_path == NULL, "lookup_path NULL = detect");
+	ok(!c->geo.has_default_location, "no default location");
+	is_int(c->n_sites, 0, "no sites");
+	is_int(c->n_zones, 1, "one zone");
+	is_str(c->zones[0].zone_type, "Primary", "default zone_type");
+	ok(!c->zones[0].publish_cds, "publish_cds off by default");
+	is_int(c->zones[0].n_keys, 0, "no keys: unsigned");
+	is_int(c->zones[0].pos.line, 3, "zone position");
+	is_int(c->zones[0].pos.col, 1, "zone column");
+	config_free(c);
+	config_free(NULL);
+}
+
+static void test_paths(void)
+{
+	char want[PATH_MAX * 2], sub[PATH_MAX], cwd[PATH_MAX];
+	snprintf(sub, sizeof(sub), "%s/data", tmp);
+	mkdir(sub, 0755);
+
+	struct config *c = load_text(LISTEN "directory = \"data\"\npid_file = \"./a/b.pid\"\n");
+	ok(c != NULL, "relative directory");
+	snprintf(want, sizeof(want), "%s/data", tmp);
+	is_str(c ? c->directory : NULL, want, "directory joined to the config folder");
+	snprintf(want, sizeof(want), "%s/data/a/b.pid", tmp);
+	is_str(c ? c->pid_file : NULL, want, "leading ./ dropped");
+	char *p = c ? config_resolve_path(c, "x/y") : NULL;
+	snprintf(want, sizeof(want), "%s/data/x/y", tmp);
+	is_str(p, want, "config_resolve_path joins");
+	free(p);
+	p = c ? config_resolve_path(c, "/abs/z") : NULL;
+	is_str(p, "/abs/z", "config_resolve_path keeps absolute paths");
+	free(p);
+	p = c ? config_resolve_path(c, ".") : NULL;
+	snprintf(want, sizeof(want), "%s/data", tmp);
+	is_str(p, want, "'.' is the directory itself");
+	free(p);
+	ok(config_resolve_path(c, NULL) == NULL, "NULL path gives NULL");
+	config_free(c);
+
+	char text[PATH_MAX + 100];
+	snprintf(text, sizeof(text), LISTEN "directory = \"%s/./data\"\npid_file = \"p\"\n", tmp);
+	c = load_text(text);
+	snprintf(want, sizeof(want), "%s/data", tmp);
+	is_str(c ? c->directory : NULL, want, "absolute directory, normalised");
+	snprintf(want, sizeof(want), "%s/data/p", tmp);
+	is_str(c ? c->pid_file : NULL, want, "path under an absolute directory");
+	config_free(c);
+
+	/* A config named relative to the working folder still gives absolute paths. */
+	ok(getcwd(cwd, sizeof(cwd)) != NULL && chdir(tmp) == 0, "chdir to the scratch folder");
+	write_file(cfg_path, LISTEN "pid_file = \"p\"\n", strlen(LISTEN "pid_file = \"p\"\n"));
+	diag_clear(&d);
+	c = config_load("c.toml", &d);
+	is_str(c ? c->path : NULL, "c.toml", "path as given");
+	is_str(c ? c->directory : NULL, tmp, "folder of a relative config path made absolute");
+	snprintf(want, sizeof(want), "%s/p", tmp);
+	is_str(c ? c->pid_file : NULL, want, "absolute pid_file");
+	config_free(c);
+	ok(chdir(cwd) == 0, "chdir back");
+}
+
+static void test_hickory(void)
+{
+	char want[PATH_MAX * 2];
+	/* A Hickory 0.2x zone block, unchanged. */
+	struct config *c = load_text(
+	    LISTEN
+	    "[[zones]]\n"
+	    "zone = \"acme.example.net\"\n"
+	    "zone_type = \"Primary\"\n"
+	    "file = \"acme.zone\"\n"
+	    "enable_dnssec = true\n"
+	    "axfr_policy = \"Deny\"\n"
+	    "allow_axfr = false\n"
+	    "[[zones.stores]]\n"
+	    "type = \"sqlite\"\n"
+	    "journal_file_path = \"acme.jrnl\"\n"
+	    "allow_update = true\n"
+	    "[[zones.stores.tsig_keys]]\n"
+	    "name = \"update-key\"\n"
+	    "key_file = \"k.tsig\"\n"
+	    "algorithm = \"hmac-sha1\"\n"
+	    "[[zones.keys]]\n"
+	    "key_path = \"acme.pem\"\n"
+	    "algorithm = \"ECDSAP256SHA256\"\n"
+	    "is_zone_signing_key = true\n"
+	    "is_zone_update_auth = false\n");
+	/* The key file does not exist yet: exactly one problem. */
+	is_int(d.n, 1, "only the missing key file is reported");
+	snprintf(want, sizeof(want), "%s:15:12: cannot read TSIG key file '%s/k.tsig': "
+	         "No such file or directory", cfg_path, tmp);
+	is_str(d.n ? d.msgs[0] : NULL, want, "key file error names the path and errno text");
+	config_free(c);
+
+	char kpath[PATH_MAX + 16];
+	snprintf(kpath, sizeof(kpath), "%s/k.tsig", tmp);
+	write_file(kpath, "\x00\xff secret\n", 9);
+	c = load_text(
+	    LISTEN
+	    "[[zones]]\n"
+	    "zone = \"acme.example.net\"\n"
+	    "file = \"acme.zone\"\n"
+	    "[[zones.stores]]\n"
+	    "type = \"sqlite\"\n"
+	    "journal_file_path = \"acme.jrnl\"\n"
+	    "allow_update = true\n"
+	    "[[zones.stores.tsig_keys]]\n"
+	    "name = \"update-key\"\n"
+	    "key_file = \"k.tsig\"\n"
+	    "algorithm = \"hmac-sha1\"\n");
+	ok(c != NULL, "Hickory block loads once the key file exists");
+	if (c) {
+		struct config_zone *z = &c->zones[0];
+		is_str(z->store_type, "sqlite", "single-element [[zones.stores]]");
+		ok(z->allow_update, "store-level allow_update");
+		snprintf(want, sizeof(want), "%s/acme.zone", tmp);
+		is_str(z->zone_path, want, "zone-level file seeds the sqlite store");
+		ok(z->file == NULL, "and is not a second zone file");
+		snprintf(want, sizeof(want), "%s/acme.jrnl", tmp);
+		is_str(z->journal_path, want, "journal_file_path alias");
+		is_int(z->tsig_keys[0].algorithm, TSIG_HMAC_SHA1, "hmac-sha1");
+		is_int(z->tsig_keys[0].secret_len, 9, "raw key bytes, newline included");
+		is_mem(z->tsig_keys[0].secret, "\x00\xff secret\n", 9, "raw key bytes");
+	}
+	config_free(c);
+
+	c = load_text(LISTEN
+	              "[[zones]]\n"
+	              "zone = \"f.test\"\n"
+	              "[zones.stores]\n"
+	              "type = \"file\"\n"
+	              "zone_path = \"f.zone\"\n");
+	ok(c != NULL, "file store");
+	snprintf(want, sizeof(want), "%s/f.zone", tmp);
+	is_str(c ? c->zones[0].file : NULL, want, "file store's zone_path is the zone file");
+	ok(c && c->zones[0].zone_path == NULL, "no seed for a file store");
+	config_free(c);
+
+	c = load_text(LISTEN "log_level = \"TRACE\"\n[[zones]]\nzone = \"t.test\"\nfile = \"z\"\n");
+	is_int(c ? c->log_level : -1, LOG_DEBUG, "Hickory's trace level maps to debug");
+	config_free(c);
+}
+
+static void test_errors(void)
+{
+	/* Unknown keys, with and without a suggestion. */
+	problem(LISTEN "listen_prot = 53\n",
+	        "2:1: unknown key 'listen_prot' in [top level]; did you mean 'listen_port'?",
+	        "unknown top-level key");
+	problem(LISTEN "frobnicate = 1\n", "2:1: unknown key 'frobnicate' in [top level]",
+	        "unknown key without a near match");
+	problem(LISTEN "[serverr]\nx = 1\n",
+	        "2:2: unknown key 'serverr' in [top level]; did you mean 'server'?", "unknown table");
+	problem(LISTEN "[server]\nudp_max = 1232\n", "3:1: unknown key 'udp_max' in [server]",
+	        "unknown key in [server]");
+	problem(LISTEN "[[zones]]\nzone = \"a.test\"\nfile = \"z\"\nzone_typ = \"Primary\"\n",
+	        "5:1: unknown key 'zone_typ' in [[zones]]; did you mean 'zone_type'?",
+	        "unknown key in [[zones]]");
+	problem(LISTEN "[[zones]]\nzone = \"a.test\"\n[zones.stores]\ntpye = \"sqlite\"\n",
+	        "5:1: unknown key 'tpye' in [zones.stores]; did you mean 'type'?",
+	        "transposition counts as one edit");
+
+	/* Types. */
+	problem(LISTEN "[[zones]]\nzone = 5\nfile = \"z\"\n",
+	        "3:8: expected a string for 'zone', found integer", "zone of the wrong type");
+	problem(LISTEN "listen_port = \"53\"\n", "2:15: expected an integer for 'listen_port', "
+	        "found string", "port of the wrong type");
+	problem(LISTEN "[[sites]]\nname = \"p\"\nipv4 = \"192.0.2.1\"\nlatitude = \"north\"\n"
+	        "longitude = 1\n", "5:12: expected a number for 'latitude', found string",
+	        "latitude of the wrong type");
+	problem(LISTEN "server = 1\n", "2:10: expected a table for 'server', found integer",
+	        "section of the wrong type");
+	problem(LISTEN "[zones]\nzone = \"a\"\n",
+	        "2:1: expected an array of tables for 'zones' (write [[zones]]), found table",
+	        "[zones] instead of [[zones]]");
+	problem(LISTEN "[[zones]]\nzone = \"a.test\"\nfile = \"z\"\npublish_cds = \"yes\"\n",
+	        "5:15: expected a boolean for 'publish_cds', found string", "boolean");
+	problem("listen_addrs_ipv4 = [\"127.0.0.1\", 5]\n",
+	        "1:35: expected a string in 'listen_addrs_ipv4', found integer", "array item type");
+
+	/* Ranges and values. */
+	problem(LISTEN "listen_port = 0\n", "2:15: expected 'listen_port' between 1 and 65535, found 0",
+	        "port range");
+	problem(LISTEN "[server]\nudp_max_size = 4097\n",
+	        "3:16: expected 'udp_max_size' between 512 and 4096, found 4097", "udp_max_size range");
+	problem(LISTEN "log_level = \"loud\"\n", "2:13: expected 'log_level' to be \"error\", "
+	        "\"warn\", \"info\" or \"debug\", found 'loud'", "log level");
+	problem(LISTEN "tcp_request_timeout = \"5 minutes\"\n",
+	        "2:23: expected a duration for 'tcp_request_timeout' (seconds, or a number with ms, "
+	        "s, m, h or d), found '5 minutes'", "bad duration");
+	problem(LISTEN "tcp_request_timeout = 0\n",
+	        "2:23: expected 'tcp_request_timeout' between 1s and 1h, found 0s", "duration range");
+	problem(LISTEN "[dnssec]\nsignature_validity = \"500ms\"\n",
+	        "3:22: expected a whole number of seconds for 'signature_validity', found 500ms",
+	        "whole seconds");
+	problem(LISTEN "[dnssec]\nsignature_validity = \"3d\"\n",
+	        "3:22: expected 'signature_refresh' (7d) to be less than 'signature_validity' (3d)",
+	        "default refresh against a short validity");
+	problem(LISTEN "[dnssec]\nsignature_refresh = \"14d\"\n",
+	        "3:21: expected 'signature_refresh' (14d) to be less than 'signature_validity' (14d)",
+	        "refresh must be less than validity");
+	problem(LISTEN "[geo]\nlookup_path = \"city\"\n", "3:15: expected 'lookup_path' to be "
+	        "\"location\" (MaxMind City) or \"\" (flat, DB-IP), found 'city'", "lookup_path");
+	problem(LISTEN "[geo]\ndefault_location = [1]\n", "3:20: expected 'default_location' to be "
+	        "[latitude, longitude] within [-90..90, -180..180]", "default_location shape");
+	problem(LISTEN "[geo]\ndefault_location = [0, 181]\n", "3:20: expected 'default_location' "
+	        "to be [latitude, longitude] within [-90..90, -180..180]", "default_location range");
+
+	/* Listen addresses. */
+	problem("user = \"x\"\n", ": expected at least one address in 'listen_addrs_ipv4' or "
+	        "'listen_addrs_ipv6'", "no listen address");
+	problem("listen_addrs_ipv4 = []\nlisten_addrs_ipv6 = []\n", ": expected at least one "
+	        "address in 'listen_addrs_ipv4' or 'listen_addrs_ipv6'", "empty listen lists");
+	problem("listen_addrs_ipv4 = [\"::1\"]\n",
+	        "1:22: expected an IPv4 address in 'listen_addrs_ipv4', found '::1'", "v6 in v4 list");
+	problem("listen_addrs_ipv6 = [\"127.0.0.1\"]\n",
+	        "1:22: expected an IPv6 address in 'listen_addrs_ipv6', found '127.0.0.1'",
+	        "v4 in v6 list");
+}
+
+static void test_directory_error(void)
+{
+	char want[PATH_MAX * 2];
+	struct config *c = load_text(LISTEN "directory = \"nowhere\"\n");
+	snprintf(want, sizeof(want), "%s:2:13: expected an existing folder for 'directory', found "
+	         "'%s/nowhere': No such file or directory", cfg_path, tmp);
+	ok(c == NULL, "missing directory fails");
+	is_int(d.n, 1, "one message");
+	is_str(d.n ? d.msgs[0] : NULL, want, "missing directory message");
+	config_free(c);
+
+	c = load_text(LISTEN "directory = \"c.toml\"\n");
+	snprintf(want, sizeof(want), "%s:2:13: expected an existing folder for 'directory', found "
+	         "'%s/c.toml': Not a directory", cfg_path, tmp);
+	is_str(d.n ? d.msgs[0] : NULL, want, "directory that is a file");
+	config_free(c);
+
+	diag_clear(&d);
+	snprintf(want, sizeof(want), "%s/absent.toml", tmp);
+	c = config_load(want, &d);
+	ok(c == NULL, "missing config file fails");
+	snprintf(want, sizeof(want), "%s/absent.toml: cannot read the configuration: "
+	         "No such file or directory", tmp);
+	is_str(d.n ? d.msgs[0] : NULL, want, "missing config file message");
+
+	c = load_text(LISTEN "a = \n");
+	ok(c == NULL, "TOML syntax error fails the load");
+	snprintf(want, sizeof(want), "%s:2:5: expected a value, found end of line", cfg_path);
+	is_str(d.n ? d.msgs[0] : NULL, want, "syntax error passed through");
+	is_int(d.n, 1, "and no semantic messages on top");
+}
+
+static void test_sites_errors(void)
+{
+	problem(LISTEN "[[sites]]\nname = \"p\"\nlatitude = 1\nlongitude = 2\n",
+	        "2:1: expected 'ipv4' or 'ipv6' in [[sites]]", "site without an address");
+	problem(LISTEN "[[sites]]\nipv4 = \"192.0.2.1\"\nlatitude = 1\nlongitude = 2\n",
+	        "2:1: expected 'name' in [[sites]]", "site without a name");
+	problem(LISTEN "[[sites]]\nname = \"p\"\nipv4 = \"192.0.2.1\"\nlongitude = 2\n",
+	        "2:1: expected 'latitude' in [[sites]]", "site without latitude");
+	problem(LISTEN "[[sites]]\nname = \"p\"\nipv4 = \"192.0.2.1\"\nlatitude = 1\n",
+	        "2:1: expected 'longitude' in [[sites]]", "site without longitude");
+	problem(LISTEN "[[sites]]\nname = \"p\"\nipv4 = \"192.0.2.300\"\nlatitude = 1\nlongitude = 2\n",
+	        "4:8: expected an IPv4 address for 'ipv4', found '192.0.2.300'", "bad site IPv4");
+	problem(LISTEN "[[sites]]\nname = \"p\"\nipv6 = \"2001:db8::g\"\nlatitude = 1\nlongitude = 2\n",
+	        "4:8: expected an IPv6 address for 'ipv6', found '2001:db8::g'", "bad site IPv6");
+	problem(LISTEN "[[sites]]\nname = \"p\"\nipv4 = \"192.0.2.1\"\nlatitude = -90.5\n"
+	        "longitude = 2\n", "5:12: expected 'latitude' between -90 and 90, found -90.5",
+	        "latitude range");
+	problem(LISTEN "[[sites]]\nname = \"p\"\nipv4 = \"192.0.2.1\"\nlatitude = 1\n"
+	        "longitude = 180.25\n", "6:13: expected 'longitude' between -180 and 180, found 180.25",
+	        "longitude range");
+	problem(LISTEN "[[sites]]\nname = \"p\"\nipv4 = \"192.0.2.1\"\nlatitude = 1\nlongitude = 2\n"
+	        "[[sites]]\nname = \"p\"\nipv4 = \"192.0.2.2\"\nlatitude = 1\nlongitude = 2\n",
+	        "8:8: site 'p' is defined twice (first at line 2)", "duplicate site names");
+
+	const char *site = LISTEN "[[sites]]\nname = \"p\"\nipv4 = \"192.0.2.1\"\nlatitude = 1\n"
+	                          "longitude = 2\n[sites.health]\n";
+	char text[1024];
+	snprintf(text, sizeof(text), "%shttp_path = \"/\"\n", site);
+	problem(text, "7:1: expected 'port' in [sites.health]", "health without a port");
+	snprintf(text, sizeof(text), "%sport = 80\nhttp_path = \"x\"\n", site);
+	problem(text, "9:13: expected 'http_path' to start with '/', found 'x'", "http_path");
+	snprintf(text, sizeof(text), "%sport = 80\ninterval = \"2s\"\ntimeout = \"5s\"\n", site);
+	problem(text, "10:11: expected 'timeout' (5s) to be at most 'interval' (2s)",
+	        "timeout longer than interval");
+	snprintf(text, sizeof(text), "%sport = 80\nfall = 0\n", site);
+	problem(text, "9:8: expected 'fall' between 1 and 100, found 0", "fall range");
+	snprintf(text, sizeof(text), "%sport = 80\nintervall = 5\n", site);
+	problem(text, "9:1: unknown key 'intervall' in [sites.health]; did you mean 'interval'?",
+	        "unknown health key");
+
+	snprintf(text, sizeof(text), "%sport = 80\n", site);
+	struct config *c = load_text(text);
+	ok(c != NULL, "health with only a port");
+	is_str(c ? c->sites[0].health.http_host : NULL, "p", "http_host defaults to the site name");
+	ok(c && c->sites[0].health.http_path == NULL, "no http_path: TCP connect only");
+	config_free(c);
+}
+
+static void test_zone_errors(void)
+{
+	problem(LISTEN "[[zones]]\nzone = \"a.test\"\n",
+	        "2:1: expected 'file' or [zones.stores] in [[zones]]", "zone without data");
+	problem(LISTEN "[[zones]]\nfile = \"z\"\n", "2:1: expected 'zone' in [[zones]]",
+	        "zone without a name");
+	problem(LISTEN "[[zones]]\nzone = \"a..test\"\nfile = \"z\"\n",
+	        "3:8: expected a domain name for 'zone', found 'a..test'", "bad zone name");
+	problem(LISTEN "[[zones]]\nzone = \"a.test\"\nzone_type = \"Secondary\"\nfile = \"z\"\n",
+	        "4:13: expected 'zone_type' to be \"Primary\" (the only type supported), "
+	        "found 'Secondary'", "zone_type");
+	problem(LISTEN "[[zones]]\nzone = \"a.test\"\nfile = \"z\"\n[[zones]]\nzone = \"A.TEST.\"\n"
+	        "file = \"y\"\n", "6:8: zone 'A.TEST.' is defined twice (first at line 2)",
+	        "duplicate zones, case and trailing dot ignored");
+	problem(LISTEN "[[zones]]\nzone = \"a.test\"\n[zones.stores]\ntype = \"sqlite\"\n",
+	        "4:1: expected 'journal_path' in [zones.stores] (type = \"sqlite\")",
+	        "sqlite store without journal_path");
+	problem(LISTEN "[[zones]]\nzone = \"a.test\"\n[zones.stores]\ntype = \"file\"\n",
+	        "4:1: expected 'zone_path' in [zones.stores] (type = \"file\")",
+	        "file store without zone_path");
+	problem(LISTEN "[[zones]]\nzone = \"a.test\"\n[zones.stores]\njournal_path = \"j\"\n",
+	        "4:1: expected 'type' in [zones.stores]", "store without a type");
+	problem(LISTEN "[[zones]]\nzone = \"a.test\"\n[zones.stores]\ntype = \"forward\"\n",
+	        "5:8: expected 'type' to be \"sqlite\" or \"file\", found 'forward'", "store type");
+	problem(LISTEN "[[zones]]\nzone = \"a.test\"\n[zones.stores]\ntype = \"sqlite\"\n"
+	        "journal_path = \"j\"\njournal_file_path = \"k\"\n",
+	        "7:1: expected only one of 'journal_path' and 'journal_file_path'", "path alias twice");
+	problem(LISTEN "[[zones]]\nzone = \"a.test\"\nfile = \"z\"\nallow_update = true\n",
+	        "5:16: expected [zones.stores] type = \"sqlite\" for 'allow_update'; a zone file "
+	        "alone cannot take updates", "updates on a file zone");
+	problem(LISTEN "[[zones]]\nzone = \"a.test\"\n[zones.stores]\ntype = \"file\"\n"
+	        "zone_path = \"z\"\nallow_update = true\n",
+	        "7:16: expected [zones.stores] type = \"sqlite\" for 'allow_update'",
+	        "updates on a file store");
+	problem(LISTEN "[[zones]]\nzone = \"a.test\"\nfile = \"z\"\naxfr_policy = \"AllowAll\"\n",
+	        "5:15: expected 'axfr_policy' to be \"Deny\" (zone transfers are not supported), "
+	        "found 'AllowAll'", "axfr_policy");
+	problem(LISTEN "[[zones]]\nzone = \"a.test\"\nfile = \"z\"\n[[zones.stores]]\ntype = \"file\"\n"
+	        "zone_path = \"z\"\n[[zones.stores]]\ntype = \"file\"\nzone_path = \"y\"\n",
+	        "5:1: expected exactly one store in [[zones.stores]], found 2", "chained stores");
+	problem(LISTEN "[[zones]]\nzone = \"a.test\"\n[zones.stores]\ntype = \"sqlite\"\n"
+	        "journal_path = \"j\"\nstale_txt_age = \"1y\"\n",
+	        "7:17: expected a duration for 'stale_txt_age' (seconds, or a number with ms, s, m, h "
+	        "or d), found '1y'", "stale_txt_age");
+	problem(LISTEN "[[zones]]\nzone = \"a.test\"\n[zones.stores]\ntype = \"sqlite\"\n"
+	        "journal_path = \"j\"\nmax_txt_len = 256\n",
+	        "7:15: expected 'max_txt_len' between 1 and 255, found 256", "max_txt_len");
+
+	/* Signing keys. */
+	const char *zone = LISTEN "[[zones]]\nzone = \"a.test\"\nfile = \"z\"\n[[zones.keys]]\n";
+	char text[1024];
+	snprintf(text, sizeof(text), "%skey_path = \"k.pem\"\nalgorithm = \"RSASHA256\"\n", zone);
+	problem(text, "7:13: expected 'algorithm' to be \"ECDSAP256SHA256\" (the only one "
+	        "supported), found 'RSASHA256'", "key algorithm");
+	snprintf(text, sizeof(text), "%skey_path = \"k.pem\"\npassword = \"hunter2\"\n", zone);
+	problem(text, "7:12: expected no 'password': encrypted keys are not supported, store the "
+	        "key unencrypted", "encrypted key");
+	snprintf(text, sizeof(text), "%salgorithm = \"ECDSAP256SHA256\"\n", zone);
+	problem(text, "5:1: expected 'key_path' in [[zones.keys]]", "key without a path");
+	snprintf(text, sizeof(text), "%skey_path = \"k.pem\"\npurpose = \"Signing\"\n", zone);
+	problem(text, "7:11: expected 'purpose' to be \"ZoneSigning\" or \"ZoneUpdateAuth\", "
+	        "found 'Signing'", "key purpose");
+	snprintf(text, sizeof(text), "%skey_path = \"k.pem\"\ncreate_if_absent = true\n", zone);
+	problem(text, "7:1: unknown key 'create_if_absent' in [[zones.keys]]", "unknown key field");
+
+	/* Geo names. */
+	const char *geo = LISTEN "[geo]\ndatabases = [\"g.mmdb\"]\n"
+	                         "[[sites]]\nname = \"p\"\nipv4 = \"192.0.2.1\"\nlatitude = 1\n"
+	                         "longitude = 2\n"
+	                         "[[zones]]\nzone = \"a.test\"\nfile = \"z\"\n[[zones.geo]]\n";
+	snprintf(text, sizeof(text), "%sname = \"www\"\nsites = [\"p\", \"q\"]\n", geo);
+	problem(text, "14:15: expected the name of a [[sites]] entry in 'sites', found 'q'",
+	        "unknown site in a geo name");
+	snprintf(text, sizeof(text), "%sname = \"www.b.test.\"\n", geo);
+	problem(text, "13:8: expected a name inside zone 'a.test' for 'name', found 'www.b.test.'",
+	        "absolute geo name outside the zone");
+	snprintf(text, sizeof(text), "%sname = \"www\"\n[[zones.geo]]\nname = \"WWW.a.test.\"\n", geo);
+	problem(text, "15:8: geo name 'WWW.a.test.' is defined twice in zone 'a.test' "
+	        "(first at line 12)", "duplicate geo name");
+	snprintf(text, sizeof(text), "%sname = \"@\"\nratio = 0.9\n", geo);
+	problem(text, "14:9: expected 'ratio' between 1 and 1000, found 0.9", "ratio");
+	snprintf(text, sizeof(text), "%sname = \"@\"\nttl_pair = -1\n", geo);
+	problem(text, "14:12: expected 'ttl_pair' between 0 and 2147483647, found -1", "ttl");
+	snprintf(text, sizeof(text), "%ssites = [\"p\"]\n", geo);
+	problem(text, "12:1: expected 'name' in [[zones.geo]]", "geo without a name");
+	{
+		const char *want[] = {
+			"5:1: expected at least one [[sites]] entry for the geo names of zone 'a.test'",
+			"5:1: expected [geo] databases for the geo names of zone 'a.test'",
+		};
+		problems(LISTEN "[[zones]]\nzone = \"a.test\"\nfile = \"z\"\n[[zones.geo]]\n"
+		         "name = \"www\"\n", want, 2, "geo without sites or databases");
+	}
+	snprintf(text, sizeof(text), "%sname = \"@\"\n", geo);
+	struct config *c = load_text(text);
+	ok(c != NULL, "apex geo name");
+	is_str(c ? c->zones[0].geo[0].name : NULL, "@", "'@' kept as written");
+	config_free(c);
+}
+
+static void test_tsig_errors(void)
+{
+	const char *store = LISTEN "[[zones]]\nzone = \"a.test\"\n[zones.stores]\ntype = \"sqlite\"\n"
+	                           "journal_path = \"j\"\nallow_update = true\n"
+	                           "[[zones.stores.tsig_keys]]\n";
+	char text[1024], want[PATH_MAX * 2];
+	snprintf(text, sizeof(text), "%sname = \"k\"\nalgorithm = \"hmac-md5\"\nsecret = \"AAAA\"\n",
+	         store);
+	problem(text, "10:13: expected a TSIG algorithm (hmac-sha1, hmac-sha224, hmac-sha256, "
+	        "hmac-sha384 or hmac-sha512), found 'hmac-md5'", "TSIG algorithm");
+	snprintf(text, sizeof(text), "%sname = \"k\"\nsecret = \"AAAA\"\n", store);
+	problem(text, "8:1: expected 'algorithm' in [[zones.stores.tsig_keys]]", "no algorithm");
+	snprintf(text, sizeof(text), "%salgorithm = \"hmac-sha256\"\nsecret = \"AAAA\"\n", store);
+	problem(text, "8:1: expected 'name' in [[zones.stores.tsig_keys]]", "no name");
+	snprintf(text, sizeof(text), "%sname = \"k\"\nalgorithm = \"hmac-sha256\"\n", store);
+	problem(text, "8:1: expected 'key_file' or 'secret' in [[zones.stores.tsig_keys]]",
+	        "no secret");
+	snprintf(text, sizeof(text), "%sname = \"k\"\nalgorithm = \"hmac-sha256\"\n"
+	         "key_file = \"k.tsig\"\nsecret = \"AAAA\"\n", store);
+	problem(text, "12:10: expected only one of 'key_file' and 'secret'", "both secrets");
+	snprintf(text, sizeof(text), "%sname = \"k\"\nalgorithm = \"hmac-sha256\"\nsecret = \"A!==\"\n",
+	         store);
+	problem(text, "11:10: expected base64 for 'secret'", "bad base64");
+	snprintf(text, sizeof(text), "%sname = \"k\"\nalgorithm = \"hmac-sha256\"\nsecret = \"AAAAA\"\n",
+	         store);
+	problem(text, "11:10: expected base64 for 'secret'", "truncated base64");
+	snprintf(text, sizeof(text), "%sname = \"k\"\nalgorithm = \"hmac-sha256\"\nsecret = \"\"\n",
+	         store);
+	problem(text, "11:10: expected base64 for 'secret'", "empty secret");
+	{
+		char big[200];
+		memset(big, 'A', 176);  /* 132 bytes */
+		big[176] = '\0';
+		snprintf(text, sizeof(text), "%sname = \"k\"\nalgorithm = \"hmac-sha256\"\nsecret = \"%s\"\n",
+		         store, big);
+		problem(text, "11:10: expected at most 128 bytes in 'secret'", "secret too long");
+	}
+	snprintf(text, sizeof(text), "%sname = \"k\"\nalgorithm = \"hmac-sha256\"\nsecret = \"AAAA\"\n"
+	         "allow_types = [\"TXT\", \"TXTT\", \"TYPE0\"]\n", store);
+	{
+		const char *w[] = {
+			"12:24: expected a record type (A, AAAA, TXT, ...) in 'allow_types', found 'TXTT'",
+			"12:32: expected a record type (A, AAAA, TXT, ...) in 'allow_types', found 'TYPE0'",
+		};
+		problems(text, w, 2, "unknown record types");
+	}
+	snprintf(text, sizeof(text), "%sname = \"k\"\nalgorithm = \"hmac-sha256\"\nsecret = \"AAAA\"\n"
+	         "allow_names = [\"a b\"]\n", store);
+	problem(text, "12:16: expected a domain name in 'allow_names', found 'a b'", "allow_names");
+	snprintf(text, sizeof(text), "%sname = \"k\"\nalgorithm = \"hmac-sha256\"\nsecret = \"AAAA\"\n"
+	         "fudge = 70000\n", store);
+	problem(text, "12:9: expected 'fudge' between 0 and 65535, found 70000", "fudge range");
+	snprintf(text, sizeof(text), "%sname = \"k\"\nalgorithm = \"hmac-sha256\"\nsecret = \"AAAA\"\n"
+	         "[[zones.stores.tsig_keys]]\nname = \"K.\"\nalgorithm = \"hmac-sha256\"\n"
+	         "secret = \"AAAA\"\n", store);
+	problem(text, "13:8: TSIG key 'K.' is defined twice (first at line 8)", "duplicate TSIG key");
+	snprintf(text, sizeof(text), "%sname = \"k\"\nalgorithm = \"hmac-sha256\"\nsecret = \"AAAA\"\n"
+	         "allowed_types = [\"TXT\"]\n", store);
+	problem(text, "12:1: unknown key 'allowed_types' in [[zones.stores.tsig_keys]]; did you mean "
+	        "'allow_types'?", "unknown TSIG key field");
+
+	/* Key files: unreadable, empty, too long. */
+	char kpath[PATH_MAX + 16];
+	snprintf(kpath, sizeof(kpath), "%s/empty.tsig", tmp);
+	write_file(kpath, "", 0);
+	snprintf(text, sizeof(text), "%sname = \"k\"\nalgorithm = \"hmac-sha256\"\n"
+	         "key_file = \"empty.tsig\"\n", store);
+	load_text(text);
+	snprintf(want, sizeof(want), "%s:11:12: expected a secret in TSIG key file '%s/empty.tsig', "
+	         "found an empty file", cfg_path, tmp);
+	is_str(d.n ? d.msgs[0] : NULL, want, "empty key file");
+
+	char big[200];
+	memset(big, 'x', 129);
+	snprintf(kpath, sizeof(kpath), "%s/big.tsig", tmp);
+	write_file(kpath, big, 129);
+	snprintf(text, sizeof(text), "%sname = \"k\"\nalgorithm = \"hmac-sha256\"\n"
+	         "key_file = \"big.tsig\"\n", store);
+	load_text(text);
+	snprintf(want, sizeof(want), "%s:11:12: expected at most 128 bytes in TSIG key file "
+	         "'%s/big.tsig'", cfg_path, tmp);
+	is_str(d.n ? d.msgs[0] : NULL, want, "key file too long");
+
+	snprintf(kpath, sizeof(kpath), "%s/locked.tsig", tmp);
+	write_file(kpath, "secret", 6);
+	chmod(kpath, 0);
+	snprintf(text, sizeof(text), "%sname = \"k\"\nalgorithm = \"hmac-sha256\"\n"
+	         "key_file = \"locked.tsig\"\n", store);
+	struct config *c = load_text(text);
+	if (geteuid() == 0) {
+		/* root reads anything; the key simply loads */
+		ok(c != NULL, "unreadable key file (skipped as root: loads)");
+	} else {
+		snprintf(want, sizeof(want), "%s:11:12: cannot read TSIG key file '%s/locked.tsig': "
+		         "Permission denied", cfg_path, tmp);
+		is_str(d.n ? d.msgs[0] : NULL, want, "unreadable key file");
+	}
+	config_free(c);
+	chmod(kpath, 0600);
+}
+
+static void test_many_errors(void)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/config/many_errors.toml", fixtures());
+	diag_clear(&d);
+	struct config *c = config_load(path, &d);
+	ok(c == NULL, "many_errors.toml fails");
+	const char *want[] = {
+		"3:1: unknown key 'listen_prot' in [top level]; did you mean 'listen_port'?",
+		"6:16: expected 'udp_max_size' between 512 and 4096, found 100",
+		"11:12: expected 'latitude' between -90 and 90, found 148.88",
+		"15:8: expected a string for 'zone', found integer",
+		"20:1: expected 'journal_path' in [zones.stores] (type = \"sqlite\")",
+		"24:1: expected [geo] databases for the geo names of zone 'acme.example.net'",
+		"26:19: expected the name of a [[sites]] entry in 'sites', found 'tokyo'",
+	};
+	size_t n = sizeof(want) / sizeof(want[0]);
+	is_int(d.n, n, "every problem reported");
+	for (size_t i = 0; i < n; i++) {
+		char full[PATH_MAX + 1024];
+		snprintf(full, sizeof(full), "%s:%s", path, want[i]);
+		is_str(i < d.n ? d.msgs[i] : NULL, full, "problem %zu, in file order", i);
+	}
+	config_free(c);
+}
+
+int main(void)
+{
+	diag_init(&d);
+	snprintf(tmp, sizeof(tmp), "/tmp/test_config.XXXXXX");
+	if (!mkdtemp(tmp)) {
+		printf("# mkdtemp: %s\n", strerror(errno));
+		return 2;
+	}
+	/* Messages show resolved paths: compare against the real folder name. */
+	char real[PATH_MAX];
+	if (realpath(tmp, real) && strlen(real) < sizeof(tmp))
+		memcpy(tmp, real, strlen(real) + 1);
+	snprintf(cfg_path, sizeof(cfg_path), "%s/c.toml", tmp);
+
+	test_full();
+	test_defaults();
+	test_paths();
+	test_hickory();
+	test_errors();
+	test_directory_error();
+	test_sites_errors();
+	test_zone_errors();
+	test_tsig_errors();
+	test_many_errors();
+
+	diag_clear(&d);
+	char cmd[PATH_MAX + 16];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	if (system(cmd) != 0)
+		printf("# could not remove %s\n", tmp);
+	return done_testing();
+}
