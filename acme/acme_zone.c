@@ -3,6 +3,7 @@
  * the stale-challenge purge (see acme_zone.h).
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,16 @@ struct acme {
 	size_t n;
 };
 
+/* Fills err; names may be long, and a cut message is better than none. */
+__attribute__((format(printf, 2, 3)))
+static void errf(char err[256], const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, 256, fmt, ap);
+	va_end(ap);
+}
+
 static uint64_t now_s(void)
 {
 	return (uint64_t)time(NULL);
@@ -102,13 +113,13 @@ static struct zone *build(struct acme_zone *az, char err[256])
 {
 	struct zone_builder *b = zone_builder_new(az->apex);
 	if (!b) {
-		snprintf(err, 256, "out of memory");
+		errf(err, "out of memory");
 		return NULL;
 	}
 	int ret = recset_foreach(az->rs, add_name, b);
 	if (ret < 0) {
 		zone_builder_free(b);
-		snprintf(err, 256, "%s: a record cannot be served (%s)", az->name, strerror(-ret));
+		errf(err, "%s: a record cannot be served (%s)", az->name, strerror(-ret));
 		return NULL;
 	}
 	struct diag d;
@@ -118,7 +129,7 @@ static struct zone *build(struct acme_zone *az, char err[256])
 	if (!z) {
 		for (size_t i = 0; i < d.n; i++)
 			log_error("%s", d.msgs[i]);
-		snprintf(err, 256, "%s", d.n ? d.msgs[0] : "cannot build the zone");
+		errf(err, "%s", d.n ? d.msgs[0] : "cannot build the zone");
 	} else {
 		z->owner_data = az;
 	}
@@ -173,7 +184,7 @@ int acme_resign(struct acme *a, const uint8_t *apex, char err[256])
 {
 	struct acme_zone *az = find_zone(a, apex);
 	if (!az) {
-		snprintf(err, 256, "not an ACME zone");
+		errf(err, "not an ACME zone");
 		return -ENOENT;
 	}
 	struct zone *z = build(az, err);
@@ -406,8 +417,12 @@ static uint8_t do_update(struct acme *a, struct query *q, const struct acme_key 
 		ret = RCODE_REFUSED;
 	} else {
 		size_t dels = 0, adds = 0;
-		for (size_t i = 0; i < cl.n; i++)
-			(cl.v[i].op == CHANGE_ADD ? adds : dels)++;
+		for (size_t i = 0; i < cl.n; i++) {
+			if (cl.v[i].op == CHANGE_ADD)
+				adds++;
+			else
+				dels++;
+		}
 		uint32_t serial = 0;
 		if (commit(az, &cl, &serial) < 0)
 			ret = RCODE_SERVFAIL;
@@ -501,7 +516,7 @@ struct acme *acme_new(struct zone_table *t, struct loop *l, char err[256])
 {
 	struct acme *a = calloc(1, sizeof(*a));
 	if (!a) {
-		snprintf(err, 256, "out of memory");
+		errf(err, "out of memory");
 		return NULL;
 	}
 	a->t = t;
@@ -551,7 +566,7 @@ static int seed(struct acme_zone *az, const struct config_zone *zc, struct zone 
                 char err[256])
 {
 	if (!zc->zone_path) {
-		snprintf(err, 256, "%s is empty and no zone_path is configured to seed it",
+		errf(err, "%s is empty and no zone_path is configured to seed it",
 		         az->journal_path);
 		return -EINVAL;
 	}
@@ -563,12 +578,12 @@ static int seed(struct acme_zone *az, const struct config_zone *zc, struct zone 
 	if (ret < 0) {
 		for (size_t i = 0; i < d.n; i++)
 			log_error("%s", d.msgs[i]);
-		snprintf(err, 256, "%s", d.n ? d.msgs[0] : "cannot read the zone file");
+		errf(err, "%s", d.n ? d.msgs[0] : "cannot read the zone file");
 		goto out;
 	}
 	ret = recset_apply(az->rs, &cl, false);
 	if (ret < 0) {
-		snprintf(err, 256, "out of memory");
+		errf(err, "out of memory");
 		goto out;
 	}
 	*z = build(az, err);
@@ -578,7 +593,7 @@ static int seed(struct acme_zone *az, const struct config_zone *zc, struct zone 
 	}
 	ret = seed_commit(az->db, &cl, az->apex, zc->zone_path, (int64_t)now_s());
 	if (ret < 0) {
-		snprintf(err, 256, "%s: cannot write the seeded records", az->journal_path);
+		errf(err, "%s: cannot write the seeded records", az->journal_path);
 		zone_free(*z);
 		*z = NULL;
 		goto out;
@@ -597,7 +612,7 @@ static int add_keys(struct acme_zone *az, const struct config_zone *zc, char err
 		return 0;
 	az->keys = calloc(zc->n_tsig_keys, sizeof(*az->keys));
 	if (!az->keys) {
-		snprintf(err, 256, "out of memory");
+		errf(err, "out of memory");
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < zc->n_tsig_keys; i++) {
@@ -622,29 +637,29 @@ int acme_add_zone(struct acme *a, const struct config *c, const struct config_zo
 	struct zone *z = NULL;
 	int ret = -ENOMEM;
 	if (!az) {
-		snprintf(err, 256, "out of memory");
+		errf(err, "out of memory");
 		return -ENOMEM;
 	}
 	az->a = a;
 	if (dname_from_str(zc->zone, az->apex) < 0) {
-		snprintf(err, 256, "'%s' is not a valid zone name", zc->zone);
+		errf(err, "'%s' is not a valid zone name", zc->zone);
 		ret = -EINVAL;
 		goto fail;
 	}
 	dname_lower(az->apex);
 	name_str(az->apex, az->name, sizeof(az->name));
 	if (zone_table_get(a->t, az->apex) || find_zone(a, az->apex)) {
-		snprintf(err, 256, "zone %s is configured twice", az->name);
+		errf(err, "zone %s is configured twice", az->name);
 		ret = -EEXIST;
 		goto fail;
 	}
 	if (!zc->journal_path) {
-		snprintf(err, 256, "zone %s: a sqlite store needs journal_path", az->name);
+		errf(err, "zone %s: a sqlite store needs journal_path", az->name);
 		ret = -EINVAL;
 		goto fail;
 	}
 	if (!(az->journal_path = strdup(zc->journal_path)) || !(az->rs = recset_new())) {
-		snprintf(err, 256, "out of memory");
+		errf(err, "out of memory");
 		goto fail;
 	}
 	if (signer) {
@@ -666,13 +681,13 @@ int acme_add_zone(struct acme *a, const struct config *c, const struct config_zo
 	if (ret > 0 && ((size_t)ret != dname_len(az->apex) || memcmp(owner, az->apex, (size_t)ret))) {
 		char other[DNAME_MAX * 4 + 2];
 		name_str(owner, other, sizeof(other));
-		snprintf(err, 256, "%s holds zone %s, not %s", zc->journal_path, other, az->name);
+		errf(err, "%s holds zone %s, not %s", zc->journal_path, other, az->name);
 		ret = -EINVAL;
 		goto fail;
 	}
 	ret = seed_needed(az->db);
 	if (ret < 0) {
-		snprintf(err, 256, "%s: cannot read the database", zc->journal_path);
+		errf(err, "%s: cannot read the database", zc->journal_path);
 		goto fail;
 	}
 	if (ret == 1) {
@@ -681,7 +696,7 @@ int acme_add_zone(struct acme *a, const struct config *c, const struct config_zo
 	} else {
 		ret = records_load(az->db, load_row, az);
 		if (ret < 0) {
-			snprintf(err, 256, "%s: cannot load the records (%s)", zc->journal_path,
+			errf(err, "%s: cannot load the records (%s)", zc->journal_path,
 			         strerror(-ret));
 			goto fail;
 		}
@@ -692,14 +707,14 @@ int acme_add_zone(struct acme *a, const struct config *c, const struct config_zo
 	}
 	struct acme_zone **v = realloc(a->zones, (a->n + 1) * sizeof(*v));
 	if (!v) {
-		snprintf(err, 256, "out of memory");
+		errf(err, "out of memory");
 		ret = -ENOMEM;
 		goto fail;
 	}
 	a->zones = v;
 	ret = zone_table_add(a->t, z);
 	if (ret < 0) {
-		snprintf(err, 256, "zone %s is configured twice", az->name);
+		errf(err, "zone %s is configured twice", az->name);
 		goto fail;
 	}
 	a->zones[a->n++] = az;

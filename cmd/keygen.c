@@ -148,8 +148,10 @@ int cmd_keygen(int argc, char **argv)
 		if (rc != EXIT_OK)
 			return rc;
 		printf("wrote %s: %d-byte TSIG secret, mode 0600\n"
-		       "  zone config:  the zone's TSIG key: key_file = \"%s\", algorithm hmac-sha256\n"
-		       "  lego:         RFC2136_TSIG_ALGORITHM=hmac-sha256. RFC2136_TSIG_SECRET=%s\n",
+		       "  zone config:  [[zones.stores.tsig_keys]] name = \"NAME.\", algorithm = \"hmac-sha256\", "
+		       "key_file = \"%s\"\n"
+		       "  lego:         RFC2136_TSIG_KEY=NAME. RFC2136_TSIG_ALGORITHM=hmac-sha256. "
+		       "RFC2136_TSIG_SECRET=%s\n",
 		       tsig_path, TSIG_SECRET_LEN, tsig_path, b64);
 	}
 	return EXIT_OK;

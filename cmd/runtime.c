@@ -207,7 +207,7 @@ struct generation *generation_new(const char *path, struct loop *loop,
 		g->env.rrl = g->rrl;
 	}
 	if (c->cookies) {
-		if (prev)
+		if (prev && prev->env.cookies)
 			g->cookie = prev->cookie;
 		else if (cookie_secret_random(&g->cookie) < 0) {
 			diag_add(d, NULL, 0, 0, "cannot read random bytes for the cookie secret");

@@ -701,7 +701,8 @@ static void load_top(struct loader *l, struct toml_node *root)
 	uint64_t ms;
 
 	load_listen(l, root);
-	if (get_int(l, root, "listen_port", 0, 65535, &v)  /* 0: the kernel picks (tests) */)
+	/* 0 lets the kernel pick a port: the integration tests read it from the log. */
+	if (get_int(l, root, "listen_port", 0, 65535, &v))
 		c->listen_port = (uint16_t)v;
 	if (get_duration(l, root, "tcp_request_timeout", SECOND, HOUR, false, &ms))
 		c->tcp_idle_timeout_ms = (uint32_t)ms;
@@ -716,7 +717,10 @@ static void load_top(struct loader *l, struct toml_node *root)
 
 static void load_server(struct loader *l, struct toml_node *root)
 {
-	static const char *const keys[] = { "udp_max_size", "tcp_max_connections", NULL };
+	static const char *const keys[] = {
+		"udp_max_size", "tcp_max_connections", "rrl_rate", "rrl_slip", "rrl_ipv4_prefix",
+		"rrl_ipv6_prefix", "cookies", NULL,
+	};
 	struct config *c = l->c;
 	struct toml_node *t = get_table(l, root, "server");
 	int64_t v;
@@ -725,6 +729,13 @@ static void load_server(struct loader *l, struct toml_node *root)
 	if (get_int(l, t, "udp_max_size", 512, 4096, &v))
 		c->udp_max_size = (uint16_t)v;
 	get_u32(l, t, "tcp_max_connections", 1, 65535, &c->tcp_max_connections);
+	get_u32(l, t, "rrl_rate", 0, 1000000, &c->rrl_rate);
+	get_u32(l, t, "rrl_slip", 0, 10, &c->rrl_slip);
+	if (get_int(l, t, "rrl_ipv4_prefix", 8, 32, &v))
+		c->rrl_ipv4_prefix = (uint8_t)v;
+	if (get_int(l, t, "rrl_ipv6_prefix", 16, 128, &v))
+		c->rrl_ipv6_prefix = (uint8_t)v;
+	get_bool(l, t, "cookies", &c->cookies);
 	check_unknown(l, t, keys, "[server]");
 }
 
@@ -1168,7 +1179,10 @@ static void load_tsig_keys(struct loader *l, struct toml_node *st, struct config
 			k->fudge = (uint16_t)v;
 
 		struct toml_node *types = get_str_array(l, t, "allow_types");
-		if (types) {
+		if (types && types->u.arr.n == 0) {
+			/* An empty list reads as "nothing", but would fall back to TXT. */
+			err_node(l, types, "expected at least one record type in 'allow_types'");
+		} else if (types) {
 			k->allow_types = calloc(types->u.arr.n ? types->u.arr.n : 1,
 			                        sizeof(*k->allow_types));
 			if (!k->allow_types)
@@ -1192,7 +1206,11 @@ static void load_tsig_keys(struct loader *l, struct toml_node *st, struct config
 			}
 		}
 		struct toml_node *names = get_str_array(l, t, "allow_names");
-		if (names) {
+		if (names && names->u.arr.n == 0) {
+			/* An empty list reads as "nowhere", but would mean the whole zone. */
+			err_node(l, names, "expected at least one name in 'allow_names' (leave it out to "
+			         "allow any name below the apex)");
+		} else if (names) {
 			bool ok = true;
 			for (size_t j = 0; j < names->u.arr.n; j++) {
 				struct toml_node *it = names->u.arr.items[j];
@@ -1507,6 +1525,11 @@ struct config *config_load(const char *path, struct diag *d)
 	c->log_level = LOG_INFO;
 	c->udp_max_size = 1232;
 	c->tcp_max_connections = 256;
+	c->rrl_rate = 0;
+	c->rrl_slip = 2;
+	c->rrl_ipv4_prefix = 24;
+	c->rrl_ipv6_prefix = 56;
+	c->cookies = true;
 	c->sig_validity_s = 14 * 86400;
 	c->sig_inception_s = 3600;
 	c->sig_refresh_s = 7 * 86400;

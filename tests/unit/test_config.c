@@ -95,6 +95,11 @@ static void test_full(void)
 	is_str(c->pid_file, want, "pid_file resolved against directory");
 	is_int(c->udp_max_size, 1400, "udp_max_size");
 	is_int(c->tcp_max_connections, 64, "tcp_max_connections");
+	is_int(c->rrl_rate, 20, "rrl_rate");
+	is_int(c->rrl_slip, 3, "rrl_slip");
+	is_int(c->rrl_ipv4_prefix, 28, "rrl_ipv4_prefix");
+	is_int(c->rrl_ipv6_prefix, 64, "rrl_ipv6_prefix");
+	ok(!c->cookies, "cookies = false");
 	is_int(c->sig_validity_s, 10 * 86400, "signature_validity 10d");
 	is_int(c->sig_inception_s, 7200, "signature_inception 2h");
 	is_int(c->sig_refresh_s, 259200, "signature_refresh as integer seconds");
@@ -126,7 +131,7 @@ static void test_full(void)
 		is_int(s->health.timeout_ms, 250, "timeout 250ms");
 		is_int(s->health.rise, 1, "rise");
 		is_int(s->health.fall, 5, "fall");
-		is_int(s->pos.line, 26, "site position");
+		is_int(s->pos.line, 31, "site position");
 		s = &c->sites[1];
 		ok(!s->has_v4 && s->has_v6, "sydney is IPv6 only");
 		ok(s->latitude == -33.0, "integer latitude accepted");
@@ -215,8 +220,8 @@ static void test_full(void)
 		k = &z->tsig_keys[1];
 		is_int(k->algorithm, TSIG_HMAC_SHA512, "algorithm case-insensitive");
 		ok(k->key_file == NULL, "no key_file");
-		is_int(k->secret_len, 4, "base64 secret decoded");
-		is_mem(k->secret, "\x00\x01\x02\x03", 4, "secret bytes from base64");
+		is_int(k->secret_len, 5, "base64 secret decoded");
+		is_mem(k->secret, "\x00\x01\x02\x03\x04", 5, "secret bytes from base64");
 		is_int(k->fudge, 300, "default fudge");
 		is_int(k->n_allow_types, 3, "three allowed types");
 		if (k->n_allow_types == 3) {
@@ -227,7 +232,7 @@ static void test_full(void)
 		is_int(k->n_allow_names, 2, "two allowed names");
 		if (k->n_allow_names == 2)
 			is_str(k->allow_names[0], "_acme-challenge", "allowed name as written");
-		is_int(k->pos.line, 106, "TSIG key position");
+		is_int(k->pos.line, 108, "TSIG key position");
 	}
 	config_free(c);
 }
@@ -253,6 +258,11 @@ static void test_defaults(void)
 	ok(c->pid_file == NULL, "no pid_file by default");
 	is_int(c->udp_max_size, 1232, "default udp_max_size");
 	is_int(c->tcp_max_connections, 256, "default tcp_max_connections");
+	is_int(c->rrl_rate, 0, "rate limiting off by default");
+	is_int(c->rrl_slip, 2, "default rrl_slip");
+	is_int(c->rrl_ipv4_prefix, 24, "default rrl_ipv4_prefix");
+	is_int(c->rrl_ipv6_prefix, 56, "default rrl_ipv6_prefix");
+	ok(c->cookies, "cookies on by default");
 	is_int(c->sig_validity_s, 14 * 86400, "default signature_validity");
 	is_int(c->sig_inception_s, 3600, "default signature_inception");
 	is_int(c->sig_refresh_s, 7 * 86400, "default signature_refresh");
@@ -415,9 +425,14 @@ static void test_errors(void)
 	problem(LISTEN "[[zones]]\nzone = \"a.test\"\nfile = \"z\"\nzone_typ = \"Primary\"\n",
 	        "5:1: unknown key 'zone_typ' in [[zones]]; did you mean 'zone_type'?",
 	        "unknown key in [[zones]]");
-	problem(LISTEN "[[zones]]\nzone = \"a.test\"\n[zones.stores]\ntpye = \"sqlite\"\n",
-	        "5:1: unknown key 'tpye' in [zones.stores]; did you mean 'type'?",
-	        "transposition counts as one edit");
+	{
+		const char *want[] = {
+			"4:1: expected 'type' in [zones.stores]",
+			"5:1: unknown key 'tpye' in [zones.stores]; did you mean 'type'?",
+		};
+		problems(LISTEN "[[zones]]\nzone = \"a.test\"\n[zones.stores]\ntpye = \"sqlite\"\n",
+		         want, 2, "transposition counts as one edit");
+	}
 
 	/* Types. */
 	problem(LISTEN "[[zones]]\nzone = 5\nfile = \"z\"\n",
@@ -438,8 +453,10 @@ static void test_errors(void)
 	        "1:35: expected a string in 'listen_addrs_ipv4', found integer", "array item type");
 
 	/* Ranges and values. */
-	problem(LISTEN "listen_port = 0\n", "2:15: expected 'listen_port' between 1 and 65535, found 0",
-	        "port range");
+	problem(LISTEN "listen_port = 65536\n",
+	        "2:15: expected 'listen_port' between 0 and 65535, found 65536", "port range");
+	problem(LISTEN "[server]\nrrl_ipv6_prefix = 8\n",
+	        "3:19: expected 'rrl_ipv6_prefix' between 16 and 128, found 8", "rrl prefix range");
 	problem(LISTEN "[server]\nudp_max_size = 4097\n",
 	        "3:16: expected 'udp_max_size' between 512 and 4096, found 4097", "udp_max_size range");
 	problem(LISTEN "log_level = \"loud\"\n", "2:13: expected 'log_level' to be \"error\", "
@@ -583,7 +600,7 @@ static void test_zone_errors(void)
 	        "5:8: expected 'type' to be \"sqlite\" or \"file\", found 'forward'", "store type");
 	problem(LISTEN "[[zones]]\nzone = \"a.test\"\n[zones.stores]\ntype = \"sqlite\"\n"
 	        "journal_path = \"j\"\njournal_file_path = \"k\"\n",
-	        "7:1: expected only one of 'journal_path' and 'journal_file_path'", "path alias twice");
+	        "7:21: expected only one of 'journal_path' and 'journal_file_path'", "path alias twice");
 	problem(LISTEN "[[zones]]\nzone = \"a.test\"\nfile = \"z\"\nallow_update = true\n",
 	        "5:16: expected [zones.stores] type = \"sqlite\" for 'allow_update'; a zone file "
 	        "alone cannot take updates", "updates on a file zone");
@@ -698,11 +715,18 @@ static void test_tsig_errors(void)
 	         "allow_types = [\"TXT\", \"TXTT\", \"TYPE0\"]\n", store);
 	{
 		const char *w[] = {
-			"12:24: expected a record type (A, AAAA, TXT, ...) in 'allow_types', found 'TXTT'",
-			"12:32: expected a record type (A, AAAA, TXT, ...) in 'allow_types', found 'TYPE0'",
+			"12:23: expected a record type (A, AAAA, TXT, ...) in 'allow_types', found 'TXTT'",
+			"12:31: expected a record type (A, AAAA, TXT, ...) in 'allow_types', found 'TYPE0'",
 		};
 		problems(text, w, 2, "unknown record types");
 	}
+	snprintf(text, sizeof(text), "%sname = \"k\"\nalgorithm = \"hmac-sha256\"\nsecret = \"AAAA\"\n"
+	         "allow_types = []\n", store);
+	problem(text, "12:15: expected at least one record type in 'allow_types'", "empty allow_types");
+	snprintf(text, sizeof(text), "%sname = \"k\"\nalgorithm = \"hmac-sha256\"\nsecret = \"AAAA\"\n"
+	         "allow_names = []\n", store);
+	problem(text, "12:15: expected at least one name in 'allow_names' (leave it out to allow any "
+	        "name below the apex)", "empty allow_names");
 	snprintf(text, sizeof(text), "%sname = \"k\"\nalgorithm = \"hmac-sha256\"\nsecret = \"AAAA\"\n"
 	         "allow_names = [\"a b\"]\n", store);
 	problem(text, "12:16: expected a domain name in 'allow_names', found 'a b'", "allow_names");

@@ -7,10 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <stdarg.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <openssl/evp.h>
 
+#include "cmd/cmd.h"
 #include "core/dname.h"
 #include "dnssec/ds.h"
 #include "dnssec/key.h"
@@ -89,6 +93,96 @@ static void check_zone(const struct key *k, const char *zone, const char *subnam
 	is_str(line, want, "%s: identical to dnssec-dsfromkey -a SHA-384", zone);
 }
 
+/* Runs `geoacme ds ARGS`, capturing stdout into out. */
+static int run_ds(char *out, size_t cap, int n, ...)
+{
+	char *argv[10];
+	va_list ap;
+	va_start(ap, n);
+	argv[0] = "ds";
+	for (int i = 0; i < n; i++)
+		argv[i + 1] = va_arg(ap, char *);
+	va_end(ap);
+	argv[n + 1] = NULL;
+	char file[128];
+	snprintf(file, sizeof(file), "%s/stdout", dir);
+	fflush(stdout);
+	int saved = dup(1);
+	int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	dup2(fd, 1);
+	close(fd);
+	int rc = cmd_ds(n + 1, argv);
+	fflush(stdout);
+	dup2(saved, 1);
+	close(saved);
+	FILE *f = fopen(file, "r");
+	size_t got = f ? fread(out, 1, cap - 1, f) : 0;
+	out[got] = '\0';
+	if (f)
+		fclose(f);
+	return rc;
+}
+
+static void test_cmd_ds(const struct key *k, const struct key *k2)
+{
+	char cfg[128], bad_cfg[128], out[4096], want[1024], want2[512], line[512];
+	snprintf(cfg, sizeof(cfg), "%s/geoacme.toml", dir);
+	FILE *f = fopen(cfg, "w");
+	fprintf(f, "listen_addrs_ipv4 = [\"127.0.0.1\"]\n"
+	           "\n[[zones]]\nzone = \"Example.com\"\nfile = \"example.com.zone\"\n"
+	           "[[zones.keys]]\nalgorithm = \"ECDSAP256SHA256\"\nkey_path = \"a.pem\"\n"
+	           "\n[[zones]]\nzone = \"plain.org\"\nfile = \"plain.org.zone\"\n"
+	           "\n[[zones]]\nzone = \"acme.luffy.cx.\"\nfile = \"acme.zone\"\n"
+	           "[[zones.keys]]\nkey_path = \"%s/b.pem\"\n", dir);
+	fclose(f);
+
+	ok(dsfromkey("example.com", k, "-2", line, sizeof(line)), "dsfromkey example.com");
+	snprintf(want, sizeof(want), "%s\n", line);
+	ok(dsfromkey("acme.luffy.cx", k2, "-2", line, sizeof(line)), "dsfromkey acme.luffy.cx");
+	snprintf(want2, sizeof(want2), "%s\n", line);
+	char both[1024];
+	snprintf(both, sizeof(both), "%s%s", want, want2);
+
+	is_int(run_ds(out, sizeof(out), 2, "-c", cfg), EXIT_OK, "ds -c FILE");
+	is_str(out, both, "one line per signed zone, as dnssec-dsfromkey prints them");
+	is_int(run_ds(out, sizeof(out), 3, "-c", cfg, "ACME.luffy.cx"), EXIT_OK, "ds -c FILE ZONE");
+	is_str(out, want2, "only the named zone (case-insensitive)");
+	is_int(run_ds(out, sizeof(out), 4, "--config", cfg, "--digest", "sha384", "example.com."),
+	       EXIT_OK, "--digest sha384");
+	ok(dsfromkey("example.com", k, "-a SHA-384", line, sizeof(line)), "dsfromkey SHA-384");
+	snprintf(want, sizeof(want), "%s\n", line);
+	is_str(out, want, "SHA-384 line identical to dnssec-dsfromkey");
+
+	is_int(run_ds(out, sizeof(out), 3, "-c", cfg, "--format=desec"), EXIT_OK, "--format=desec");
+	ok(strncmp(out, "{\"subname\": \"example\", \"type\": \"DS\", \"ttl\": 3600, \"records\": [\"",
+	           69) == 0, "desec: example.com line");
+	ok(strstr(out, "\n{\"subname\": \"acme\", ") != NULL, "desec: acme line");
+
+	is_int(run_ds(out, sizeof(out), 3, "-c", cfg, "plain.org"), EXIT_USAGE, "unsigned zone");
+	is_int(run_ds(out, sizeof(out), 3, "-c", cfg, "nope.example"), EXIT_USAGE, "unknown zone");
+	is_int(run_ds(out, sizeof(out), 0), EXIT_USAGE, "no -c");
+	is_int(run_ds(out, sizeof(out), 4, "-c", cfg, "--digest", "sha1"), EXIT_USAGE, "--digest sha1");
+	is_int(run_ds(out, sizeof(out), 4, "-c", cfg, "--format", "json"), EXIT_USAGE, "--format json");
+	is_int(run_ds(out, sizeof(out), 2, "-c", cfg, "--bogus"), EXIT_USAGE, "unknown option");
+	is_int(run_ds(out, sizeof(out), 1, "--help"), EXIT_OK, "--help");
+	ok(strstr(out, "usage: geoacme ds") != NULL, "--help prints usage on stdout");
+	snprintf(bad_cfg, sizeof(bad_cfg), "%s/none.toml", dir);
+	is_int(run_ds(out, sizeof(out), 2, "-c", bad_cfg), EXIT_CONFIG, "missing config");
+
+	char a[128];
+	snprintf(a, sizeof(a), "%s/a.pem", dir);
+	chmod(a, 0644);
+	is_int(run_ds(out, sizeof(out), 3, "-c", cfg, "example.com"), EXIT_CONFIG,
+	       "world-readable key is a config error");
+	chmod(a, 0600);
+
+	snprintf(bad_cfg, sizeof(bad_cfg), "%s/unsigned.toml", dir);
+	f = fopen(bad_cfg, "w");
+	fprintf(f, "[[zones]]\nzone = \"plain.org\"\nfile = \"plain.org.zone\"\n");
+	fclose(f);
+	is_int(run_ds(out, sizeof(out), 2, "-c", bad_cfg), EXIT_CONFIG, "no signed zone at all");
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/test_dnssec_ds.XXXXXX");
@@ -135,6 +229,8 @@ int main(void)
 	char body[DS_TEXT_MAX];
 	ds_format_desec(n, a, 36, 3600, body, sizeof(body));
 	ok(strncmp(body, "{\"subname\": \"com\"", 17) == 0, "one-label zone subname: %s", body);
+
+	test_cmd_ds(k, k2);
 
 	key_free(k);
 	key_free(k2);

@@ -578,7 +578,9 @@ int main(void)
 	test_signer();
 	test_signer_errors();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	if (system(cmd) != 0)
+	if (getenv("KEEP_TMP"))
+		printf("# kept %s\n", dir);
+	else if (system(cmd) != 0)
 		printf("# cleanup failed\n");
 	return done_testing();
 }

@@ -1,0 +1,246 @@
+"""DNSSEC proven with real validators: unbound (with ECS through subnetcache), delv, ldns."""
+import os
+import random
+import socket
+import subprocess
+import threading
+import unittest
+
+import dns.flags
+import dns.message
+import dns.query
+import dns.rcode
+import dns.rdatatype
+
+from harness import (BASE_CONFIG, SITES_TOML, Server, Unbound, main, make_key, make_mmdb, rr_types,
+                     rrs)
+
+ZONE = """$ORIGIN example.com.
+$TTL 3600
+@       IN SOA  ns1.example.com. hostmaster.example.com. 2026113001 7200 3600 1209600 300
+@       IN NS   ns1.example.com.
+ns1     IN A    192.0.2.53
+mail    IN A    192.0.2.25
+@       IN MX   10 mail.example.com.
+blog    IN CNAME www.example.com.
+a.b     IN TXT  "below an empty non-terminal"
+insecure IN NS  ns.insecure.example.com.
+ns.insecure IN A 192.0.2.99
+"""
+
+CONFIG = SITES_TOML + """
+[geo]
+databases = ["city.mmdb"]
+default_location = [48.86, 2.35]
+
+[[zones]]
+zone = "example.com"
+zone_type = "Primary"
+file = "example.com.zone"
+[[zones.geo]]
+name = "www"
+[[zones.keys]]
+algorithm = "ECDSAP256SHA256"
+key_path = "example.com.pem"
+"""
+
+GEO_CLIENTS = [("192.0.2.0", 26), ("192.0.2.128", 26), ("198.51.100.0", 25), ("203.0.113.64", 28)]
+GEO_CLIENTS6 = [("2001:db8:1::", 48), ("2001:db8:5::", 48)]
+
+
+def ad(msg):
+    return bool(msg.flags & dns.flags.AD)
+
+
+class Validation(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server(BASE_CONFIG + CONFIG, {"example.com.zone": ZONE})
+        make_key(cls.server.path("example.com.pem"))
+        make_mmdb(cls.server.dir)
+        cls.server.start()
+        out = subprocess.run([os.environ["GEOACME_BIN"], "ds", "-c", cls.server.config_path,
+                              "example.com"], capture_output=True, text=True, check=True)
+        cls.ds = out.stdout.strip()
+        cls.unbound = Unbound([("example.com", cls.server.port)], [cls.ds], subnet=True).start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.unbound.stop()
+        cls.server.cleanup()
+
+    def test_ds_matches_dnssec_dsfromkey(self):
+        r = self.server.query("example.com", "DNSKEY", dnssec=True)
+        dnskey = [l for l in rrs(r, "answer") if " IN DNSKEY " in l]
+        self.assertEqual(len(dnskey), 1)
+        self.assertIn(" DNSKEY 257 3 13 ", dnskey[0])
+        out = subprocess.run(["dnssec-dsfromkey", "-2", "-f", "-", "example.com"],
+                             input=dnskey[0] + "\n", capture_output=True, text=True, check=True)
+        self.assertEqual(out.stdout.split(), self.ds.split())
+        self.assertRegex(self.ds, r"^example\.com\. IN DS \d+ 13 2 [0-9A-F]{64}$")
+
+    def test_geo_answers_validate_for_several_subnets(self):
+        for addr, prefix in GEO_CLIENTS:
+            with self.subTest(client=addr):
+                r = self.unbound.query("www.example.com", "A", ecs=(addr, prefix))
+                self.assertEqual(dns.rcode.to_text(r.rcode()), "NOERROR", self.unbound.log())
+                self.assertTrue(ad(r), "no AD for %s" % addr)
+                self.assertEqual(rr_types(r, "answer"), ["A", "RRSIG"])
+        for addr, prefix in GEO_CLIENTS6:
+            with self.subTest(client=addr):
+                r = self.unbound.query("www.example.com", "AAAA", ecs=(addr, prefix))
+                self.assertTrue(ad(r), "no AD for %s" % addr)
+                self.assertEqual(rr_types(r, "answer"), ["AAAA", "RRSIG"])
+
+    def test_different_subnets_get_different_validated_answers(self):
+        eu = self.unbound.query("www.example.com", "A", ecs=("192.0.2.0", 26))
+        us = self.unbound.query("www.example.com", "A", ecs=("192.0.2.128", 26))
+        self.assertTrue(ad(eu) and ad(us))
+        self.assertEqual(sorted(r.to_text() for r in eu.answer[0]), ["116.203.18.48", "45.90.160.60"])
+        self.assertEqual([r.to_text() for r in us.answer[0]], ["5.161.44.145"])
+
+    def test_negative_answers_validate(self):
+        cases = [("nope.example.com", "A", "NXDOMAIN"), ("mail.example.com", "AAAA", "NOERROR"),
+                 ("b.example.com", "TXT", "NOERROR"), ("www.example.com", "MX", "NOERROR"),
+                 ("zzz.nope.example.com", "A", "NXDOMAIN"), ("insecure.example.com", "DS", "NOERROR")]
+        for name, t, rcode in cases:
+            with self.subTest(name=name, type=t):
+                r = self.unbound.query(name, t)
+                self.assertEqual(dns.rcode.to_text(r.rcode()), rcode)
+                self.assertTrue(ad(r), "no AD for %s %s\n%s" % (name, t, self.unbound.log()[-2000:]))
+                self.assertEqual(r.answer, [])
+
+    def test_other_positive_answers_validate(self):
+        for name, t in (("example.com", "SOA"), ("example.com", "DNSKEY"), ("example.com", "MX"),
+                        ("blog.example.com", "A"), ("a.b.example.com", "TXT"), ("example.com", "NS")):
+            with self.subTest(name=name, type=t):
+                r = self.unbound.query(name, t)
+                self.assertEqual(dns.rcode.to_text(r.rcode()), "NOERROR")
+                self.assertTrue(ad(r), "no AD for %s %s" % (name, t))
+
+    def test_delv_fully_validated(self):
+        ds = self.ds.split()
+        anchors = os.path.join(self.server.dir, "anchors.conf")
+        with open(anchors, "w") as f:
+            f.write('trust-anchors { example.com. static-ds %s %s %s "%s"; };\n' % tuple(ds[3:7]))
+        for name, t in (("www.example.com", "A"), ("www.example.com", "AAAA"),
+                        ("nope.example.com", "A"), ("mail.example.com", "AAAA")):
+            with self.subTest(name=name, type=t):
+                out = subprocess.run(["delv", "@127.0.0.1", "-p", str(self.unbound.port), "-a", anchors,
+                                      "+root=example.com", name, t], capture_output=True, text=True,
+                                     timeout=30)
+                self.assertIn("fully validated", out.stdout + out.stderr, out.stdout + out.stderr)
+
+    def test_ldns_verifies_captured_answers(self):
+        r = self.server.query("example.com", "DNSKEY", dnssec=True)
+        keyfile = os.path.join(self.server.dir, "dnskey.txt")
+        with open(keyfile, "w") as f:
+            f.write("\n".join(l for l in rrs(r, "answer") if " IN DNSKEY " in l) + "\n")
+        for name, t, ecs in (("www.example.com", "A", ("192.0.2.64", 26)),
+                             ("www.example.com", "AAAA", ("2001:db8:5::", 48)),
+                             ("nope.example.com", "A", None), ("blog.example.com", "A", None),
+                             ("b.example.com", "A", None), ("example.com", "NS", None)):
+            with self.subTest(name=name, type=t):
+                resp = self.server.query(name, t, dnssec=True, ecs=ecs)
+                path = os.path.join(self.server.dir, "resp.bin")
+                with open(path, "wb") as f:
+                    f.write(resp.to_wire())
+                out = subprocess.run([os.environ["LDNS_VERIFY"], keyfile, path], capture_output=True,
+                                     text=True)
+                self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+                self.assertNotIn("BAD", out.stdout)
+
+    def test_do0_has_no_dnssec_records(self):
+        for name, t in (("www.example.com", "A"), ("nope.example.com", "A"), ("example.com", "SOA")):
+            r = self.server.query(name, t, dnssec=False)
+            for sec in ("answer", "authority", "additional"):
+                self.assertFalse({"RRSIG", "NSEC"} & set(rr_types(r, sec)))
+
+    def test_random_names_do_not_make_the_server_sign(self):
+        # ECDSA signatures are randomised: signing per query would give a new
+        # signature every time.  Pre-signed NSEC records give the same bytes.
+        sigs = set()
+        rnd = random.Random(7)
+        for _ in range(60):
+            label = "".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(12))
+            r = self.server.query(label + ".example.com", "A", dnssec=True)
+            self.assertEqual(dns.rcode.to_text(r.rcode()), "NXDOMAIN")
+            for rrset in r.authority:
+                if rrset.rdtype == dns.rdatatype.RRSIG:
+                    for rd in rrset:
+                        sigs.add(rd.signature)
+        # SOA + at most one NSEC per name in the zone.
+        self.assertLessEqual(len(sigs), 12)
+        self.assertGreater(len(sigs), 1)
+
+
+class Failures(unittest.TestCase):
+    """Validation must be able to fail: a wrong anchor, a tampered answer."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server(BASE_CONFIG + CONFIG, {"example.com.zone": ZONE})
+        make_key(cls.server.path("example.com.pem"))
+        make_mmdb(cls.server.dir)
+        cls.server.start()
+        out = subprocess.run([os.environ["GEOACME_BIN"], "ds", "-c", cls.server.config_path],
+                             capture_output=True, text=True, check=True)
+        cls.ds = out.stdout.strip().splitlines()[0]
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.cleanup()
+
+    def test_wrong_trust_anchor_fails(self):
+        parts = self.ds.split()
+        digest = parts[-1]
+        parts[-1] = ("0" if digest[0] != "0" else "1") + digest[1:]
+        ub = Unbound([("example.com", self.server.port)], [" ".join(parts)]).start()
+        try:
+            r = ub.query("mail.example.com", "A")
+            self.assertEqual(dns.rcode.to_text(r.rcode()), "SERVFAIL")
+        finally:
+            ub.stop()
+
+    def test_tampered_answer_fails(self):
+        # A UDP proxy between unbound and geoacme that changes 192.0.2.25 to
+        # 192.0.2.26 in every response (TCP is not proxied: unbound uses UDP).
+        proxy = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        proxy.bind(("127.0.0.1", 0))
+        proxy.settimeout(0.2)
+        stop = threading.Event()
+
+        def run():
+            while not stop.is_set():
+                try:
+                    data, client = proxy.recvfrom(65535)
+                except socket.timeout:
+                    continue
+                up = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                up.settimeout(2)
+                up.sendto(data, ("127.0.0.1", self.server.port))
+                try:
+                    reply = up.recv(65535)
+                except socket.timeout:
+                    continue
+                finally:
+                    up.close()
+                proxy.sendto(reply.replace(bytes([192, 0, 2, 25]), bytes([192, 0, 2, 26])), client)
+
+        t = threading.Thread(target=run, daemon=True)
+        t.start()
+        ub = Unbound([("example.com", proxy.getsockname()[1])], [self.ds]).start()
+        try:
+            r = ub.query("mail.example.com", "A")
+            self.assertEqual(dns.rcode.to_text(r.rcode()), "SERVFAIL")
+            r = ub.query("ns1.example.com", "A")   # untouched data still validates
+            self.assertTrue(ad(r))
+        finally:
+            ub.stop()
+            stop.set()
+            t.join()
+            proxy.close()
+
+
+if __name__ == "__main__":
+    main()
