@@ -124,7 +124,7 @@ struct generation *generation_new(const char *path, struct loop *loop,
 		if (!g->sites)
 			diag_add(d, c->path, 0, 0, "%s", err);
 	}
-	if (c->geo.n_databases) {
+	if (c->geo.n_databases || c->geo.has_default_location) {
 		g->geo_db = geo_db_open(&c->geo, err);
 		if (!g->geo_db)
 			diag_add(d, c->path, 0, 0, "%s", err);
@@ -179,16 +179,13 @@ struct generation *generation_new(const char *path, struct loop *loop,
 		goto fail;
 
 	if (loop && g->sites) {
+		/* A reload keeps what the health checks already know, by site name. */
+		if (prev && prev->sites)
+			geo_sites_copy_alive(g->sites, prev->sites);
 		g->health = health_new(loop, g->sites, c, err);
 		if (!g->health) {
 			diag_add(d, c->path, 0, 0, "%s", err);
 			goto fail;
-		}
-		/* A reload keeps what the health checks already know, by site name. */
-		for (size_t i = 0; prev && prev->sites && i < geo_sites_count(g->sites); i++) {
-			int old = geo_sites_find(prev->sites, geo_site_name(g->sites, i));
-			if (old >= 0)
-				geo_site_set_alive(g->sites, i, geo_site_alive(prev->sites, (size_t)old));
 		}
 	}
 	g->env.zones = g->zones;

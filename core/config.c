@@ -708,6 +708,10 @@ static void load_top(struct loader *l, struct toml_node *root)
 		c->tcp_idle_timeout_ms = (uint32_t)ms;
 	get_str(l, root, "user", false, &c->user);
 	get_str(l, root, "group", false, &c->group);
+	/* The privilege drop is keyed on `user`; a lone `group` would be ignored. */
+	if (c->group && !toml_get(root, "user"))
+		err_node(l, toml_get(root, "group"), "expected 'user' with 'group' (the privilege "
+		         "drop needs a user)");
 	struct toml_node *lv = get_type(l, root, "log_level", TOML_STRING);
 	if (lv && !log_level_from(lv->u.s, &c->log_level))
 		err_node(l, lv, "expected 'log_level' to be \"error\", \"warn\", \"info\" or \"debug\", "
@@ -1308,8 +1312,8 @@ static struct toml_node *load_store(struct loader *l, struct toml_node *zt, stru
 	free(journal);
 
 	get_seconds(l, t, "stale_txt_age", 0, 365 * DAY, &z->stale_txt_age_s);
-	get_u32(l, t, "max_records_per_name", 1, 65535, &z->max_records_per_name);
-	get_u32(l, t, "max_records", 1, 10000000, &z->max_records);
+	get_u32(l, t, "max_records_per_name", 0, 65535, &z->max_records_per_name);
+	get_u32(l, t, "max_records", 0, 10000000, &z->max_records);
 	get_u32(l, t, "max_txt_len", 1, 255, &z->max_txt_len);
 	load_tsig_keys(l, t, z);
 	check_unknown(l, t, keys, where);

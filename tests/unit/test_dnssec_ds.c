@@ -125,7 +125,7 @@ static int run_ds(char *out, size_t cap, int n, ...)
 
 static void test_cmd_ds(const struct key *k, const struct key *k2)
 {
-	char cfg[128], bad_cfg[128], out[4096], want[1024], want2[512], line[512];
+	char cfg[128], bad_cfg[128], out[4096], want[600], want2[600], line[512];
 	snprintf(cfg, sizeof(cfg), "%s/geoacme.toml", dir);
 	FILE *f = fopen(cfg, "w");
 	fprintf(f, "listen_addrs_ipv4 = [\"127.0.0.1\"]\n"
@@ -140,22 +140,22 @@ static void test_cmd_ds(const struct key *k, const struct key *k2)
 	snprintf(want, sizeof(want), "%s\n", line);
 	ok(dsfromkey("acme.luffy.cx", k2, "-2", line, sizeof(line)), "dsfromkey acme.luffy.cx");
 	snprintf(want2, sizeof(want2), "%s\n", line);
-	char both[1024];
+	char both[1400];
 	snprintf(both, sizeof(both), "%s%s", want, want2);
 
 	is_int(run_ds(out, sizeof(out), 2, "-c", cfg), EXIT_OK, "ds -c FILE");
 	is_str(out, both, "one line per signed zone, as dnssec-dsfromkey prints them");
 	is_int(run_ds(out, sizeof(out), 3, "-c", cfg, "ACME.luffy.cx"), EXIT_OK, "ds -c FILE ZONE");
 	is_str(out, want2, "only the named zone (case-insensitive)");
-	is_int(run_ds(out, sizeof(out), 4, "--config", cfg, "--digest", "sha384", "example.com."),
+	is_int(run_ds(out, sizeof(out), 5, "--config", cfg, "--digest", "sha384", "example.com."),
 	       EXIT_OK, "--digest sha384");
 	ok(dsfromkey("example.com", k, "-a SHA-384", line, sizeof(line)), "dsfromkey SHA-384");
 	snprintf(want, sizeof(want), "%s\n", line);
 	is_str(out, want, "SHA-384 line identical to dnssec-dsfromkey");
 
 	is_int(run_ds(out, sizeof(out), 3, "-c", cfg, "--format=desec"), EXIT_OK, "--format=desec");
-	ok(strncmp(out, "{\"subname\": \"example\", \"type\": \"DS\", \"ttl\": 3600, \"records\": [\"",
-	           69) == 0, "desec: example.com line");
+	const char *head = "{\"subname\": \"example\", \"type\": \"DS\", \"ttl\": 3600, \"records\": [\"";
+	ok(strncmp(out, head, strlen(head)) == 0, "desec: example.com line");
 	ok(strstr(out, "\n{\"subname\": \"acme\", ") != NULL, "desec: acme line");
 
 	is_int(run_ds(out, sizeof(out), 3, "-c", cfg, "plain.org"), EXIT_USAGE, "unsigned zone");
@@ -163,7 +163,7 @@ static void test_cmd_ds(const struct key *k, const struct key *k2)
 	is_int(run_ds(out, sizeof(out), 0), EXIT_USAGE, "no -c");
 	is_int(run_ds(out, sizeof(out), 4, "-c", cfg, "--digest", "sha1"), EXIT_USAGE, "--digest sha1");
 	is_int(run_ds(out, sizeof(out), 4, "-c", cfg, "--format", "json"), EXIT_USAGE, "--format json");
-	is_int(run_ds(out, sizeof(out), 2, "-c", cfg, "--bogus"), EXIT_USAGE, "unknown option");
+	is_int(run_ds(out, sizeof(out), 3, "-c", cfg, "--bogus"), EXIT_USAGE, "unknown option");
 	is_int(run_ds(out, sizeof(out), 1, "--help"), EXIT_OK, "--help");
 	ok(strstr(out, "usage: geoacme ds") != NULL, "--help prints usage on stdout");
 	snprintf(bad_cfg, sizeof(bad_cfg), "%s/none.toml", dir);
@@ -178,7 +178,8 @@ static void test_cmd_ds(const struct key *k, const struct key *k2)
 
 	snprintf(bad_cfg, sizeof(bad_cfg), "%s/unsigned.toml", dir);
 	f = fopen(bad_cfg, "w");
-	fprintf(f, "[[zones]]\nzone = \"plain.org\"\nfile = \"plain.org.zone\"\n");
+	fprintf(f, "listen_addrs_ipv4 = [\"127.0.0.1\"]\n"
+	           "[[zones]]\nzone = \"plain.org\"\nfile = \"plain.org.zone\"\n");
 	fclose(f);
 	is_int(run_ds(out, sizeof(out), 2, "-c", bad_cfg), EXIT_CONFIG, "no signed zone at all");
 }
