@@ -357,9 +357,12 @@ int cmd_explain(int argc, char **argv)
 			printf("location: %.6f, %.6f, the default location: no database places "
 			       "%s (the miss covers %s)\n", lat, lon, client, net);
 		} else {
+			/* Same stand-in as the server (core/answer.c): the first site. */
+			geo_site_position(sites, 0, &lat, &lon);
 			printf("location: unknown: %s and no default_location is set; the server "
-			       "answers as if the client were at 0, 0\n",
-			       db ? "no database places the client" : "no geo databases are configured");
+			       "answers as if the client were at the first site, %s (%.6f, %.6f)\n",
+			       db ? "no database places the client" : "no geo databases are configured",
+			       geo_site_name(sites, 0), lat, lon);
 		}
 		if (db)
 			printf("ECS scope: /%u (the answer holds for %s)\n", loc.prefix, net);

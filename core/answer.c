@@ -165,13 +165,20 @@ static const struct rrset *geo_answer(const struct query *q, struct answer_env *
 		family = query_client_addr(q, addr);
 	}
 	struct geo_location loc;
-	double lat = 0, lon = 0;
+	double lat, lon;
 	if (env->geo_db && geo_db_locate(env->geo_db, family, addr, &loc) == 0) {
 		lat = loc.lat;
 		lon = loc.lon;
 		plan->ecs_scope = loc.prefix;
 	} else {
-		plan->ecs_scope = 0;
+		/*
+		 * Not located and no default_location configured: the first
+		 * configured site stands in for the client, so the answer is that
+		 * site (and its neighbour if the rule says so).  The scope is the
+		 * client's own prefix: nothing wider is known to share the answer.
+		 */
+		geo_site_position(env->sites, 0, &lat, &lon);
+		plan->ecs_scope = ecs->source_prefix;
 	}
 	struct geo_choice choice;
 	if (geo_choose(node->geo, env->sites, qtype, lat, lon, &choice) < 0 || !choice.rrset)

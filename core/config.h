@@ -4,8 +4,10 @@
  * operator's existing Hickory zone blocks load unchanged; geoacme adds
  * [server], [dnssec], [geo], [[sites]] and [[zones.geo]].  Every string is
  * owned by the config; paths are already resolved against `directory`
- * (default: the config file's folder).  config_load() reports every
- * problem as "file:line:col: expected ..." and fails once.
+ * (default: the config file's folder), and absolute.  config_load() reports
+ * every problem as "file:line:col: expected ..." and fails once; it reads
+ * the TSIG key files but opens no zone file, DNSSEC key or database.
+ * doc/config.md documents every key.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -113,7 +115,7 @@ struct config {
 	size_t n_listen_ipv4;
 	char **listen_addrs_ipv6;
 	size_t n_listen_ipv6;
-	uint16_t listen_port;       /* 53 */
+	uint16_t listen_port;       /* 53; 0 = the kernel picks (tests) */
 	char *user, *group;         /* privilege drop after bind; NULL = stay */
 	int log_level;              /* enum log_level */
 	char *pid_file;             /* optional */

@@ -1,12 +1,13 @@
 #pragma once
 /*
  * A small TOML reader for our configuration: tables, arrays of tables,
- * dotted headers ([zones.stores], [[zones.keys]]), basic and literal
- * strings with escapes, integers (decimal, hex, underscores), floats,
- * booleans, arrays (possibly nested, multi-line, trailing comma), inline
- * tables, and comments.  Not supported (rejected with a clear error):
- * multi-line strings, dates and times.  Every node remembers where it was
- * written so the config loader can report file:line:col.
+ * dotted headers ([zones.stores], [[zones.keys]]), dotted keys, basic and
+ * literal strings with escapes, integers (decimal with underscores, 0x, 0o,
+ * 0b, signs), floats (exponents, inf, nan), booleans, arrays (possibly
+ * nested, multi-line, trailing comma, mixed types), inline tables, and
+ * comments.  Not supported (rejected with a clear error): multi-line
+ * strings, dates and times.  Every node remembers where it was written so
+ * the config loader can report file:line:col (columns count bytes, from 1).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -28,7 +29,7 @@ struct toml_kv {
 struct toml_node {
 	enum toml_type type;
 	int line, col;           /* where the value (or the table header) starts */
-	unsigned flags;          /* parser bookkeeping: how a table or array was made */
+	unsigned flags;          /* parser bookkeeping (how a table or array was made); not for consumers */
 	union {
 		char *s;             /* NUL-terminated; embedded NULs are rejected */
 		int64_t i;
