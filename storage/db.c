@@ -97,8 +97,6 @@ static int migrate(struct db *db, char err[256])
 			goto fail_rollback;
 		if (sqlite3_exec(db->sql, "COMMIT", NULL, NULL, &msg) != SQLITE_OK)
 			goto fail_rollback;
-		if (v > 0)
-			log_info("%s: schema migrated from version %lld to %lld", db->path, v, v + 1);
 		continue;
 fail_rollback:
 		sqlite3_exec(db->sql, "ROLLBACK", NULL, NULL, NULL);
@@ -108,6 +106,9 @@ fail:
 		sqlite3_free(msg);
 		return -EIO;
 	}
+	if (version > 0 && version < DB_SCHEMA_VERSION)
+		log_info("%s: schema migrated from version %lld to %d", db->path, version,
+		         DB_SCHEMA_VERSION);
 	return 0;
 }
 

@@ -67,7 +67,9 @@ class Validation(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.unbound.stop()
+        rc = cls.server.stop()
         cls.server.cleanup()
+        assert rc == 0, "geoacme exited with %s on SIGTERM" % rc
 
     def test_ds_matches_dnssec_dsfromkey(self):
         r = self.server.query("example.com", "DNSKEY", dnssec=True)
@@ -189,7 +191,9 @@ class Failures(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
+        rc = cls.server.stop()
         cls.server.cleanup()
+        assert rc == 0, "geoacme exited with %s on SIGTERM" % rc
 
     def test_wrong_trust_anchor_fails(self):
         parts = self.ds.split()
