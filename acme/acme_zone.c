@@ -335,15 +335,16 @@ static int append_tsig(struct query *q, const struct reply_tsig *r, size_t limit
 		/* BADKEY/BADSIG: unsigned, and no request MAC we could vouch for. */
 		f.time_signed = req->time_signed;
 	}
-	int ret = tsig_append(q->tx, &q->tx_len, limit, &f, r->key ? &r->key->tk : NULL,
-	                      req->mac, req->mac_len, NULL);
-	if (ret == -ENOSPC && limit < q->tx_cap)
-		ret = tsig_append(q->tx, &q->tx_len, q->tx_cap, &f, r->key ? &r->key->tk : NULL,
-		                  req->mac, req->mac_len, NULL);
-	return ret;
+	return tsig_append(q->tx, &q->tx_len, limit, &f, r->key ? &r->key->tk : NULL, req->mac,
+	                   req->mac_len, NULL);
 }
 
-/* Header, echoed zone/question and OPT (core's error writer), then the TSIG. */
+/*
+ * Header, echoed zone/question and OPT (core's error writer), then the
+ * TSIG.  When the TSIG does not fit the client's size (long key and
+ * algorithm names in a BADKEY answer over UDP), the sections go and TC is
+ * set; if even that does not fit, the answer is a bare TC header.
+ */
 static int reply(struct query *q, uint8_t rcode, const struct reply_tsig *r)
 {
 	q->rcode = rcode;
@@ -352,6 +353,14 @@ static int reply(struct query *q, uint8_t rcode, const struct reply_tsig *r)
 		return 0;
 	size_t limit = q->max_size < q->tx_cap ? q->max_size : q->tx_cap;
 	int ret = append_tsig(q, r, limit);
+	if (ret == -ENOSPC) {
+		q->tx[2] |= 0x02;   /* TC */
+		memset(q->tx + 4, 0, 8);
+		q->tx_len = MSG_HEADER_LEN;
+		ret = append_tsig(q, r, limit);
+		if (ret == -ENOSPC)
+			return 0;
+	}
 	if (ret < 0) {
 		log_error("cannot sign a response (%s)", strerror(-ret));
 		q->tx_len = 0;

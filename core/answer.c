@@ -164,22 +164,22 @@ static const struct rrset *geo_answer(const struct query *q, struct answer_env *
 	} else {
 		family = query_client_addr(q, addr);
 	}
-	struct geo_location loc;
+	struct geo_location loc = { .prefix = ecs->source_prefix };
 	double lat, lon;
-	if (env->geo_db && geo_db_locate(env->geo_db, family, addr, &loc) == 0) {
+	int rc = env->geo_db ? geo_db_locate(env->geo_db, family, addr, &loc) : -ENOENT;
+	if (rc == 0) {
 		lat = loc.lat;
 		lon = loc.lon;
-		plan->ecs_scope = loc.prefix;
 	} else {
 		/*
 		 * Not located and no default_location configured: the first
 		 * configured site stands in for the client, so the answer is that
-		 * site (and its neighbour if the rule says so).  The scope is the
-		 * client's own prefix: nothing wider is known to share the answer.
+		 * site (and its neighbour if the rule says so).
 		 */
 		geo_site_position(env->sites, 0, &lat, &lon);
-		plan->ecs_scope = ecs->source_prefix;
 	}
+	/* The network the databases matched, or missed, is where the answer holds. */
+	plan->ecs_scope = loc.prefix;
 	struct geo_choice choice;
 	if (geo_choose(node->geo, env->sites, qtype, lat, lon, &choice) < 0 || !choice.rrset)
 		return NULL;

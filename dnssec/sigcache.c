@@ -39,11 +39,9 @@ struct sigcache *sigcache_new(size_t max_entries)
 	if (!c)
 		return NULL;
 	c->max = max_entries ? max_entries : 1;
-	/* Fixed size (no rehash): chains of about two at the cap, and at
-	 * most 512 KiB of buckets however large the cap. */
+	/* Starts small (most zones hold a few dozen RRsets) and doubles as
+	 * it fills, keeping chains short. */
 	size_t n = 64;
-	while (n < c->max / 2 && n < ((size_t)1 << 16))
-		n <<= 1;
 	c->buckets = calloc(n, sizeof(*c->buckets));
 	c->md = EVP_MD_CTX_new();
 	if (!c->buckets || !c->md) {
@@ -102,10 +100,15 @@ int sigcache_key(struct sigcache *c, const uint8_t *owner, const struct rrset *r
 	return 0;
 }
 
+/* The digest is uniform already: its first bytes are the hash. */
+static size_t bucket_of(const struct sigcache *c, const struct sigcache_key *k)
+{
+	return ((size_t)wire_get_u32(k->digest) << 32 | wire_get_u32(k->digest + 4)) & c->mask;
+}
+
 static struct entry **slot(struct sigcache *c, const struct sigcache_key *k)
 {
-	size_t h = (size_t)wire_get_u32(k->digest) << 32 | wire_get_u32(k->digest + 4);
-	struct entry **pp = &c->buckets[h & c->mask];
+	struct entry **pp = &c->buckets[bucket_of(c, k)];
 	while (*pp && memcmp((*pp)->key.digest, k->digest, sizeof(k->digest)) != 0)
 		pp = &(*pp)->next;
 	return pp;
@@ -122,6 +125,29 @@ int sigcache_get(struct sigcache *c, const struct sigcache_key *k, uint64_t now,
 	sig->data = e->rrsig;
 	*expiration = e->expiration;
 	return 0;
+}
+
+static void grow(struct sigcache *c)
+{
+	size_t n = 2 * (c->mask + 1);
+	struct entry **b = calloc(n, sizeof(*b));
+	if (!b)
+		return;
+	struct entry **old = c->buckets;
+	size_t old_n = c->mask + 1;
+	c->buckets = b;
+	c->mask = n - 1;
+	for (size_t i = 0; i < old_n; i++) {
+		struct entry *e = old[i];
+		while (e) {
+			struct entry *next = e->next;
+			size_t h = bucket_of(c, &e->key);
+			e->next = b[h];
+			b[h] = e;
+			e = next;
+		}
+	}
+	free(old);
 }
 
 int sigcache_put(struct sigcache *c, const struct sigcache_key *k, const uint8_t *rrsig,
@@ -145,6 +171,8 @@ int sigcache_put(struct sigcache *c, const struct sigcache_key *k, const uint8_t
 		free(old);
 	else
 		c->count++;
+	if (c->count > 2 * (c->mask + 1))
+		grow(c);   /* on failure chains just get longer */
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 #include "core/config.h"
 #include "core/dname.h"
 #include "core/hooks.h"
+#include "core/log.h"
 #include "core/rrset.h"
 #include "core/wire.h"
 #include "core/zone.h"
@@ -170,7 +171,10 @@ static int sign_one(void *arg, const uint8_t *owner, struct rrset *rrset)
 	struct rdata sig;
 	uint64_t expiration;
 	uint8_t buf[SIGN_RRSIG_MAX];
-	if (keyed && sigcache_get(s->cache, &k, w->now, s->refresh, &sig, &expiration) == 0) {
+	/* A cached signature must also have begun: after the clock stepped
+	 * back, its inception may lie in the future (serial arithmetic). */
+	if (keyed && sigcache_get(s->cache, &k, w->now, s->refresh, &sig, &expiration) == 0 &&
+	    (int32_t)((uint32_t)w->now - wire_get_u32(sig.data + 12)) >= 0) {
 		w->reused++;
 	} else {
 		int len = sign_rrset(s->sign, owner, rrset, w->inception, w->expiration,
@@ -191,6 +195,8 @@ static int sign_one(void *arg, const uint8_t *owner, struct rrset *rrset)
 			(void)sigcache_put(s->cache, &k, buf, sig.len, expiration);
 		w->made++;
 	}
+	/* Copied into the snapshot even when cached: the cache may replace or
+	 * drop the entry while this snapshot is still being served. */
 	uint8_t *copy = arena_memdup(w->arena, sig.data, sig.len);
 	if (!copy) {
 		snprintf(w->err, 256, "%s: out of memory for signatures", s->name);
@@ -272,5 +278,8 @@ static int signer_run(void *ctx, struct zone_builder *b, char err[256])
 	s->stats.last_reused = w.reused;
 	s->stats.builds++;
 	s->stats.refresh_at = w.refresh_at;
+	log_debug("%s: %llu RRsets signed (%llu new signatures, %llu reused), refresh in %llds",
+	          s->name, (unsigned long long)(w.made + w.reused), (unsigned long long)w.made,
+	          (unsigned long long)w.reused, (long long)(w.refresh_at - now));
 	return 0;
 }

@@ -156,6 +156,7 @@ $TTL 3600
 ns1     IN A    192.0.2.53
 static  600 IN A 198.51.100.80
 www     IN TXT  "static data beside a geo name"
+blog    IN CNAME www.example.com.
 """
 
 GEO_NAMES = """
@@ -191,6 +192,15 @@ def geo_config(databases, default=DEFAULT_LOCATION, signed=False, lookup_path=No
     if signed:
         out += '[[zones.keys]]\nalgorithm = "ECDSAP256SHA256"\nkey_path = "example.com.pem"\n'
     return out
+
+
+def stop_and_cleanup(server):
+    """Stops by PID; a clean shutdown exits 0 (under ASan a leak makes it non-zero)."""
+    rc = server.stop()
+    log = server.log()
+    server.cleanup()
+    if rc != 0:
+        raise AssertionError("geoacme exited with %s on SIGTERM:\n%s" % (rc, log[-4000:]))
 
 
 def host(net):
@@ -239,7 +249,7 @@ class Rule(GeoTestCase):
 
     @classmethod
     def tearDownClass(cls):
-        cls.server.cleanup()
+        stop_and_cleanup(cls.server)
 
     # --- the expectations themselves ---
 
@@ -390,9 +400,20 @@ class Rule(GeoTestCase):
         self.assertEqual(dns.rcode.to_text(r.rcode()), "NXDOMAIN")
         self.assertEcs(ecs_option(r), 1, "192.0.2.0", 24, 0)
 
-    def raw_ecs(self, payload):
+    def test_cname_into_a_geo_name(self):
+        r = self.server.query("blog.example.com", "A", ecs=("192.0.2.128", 26))
+        self.assertEqual(rrs(r, "answer"), ["blog.example.com. 3600 IN CNAME www.example.com.",
+                                            "www.example.com. 120 IN A 5.161.44.145"])
+        self.assertEcs(ecs_option(r), 1, "192.0.2.128", 26, 26)
+
+    def test_any_at_a_geo_name_gives_the_a_answer(self):
+        r = self.server.query("www.example.com", "ANY", ecs=("192.0.2.128", 26))
+        self.assertEqual(rrs(r, "answer"), ["www.example.com. 120 IN A 5.161.44.145"])
+        self.assertEcs(ecs_option(r), 1, "192.0.2.128", 26, 26)
+
+    def raw_ecs(self, *payloads):
         q = dns.message.make_query("www.example.com", "A", use_edns=0,
-                                   options=[dns.edns.GenericOption(8, payload)])
+                                   options=[dns.edns.GenericOption(8, p) for p in payloads])
         q.flags &= ~dns.flags.RD
         reply = self.server.raw_udp(q.to_wire())
         self.assertIsNotNone(reply, "no reply")
@@ -417,6 +438,9 @@ class Rule(GeoTestCase):
                 self.assertEqual(reply[3] & 0x0F, dns.rcode.FORMERR)
                 ancount = struct.unpack("!H", reply[6:8])[0]
                 self.assertEqual(ancount, 0)
+        one = struct.pack("!HBB", 1, 24, 0) + bytes([192, 0, 2])
+        reply = self.raw_ecs(one, one)
+        self.assertEqual(reply[3] & 0x0F, dns.rcode.FORMERR, "two ECS options")
         # well formed, built by hand the same way: answered
         reply = self.raw_ecs(struct.pack("!HBB", 1, 23, 0) + bytes([192, 0, 2]))
         msg = dns.message.from_wire(reply)
@@ -555,7 +579,7 @@ class FlatLayout(GeoTestCase):
 
     @classmethod
     def tearDownClass(cls):
-        cls.server.cleanup()
+        stop_and_cleanup(cls.server)
 
     def test_a_and_aaaa_with_host_prefixes(self):
         for rdtype, table in EXPECTED.items():
@@ -591,7 +615,7 @@ class FlatLayout(GeoTestCase):
 
 
 class NoDefaultLocation(GeoTestCase):
-    """Without default_location a client nobody places is put at 0, 0."""
+    """Without default_location the first [[sites]] entry (Paris) stands in for the client."""
 
     @classmethod
     def setUpClass(cls):
@@ -602,21 +626,49 @@ class NoDefaultLocation(GeoTestCase):
 
     @classmethod
     def tearDownClass(cls):
-        cls.server.cleanup()
+        stop_and_cleanup(cls.server)
 
-    def test_answer_for_zero_zero(self):
-        got, _ = self.geo("www.example.com", "A", ecs=("10.0.0.1", 32))
-        self.assertEqual(got, decide(0.0, 0.0, "A"))
-        got, _ = self.geo("www.example.com", "A", ecs=("192.0.2.0", 26))
-        self.assertEqual(got, EXPECTED["A"]["amsterdam"])
+    def test_answer_for_the_first_site(self):
+        first = SITES[0]
+        self.assertEqual(first["name"], "paris")
+        for rdtype in ("A", "AAAA"):
+            want = decide(first["latitude"], first["longitude"], rdtype)
+            with self.subTest(type=rdtype):
+                got, _ = self.geo("www.example.com", rdtype, ecs=("10.0.0.1", 32))
+                self.assertEqual(got, want)
+                got, _ = self.geo("www.example.com", rdtype, ecs=("198.51.100.130", 32))
+                self.assertEqual(got, want)
+                got, _ = self.geo("www.example.com", rdtype)
+                self.assertEqual(got, want)
+        # located clients are unaffected
+        got, _ = self.geo("www.example.com", "A", ecs=("192.0.2.128", 26))
+        self.assertEqual(got, EXPECTED["A"]["chicago"])
 
-    def test_miss_scope_is_the_missed_network(self):
-        # The (0, 0) answer holds for 0.0.0.0/1 only, as with a default
-        # location; scope 0 would let a resolver hand it to every client.
-        _, opt = self.geo("www.example.com", "A", ecs=("10.0.0.1", 32))
-        self.assertEcs(opt, 1, "10.0.0.1", 32, 1)
-        _, opt = self.geo("www.example.com", "A", ecs=("198.51.100.130", 32))
-        self.assertEcs(opt, 1, "198.51.100.130", 32, 25)
+    def test_scope_is_the_source_prefix(self):
+        # Nothing wider than the client's own prefix is known to share the
+        # stand-in answer.
+        for addr, plen in (("10.0.0.1", 32), ("10.0.0.0", 8), ("198.51.100.128", 25),
+                           ("2001:db8:abcd::", 48)):
+            with self.subTest(client=addr):
+                _, opt = self.geo("www.example.com", "A", ecs=(addr, plen))
+                self.assertEcs(opt, 2 if ":" in addr else 1, addr, plen, plen)
+
+    def test_explain_agrees(self):
+        for client in ("10.0.0.1", "198.51.100.130", "2001:db8:abcd::1"):
+            with self.subTest(client=client):
+                out = subprocess.run([BIN, "explain", "-c", self.server.config_path,
+                                      "www.example.com", "A", "--client", client],
+                                     capture_output=True, text=True, timeout=20)
+                self.assertEqual(out.returncode, 0, out.stderr)
+                self.assertIn("answers as if the client were at the first site, paris", out.stdout)
+                full = 128 if ":" in client else 32
+                r = self.server.query("www.example.com", "A", ecs=(client, full))
+                self.assertEqual(out.stdout.split("\nanswer:\n")[1].strip().splitlines(),
+                                 rrs(r, "answer"))
+                # the scope explain reports is the one the server sends
+                m = re.search(r"^ECS scope: /(\d+)", out.stdout, re.M)
+                self.assertIsNotNone(m, out.stdout)
+                self.assertEqual(int(m.group(1)), ecs_option(r).scopelen, out.stdout)
 
 
 class Listener:
@@ -729,9 +781,11 @@ class Health(GeoTestCase):
 
     @classmethod
     def tearDownClass(cls):
-        cls.server.cleanup()
-        cls.hp.close()
-        cls.hn.close()
+        try:
+            stop_and_cleanup(cls.server)
+        finally:
+            cls.hp.close()
+            cls.hn.close()
 
     def expect(self, name, alive):
         names = ["hp", "hn"] if name == "eu" else None
@@ -813,7 +867,7 @@ class Reload(GeoTestCase):
 
     @classmethod
     def tearDownClass(cls):
-        cls.server.cleanup()
+        stop_and_cleanup(cls.server)
 
     def test_sighup_changes_sites(self):
         got, _ = self.geo("www.example.com", "A", ecs=AMSTERDAM)

@@ -116,6 +116,35 @@ static void test_sigcache(void)
 	is_int(sigcache_count(c), 0, "A dropped too, two builds after its last use");
 	sigcache_free(c);
 	sigcache_free(NULL);
+
+	/* Growth: 1000 entries (the table starts at 64 buckets), all found. */
+	c = sigcache_new(5000);
+	sigcache_begin_build(c);
+	int put_fail = 0, get_fail = 0;
+	for (uint32_t i = 0; i < 1000; i++) {
+		uint8_t a4[4];
+		wire_set_u32(a4, i);
+		struct rdata r[1] = { { 4, a4 } };
+		struct rrset rs = { .type = RR_A, .count = 1, .ttl = 60, .rr = r };
+		struct sigcache_key k;
+		sigcache_key(c, name("many.example.com"), &rs, 1, &k);
+		put_fail += sigcache_put(c, &k, a4, 4, 2000) != 0;
+	}
+	for (uint32_t i = 0; i < 1000; i++) {
+		uint8_t a4[4];
+		wire_set_u32(a4, i);
+		struct rdata r[1] = { { 4, a4 } };
+		struct rrset rs = { .type = RR_A, .count = 1, .ttl = 60, .rr = r };
+		struct sigcache_key k;
+		sigcache_key(c, name("many.example.com"), &rs, 1, &k);
+		get_fail += sigcache_get(c, &k, 1000, 100, &got, &exp) != 0 || got.len != 4 ||
+		            memcmp(got.data, a4, 4) != 0;
+	}
+	is_int(put_fail, 0, "1000 puts");
+	is_int(get_fail, 0, "1000 gets after the table grew, each its own value");
+	is_int(sigcache_count(c), 1000, "1000 entries");
+	sigcache_end_build(c);
+	sigcache_free(c);
 }
 
 /* --- whole zones --- */
@@ -514,6 +543,16 @@ static void test_signer(void)
 	   "cache bounded by two builds' worth (%zu entries)", st.cached);
 	is_int(st.made, vc.checked + 0 + 2 + 3 + (vc4.checked - 5), "total made");
 	is_int(st.reused, vc.checked + (vc3.checked - 2) + (vc4.checked - 3) + 5, "total reused");
+
+	/* Build 6: the clock stepped back before every cached inception. */
+	clock_now = T0 - 2 * INCEPTION;
+	struct zone *z6 = build(s, &v4, &d);
+	signer_get_stats(s, &st);
+	is_int(st.last_made, vc4.checked, "clock stepped back: not-yet-valid signatures remade");
+	struct verify_ctx vc6 = { .keys = keys, .when = (time_t)clock_now };
+	verify_zone(z6, &vc6);
+	is_int(vc6.failed, 0, "build 6 verifies at the earlier time");
+	zone_free(z6);
 
 	zone_free(z1);
 	zone_free(z2);

@@ -1,0 +1,144 @@
+"""The ACME zone survives kill -9: an acknowledged UPDATE is never lost,
+an UPDATE is never half applied, and the SQLite database stays intact."""
+import base64
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import threading
+import time
+import unittest
+
+import dns.query
+import dns.rcode
+import dns.tsig
+import dns.update
+
+from harness import BASE_CONFIG, Server, main
+
+ZONE = """$ORIGIN acme.example.
+$TTL 300
+@  IN SOA ns1.example. hostmaster.example. 1 3600 600 86400 60
+@  IN NS  ns1.example.
+"""
+
+SECRET = b"durability-test-secret-32-bytes!"
+
+CONFIG = BASE_CONFIG + """
+[[zones]]
+zone = "acme.example"
+zone_type = "Primary"
+
+[zones.stores]
+type = "sqlite"
+allow_update = true
+journal_path = "acme.sqlite"
+zone_path = "acme.zone"
+
+[[zones.stores.tsig_keys]]
+name = "update.acme.example."
+algorithm = "hmac-sha256"
+secret = "%s"
+""" % base64.b64encode(SECRET).decode()
+
+KEY = dns.tsig.Key("update.acme.example.", SECRET, "hmac-sha256")
+
+
+class Durability(unittest.TestCase):
+    def setUp(self):
+        self.server = Server(CONFIG, {"acme.zone": ZONE})
+        self.server.start()
+
+    def tearDown(self):
+        self.server.cleanup()
+
+    def restart(self):
+        self.server.start()
+
+    def txt(self, name):
+        r = self.server.query(name, "TXT")
+        return sorted(rd.to_text() for rrset in r.answer for rd in rrset)
+
+    def serial(self):
+        return self.server.query("acme.example.", "SOA").answer[0][0].serial
+
+    def integrity(self):
+        db = sqlite3.connect(self.server.path("acme.sqlite"))
+        try:
+            return (db.execute("PRAGMA integrity_check").fetchone()[0],
+                    db.execute("PRAGMA journal_mode").fetchone()[0])
+        finally:
+            db.close()
+
+    def test_kill9_right_after_ack(self):
+        key = "hmac-sha256:update.acme.example.:" + base64.b64encode(SECRET).decode()
+        script = ("server 127.0.0.1 %d\nzone acme.example.\n"
+                  "update add bernat.ch.acme.example. 60 TXT \"acknowledged\"\nsend\n"
+                  % self.server.port)
+        r = subprocess.run(["nsupdate", "-y", key], input=script, capture_output=True, text=True,
+                           timeout=20)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # The response was received: kill at once, no chance for a clean shutdown.
+        self.assertEqual(self.server.kill9(), -signal.SIGKILL)
+        self.restart()
+        self.assertEqual(self.txt("bernat.ch.acme.example."), ['"acknowledged"'])
+        self.assertEqual(self.serial(), 2)
+        self.server.stop()
+        self.assertEqual(self.integrity(), ("ok", "wal"))
+
+    def test_kill9_during_a_burst(self):
+        """Each UPDATE adds a pair of records; after kill -9 every acknowledged
+        pair is there, and no pair is there by half."""
+        total = 0
+        for round_ in range(3):
+            acked = []
+            sent = []
+            stop = threading.Event()
+            port = self.server.port
+
+            def burst(base):
+                i = 0
+                while not stop.is_set():
+                    n = base + i
+                    u = dns.update.UpdateMessage("acme.example.", keyring=KEY)
+                    u.add("a%d.pairs.acme.example." % n, 60, "TXT", "\"pair %d\"" % n)
+                    u.add("b%d.pairs.acme.example." % n, 60, "TXT", "\"pair %d\"" % n)
+                    sent.append(n)
+                    try:
+                        r = dns.query.udp(u, "127.0.0.1", port=port, timeout=1)
+                    except Exception:
+                        return
+                    if r.rcode() == dns.rcode.NOERROR:
+                        acked.append(n)
+                    i += 1
+
+            t = threading.Thread(target=burst, args=(round_ * 100000,))
+            t.start()
+            time.sleep(random.uniform(0.3, 0.8))
+            self.server.kill9()
+            stop.set()
+            t.join(10)
+            self.assertGreater(len(acked), 5, "round %d: the burst made progress" % round_)
+            self.restart()
+            for n in sent:
+                a = self.txt("a%d.pairs.acme.example." % n)
+                b = self.txt("b%d.pairs.acme.example." % n)
+                self.assertEqual(a, b, "round %d: update %d applied by half" % (round_, n))
+                if n in acked:
+                    self.assertEqual(a, ['"pair %d"' % n],
+                                     "round %d: acknowledged update %d lost" % (round_, n))
+            # One serial bump per applied UPDATE, counted from the zone file's 1.
+            applied = sum(1 for n in sent if self.txt("a%d.pairs.acme.example." % n))
+            self.assertGreaterEqual(applied, len(acked))
+            self.assertLessEqual(applied, len(acked) + 1)
+            total += applied
+            self.assertEqual(self.serial(), 1 + total, "round %d: serial" % round_)
+            self.server.stop()
+            self.assertEqual(self.integrity()[0], "ok", "round %d" % round_)
+            self.restart()
+        self.assertGreater(total, 15)
+
+
+if __name__ == "__main__":
+    main()
