@@ -34,7 +34,7 @@ static int emit(const char *path, int line, ldns_rr *rr, const uint8_t *apex, zo
 	}
 	uint16_t type = (uint16_t)ldns_rr_get_type(rr);
 	if (rrset_type_is_meta(type) || type == RR_RRSIG || type == RR_NSEC || type == RR_NSEC3 ||
-	    type == RR_NSEC3PARAM) {
+	    type == RR_NSEC3PARAM || type == RR_DNSKEY || type == RR_CDS || type == RR_CDNSKEY) {
 		diag_add(d, path, line, 0,
 		         "%s: type %u cannot be loaded (DNSSEC records are made by the server)",
 		         owner_str, type);

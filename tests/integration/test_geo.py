@@ -7,7 +7,7 @@ answer is compared with them.
 
 Clients are located through EDNS Client Subnet: every query is sent from a
 loopback address, which no database places, so without ECS the server uses
-the configured default_location (see SourceAddress).
+the configured default_location (see test_loopback_sources_have_no_location).
 """
 import ipaddress
 import json
@@ -28,7 +28,7 @@ import dns.message
 import dns.rcode
 import dns.rdatatype
 
-from harness import (BASE_CONFIG, BIN, FIXTURES, SITES_TOML, Server, ServerTestCase, ecs_option,
+from harness import (BASE_CONFIG, BIN, FIXTURES, SITES_TOML, Server, ecs_option,
                      have_ipv6, main, make_key, make_mmdb, rr_types, rrs)
 
 R_MILES = 3958.8
