@@ -426,7 +426,8 @@ class Rule(GeoTestCase):
             "IPv4 source /33": struct.pack("!HBB", 1, 33, 0) + bytes([192, 0, 2, 0, 0]),
             "IPv6 source /129": struct.pack("!HBB", 2, 129, 0) + bytes(17),
             "bits beyond /23": struct.pack("!HBB", 1, 23, 0) + bytes([192, 0, 3]),
-            "bits beyond /60": struct.pack("!HBB", 2, 60, 0) + bytes([0x20, 1, 0xd, 0xb8, 0, 1, 0, 0x1f]),
+            "bits beyond /60": (struct.pack("!HBB", 2, 60, 0)
+                                + bytes([0x20, 1, 0xd, 0xb8, 0, 1, 0, 0x1f])),
             "address longer than /24": struct.pack("!HBB", 1, 24, 0) + bytes([192, 0, 2, 0]),
             "address shorter than /24": struct.pack("!HBB", 1, 24, 0) + bytes([192, 0]),
             "option shorter than 4": b"\x00\x01\x18",
@@ -544,7 +545,8 @@ class Rule(GeoTestCase):
 
     def test_do_bit_brings_an_rrsig(self):
         cases = [("A", ("192.0.2.0", 26), "amsterdam"), ("A", ("192.0.2.128", 26), "chicago"),
-                 ("AAAA", ("2001:db8:2::", 48), "houston"), ("AAAA", ("2001:db8:5::", 48), "buenos_aires")]
+                 ("AAAA", ("2001:db8:2::", 48), "houston"),
+                 ("AAAA", ("2001:db8:5::", 48), "buenos_aires")]
         for rdtype, ecs, label in cases:
             with self.subTest(place=label, type=rdtype):
                 r = self.server.query("www.example.com", rdtype, ecs=ecs, dnssec=True)
@@ -644,14 +646,15 @@ class NoDefaultLocation(GeoTestCase):
         got, _ = self.geo("www.example.com", "A", ecs=("192.0.2.128", 26))
         self.assertEqual(got, EXPECTED["A"]["chicago"])
 
-    def test_scope_is_the_source_prefix(self):
-        # Nothing wider than the client's own prefix is known to share the
-        # stand-in answer.
-        for addr, plen in (("10.0.0.1", 32), ("10.0.0.0", 8), ("198.51.100.128", 25),
-                           ("2001:db8:abcd::", 48)):
+    def test_scope_is_the_missed_network(self):
+        # Every address in the network the databases missed gets the same
+        # stand-in answer: 0.0.0.0/1 is empty in the fixture, 198.51.100.128/25
+        # has no coordinates, 2001:db8:8000::/33 is empty.
+        for addr, plen, scope in (("10.0.0.1", 32, 1), ("10.0.0.0", 8, 1),
+                                  ("198.51.100.128", 25, 25), ("2001:db8:abcd::", 48, 33)):
             with self.subTest(client=addr):
                 _, opt = self.geo("www.example.com", "A", ecs=(addr, plen))
-                self.assertEcs(opt, 2 if ":" in addr else 1, addr, plen, plen)
+                self.assertEcs(opt, 2 if ":" in addr else 1, addr, plen, scope)
 
     def test_explain_agrees(self):
         for client in ("10.0.0.1", "198.51.100.130", "2001:db8:abcd::1"):
