@@ -176,6 +176,36 @@ class Validation(unittest.TestCase):
         self.assertGreater(len(sigs), 1)
 
 
+class PublishCds(unittest.TestCase):
+    """publish_cds = true: CDS and CDNSKEY at the apex, signed, matching DS and DNSKEY."""
+
+    def test_cds_and_cdnskey(self):
+        config = CONFIG.replace('file = "example.com.zone"\n',
+                                'file = "example.com.zone"\npublish_cds = true\n', 1)
+        srv = Server(BASE_CONFIG + config, {"example.com.zone": ZONE})
+        make_key(srv.path("example.com.pem"))
+        make_mmdb(srv.dir)
+        try:
+            srv.start()
+            ds = subprocess.run([os.environ["GEOACME_BIN"], "ds", "-c", srv.config_path, "example.com"],
+                                capture_output=True, text=True, check=True).stdout.split()
+            cds = srv.query("example.com", "CDS", dnssec=True)
+            self.assertEqual(rr_types(cds, "answer"), ["CDS", "RRSIG"])
+            self.assertEqual(cds.answer[0][0].to_text().upper().split(), [x.upper() for x in ds[3:7]])
+            cdnskey = srv.query("example.com", "CDNSKEY", dnssec=True)
+            dnskey = srv.query("example.com", "DNSKEY", dnssec=True)
+            self.assertEqual(cdnskey.answer[0][0].to_text(), dnskey.answer[0][0].to_text())
+            ub = Unbound([("example.com", srv.port)], [" ".join(ds)]).start()
+            try:
+                for t in ("CDS", "CDNSKEY"):
+                    self.assertTrue(ad(ub.query("example.com", t)), t)
+            finally:
+                ub.stop()
+            self.assertEqual(srv.stop(), 0)
+        finally:
+            srv.cleanup()
+
+
 class Failures(unittest.TestCase):
     """Validation must be able to fail: a wrong anchor, a tampered answer."""
 
