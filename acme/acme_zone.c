@@ -163,7 +163,13 @@ static int commit(struct acme_zone *az, struct change_list *cl, uint32_t *serial
 		log_error("%s: the change was not applied: %s", az->name, err);
 		return -EINVAL;
 	}
-	/* Durable before anyone hears about it: the response is written after this. */
+	/*
+	 * Durable before anyone hears about it: the response is written only
+	 * after this returns.  A client that got NOERROR acts on it (Lego tells
+	 * the CA to look at the TXT record now), so an acknowledged change must
+	 * survive a crash or a power cut the very next moment; records_apply()
+	 * returns once SQLite has synced the WAL (synchronous=FULL).
+	 */
 	ret = records_apply(az->db, cl);
 	if (ret < 0) {
 		recset_apply(az->rs, cl, true);
@@ -371,35 +377,46 @@ static int reply(struct query *q, uint8_t rcode, const struct reply_tsig *r)
 
 static uint8_t do_update(struct acme *a, struct query *q, const struct acme_key *key, uint64_t now)
 {
+	/* Refusals anyone can cause are rate limited: they must not flood the log. */
+	static struct log_limit lim_notauth, lim_static, lim_unsigned;
 	struct update_msg m;
 	char zone[DNAME_MAX * 4 + 2] = "?", kname[DNAME_MAX * 4 + 2] = "(unsigned)";
 	if (key)
 		name_str(key->tk.name, kname, sizeof(kname));
-	if (!q->arena)
-		return RCODE_SERVFAIL;
-	int rc = update_parse(q->rx, q->rx_len, q->arena, &m);
-	if (rc != RCODE_NOERROR) {
-		log_info("update from key %s: malformed (rcode %d)", kname, rc);
-		return (uint8_t)rc;
-	}
-	name_str(m.zone, zone, sizeof(zone));
-	if (m.zclass != CLASS_IN || !zone_table_get(a->t, m.zone)) {
-		log_info("update for %s from key %s: not a zone we serve", zone, kname);
+	/*
+	 * The zone section first (RFC 2136 3.1), from the question core has
+	 * parsed: whoever is refused costs us no parsing of the rest.
+	 */
+	if (q->qdcount != 1 || q->qtype != RR_SOA)
+		return RCODE_FORMERR;
+	name_str(q->qname, zone, sizeof(zone));
+	if (q->qclass != CLASS_IN || !zone_table_get(a->t, q->qname)) {
+		log_limited(&lim_notauth, LOG_INFO, "update for %s from key %s: not a zone we serve",
+		            zone, kname);
 		return RCODE_NOTAUTH;
 	}
-	struct acme_zone *az = find_zone(a, m.zone);
+	struct acme_zone *az = find_zone(a, q->qname);
 	if (!az || !az->allow_update) {
-		log_warn("update for %s from key %s refused: the zone does not allow updates", zone,
-		         kname);
+		log_limited(&lim_static, LOG_WARN,
+		            "update for %s from key %s refused: the zone does not allow updates", zone,
+		            kname);
 		return RCODE_REFUSED;
 	}
 	if (!key) {
-		log_warn("update for %s refused: not signed with TSIG", zone);
+		log_limited(&lim_unsigned, LOG_WARN, "update for %s refused: not signed with TSIG",
+		            zone);
 		return RCODE_REFUSED;
 	}
 	if (key->zone != az) {
 		log_warn("update for %s refused: key %s belongs to %s", zone, kname, key->zone->name);
 		return RCODE_REFUSED;
+	}
+	if (!q->arena)
+		return RCODE_SERVFAIL;
+	int rc = update_parse(q->rx, q->rx_len, q->arena, &m);
+	if (rc != RCODE_NOERROR) {
+		log_info("update for %s from key %s: malformed (rcode %d)", zone, kname, rc);
+		return (uint8_t)rc;
 	}
 	rc = update_prereq(az->rs, az->apex, &m);
 	if (rc != RCODE_NOERROR) {
@@ -480,27 +497,33 @@ static int handle(void *ctx, struct query *q)
 		name_str(t.key_name, kname, sizeof(kname));
 		const struct acme_key *key = find_key(a, &t, q->opcode == OPCODE_UPDATE ? q->qname : NULL);
 		int v = tsig_verify(q->rx, &t, key ? &key->tk : NULL, now);
+		/* Anyone can send these: rate limited so they cannot flood the log. */
+		static struct log_limit lim_size, lim_key, lim_time;
 		if (v < 0) {
-			log_warn("TSIG from key %s: MAC size %u not allowed", kname, t.mac_len);
+			log_limited(&lim_size, LOG_WARN, "TSIG from key %s: MAC size %u not allowed", kname,
+			            t.mac_len);
 			return reply(q, RCODE_FORMERR, &r);
 		}
 		r.req = &t;
 		r.error = (uint16_t)v;
 		if (v == TSIG_BADKEY || v == TSIG_BADSIG) {
-			log_warn("TSIG from key %s: %s", kname,
-			         v == TSIG_BADKEY ? "unknown key or algorithm (BADKEY)"
-			                          : "wrong MAC (BADSIG)");
+			log_limited(&lim_key, LOG_WARN, "TSIG from key %s: %s", kname,
+			            v == TSIG_BADKEY ? "unknown key or algorithm (BADKEY)"
+			                             : "wrong MAC (BADSIG)");
 			return reply(q, RCODE_NOTAUTH, &r);
 		}
 		r.key = key;
 		if (v != TSIG_NOERROR) {
+			/* The MAC was right: these come from a key holder, but may repeat. */
 			if (v == TSIG_BADTIME)
-				log_warn("TSIG from key %s: time %llu is %lld s off our clock (BADTIME)",
-				         kname, (unsigned long long)t.time_signed,
-				         (long long)(t.time_signed - now));
+				log_limited(&lim_time, LOG_WARN,
+				            "TSIG from key %s: time %llu is %lld s off our clock (BADTIME)",
+				            kname, (unsigned long long)t.time_signed,
+				            (long long)(t.time_signed - now));
 			else
-				log_warn("TSIG from key %s: MAC truncated to %u bytes (BADTRUNC)", kname,
-				         t.mac_len);
+				log_limited(&lim_time, LOG_WARN,
+				            "TSIG from key %s: MAC truncated to %u bytes (BADTRUNC)", kname,
+				            t.mac_len);
 			return reply(q, RCODE_NOTAUTH, &r);
 		}
 		if (q->opcode != OPCODE_UPDATE) {

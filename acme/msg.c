@@ -73,6 +73,11 @@ static const char *layout(uint16_t type)
 	}
 }
 
+size_t msg_rdata_cap(uint16_t type, uint16_t rdlen)
+{
+	return (size_t)rdlen + (layout(type) ? 3 * DNAME_MAX : 0);
+}
+
 int msg_rdata_canonical(const uint8_t *msg, size_t len, const struct msg_rr *rr, uint8_t *out,
                         size_t cap)
 {

@@ -30,7 +30,7 @@ int msg_read_question(const uint8_t *msg, size_t len, size_t *pos, uint8_t name[
 /* Reads one record at *pos and moves past it.  0 or -EBADMSG. */
 int msg_read_rr(const uint8_t *msg, size_t len, size_t *pos, struct msg_rr *rr);
 /*
- * Writes rr's rdata in canonical form to out (cap bytes; rdlen + 3 * 255
+ * Writes rr's rdata in canonical form to out (cap bytes; msg_rdata_cap()
  * always suffices): names decompressed and lowercased in the types that
  * carry them (RFC 3597 section 4 and RFC 4034 section 6.2), other rdata
  * copied.  Returns the length, or -EBADMSG when the rdata does not match
@@ -38,8 +38,11 @@ int msg_read_rr(const uint8_t *msg, size_t len, size_t *pos, struct msg_rr *rr);
  */
 int msg_rdata_canonical(const uint8_t *msg, size_t len, const struct msg_rr *rr, uint8_t *out,
                         size_t cap);
-/* Upper bound of the canonical rdata length for a record of rdlen bytes. */
-static inline size_t msg_rdata_cap(uint16_t rdlen) { return (size_t)rdlen + 3 * DNAME_MAX; }
+/*
+ * Upper bound of the canonical rdata length of a record: its length, plus
+ * what decompressing its names (three at most) can add.
+ */
+size_t msg_rdata_cap(uint16_t type, uint16_t rdlen);
 /*
  * TXT rdata: one or more character-strings filling it exactly.  Sets
  * *longest to the longest string.  False when malformed.

@@ -139,6 +139,8 @@ static const char *why_not(const struct policy *p, const uint8_t *name, uint16_t
 		return "DNSSEC records are managed by the signer";
 	if (!name_allowed(p, name))
 		return "name not allowed for this key";
+	if (name[0] == 1 && name[1] == '*')
+		return "wildcard names are not allowed";
 	if (type == RR_ANY)
 		return NULL;   /* checked per type once the changes are known */
 	for (size_t i = 0; i < p->n_types; i++)

@@ -40,7 +40,7 @@ static int read_section(const uint8_t *msg, size_t len, size_t *pos, unsigned co
 		if (!u->name)
 			return -ENOMEM;
 		if (rr.rdlen) {
-			size_t cap = msg_rdata_cap(rr.rdlen);
+			size_t cap = msg_rdata_cap(rr.type, rr.rdlen);
 			uint8_t *rd = arena_alloc(a, cap);
 			if (!rd)
 				return -ENOMEM;

@@ -218,7 +218,6 @@ static int conn_flush(struct tcp_conn *c)
 		ssize_t n = send(c->fd, c->out + c->out_off, queued(c), MSG_NOSIGNAL);
 		if (n > 0) {
 			c->out_off += (size_t)n;
-			touch(c);
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
@@ -275,7 +274,13 @@ static void on_conn(struct loop *l, int fd, int events, void *arg)
 		ssize_t n = read(fd, c->in + c->in_len, TCP_IN_SIZE - c->in_len);
 		if (n > 0) {
 			c->in_len += (size_t)n;
-			touch(c);
+			/*
+			 * Only a complete query counts as activity: a client that
+			 * trickles bytes (slow-loris) or drains answers a byte at a
+			 * time does not keep its connection alive.
+			 */
+			if (has_message(c))
+				touch(c);
 		} else if (n == 0) {
 			c->eof = true;
 		} else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {

@@ -14,6 +14,13 @@
 #include "core/rrset.h"
 #include "core/zone_file.h"
 
+/* The owner in presentation form, for error messages only. */
+static void owner_text(const uint8_t *owner, char *out, size_t cap)
+{
+	if (dname_to_str(owner, out, cap) < 0)
+		snprintf(out, cap, "(name)");
+}
+
 static int emit(const char *path, int line, ldns_rr *rr, const uint8_t *apex, zone_file_rr_fn fn,
                 void *arg, struct diag *d)
 {
@@ -21,13 +28,26 @@ static int emit(const char *path, int line, ldns_rr *rr, const uint8_t *apex, zo
 	ldns_rr2canonical(rr);
 	ldns_rdf *owner = ldns_rr_owner(rr);
 	const uint8_t *owner_wire = ldns_rdf_data(owner);
-	dname_to_str(owner_wire, owner_str, sizeof(owner_str));
+	/* ldns builds names from $ORIGIN without checking the total length. */
+	if (ldns_rdf_size(owner) > DNAME_MAX) {
+		diag_add(d, path, line, 0, "owner name longer than 255 bytes");
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < ldns_rr_rd_count(rr); i++) {
+		ldns_rdf *f = ldns_rr_rdf(rr, i);
+		if (f && ldns_rdf_get_type(f) == LDNS_RDF_TYPE_DNAME && ldns_rdf_size(f) > DNAME_MAX) {
+			diag_add(d, path, line, 0, "a name in the record data is longer than 255 bytes");
+			return -EINVAL;
+		}
+	}
 	if (ldns_rr_get_class(rr) != LDNS_RR_CLASS_IN) {
+		owner_text(owner_wire, owner_str, sizeof(owner_str));
 		diag_add(d, path, line, 0, "%s: only class IN is served", owner_str);
 		return -EINVAL;
 	}
 	if (!dname_is_subdomain(owner_wire, apex)) {
 		char apex_str[DNAME_MAX * 4 + 1];
+		owner_text(owner_wire, owner_str, sizeof(owner_str));
 		dname_to_str(apex, apex_str, sizeof(apex_str));
 		diag_add(d, path, line, 0, "%s: outside the zone %s", owner_str, apex_str);
 		return -EINVAL;
@@ -35,6 +55,7 @@ static int emit(const char *path, int line, ldns_rr *rr, const uint8_t *apex, zo
 	uint16_t type = (uint16_t)ldns_rr_get_type(rr);
 	if (rrset_type_is_meta(type) || type == RR_RRSIG || type == RR_NSEC || type == RR_NSEC3 ||
 	    type == RR_NSEC3PARAM || type == RR_DNSKEY || type == RR_CDS || type == RR_CDNSKEY) {
+		owner_text(owner_wire, owner_str, sizeof(owner_str));
 		diag_add(d, path, line, 0,
 		         "%s: type %u cannot be loaded (DNSSEC records are made by the server)",
 		         owner_str, type);
@@ -45,13 +66,16 @@ static int emit(const char *path, int line, ldns_rr *rr, const uint8_t *apex, zo
 		return -ENOMEM;
 	int err = 0;
 	if (ldns_rr_rdata2buffer_wire(buf, rr) != LDNS_STATUS_OK || ldns_buffer_position(buf) > 65535) {
+		owner_text(owner_wire, owner_str, sizeof(owner_str));
 		diag_add(d, path, line, 0, "%s: cannot encode the record data", owner_str);
 		err = -EINVAL;
 	} else {
 		err = fn(arg, owner_wire, type, ldns_rr_ttl(rr), ldns_buffer_begin(buf),
 		         (uint16_t)ldns_buffer_position(buf), line);
-		if (err < 0)
+		if (err < 0) {
+			owner_text(owner_wire, owner_str, sizeof(owner_str));
 			diag_add(d, path, line, 0, "%s: record rejected (%s)", owner_str, strerror(-err));
+		}
 	}
 	ldns_buffer_free(buf);
 	return err;

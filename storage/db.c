@@ -227,6 +227,21 @@ int db_integrity_check(struct db *db, char err[256])
 	return ret;
 }
 
+bool db_name_valid(const uint8_t *p, int n)
+{
+	if (!p || n <= 0 || n > DNAME_MAX)
+		return false;
+	for (int pos = 0; pos < n;) {
+		uint8_t l = p[pos];
+		if (l == 0)
+			return pos + 1 == n;
+		if (l > DNAME_LABEL_MAX)
+			return false;
+		pos += l + 1;
+	}
+	return false;
+}
+
 int db_apex(struct db *db, uint8_t *out)
 {
 	sqlite3_stmt *st = db->meta_get;
@@ -236,7 +251,7 @@ int db_apex(struct db *db, uint8_t *out)
 	if (rc == SQLITE_ROW) {
 		const void *p = sqlite3_column_blob(st, 0);
 		int n = sqlite3_column_bytes(st, 0);
-		if (n <= 0 || n > DNAME_MAX || !p || dname_len(p) != (size_t)n)
+		if (!db_name_valid(p, n))
 			ret = -EBADMSG;
 		else {
 			memcpy(out, p, (size_t)n);

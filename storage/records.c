@@ -2,28 +2,12 @@
  * Loading and changing records with the statements db.c prepared.
  */
 #include <errno.h>
-#include <stdbool.h>
 
 #include "core/dname.h"
 #include "core/log.h"
 #include "storage/change.h"
 #include "storage/records.h"
 #include "storage/storage_internal.h"
-
-static bool name_ok(const uint8_t *p, int n)
-{
-	/* A stored name must be exactly one valid wire name: walk its labels. */
-	int pos = 0;
-	while (pos < n) {
-		uint8_t l = p[pos];
-		if (l == 0)
-			return pos + 1 == n;
-		if (l > DNAME_LABEL_MAX)
-			return false;
-		pos += l + 1;
-	}
-	return false;
-}
 
 int records_load(struct db *db, records_fn fn, void *arg)
 {
@@ -40,7 +24,7 @@ int records_load(struct db *db, records_fn fn, void *arg)
 		row.rdata = sqlite3_column_blob(st, 4);
 		int rdlen = sqlite3_column_bytes(st, 4);
 		row.created_at = sqlite3_column_int64(st, 5);
-		if (!row.name || name_len > DNAME_MAX || !name_ok(row.name, name_len) ||
+		if (!db_name_valid(row.name, name_len) ||
 		    type <= 0 || type > 65535 || rclass <= 0 || rclass > 65535 ||
 		    ttl < 0 || ttl > UINT32_MAX || rdlen > 65535) {
 			skipped++;

@@ -3,6 +3,9 @@
  * Shared inside storage/ only: the database handle and its statements,
  * prepared once at open (db.c) and used by records.c and seed.c.
  */
+#include <stdbool.h>
+#include <stdint.h>
+
 #include <sqlite3.h>
 
 #include "storage/db.h"
@@ -23,6 +26,8 @@ struct db {
 int db_begin(struct db *db);
 int db_commit(struct db *db);
 void db_rollback(struct db *db);
+/* True when p[0 .. n) is exactly one uncompressed wire name (stored blobs are not trusted). */
+bool db_name_valid(const uint8_t *p, int n);
 /* Runs a prepared statement that returns no rows, then resets it. */
 int db_step_done(struct db *db, sqlite3_stmt *st, const char *what);
 /* records.c: applies a change list inside the caller's transaction. */

@@ -87,6 +87,7 @@ static const char *const sources[] = {
 static struct generation *gen;
 static struct query q;
 static uint8_t *tx;
+static bool verbose;   /* FUZZ_VERBOSE: one line per response, to see what seeds reach */
 
 static void teardown(void)
 {
@@ -98,6 +99,7 @@ static void teardown(void)
 static void setup(void)
 {
 	fuzz_quiet();
+	verbose = getenv("FUZZ_VERBOSE") != NULL;
 	char big[2048];
 	/* A TXT RRset of about 1.3 KB: never fits 512, sometimes 1232. */
 	size_t n = 0;
@@ -165,6 +167,11 @@ static void run(const uint8_t *msg, size_t len, enum query_transport t, const ch
 	q.tx_cap = TX_CAP;
 	q.max_size = t == QUERY_UDP ? UDP_MAX : QUERY_MSG_MAX;
 	answer_handle(&gen->env, &q);
+	if (verbose)
+		fprintf(stderr, "%s from %s: %zu bytes, rcode %u, flags %02x%02x, counts %u/%u/%u/%u\n",
+		        t == QUERY_UDP ? "udp" : "tcp", source, q.tx_len, q.tx_len ? q.tx[3] & 15 : 0,
+		        q.tx_len ? q.tx[2] : 0, q.tx_len ? q.tx[3] : 0, q.tx_len ? q.tx[5] : 0,
+		        q.tx_len ? q.tx[7] : 0, q.tx_len ? q.tx[9] : 0, q.tx_len ? q.tx[11] : 0);
 	if (!q.tx_len)
 		return;
 	if (q.tx_len > q.tx_cap)

@@ -215,6 +215,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!z)
 		fuzz_fail("the ACME zone left the zone table", data + 1, size - 1, NULL, 0);
 	if (z->serial != first_serial) {
+		/* Only an UPDATE answered NOERROR may have changed the zone. */
+		if (q.tx_len < 12 || (q.tx[3] & 0xF) != RCODE_NOERROR ||
+		    ((q.tx[2] >> 3) & 0xF) != OPCODE_UPDATE)
+			fuzz_fail("the zone changed, but the answer was not a NOERROR to an UPDATE",
+			          data + 1, size - 1, q.tx, q.tx_len);
 		generation_free(gen);
 		build();
 	}

@@ -77,7 +77,8 @@ static int replay_dir(const char *dir)
 			abort();
 	}
 	closedir(d);
-	qsort(names, n, sizeof(*names), by_name);
+	if (n)
+		qsort(names, n, sizeof(*names), by_name);   /* qsort(NULL, 0) is UB */
 	int rc = 0;
 	for (size_t i = 0; i < n; i++) {
 		char path[4096];

@@ -626,6 +626,10 @@ static void test_policy(void)
 	ok(response_verifies(&klimited), "hmac-sha512 response verifies");
 	s0++;
 
+	mb_init(&m, OPCODE_UPDATE, "acme.example.", RR_SOA, CLASS_IN);
+	add_txt(&m, "*.wild.acme.example.", 60, "x");
+	is_int(send_msg(&m, &kdefault), RCODE_REFUSED, "a wildcard owner: REFUSED");
+
 	/* Never changeable, whatever the key's types. */
 	static const uint8_t soa[] = "\x03ns1\x07" "example\x00\x01h\x07" "example\x00"
 	                             "\x00\x00\x10\x00\x00\x00\x0e\x10\x00\x00\x02\x58"

@@ -1,0 +1,184 @@
+#!/bin/bash
+# Profiles geoacme answering geo A + ECS + DO (the hot path) and prints the
+# top functions.
+#
+#   bench/profile.sh          (root, Debian 12; run bench/run.sh once first
+#                              or let this install dnsperf/perf/valgrind)
+#
+# Tool: perf when the CPU exposes hardware counters (checked with
+# `perf stat -e instructions true`); otherwise callgrind, which counts
+# instructions exactly and is not disturbed by other load on the machine,
+# plus a perf profile on the cpu-clock timer when perf works at all (it
+# shows the kernel's share, which callgrind cannot see).
+#   PROFILE_TOOL=auto|perf|callgrind|both   PROFILE_S=8 (perf seconds)
+#   PROFILE_QUERIES=20000 (callgrind: queries measured)   BENCH_KEEP=1 keeps the temp dir
+#   PROFILE_CLASSES=1 also counts instructions per query for every query class
+set -uo pipefail
+
+BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(dirname "$BENCH_DIR")
+. "$BENCH_DIR/lib.sh"
+. "$BENCH_DIR/servers.sh"
+
+TOOL=${PROFILE_TOOL:-auto}
+SECS=${PROFILE_S:-8}
+NQ=${PROFILE_QUERIES:-20000}
+SERVER_CPU=${BENCH_SERVER_CPU:-0}
+CLIENT_CPU=${BENCH_CLIENT_CPU:-1}
+PORT=${BENCH_PORT:-15390}
+BUILD=$ROOT/build-profile
+GEOACME=$BUILD/cmd/geoacme
+
+[ "$(id -u)" -eq 0 ] || die "run as root"
+for p in dnsperf linux-perf valgrind knot-dnsutils libmaxmind-db-writer-perl; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" && continue
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$p" >/dev/null || die "cannot install $p"
+done
+
+if [ "$TOOL" = auto ]; then
+	if perf stat -e instructions -x, true 2>&1 | grep -q '^[0-9]'; then
+		TOOL=perf
+	else
+		TOOL=both
+		say "no hardware counters (perf stat -e instructions: not supported): callgrind + perf on cpu-clock"
+	fi
+fi
+
+W=$(mktemp -d /tmp/geoacme-profile.XXXXXX) || die "mktemp failed"
+trap 'bench_cleanup; [ "${BENCH_KEEP:-0}" = 1 ] && say "kept $W" || rm -rf "$W"' EXIT
+trap 'exit 130' INT TERM
+
+# Release flags, plus symbols and frame pointers for the call graphs.
+say "building geoacme (Release, -g -fno-omit-frame-pointer) in $BUILD"
+cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release \
+	-DCMAKE_C_FLAGS="-g -fno-omit-frame-pointer" >/dev/null || die "cmake failed"
+cmake --build "$BUILD" -j2 --target geoacme >"$W/build.log" 2>&1 || { tail -20 "$W/build.log"; die "build failed"; }
+
+perl "$ROOT/tests/fixtures/make_mmdb.pl" --layout city --out "$W" >/dev/null || die "make_mmdb.pl failed"
+(umask 077 && openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$W/zsk.pem" 2>/dev/null) ||
+	die "openssl genpkey failed"
+mkdir -p "$W/q"
+echo "geo.example.com A" >"$W/q/geo"
+while ! port_free "$PORT"; do PORT=$((PORT + 1)); done
+geoacme_config "$W/geoacme" "$PORT" 7 10
+ARGS=(-d "$W/q/geo" -E "8:$ECS_HEX" -D)
+# The per-class files hold NQ lines each (dnsperf -n 1 reads a file once).
+awk -v n="$NQ" 'BEGIN { for (i = 0; i < n; i++) print "www.example.com A" }' >"$W/q/static"
+awk -v n="$NQ" 'BEGIN { for (i = 0; i < n; i++) print "geo.example.com A" }' >"$W/q/geo.n"
+awk -v n="$NQ" 'BEGIN { for (i = 0; i < n; i++) print "_acme-challenge.h7.acme.example.net TXT" }' >"$W/q/acme"
+awk -v n="$NQ" 'BEGIN { srand(7); c = "abcdefghijklmnopqrstuvwxyz0123456789"
+	for (i = 0; i < n; i++) { s = ""; for (j = 0; j < 12; j++) s = s substr(c, int(rand() * 36) + 1, 1); print s ".example.com A" } }' >"$W/q/nx"
+
+profile_perf() {
+	local event=$1 pid
+	say "== perf ($event), geo A +ECS +DO at full speed for ${SECS}s"
+	bench_spawn "$W/geoacme.log" taskset -c "$SERVER_CPU" "$GEOACME" serve -c "$W/geoacme/geoacme.toml"
+	pid=$SPAWNED_PID
+	wait_ready "$PORT" "$pid" 60 || die "geoacme did not start: $(tail -3 "$W/geoacme.log")"
+	run_dnsperf "$PORT" 1 0 "${ARGS[@]}" >/dev/null
+	bench_spawn "$W/dnsperf.perf.log" timeout $((SECS + 15)) taskset -c "$CLIENT_CPU" \
+		dnsperf -s 127.0.0.1 -p "$PORT" -l $((SECS + 1)) -c 1 -T 1 "${ARGS[@]}"
+	local client=$SPAWNED_PID
+	perf record -e "$event" -F 4999 -g -p "$pid" -o "$W/perf.data" -- sleep "$SECS" 2>"$W/perf-record.log" >/dev/null
+	wait "$client" 2>/dev/null
+	bench_stop "$client"
+	bench_stop "$pid"
+	echo
+	echo "### perf, $event: $(perf_field "$(cat "$W/dnsperf.perf.log")" qps) queries/s; where the server's time goes"
+	echo
+	echo '```'
+	echo "share by object:"
+	perf report -i "$W/perf.data" --no-children --sort dso --stdio -g none 2>/dev/null |
+		grep -E '^ +[0-9]' | head -8
+	echo
+	echo "top functions (self time):"
+	perf report -i "$W/perf.data" --no-children --sort dso,sym --stdio -g none 2>/dev/null |
+		grep -E '^ +[0-9]' | head -30
+	echo
+	echo "geoacme functions, inclusive (children):"
+	perf report -i "$W/perf.data" --children --dsos geoacme --sort sym --stdio -g none 2>/dev/null |
+		grep -E '^ +[0-9]' | head -20
+	echo '```'
+}
+
+profile_callgrind() {
+	local pid out n total
+	say "== callgrind, $NQ geo A +ECS +DO queries"
+	bench_spawn "$W/geoacme.cg.log" valgrind --tool=callgrind --instr-atstart=no \
+		--callgrind-out-file="$W/callgrind.out" "$GEOACME" serve -c "$W/geoacme/geoacme.toml"
+	pid=$SPAWNED_PID
+	wait_ready "$PORT" "$pid" 180 || die "geoacme under valgrind did not start: $(tail -3 "$W/geoacme.cg.log")"
+	# A few warm queries, then count only the measured ones.
+	run_dnsperf "$PORT" 2 500 "${ARGS[@]}" >/dev/null
+	callgrind_control -i on "$pid" >/dev/null || die "callgrind_control failed"
+	out=$(timeout 300 taskset -c "$CLIENT_CPU" dnsperf -s 127.0.0.1 -p "$PORT" -c 1 -T 1 -t 5 \
+		-q 20 -n "$NQ" "${ARGS[@]}" 2>&1)
+	callgrind_control -i off "$pid" >/dev/null
+	n=$(perf_field "$out" completed)
+	bench_stop "$pid"
+	total=$(callgrind_annotate "$W/callgrind.out" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1; exit }')
+	echo
+	echo "### callgrind: $n answered queries, $total instructions in user space: $(awk -v t="$total" -v n="$n" 'BEGIN { if (n > 0) printf "%.0f", t / n; else print "?" }') per query"
+	echo
+	echo '```'
+	echo "top functions (self, instructions):"
+	callgrind_annotate --inclusive=no "$W/callgrind.out" 2>/dev/null |
+		awk '/^-+$/ { d++; next } d >= 3 && NF' | head -30
+	echo
+	echo "inclusive:"
+	callgrind_annotate --inclusive=yes "$W/callgrind.out" 2>/dev/null |
+		awk '/^-+$/ { d++; next } d >= 3 && NF' | head -25
+	echo '```'
+}
+
+# PROFILE_CLASSES=1: user-space instructions per query for every query
+# class, in one callgrind session (deterministic, unlike CPU time on a
+# shared machine; the kernel's share is not counted).
+profile_classes() {
+	local pid class n total dump k=0
+	say "== callgrind, instructions per query by class ($NQ queries each)"
+	mkdir -p "$W/cg"
+	bench_spawn "$W/geoacme.cgc.log" valgrind --tool=callgrind --instr-atstart=no \
+		--callgrind-out-file="$W/cg/out" "$GEOACME" serve -c "$W/geoacme/geoacme.toml"
+	pid=$SPAWNED_PID
+	wait_ready "$PORT" "$pid" 180 || die "geoacme under valgrind did not start"
+	echo
+	echo "| class | answered | user-space instructions / query |"
+	echo "| --- | ---: | ---: |"
+	for class in static static_do geo_ecs geo_ecs_do nx_do acme_do; do
+		local args=()
+		case $class in
+		static) args=(-d "$W/q/static") ;;
+		static_do) args=(-d "$W/q/static" -D) ;;
+		geo_ecs) args=(-d "$W/q/geo.n" -E "8:$ECS_HEX") ;;
+		geo_ecs_do) args=(-d "$W/q/geo.n" -E "8:$ECS_HEX" -D) ;;
+		nx_do) args=(-d "$W/q/nx" -D) ;;
+		acme_do) args=(-d "$W/q/acme" -D) ;;
+		esac
+		run_dnsperf "$PORT" 1 300 "${args[@]}" >/dev/null   # warm
+		callgrind_control -z "$pid" >/dev/null
+		callgrind_control -i on "$pid" >/dev/null
+		n=$(perf_field "$(timeout 300 taskset -c "$CLIENT_CPU" dnsperf -s 127.0.0.1 -p "$PORT" \
+			-c 1 -T 1 -t 5 -q 20 -n 1 "${args[@]}" 2>&1)" completed)
+		callgrind_control -i off "$pid" >/dev/null
+		callgrind_control -d "$class" "$pid" >/dev/null
+		k=$((k + 1))
+		dump=$(ls -t "$W"/cg/out* 2>/dev/null | head -1)
+		total=$(callgrind_annotate "$dump" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1; exit }')
+		echo "| $class | $n | $(awk -v t="$total" -v n="$n" 'BEGIN { if (n > 0) printf "%.0f", t / n; else print "?" }') |"
+	done
+	bench_stop "$pid"
+}
+
+[ "${PROFILE_CLASSES:-0}" = 1 ] && profile_classes
+case $TOOL in
+perf) profile_perf cycles ;;
+callgrind) profile_callgrind ;;
+both)
+	profile_callgrind
+	if perf record -e cpu-clock -o "$W/probe.data" -- true >/dev/null 2>&1; then
+		profile_perf cpu-clock
+	fi
+	;;
+*) die "PROFILE_TOOL must be auto, perf, callgrind or both" ;;
+esac

@@ -1,0 +1,447 @@
+#!/bin/bash
+# Benchmarks geoacme's hot path against NSD, Knot DNS, PowerDNS and gdnsd,
+# and a UDP reflector as the limit of one core, in one run (Debian 12,
+# root).  See doc/performance.md for what is measured and why.
+#
+#   bench/run.sh            installs what is missing, builds, runs (~12 min)
+#
+# Every server runs alone, on 127.0.0.1 and a high port, pinned to core
+# $BENCH_SERVER_CPU with one worker; dnsperf runs on core $BENCH_CLIENT_CPU
+# with one thread.  Per server and query class it measures the answered
+# queries per second (median of 3 runs at full speed), the server's CPU time
+# per answered query (utime+stime from /proc/PID/stat) at a fixed offered
+# load and at full speed, and the peak RSS (VmHWM).  Then a scaling run for
+# geoacme alone: sites 7 -> 500, ACME records 10 -> 100 000.
+#
+# Settings (environment):
+#   BENCH_LOAD=40000        fixed offered load, queries/s, for the CPU/query column
+#   BENCH_RUN_S=3           seconds per full-speed run   BENCH_RUNS=3 runs
+#   BENCH_FIX_S=5           seconds of the fixed-load run
+#   BENCH_SERVERS="reflector geoacme nsd knot pdns gdnsd"
+#   BENCH_SCALING=1         0 skips the scaling run
+#   BENCH_SCALE_SITES="50 500"  BENCH_SCALE_ACME="1000 100000"  (plus the base 7 / 10)
+#   BENCH_SCALE_TIMEOUT=300 seconds geoacme may take to start at one size
+#   BENCH_PORT=15300        first port tried; BENCH_SERVER_CPU=0 BENCH_CLIENT_CPU=1
+#   BENCH_OUT=build-bench/bench-results.md   BENCH_KEEP=0 (1 keeps the temp dir)
+#   BENCH_NO_INSTALL=0      1 skips apt-get (fails if something is missing)
+set -uo pipefail
+
+BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(dirname "$BENCH_DIR")
+. "$BENCH_DIR/lib.sh"
+. "$BENCH_DIR/servers.sh"
+
+LOAD=${BENCH_LOAD:-40000}
+RUN_S=${BENCH_RUN_S:-3}
+RUNS=${BENCH_RUNS:-3}
+FIX_S=${BENCH_FIX_S:-5}
+SERVERS=${BENCH_SERVERS:-"reflector geoacme nsd knot pdns gdnsd"}
+SCALING=${BENCH_SCALING:-1}
+SCALE_SITES=${BENCH_SCALE_SITES:-"50 500"}
+SCALE_ACME=${BENCH_SCALE_ACME:-"1000 100000"}
+SCALE_TIMEOUT=${BENCH_SCALE_TIMEOUT:-300}
+SERVER_CPU=${BENCH_SERVER_CPU:-0}
+CLIENT_CPU=${BENCH_CLIENT_CPU:-1}
+PORT=${BENCH_PORT:-15300}
+OUT=${BENCH_OUT:-$ROOT/build-bench/bench-results.md}
+BUILD=$ROOT/build-bench
+GEOACME=$BUILD/cmd/geoacme
+
+# Debian 12 names.  LUA records are part of pdns-server itself
+# (pdns-backend-lua2 is a different thing, a backend written in Lua, and
+# is not needed); live-signing needs a backend that stores keys, hence
+# gsqlite3; pickclosest() needs the geoip backend's MMDB reader.
+PEER_PACKAGES="dnsperf nsd knot knot-module-geoip knot-dnsutils pdns-server
+pdns-backend-geoip pdns-backend-sqlite3 gdnsd ldnsutils sqlite3 iproute2
+libmaxmind-db-writer-perl bc"
+
+CLASSES="static static_do geo_ecs geo_ecs_do nx_do"
+declare -A CLASS_LABEL=(
+	[static]="static A" [static_do]="static A +DO" [geo_ecs]="geo A +ECS"
+	[geo_ecs_do]="geo A +ECS +DO" [nx_do]="random NXDOMAIN +DO" [acme_do]="ACME TXT +DO"
+)
+
+# ---- setup ---------------------------------------------------------------
+
+install_packages() {
+	[ "${BENCH_NO_INSTALL:-0}" = 1 ] && return 0
+	[ "$(id -u)" -eq 0 ] || die "run as root (installs packages, pins CPUs)"
+	"$ROOT/scripts/deps.sh" || die "scripts/deps.sh failed"
+	local p missing="" before after
+	for p in $PEER_PACKAGES; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+	done
+	[ -z "$missing" ] && return 0
+	say "installing:$missing"
+	before=$(daemon_pids)
+	apt-get update -q >/dev/null
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing >/dev/null || die "apt-get install failed"
+	# Packages may start their daemons on install (on :53).  Stop exactly
+	# the ones that appeared during the install, by PID.
+	after=$(daemon_pids)
+	for p in $(comm -13 <(echo "$before" | sort) <(echo "$after" | sort)); do
+		say "stopping $(cat /proc/$p/comm 2>/dev/null) (PID $p), started by its package"
+		kill -TERM "$p" 2>/dev/null
+	done
+}
+
+daemon_pids() {   # PIDs of packaged DNS daemons, to tell new ones apart
+	ps -e -o pid=,comm= | awk '$2 == "nsd" || $2 == "knotd" || $2 == "pdns_server" || $2 == "gdnsd" { print $1 }'
+}
+
+build() {
+	say "building geoacme (Release) in $BUILD"
+	cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null || die "cmake configure failed"
+	cmake --build "$BUILD" -j2 --target geoacme >"$W/build.log" 2>&1 ||
+		{ tail -30 "$W/build.log" >&2; die "build failed"; }
+	gcc -O2 -o "$W/reflector" "$BENCH_DIR/reflector.c" || die "reflector build failed"
+}
+
+make_inputs() {
+	perl "$ROOT/tests/fixtures/make_mmdb.pl" --layout city --out "$W" >/dev/null || die "make_mmdb.pl failed"
+	(umask 077 && openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$W/zsk.pem" 2>/dev/null) ||
+		die "openssl genpkey failed"
+	chmod 600 "$W/zsk.pem"
+	mkdir -p "$W/q" "$W/raw"
+	echo "www.example.com A" >"$W/q/static"
+	echo "geo.example.com A" >"$W/q/geo"
+	echo "_acme-challenge.h7.acme.example.net TXT" >"$W/q/acme"
+	# Random names that do not exist, a fresh file per run slot so that no
+	# server sees a name twice (a packet cache would hide the signing).
+	local slot
+	for slot in 0 1 2 3 4 5; do
+		awk -v seed="$slot" -v n=400000 'BEGIN {
+			srand(seed + 1); c = "abcdefghijklmnopqrstuvwxyz0123456789"
+			for (i = 0; i < n; i++) {
+				s = ""
+				for (j = 0; j < 12; j++) s = s substr(c, int(rand() * 36) + 1, 1)
+				print s ".example.com A"
+			}
+		}' >"$W/q/nx.$slot"
+	done
+}
+
+next_port() {   # sets PORT to a free port at or after PORT
+	local i
+	for i in $(seq 200); do
+		port_free "$PORT" && return 0
+		PORT=$((PORT + 1))
+	done
+	die "no free port from ${BENCH_PORT:-15300}"
+}
+
+# ---- classes -------------------------------------------------------------
+
+supports() {   # supports SERVER CLASS
+	case "$1:$2" in
+	nsd:geo_*) return 1 ;;
+	esac
+	return 0
+}
+
+unsigned_server() { [ "$1" = gdnsd ]; }   # gdnsd has no DNSSEC
+
+class_args() {   # class_args CLASS SLOT: dnsperf arguments
+	case $1 in
+	static) echo "-d $W/q/static" ;;
+	static_do) echo "-d $W/q/static -D" ;;
+	geo_ecs) echo "-d $W/q/geo -E 8:$ECS_HEX" ;;
+	geo_ecs_do) echo "-d $W/q/geo -E 8:$ECS_HEX -D" ;;
+	nx_do) echo "-d $W/q/nx.$2 -D" ;;
+	acme_do) echo "-d $W/q/acme -D" ;;
+	esac
+}
+
+# check_class SERVER PORT CLASS: prints ✓, ✗ (why) or – .
+check_class() {
+	local server=$1 port=$2 class=$3 q=() out status ans auth want got
+	[ "$server" = reflector ] && { echo "–"; return; }
+	case $class in
+	static) q=(www.example.com A) ;;
+	static_do) q=(+dnssec www.example.com A) ;;
+	geo_ecs) q=(+subnet=$ECS_SUBNET geo.example.com A) ;;
+	geo_ecs_do) q=(+dnssec +subnet=$ECS_SUBNET geo.example.com A) ;;
+	nx_do) q=(+dnssec "bench-$RANDOM-check.example.com" A) ;;
+	acme_do) q=(+dnssec _acme-challenge.h7.acme.example.net TXT) ;;
+	esac
+	out=$(kdig @127.0.0.1 -p "$port" +norec +time=2 +retry=1 "${q[@]}" 2>&1)
+	status=$(sed -n 's/.*status: \([A-Z]*\).*/\1/p' <<<"$out" | head -1)
+	ans=$(awk '/^;; ANSWER SECTION:/ { s = 1; next } /^;; / { s = 0 } s && NF >= 5 { print $4, $5 }' <<<"$out")
+	auth=$(awk '/^;; AUTHORITY SECTION:/ { s = 1; next } /^;; / { s = 0 } s && NF >= 5 { print $4, $5 }' <<<"$out")
+	local signed=1 why=""
+	unsigned_server "$server" && signed=0
+	case $class in
+	static | static_do)
+		[ "$status" = NOERROR ] || why="status $status"
+		grep -qx "A 192.0.2.80" <<<"$ans" || why="${why:-no A 192.0.2.80}"
+		;;
+	geo_ecs | geo_ecs_do)
+		[ "$status" = NOERROR ] || why="status $status"
+		want=$(geo_expected "$server" | tr ' ' '\n' | sort | tr '\n' ' ')
+		got=$(awk '$1 == "A" { print $2 }' <<<"$ans" | sort | tr '\n' ' ')
+		[ "$got" = "$want" ] || why="${why:-answer ${got:-empty}, want $want}"
+		;;
+	nx_do)
+		[ "$status" = NXDOMAIN ] || why="status $status"
+		if [ $signed = 1 ]; then
+			grep -q "^NSEC " <<<"$auth" || why="${why:-no NSEC}"
+			grep -q "^RRSIG NSEC" <<<"$auth" || why="${why:-no RRSIG NSEC}"
+		fi
+		;;
+	acme_do)
+		[ "$status" = NOERROR ] || why="status $status"
+		grep -q "^TXT " <<<"$ans" || why="${why:-no TXT}"
+		;;
+	esac
+	case $class in
+	*_do)
+		if [ $signed = 1 ] && [ "$class" != nx_do ]; then
+			grep -q "^RRSIG " <<<"$ans" || why="${why:-no RRSIG}"
+		fi
+		;;
+	esac
+	if [ -n "$why" ]; then
+		echo "✗ ($why)"
+	elif [ $signed = 0 ] && [[ $class == *_do ]]; then
+		echo "✓ unsigned"
+	else
+		echo "✓"
+	fi
+}
+
+# measure SERVER PID PORT CLASS: appends one TSV line to $W/results.tsv:
+# server class check qps us_at_max us_at_load saturated rcodes
+measure() {
+	local server=$1 pid=$2 port=$3 class=$4 check i out t0 t1 n
+	local -a qps=() usmax=()
+	check=$(check_class "$server" "$port" "$class")
+	run_dnsperf "$port" 1 0 $(class_args "$class" 0) >/dev/null   # warm up
+	for i in $(seq "$RUNS"); do
+		t0=$(tree_ticks "$pid")
+		out=$(run_dnsperf "$port" "$RUN_S" 0 $(class_args "$class" "$i"))
+		t1=$(tree_ticks "$pid")
+		echo "$out" >"$W/raw/$server.$class.max$i"
+		n=$(perf_field "$out" completed)
+		qps+=("$(perf_field "$out" qps)")
+		usmax+=("$(us_per_query $((t1 - t0)) "${n:-0}")")
+	done
+	t0=$(tree_ticks "$pid")
+	out=$(run_dnsperf "$port" "$FIX_S" "$LOAD" $(class_args "$class" 5))
+	t1=$(tree_ticks "$pid")
+	echo "$out" >"$W/raw/$server.$class.load"
+	n=$(perf_field "$out" completed)
+	# Saturated: at full speed it answered fewer than the fixed load, so at
+	# that load it was busy all the time.  Short: dnsperf itself did not
+	# offer the load (the client core was busy); the figure is then at a
+	# lower rate than the column says.
+	local sat=0 qmed
+	qmed=$(median3 "${qps[@]}")
+	if [ "${qmed:-0}" -lt "$LOAD" ]; then
+		sat=1
+	elif [ "${n:-0}" -lt $((LOAD * FIX_S * 95 / 100)) ]; then
+		sat="short: $((n / FIX_S)) qps"
+	fi
+	# Every answer under load must carry the rcode the check saw.
+	local want=NOERROR rc
+	[ "$class" = nx_do ] && [ "$server" != reflector ] && want=NXDOMAIN
+	rc=$(perf_field "$out" rcodes)
+	[[ $rc == "$want "*"(100.00%)" ]] || check="$check; under load: $rc"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$server" "$class" "$check" \
+		"$(median3 "${qps[@]}")" "$(median3 "${usmax[@]}")" \
+		"$(us_per_query $((t1 - t0)) "${n:-0}")" "$sat" "$(perf_field "$out" rcodes)" \
+		>>"$W/results.tsv"
+	say "  $(printf '%-20s' "${CLASS_LABEL[$class]}") $check  qps $(median3 "${qps[@]}")  us/q@max $(median3 "${usmax[@]}")  us/q@$LOAD $(us_per_query $((t1 - t0)) "${n:-0}")"
+}
+
+bench_server() {   # bench_server NAME
+	local server=$1 class pid hwm mmdb
+	next_port
+	say "== $server (port $PORT)"
+	"${server}_setup" "$PORT"
+	"${server}_start" "$PORT"
+	pid=$SERVER_PID
+	if [ "$server" = reflector ]; then
+		sleep 0.3
+		kill -0 "$pid" 2>/dev/null || die "reflector did not start"
+	elif ! wait_ready "$PORT" "$pid" 60; then
+		say "$server did not become ready; its log:"
+		tail -20 "$W/$server"/*.log >&2 2>/dev/null
+		bench_stop "$pid"
+		printf '%s\tstart\t✗ (did not start)\t-\t-\t-\t0\t-\n' "$server" >>"$W/results.tsv"
+		return
+	fi
+	for class in $CLASSES; do
+		if supports "$server" "$class"; then
+			measure "$server" "$pid" "$PORT" "$class"
+		else
+			printf '%s\t%s\tn/a\tn/a\tn/a\tn/a\t0\t-\n' "$server" "$class" >>"$W/results.tsv"
+		fi
+	done
+	hwm=$(tree_hwm_kb "$pid")
+	mmdb=$(tree_mapped_kb '\\.mmdb$' "$pid")
+	printf '%s\t%s\t%s\n' "$server" "$hwm" "$mmdb" >>"$W/rss.tsv"
+	bench_stop "$pid"
+	PORT=$((PORT + 1))
+}
+
+# ---- scaling (geoacme alone) ---------------------------------------------
+
+scale_one() {   # scale_one N_SITES N_ACME
+	local ns=$1 na=$2 d=$W/scale/s$1-a$2 pid t0 t1 up geo ticks out n
+	next_port
+	say "== geoacme scaling: $ns sites, $na ACME records (port $PORT)"
+	geoacme_config "$d" "$PORT" "$ns" "$na"
+	t0=$(date +%s.%N)
+	bench_spawn "$d/geoacme.log" taskset -c "$SERVER_CPU" "$GEOACME" serve -c "$d/geoacme.toml"
+	pid=$SPAWNED_PID
+	if ! wait_ready "$PORT" "$pid" "$SCALE_TIMEOUT"; then
+		say "  not ready within ${SCALE_TIMEOUT}s; log tail:"
+		tail -3 "$d/geoacme.log" >&2
+		printf '%s\t%s\t>%s\t-\t-\t-\t-\t-\t-\n' "$ns" "$na" "$SCALE_TIMEOUT" >>"$W/scale.tsv"
+		bench_stop "$pid"
+		return
+	fi
+	t1=$(date +%s.%N)
+	up=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+	geo=$(kdig @127.0.0.1 -p "$PORT" +norec +dnssec +subnet=$ECS_SUBNET geo.example.com A 2>&1 |
+		awk '/^;; ANSWER SECTION:/ { s = 1; next } /^;; / { s = 0 } s && $4 == "A" { printf "%s ", $5 } s && $4 == "RRSIG" { r = 1 } END { if (!r) printf "(no RRSIG)" }')
+	run_dnsperf "$PORT" 1 0 $(class_args geo_ecs_do 0) >/dev/null
+	# geo A + ECS + DO: fixed load, then one full-speed run.
+	ticks=$(tree_ticks "$pid")
+	out=$(run_dnsperf "$PORT" "$FIX_S" "$LOAD" $(class_args geo_ecs_do 0))
+	n=$(perf_field "$out" completed)
+	local us_geo us_geo_max qps_geo us_acme
+	us_geo=$(us_per_query $(($(tree_ticks "$pid") - ticks)) "${n:-0}")
+	ticks=$(tree_ticks "$pid")
+	out=$(run_dnsperf "$PORT" "$RUN_S" 0 $(class_args geo_ecs_do 0))
+	n=$(perf_field "$out" completed)
+	us_geo_max=$(us_per_query $(($(tree_ticks "$pid") - ticks)) "${n:-0}")
+	qps_geo=$(perf_field "$out" qps)
+	# ACME TXT + DO at the same fixed load.
+	ticks=$(tree_ticks "$pid")
+	out=$(run_dnsperf "$PORT" "$FIX_S" "$LOAD" $(class_args acme_do 0))
+	n=$(perf_field "$out" completed)
+	us_acme=$(us_per_query $(($(tree_ticks "$pid") - ticks)) "${n:-0}")
+	[ "$(perf_field "$out" rcodes)" = "NOERROR ${n} (100.00%)" ] || us_acme="$us_acme ($(perf_field "$out" rcodes))"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$ns" "$na" "$up" "$(tree_hwm_kb "$pid")" \
+		"$us_geo" "$us_geo_max" "$qps_geo" "$us_acme" "$geo" >>"$W/scale.tsv"
+	say "  ready in ${up}s, geo ${geo}, us/q@$LOAD geo $us_geo acme $us_acme, us/q@max $us_geo_max ($qps_geo qps)"
+	bench_stop "$pid"
+	PORT=$((PORT + 1))
+}
+
+# ---- report ----------------------------------------------------------------
+
+report() {
+	local cpu
+	cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+	echo "# geoacme benchmark, $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo
+	echo "$(nproc) cores ($cpu), kernel $(uname -r); load average at start: $LOADAVG."
+	echo "Server on core $SERVER_CPU, dnsperf $(dpkg-query -W -f='${Version}' dnsperf 2>/dev/null) on core $CLIENT_CPU, one thread, 127.0.0.1."
+	echo "Versions: geoacme $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)$(git -C "$ROOT" diff --quiet 2>/dev/null || echo '+dirty'), $(peer_versions)."
+	echo
+	echo "QPS: median of $RUNS runs of ${RUN_S}s at full speed (dnsperf -c 1 -T 1, 100 in flight)."
+	echo "CPU/query: server utime+stime (whole process tree) / answered queries, at a fixed"
+	echo "offered load of $LOAD qps for ${FIX_S}s (\"sat.\": the server's full-speed QPS is below that"
+	echo "load, so it was busy all the time; \"short\": dnsperf did not manage to offer the load),"
+	echo "and during the full-speed runs (median). Peak RSS: VmHWM; for geoacme also without"
+	echo "the mapped .mmdb pages."
+	echo
+	echo "| server | class | answers | QPS | CPU µs/query @ $LOAD qps | CPU µs/query @ max | peak RSS |"
+	echo "| --- | --- | --- | ---: | ---: | ---: | ---: |"
+	awk -F'\t' -v lbl="$(for c in $CLASSES; do printf '%s=%s;' "$c" "${CLASS_LABEL[$c]}"; done)" '
+		FILENAME ~ /rss.tsv$/ { rss[$1] = sprintf("%.1f MB", $2 / 1024); if ($1 == "geoacme" && $3 > 0) rss[$1] = rss[$1] sprintf(" (%.1f MB w/o mmdb)", ($2 - $3) / 1024); next }
+		BEGIN { n = split(lbl, a, ";"); for (i = 1; i <= n; i++) { split(a[i], kv, "="); L[kv[1]] = kv[2] } }
+		{
+			r = (seen[$1]++ ? "" : rss[$1])
+			load = $6; if ($7 == 1) load = load " (sat.)"; else if ($7 != 0) load = load " (" $7 ")"
+			printf "| %s | %s | %s | %s | %s | %s | %s |\n", (seen[$1] == 1 ? $1 : ""), ($2 in L ? L[$2] : $2), $3, $4, load, $5, r
+		}' "$W/rss.tsv" "$W/results.tsv"
+	echo
+	echo "Notes: gdnsd has no DNSSEC (its +DO answers are unsigned, marked \"✓ unsigned\")."
+	echo "gdnsd and PowerDNS answer the single nearest site; geoacme and Knot (views) answer the"
+	echo "pair. NSD has no geo (n/a). The reflector answers nothing: it flips QR and sends the"
+	echo "query back, so it is the cost of the kernel's UDP path alone on this core."
+	if [ -s "$W/scale.tsv" ]; then
+		echo
+		echo "## geoacme scaling"
+		echo
+		echo "| sites | ACME records | ready after | peak RSS | geo A +ECS +DO µs/q @ $LOAD qps | geo µs/q @ max (QPS) | ACME TXT +DO µs/q @ $LOAD qps | geo answer |"
+		echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+		awk -F'\t' '{ printf "| %s | %s | %s s | %s | %s | %s (%s) | %s | %s |\n", $1, $2, $3, ($4 ~ /^[0-9]+$/ ? sprintf("%.1f MB", $4 / 1024) : $4), $5, $6, $7, $8, $9 }' "$W/scale.tsv"
+	fi
+	echo
+	echo "## Targets"
+	echo
+	targets
+}
+
+peer_versions() {
+	local v=""
+	for p in nsd knot pdns-server gdnsd; do
+		v="$v${v:+, }$p $(dpkg-query -W -f='${Version}' "$p" 2>/dev/null)"
+	done
+	echo "$v"
+}
+
+# Reads the TSVs and says, per target, what the numbers show.
+targets() {
+	awk -F'\t' -v load="$LOAD" '
+		function pct(a, b) { return b > 0 ? sprintf("%+.0f%%", (a - b) * 100 / b) : "?" }
+		function mark(ok) { return ok ? "met" : "NOT met" }
+		FILENAME ~ /results.tsv$/ { fix[$1, $2] = $6; mx[$1, $2] = $5; next }
+		FILENAME ~ /rss.tsv$/ { hwm[$1] = $2; mm[$1] = $3; next }
+		FILENAME ~ /scale.tsv$/ { if ($5 + 0 > 0) { ns++; v = $5 + 0; if (!smin || v < smin) smin = v; if (v > smax) smax = v; sl = sl sprintf("%s/%s: %s; ", $1, $2, $5) }
+			if ($3 + 0 > upmax) upmax = $3 + 0; next }
+		END {
+			g = fix["geoacme", "geo_ecs_do"] + 0; gd = fix["gdnsd", "geo_ecs_do"] + 0; rf = fix["reflector", "geo_ecs_do"] + 0
+			gm = mx["geoacme", "geo_ecs_do"] + 0; gdm = mx["gdnsd", "geo_ecs_do"] + 0; rfm = mx["reflector", "geo_ecs_do"] + 0
+			if (g > 0) {
+				printf "1. geo A +ECS +DO, CPU/query at %d qps: geoacme %.2f µs, gdnsd %.2f µs (unsigned), reflector %.2f µs: ", load, g, gd, rf
+				printf "≤ gdnsd %s; ≤ 1.5× reflector (%.2f) %s. At full speed: geoacme %.2f, gdnsd %.2f, reflector %.2f µs (%.2f×).\n", mark(gd > 0 && g <= gd), 1.5 * rf, mark(rf > 0 && g <= 1.5 * rf), gm, gdm, rfm, (rfm > 0 ? gm / rfm : 0)
+			}
+			s = fix["geoacme", "static"] + 0; nx = fix["geoacme", "nx_do"] + 0
+			if (s > 0 && nx > 0)
+				printf "2. random NXDOMAIN +DO vs static A: %.2f vs %.2f µs/query (%s): within 10%% %s. At full speed: %.2f vs %.2f (%s).\n", nx, s, pct(nx, s), mark(nx <= 1.10 * s), mx["geoacme", "nx_do"], mx["geoacme", "static"], pct(mx["geoacme", "nx_do"], mx["geoacme", "static"])
+			sd = fix["geoacme", "static_do"] + 0; ge = fix["geoacme", "geo_ecs"] + 0
+			if (s > 0 && sd > 0)
+				printf "3. warm DO=1 vs DO=0: static %.2f vs %.2f µs (%s), geo+ECS %.2f vs %.2f µs (%s): within 10%% %s.\n", sd, s, pct(sd, s), g, ge, pct(g, ge), mark(sd <= 1.10 * s && g <= 1.10 * ge)
+			if (hwm["geoacme"] > 0)
+				printf "4. peak RSS: %.1f MB, %.1f MB without the mapped .mmdb: < 20 MB %s (7 sites, 10 ACME records).\n", hwm["geoacme"] / 1024, (hwm["geoacme"] - mm["geoacme"]) / 1024, mark(hwm["geoacme"] - mm["geoacme"] < 20480)
+			if (ns > 1)
+				printf "5. scaling, geo A +ECS +DO µs/query at %d qps (sites/ACME records): %sspread %.0f%%: flat (within 15%%) %s. Slowest start: %.1f s.\n", load, sl, (smax - smin) * 100 / smin, mark(smax <= 1.15 * smin), upmax
+		}' "$W/results.tsv" "$W/rss.tsv" "$W/scale.tsv"
+}
+
+# ---- main ------------------------------------------------------------------
+
+main() {
+	install_packages
+	W=$(mktemp -d /tmp/geoacme-bench.XXXXXX) || die "mktemp failed"
+	trap 'bench_cleanup; [ "${BENCH_KEEP:-0}" = 1 ] && say "kept $W" || rm -rf "$W"' EXIT
+	trap 'exit 130' INT TERM
+	: >"$W/results.tsv"
+	: >"$W/rss.tsv"
+	: >"$W/scale.tsv"
+	LOADAVG=$(cut -d' ' -f1-3 /proc/loadavg)
+	build
+	make_inputs
+	local s started
+	started=$(date +%s)
+	for s in $SERVERS; do
+		bench_server "$s"
+	done
+	if [ "$SCALING" = 1 ]; then
+		mkdir -p "$W/scale"
+		scale_one 7 10
+		for s in $SCALE_SITES; do scale_one "$s" 10; done
+		for s in $SCALE_ACME; do scale_one 7 "$s"; done
+	fi
+	mkdir -p "$(dirname "$OUT")"
+	report | tee "$OUT"
+	say ""
+	say "measured in $(($(date +%s) - started)) s; report saved to $OUT"
+}
+
+main "$@"

@@ -1,0 +1,184 @@
+"""Lego's rfc2136 provider against the ACME zone, with Pebble as the CA:
+the operator's flow end to end.  A site delegates its challenge with
+_acme-challenge.www.site.example CNAME www.site.example.acme.example.; Lego
+follows the CNAME, finds the ACME zone with SOA queries, adds the TXT with a
+TSIG-signed UPDATE (hmac-sha1 by default, as Lego does), Pebble validates it
+through a recursive resolver (unbound with stub zones, as Let's Encrypt uses a
+resolver that follows CNAMEs), and Lego removes the TXT afterwards."""
+import base64
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import unittest
+
+import dns.rcode
+
+from harness import BASE_CONFIG, Server, Unbound, free_port, main
+
+TOOLS = all(shutil.which(t) for t in ("lego", "pebble", "unbound", "openssl"))
+
+ACME_ZONE = """$ORIGIN acme.example.
+$TTL 300
+@  IN SOA ns1.example. hostmaster.example. 1 3600 600 86400 60
+@  IN NS  ns1.example.
+"""
+
+SITE_ZONE = """$ORIGIN site.example.
+$TTL 300
+@    IN SOA ns1.example. hostmaster.example. 1 3600 600 86400 60
+@    IN NS  ns1.example.
+www  IN A   192.0.2.80
+_acme-challenge.www IN CNAME www.site.example.acme.example.
+"""
+
+SECRET_SHA1 = b"lego-secret-hmac-sha1-bytes!"
+SECRET_SHA256 = b"lego-secret-hmac-sha256-bytes-32"
+
+CONFIG = BASE_CONFIG + """
+[[zones]]
+zone = "site.example"
+zone_type = "Primary"
+file = "site.zone"
+
+[[zones]]
+zone = "acme.example"
+zone_type = "Primary"
+
+[zones.stores]
+type = "sqlite"
+allow_update = true
+journal_path = "acme.sqlite"
+zone_path = "acme.zone"
+
+[[zones.stores.tsig_keys]]
+name = "lego.acme.example."
+algorithm = "hmac-sha1"
+key_file = "lego-sha1.tsig"
+
+[[zones.stores.tsig_keys]]
+name = "lego256.acme.example."
+algorithm = "hmac-sha256"
+key_file = "lego-sha256.tsig"
+"""
+
+
+class LegoPebble(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        # CI installs these (scripts/deps.sh): missing tools are a failure, not a skip.
+        if not TOOLS:
+            raise AssertionError("needs lego, pebble, unbound and openssl on PATH")
+        cls.server = Server(CONFIG, {"acme.zone": ACME_ZONE, "site.zone": SITE_ZONE,
+                                     "lego-sha1.tsig": SECRET_SHA1,
+                                     "lego-sha256.tsig": SECRET_SHA256})
+        cls.server.start()
+        cls.unbound = Unbound([("site.example", cls.server.port),
+                               ("acme.example", cls.server.port)], [])
+        cls.unbound.start()
+        cls.dir = tempfile.mkdtemp(prefix="geoacme-pebble-")
+        cls._make_certs()
+        cls.pebble_port = free_port()
+        mgmt = free_port()
+        with open(os.path.join(cls.dir, "pebble.json"), "w") as f:
+            json.dump({"pebble": {
+                "listenAddress": "127.0.0.1:%d" % cls.pebble_port,
+                "managementListenAddress": "127.0.0.1:%d" % mgmt,
+                "certificate": os.path.join(cls.dir, "cert.pem"),
+                "privateKey": os.path.join(cls.dir, "key.pem"),
+                "httpPort": 5002, "tlsPort": 5001, "ocspResponderURL": "",
+                "externalAccountBindingRequired": False}}, f)
+        env = dict(os.environ, PEBBLE_VA_NOSLEEP="1", PEBBLE_WFE_NONCEREJECT="0",
+                   PEBBLE_AUTHZREUSE="0")
+        cls.pebble_log = open(os.path.join(cls.dir, "pebble.log"), "wb")
+        cls.pebble = subprocess.Popen(
+            ["pebble", "-config", os.path.join(cls.dir, "pebble.json"),
+             "-dnsserver", "127.0.0.1:%d" % cls.unbound.port],
+            stdout=cls.pebble_log, stderr=cls.pebble_log, stdin=subprocess.DEVNULL, env=env)
+        deadline = time.time() + 15
+        while time.time() < deadline:
+            with open(os.path.join(cls.dir, "pebble.log"), errors="replace") as f:
+                if "ACME directory available" in f.read():
+                    break
+            time.sleep(0.1)
+        else:
+            raise AssertionError("pebble did not start")
+
+    @classmethod
+    def _make_certs(cls):
+        def run(*args):
+            subprocess.run(args, cwd=cls.dir, check=True, capture_output=True)
+        ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
+        run("openssl", "req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
+            "-subj", "/CN=geoacme test CA")
+        run("openssl", "req", *ec, "-keyout", "key.pem", "-out", "req.csr", "-subj", "/CN=localhost")
+        with open(os.path.join(cls.dir, "ext"), "w") as f:
+            f.write("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
+        run("openssl", "x509", "-req", "-in", "req.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+            "-CAcreateserial", "-out", "cert.pem", "-days", "2", "-extfile", "ext")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.pebble.terminate()
+        cls.pebble.wait(10)
+        cls.pebble_log.close()
+        cls.unbound.stop()
+        cls.server.cleanup()
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def lego(self, domain, key, secret, algorithm=None):
+        env = dict(os.environ,
+                   LEGO_CA_CERTIFICATES=os.path.join(self.dir, "ca.pem"),
+                   RFC2136_NAMESERVER="127.0.0.1:%d" % self.server.port,
+                   RFC2136_TSIG_KEY=key,
+                   RFC2136_TSIG_SECRET=base64.b64encode(secret).decode(),
+                   RFC2136_PROPAGATION_TIMEOUT="30",
+                   RFC2136_POLLING_INTERVAL="1")
+        if algorithm:
+            env["RFC2136_TSIG_ALGORITHM"] = algorithm
+        path = os.path.join(self.dir, "lego-" + domain)
+        r = subprocess.run(
+            ["lego", "--server", "https://127.0.0.1:%d/dir" % self.pebble_port, "--path", path,
+             "--email", "acme@site.example", "--accept-tos", "--key-type", "ec256",
+             "--domains", domain, "--dns", "rfc2136",
+             "--dns.resolvers", "127.0.0.1:%d" % self.server.port, "--dns.disable-cp", "run"],
+            capture_output=True, text=True, env=env, timeout=120, cwd=self.dir)
+        return r, os.path.join(path, "certificates", domain + ".crt")
+
+    def san(self, cert):
+        r = subprocess.run(["openssl", "x509", "-in", cert, "-noout", "-ext", "subjectAltName"],
+                           capture_output=True, text=True, check=True)
+        return r.stdout
+
+    def test_cname_delegated_challenge_sha1(self):
+        """Lego's default: hmac-sha1, RFC2136_TSIG_ALGORITHM unset."""
+        r, cert = self.lego("www.site.example", "lego.acme.example.", SECRET_SHA1)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("DNS:www.site.example", self.san(cert))
+        self.server.wait_log(r"update for acme\.example\. from key lego\.acme\.example\.: "
+                             r"1 added, 0 deleted")
+        self.server.wait_log(r"update for acme\.example\. from key lego\.acme\.example\.: "
+                             r"0 added, 1 deleted")
+        # Cleaned up: the challenge name is gone again.
+        q = self.server.query("www.site.example.acme.example.", "TXT")
+        self.assertEqual(q.rcode(), dns.rcode.NXDOMAIN)
+
+    def test_name_in_the_acme_zone_sha256(self):
+        r, cert = self.lego("direct.acme.example", "lego256.acme.example.", SECRET_SHA256,
+                            algorithm="hmac-sha256.")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("DNS:direct.acme.example", self.san(cert))
+        q = self.server.query("_acme-challenge.direct.acme.example.", "TXT")
+        self.assertEqual(q.rcode(), dns.rcode.NXDOMAIN)
+
+    def test_wrong_secret_fails(self):
+        r, cert = self.lego("wrong.acme.example", "lego.acme.example.", b"not the secret")
+        self.assertNotEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertFalse(os.path.exists(cert))
+        self.server.wait_log(r"TSIG from key lego\.acme\.example\.: wrong MAC \(BADSIG\)")
+
+
+if __name__ == "__main__":
+    main()
