@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <grp.h>
+#include <malloc.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -132,6 +133,16 @@ int cmd_serve(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+
+	/*
+	 * Snapshots are built in large arena chunks and freed whole on every
+	 * swap.  Keep those chunks on the heap and do not hand freed memory back
+	 * to the kernel each time: a rebuild then reuses pages instead of paying
+	 * for mmap/munmap and page faults (measured: about a third of an UPDATE's
+	 * cost on a 100 000-record zone).
+	 */
+	mallopt(M_MMAP_THRESHOLD, 32 << 20);
+	mallopt(M_TRIM_THRESHOLD, 64 << 20);
 
 	/* Read the config once for the listen settings and the user. */
 	struct diag d;

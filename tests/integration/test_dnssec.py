@@ -176,6 +176,79 @@ class Validation(unittest.TestCase):
         self.assertGreater(len(sigs), 1)
 
 
+ACME_ZONE = """$ORIGIN acme.example.net.
+$TTL 3600
+@ IN SOA ns1.example.com. hostmaster.example.com. 1 7200 3600 1209600 60
+@ IN NS ns1.example.com.
+"""
+
+ACME_CONFIG = """
+[[zones]]
+zone = "acme.example.net"
+zone_type = "Primary"
+[zones.stores]
+type = "sqlite"
+allow_update = true
+journal_path = "acme.sqlite"
+zone_path = "acme.zone"
+[[zones.stores.tsig_keys]]
+name = "update.acme.example.net."
+algorithm = "hmac-sha256"
+secret = "c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LTEyMzQ="
+[[zones.keys]]
+algorithm = "ECDSAP256SHA256"
+key_path = "acme.pem"
+"""
+
+
+class AcmeUpdates(unittest.TestCase):
+    """A TXT record added by a TSIG-signed UPDATE validates, and so does its removal."""
+
+    def test_updated_txt_validates(self):
+        import base64
+        import dns.tsigkeyring
+        import dns.update
+        srv = Server(BASE_CONFIG + ACME_CONFIG, {"acme.zone": ACME_ZONE})
+        make_key(srv.path("acme.pem"))
+        try:
+            srv.start()
+            ds = subprocess.run([os.environ["GEOACME_BIN"], "ds", "-c", srv.config_path],
+                                capture_output=True, text=True, check=True).stdout.strip()
+            ub = Unbound([("acme.example.net", srv.port)], [ds]).start()
+            try:
+                keyring = dns.tsigkeyring.from_text(
+                    {"update.acme.example.net.": "c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LTEyMzQ="})
+                up = dns.update.UpdateMessage("acme.example.net", keyring=keyring,
+                                              keyalgorithm="hmac-sha256")
+                up.add("example.com", 120, "TXT", '"token-123"')
+                r = dns.query.udp(up, "127.0.0.1", port=srv.port, timeout=5)
+                self.assertEqual(dns.rcode.to_text(r.rcode()), "NOERROR")
+                r = ub.query("example.com.acme.example.net", "TXT")
+                self.assertTrue(ad(r), ub.log()[-2000:])
+                # (unbound runs with cache-max-ttl 0, so the TTL it relays is 0)
+                self.assertEqual(rrs(r, "answer")[0].split(" ", 2)[2], 'IN TXT "token-123"')
+                sig = r.answer[1][0]
+                self.assertEqual((sig.type_covered, sig.algorithm, sig.labels, sig.original_ttl),
+                                 (dns.rdatatype.TXT, 13, 5, 120))
+                # The name's NSEC neighbours were re-signed: denial still validates.
+                r = ub.query("other.acme.example.net", "TXT")
+                self.assertEqual(dns.rcode.to_text(r.rcode()), "NXDOMAIN")
+                self.assertTrue(ad(r))
+                up = dns.update.UpdateMessage("acme.example.net", keyring=keyring,
+                                              keyalgorithm="hmac-sha256")
+                up.delete("example.com", "TXT", '"token-123"')
+                r = dns.query.udp(up, "127.0.0.1", port=srv.port, timeout=5)
+                self.assertEqual(dns.rcode.to_text(r.rcode()), "NOERROR")
+                r = ub.query("example.com.acme.example.net", "TXT")
+                self.assertEqual(dns.rcode.to_text(r.rcode()), "NXDOMAIN")
+                self.assertTrue(ad(r))
+            finally:
+                ub.stop()
+            self.assertEqual(srv.stop(), 0)
+        finally:
+            srv.cleanup()
+
+
 class PublishCds(unittest.TestCase):
     """publish_cds = true: CDS and CDNSKEY at the apex, signed, matching DS and DNSKEY."""
 
