@@ -1,6 +1,6 @@
 #!/bin/bash
-# Profiles geoacme answering geo A + ECS + DO (the hot path) and prints the
-# top functions.
+# Profiles geoacme answering geo A + ECS + DO (the hot path; PROFILE_CLASS
+# picks another query class) and prints the top functions.
 #
 #   bench/profile.sh          (root, Debian 12; run bench/run.sh once first
 #                              or let this install dnsperf/perf/valgrind)
@@ -13,6 +13,7 @@
 #   PROFILE_TOOL=auto|perf|callgrind|both   PROFILE_S=8 (perf seconds)
 #   PROFILE_QUERIES=20000 (callgrind: queries measured)   BENCH_KEEP=1 keeps the temp dir
 #   PROFILE_CLASSES=1 also counts instructions per query for every query class
+#   PROFILE_CLASS=geo_ecs_do|static|static_do|geo_ecs|nx_do|acme_do
 set -uo pipefail
 
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
@@ -58,10 +59,10 @@ perl "$ROOT/tests/fixtures/make_mmdb.pl" --layout city --out "$W" >/dev/null || 
 (umask 077 && openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$W/zsk.pem" 2>/dev/null) ||
 	die "openssl genpkey failed"
 mkdir -p "$W/q"
-echo "geo.example.com A" >"$W/q/geo"
 while ! port_free "$PORT"; do PORT=$((PORT + 1)); done
 geoacme_config "$W/geoacme" "$PORT" 7 10
-ARGS=(-d "$W/q/geo" -E "8:$ECS_HEX" -D)
+# The class profiled (PROFILE_CLASS): geo_ecs_do, the hot path, by default.
+CLASS=${PROFILE_CLASS:-geo_ecs_do}
 # The per-class files hold NQ lines each (dnsperf -n 1 reads a file once).
 awk -v n="$NQ" 'BEGIN { for (i = 0; i < n; i++) print "www.example.com A" }' >"$W/q/static"
 awk -v n="$NQ" 'BEGIN { for (i = 0; i < n; i++) print "geo.example.com A" }' >"$W/q/geo.n"
@@ -71,7 +72,7 @@ awk -v n="$NQ" 'BEGIN { srand(7); c = "abcdefghijklmnopqrstuvwxyz0123456789"
 
 profile_perf() {
 	local event=$1 pid
-	say "== perf ($event), geo A +ECS +DO at full speed for ${SECS}s"
+	say "== perf ($event), $CLASS at full speed for ${SECS}s"
 	bench_spawn "$W/geoacme.log" taskset -c "$SERVER_CPU" "$GEOACME" serve -c "$W/geoacme/geoacme.toml"
 	pid=$SPAWNED_PID
 	wait_ready "$PORT" "$pid" 60 || die "geoacme did not start: $(tail -3 "$W/geoacme.log")"
@@ -84,7 +85,7 @@ profile_perf() {
 	bench_stop "$client"
 	bench_stop "$pid"
 	echo
-	echo "### perf, $event: $(perf_field "$(cat "$W/dnsperf.perf.log")" qps) queries/s; where the server's time goes"
+	echo "### perf, $event, $CLASS: $(perf_field "$(cat "$W/dnsperf.perf.log")" qps) queries/s; where the server's time goes"
 	echo
 	echo '```'
 	echo "share by object:"
@@ -103,7 +104,7 @@ profile_perf() {
 
 profile_callgrind() {
 	local pid out n total
-	say "== callgrind, $NQ geo A +ECS +DO queries"
+	say "== callgrind, $NQ $CLASS queries"
 	bench_spawn "$W/geoacme.cg.log" valgrind --tool=callgrind --instr-atstart=no \
 		--callgrind-out-file="$W/callgrind.out" "$GEOACME" serve -c "$W/geoacme/geoacme.toml"
 	pid=$SPAWNED_PID
@@ -112,13 +113,13 @@ profile_callgrind() {
 	run_dnsperf "$PORT" 2 500 "${ARGS[@]}" >/dev/null
 	callgrind_control -i on "$pid" >/dev/null || die "callgrind_control failed"
 	out=$(timeout 300 taskset -c "$CLIENT_CPU" dnsperf -s 127.0.0.1 -p "$PORT" -c 1 -T 1 -t 5 \
-		-q 20 -n "$NQ" "${ARGS[@]}" 2>&1)
+		-q 20 -n 1 "${ARGS[@]}" 2>&1)
 	callgrind_control -i off "$pid" >/dev/null
 	n=$(perf_field "$out" completed)
 	bench_stop "$pid"
 	total=$(callgrind_annotate "$W/callgrind.out" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1; exit }')
 	echo
-	echo "### callgrind: $n answered queries, $total instructions in user space: $(awk -v t="$total" -v n="$n" 'BEGIN { if (n > 0) printf "%.0f", t / n; else print "?" }') per query"
+	echo "### callgrind, $CLASS: $n answered queries, $total instructions in user space: $(awk -v t="$total" -v n="$n" 'BEGIN { if (n > 0) printf "%.0f", t / n; else print "?" }') per query"
 	echo
 	echo '```'
 	echo "top functions (self, instructions):"
@@ -147,14 +148,7 @@ profile_classes() {
 	echo "| --- | ---: | ---: |"
 	for class in static static_do geo_ecs geo_ecs_do nx_do acme_do; do
 		local args=()
-		case $class in
-		static) args=(-d "$W/q/static") ;;
-		static_do) args=(-d "$W/q/static" -D) ;;
-		geo_ecs) args=(-d "$W/q/geo.n" -E "8:$ECS_HEX") ;;
-		geo_ecs_do) args=(-d "$W/q/geo.n" -E "8:$ECS_HEX" -D) ;;
-		nx_do) args=(-d "$W/q/nx" -D) ;;
-		acme_do) args=(-d "$W/q/acme" -D) ;;
-		esac
+		read -r -a args <<<"$(class_args "$class")"
 		run_dnsperf "$PORT" 1 300 "${args[@]}" >/dev/null   # warm
 		callgrind_control -z "$pid" >/dev/null
 		callgrind_control -i on "$pid" >/dev/null
@@ -169,6 +163,19 @@ profile_classes() {
 	done
 	bench_stop "$pid"
 }
+
+class_args() {   # dnsperf arguments for a class; the files hold NQ queries
+	case $1 in
+	static) echo "-d $W/q/static" ;;
+	static_do) echo "-d $W/q/static -D" ;;
+	geo_ecs) echo "-d $W/q/geo.n -E 8:$ECS_HEX" ;;
+	geo_ecs_do) echo "-d $W/q/geo.n -E 8:$ECS_HEX -D" ;;
+	nx_do) echo "-d $W/q/nx -D" ;;
+	acme_do) echo "-d $W/q/acme -D" ;;
+	*) die "unknown class $1 (static static_do geo_ecs geo_ecs_do nx_do acme_do)" ;;
+	esac
+}
+read -r -a ARGS <<<"$(class_args "$CLASS")"
 
 [ "${PROFILE_CLASSES:-0}" = 1 ] && profile_classes
 case $TOOL in

@@ -15,8 +15,9 @@
 #
 # Settings (environment):
 #   BENCH_LOAD=40000        fixed offered load, queries/s, for the CPU/query column
-#   BENCH_RUN_S=3           seconds per full-speed run   BENCH_RUNS=3 runs
-#   BENCH_FIX_S=5           seconds of the fixed-load run
+#   BENCH_RUNS=3            rounds (each server once per round; medians shown)
+#   BENCH_RUN_S=2           seconds of a full-speed run, per round and class
+#   BENCH_FIX_S=3           seconds of a fixed-load run, per round and class
 #   BENCH_SERVERS="reflector geoacme nsd knot pdns gdnsd"
 #   BENCH_SCALING=1         0 skips the scaling run
 #   BENCH_SCALE_SITES="50 500"  BENCH_SCALE_ACME="1000 100000"  (plus the base 7 / 10)
@@ -32,9 +33,9 @@ ROOT=$(dirname "$BENCH_DIR")
 . "$BENCH_DIR/servers.sh"
 
 LOAD=${BENCH_LOAD:-40000}
-RUN_S=${BENCH_RUN_S:-3}
+RUN_S=${BENCH_RUN_S:-2}
 RUNS=${BENCH_RUNS:-3}
-FIX_S=${BENCH_FIX_S:-5}
+FIX_S=${BENCH_FIX_S:-3}
 SERVERS=${BENCH_SERVERS:-"reflector geoacme nsd knot pdns gdnsd"}
 SCALING=${BENCH_SCALING:-1}
 SCALE_SITES=${BENCH_SCALE_SITES:-"50 500"}
@@ -109,8 +110,8 @@ make_inputs() {
 	# Random names that do not exist, a fresh file per run slot so that no
 	# server sees a name twice (a packet cache would hide the signing).
 	local slot
-	for slot in 0 1 2 3 4 5; do
-		awk -v seed="$slot" -v n=400000 'BEGIN {
+	for slot in $(seq 0 $((2 * RUNS))); do
+		awk -v seed="$slot" -v n=300000 'BEGIN {
 			srand(seed + 1); c = "abcdefghijklmnopqrstuvwxyz0123456789"
 			for (i = 0; i < n; i++) {
 				s = ""
@@ -209,79 +210,104 @@ check_class() {
 	fi
 }
 
-# measure SERVER PID PORT CLASS: appends one TSV line to $W/results.tsv:
-# server class check qps us_at_max us_at_load saturated rcodes
-measure() {
-	local server=$1 pid=$2 port=$3 class=$4 check i out t0 t1 n
-	local -a qps=() usmax=()
-	check=$(check_class "$server" "$port" "$class")
-	run_dnsperf "$port" 1 0 $(class_args "$class" 0) >/dev/null   # warm up
-	for i in $(seq "$RUNS"); do
-		t0=$(tree_ticks "$pid")
-		out=$(run_dnsperf "$port" "$RUN_S" 0 $(class_args "$class" "$i"))
-		t1=$(tree_ticks "$pid")
-		echo "$out" >"$W/raw/$server.$class.max$i"
-		n=$(perf_field "$out" completed)
-		qps+=("$(perf_field "$out" qps)")
-		usmax+=("$(us_per_query $((t1 - t0)) "${n:-0}")")
-	done
+# measure_once SERVER PID PORT CLASS ROUND: one full-speed run and one
+# fixed-load run; appends to $W/rounds.tsv:
+# server class round qps us_at_max us_at_load answered_at_load rcodes_at_load
+measure_once() {
+	local server=$1 pid=$2 port=$3 class=$4 r=$5 out t0 t1 n qps usmax
 	t0=$(tree_ticks "$pid")
-	out=$(run_dnsperf "$port" "$FIX_S" "$LOAD" $(class_args "$class" 5))
+	out=$(run_dnsperf "$port" "$RUN_S" 0 $(class_args "$class" "$r"))
 	t1=$(tree_ticks "$pid")
-	echo "$out" >"$W/raw/$server.$class.load"
+	echo "$out" >"$W/raw/$server.$class.max.$r"
 	n=$(perf_field "$out" completed)
-	# Saturated: at full speed it answered fewer than the fixed load, so at
-	# that load it was busy all the time.  Short: dnsperf itself did not
-	# offer the load (the client core was busy); the figure is then at a
-	# lower rate than the column says.
-	local sat=0 qmed
-	qmed=$(median3 "${qps[@]}")
-	if [ "${qmed:-0}" -lt "$LOAD" ]; then
-		sat=1
-	elif [ "${n:-0}" -lt $((LOAD * FIX_S * 95 / 100)) ]; then
-		sat="short: $((n / FIX_S)) qps"
-	fi
-	# Every answer under load must carry the rcode the check saw.
-	local want=NOERROR rc
-	[ "$class" = nx_do ] && [ "$server" != reflector ] && want=NXDOMAIN
-	rc=$(perf_field "$out" rcodes)
-	[[ $rc == "$want "*"(100.00%)" ]] || check="$check; under load: $rc"
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$server" "$class" "$check" \
-		"$(median3 "${qps[@]}")" "$(median3 "${usmax[@]}")" \
-		"$(us_per_query $((t1 - t0)) "${n:-0}")" "$sat" "$(perf_field "$out" rcodes)" \
-		>>"$W/results.tsv"
-	say "  $(printf '%-20s' "${CLASS_LABEL[$class]}") $check  qps $(median3 "${qps[@]}")  us/q@max $(median3 "${usmax[@]}")  us/q@$LOAD $(us_per_query $((t1 - t0)) "${n:-0}")"
+	qps=$(perf_field "$out" qps)
+	usmax=$(us_per_query $((t1 - t0)) "${n:-0}")
+	t0=$(tree_ticks "$pid")
+	out=$(run_dnsperf "$port" "$FIX_S" "$LOAD" $(class_args "$class" $((r + RUNS))))
+	t1=$(tree_ticks "$pid")
+	echo "$out" >"$W/raw/$server.$class.load.$r"
+	n=$(perf_field "$out" completed)
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$server" "$class" "$r" "${qps:-0}" "$usmax" \
+		"$(us_per_query $((t1 - t0)) "${n:-0}")" "${n:-0}" "$(perf_field "$out" rcodes)" >>"$W/rounds.tsv"
+	say "  $(printf '%-20s' "${CLASS_LABEL[$class]}") qps ${qps:-0}  us/q@max $usmax  us/q@$LOAD $(us_per_query $((t1 - t0)) "${n:-0}")"
 }
 
-bench_server() {   # bench_server NAME
-	local server=$1 class pid hwm mmdb
-	next_port
-	say "== $server (port $PORT)"
-	"${server}_setup" "$PORT"
-	"${server}_start" "$PORT"
+# bench_round SERVER ROUND: starts the server, checks its answers (first
+# round), measures every class it supports once, records its peak RSS,
+# stops it.
+bench_round() {
+	local server=$1 r=$2 class pid port=${SERVER_PORT[$1]}
+	say "== $server, round $r of $RUNS (port $port)"
+	"${server}_start" "$port"
 	pid=$SERVER_PID
 	if [ "$server" = reflector ]; then
 		sleep 0.3
 		kill -0 "$pid" 2>/dev/null || die "reflector did not start"
-	elif ! wait_ready "$PORT" "$pid" 60; then
+	elif ! wait_ready "$port" "$pid" 60; then
 		say "$server did not become ready; its log:"
 		tail -20 "$W/$server"/*.log >&2 2>/dev/null
 		bench_stop "$pid"
-		printf '%s\tstart\t✗ (did not start)\t-\t-\t-\t0\t-\n' "$server" >>"$W/results.tsv"
+		FAILED[$server]=1
 		return
 	fi
+	if [ "$r" = 1 ]; then
+		for class in $CLASSES; do
+			supports "$server" "$class" &&
+				printf '%s\t%s\t%s\n' "$server" "$class" "$(check_class "$server" "$port" "$class")" >>"$W/checks.tsv"
+		done
+	fi
+	run_dnsperf "$port" 1 0 $(class_args static 0) >/dev/null   # warm up
 	for class in $CLASSES; do
-		if supports "$server" "$class"; then
-			measure "$server" "$pid" "$PORT" "$class"
-		else
-			printf '%s\t%s\tn/a\tn/a\tn/a\tn/a\t0\t-\n' "$server" "$class" >>"$W/results.tsv"
-		fi
+		supports "$server" "$class" && measure_once "$server" "$pid" "$port" "$class" "$r"
 	done
-	hwm=$(tree_hwm_kb "$pid")
-	mmdb=$(tree_mapped_kb '\\.mmdb$' "$pid")
-	printf '%s\t%s\t%s\n' "$server" "$hwm" "$mmdb" >>"$W/rss.tsv"
+	printf '%s\t%s\t%s\n' "$server" "$(tree_hwm_kb "$pid")" "$(tree_mapped_kb '\\.mmdb$' "$pid")" >>"$W/rss.tsv"
 	bench_stop "$pid"
-	PORT=$((PORT + 1))
+}
+
+# Medians over the rounds -> $W/results.tsv:
+# server class check qps us_at_max us_at_load flag rcodes
+# flag: 1 = saturated (its full-speed QPS is below the fixed load, so at
+# that load it was busy all the time); "short: N qps" = dnsperf did not
+# offer the load (the client core was busy), the figure is at a lower rate.
+aggregate() {
+	local server class check qps usmax usfix n flag rc want
+	for server in $SERVERS; do
+		for class in $CLASSES; do
+			if ! supports "$server" "$class"; then
+				printf '%s\t%s\tn/a\tn/a\tn/a\tn/a\t0\t-\n' "$server" "$class" >>"$W/results.tsv"
+				continue
+			fi
+			if [ -n "${FAILED[$server]:-}" ]; then
+				printf '%s\t%s\t✗ (did not start)\t-\t-\t-\t0\t-\n' "$server" "$class" >>"$W/results.tsv"
+				continue
+			fi
+			check=$(awk -F'\t' -v s="$server" -v c="$class" '$1 == s && $2 == c { print $3 }' "$W/checks.tsv")
+			read -r qps usmax usfix n < <(awk -F'\t' -v s="$server" -v c="$class" '
+				function med(a, k,   i, j, t) {
+					for (i = 2; i <= k; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+					return a[int((k + 1) / 2)]
+				}
+				$1 == s && $2 == c { k++; q[k] = $4 + 0; m[k] = $5 + 0; f[k] = $6 + 0; n[k] = $7 + 0 }
+				END { if (k) printf "%d %.2f %.2f %d\n", med(q, k), med(m, k), med(f, k), med(n, k); else print "0 - - 0" }' "$W/rounds.tsv")
+			flag=0
+			if [ "$qps" -lt "$LOAD" ]; then
+				flag=1
+			elif [ "$n" -lt $((LOAD * FIX_S * 95 / 100)) ]; then
+				flag="short: $((n / FIX_S)) qps"
+			fi
+			# Every answer under load must carry the rcode the check saw.
+			want=NOERROR
+			[ "$class" = nx_do ] && [ "$server" != reflector ] && want=NXDOMAIN
+			rc=$(awk -F'\t' -v s="$server" -v c="$class" -v w="$want" '
+				$1 == s && $2 == c && $8 !~ ("^" w " [0-9]+ \\(100\\.00%\\)$") { print $8; exit }' "$W/rounds.tsv")
+			[ -n "$rc" ] && check="$check; under load: $rc"
+			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$server" "$class" "$check" "$qps" "$usmax" "$usfix" "$flag" "$rc" \
+				>>"$W/results.tsv"
+		done
+	done
+	# Peak RSS: the largest of the rounds.
+	sort -t"$(printf '\t')" -k1,1 -k2,2nr "$W/rss.tsv" | awk -F'\t' '!seen[$1]++' >"$W/rss.max"
+	mv "$W/rss.max" "$W/rss.tsv"
 }
 
 # ---- scaling (geoacme alone) ---------------------------------------------
@@ -341,12 +367,14 @@ report() {
 	echo "Server on core $SERVER_CPU, dnsperf $(dpkg-query -W -f='${Version}' dnsperf 2>/dev/null) on core $CLIENT_CPU, one thread, 127.0.0.1."
 	echo "Versions: geoacme $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)$(git -C "$ROOT" diff --quiet 2>/dev/null || echo '+dirty'), $(peer_versions)."
 	echo
-	echo "QPS: median of $RUNS runs of ${RUN_S}s at full speed (dnsperf -c 1 -T 1, 100 in flight)."
+	echo "$RUNS rounds; in each, every server is started, measured on every class and stopped, in"
+	echo "an order rotated per round; figures are medians over the rounds."
+	echo "QPS: a ${RUN_S}s run at full speed (dnsperf -c 1 -T 1, 100 queries in flight)."
 	echo "CPU/query: server utime+stime (whole process tree) / answered queries, at a fixed"
 	echo "offered load of $LOAD qps for ${FIX_S}s (\"sat.\": the server's full-speed QPS is below that"
 	echo "load, so it was busy all the time; \"short\": dnsperf did not manage to offer the load),"
-	echo "and during the full-speed runs (median). Peak RSS: VmHWM; for geoacme also without"
-	echo "the mapped .mmdb pages."
+	echo "and during the full-speed run. Peak RSS: VmHWM (largest of the rounds); for geoacme also"
+	echo "without the mapped .mmdb pages."
 	echo
 	echo "| server | class | answers | QPS | CPU µs/query @ $LOAD qps | CPU µs/query @ max | peak RSS |"
 	echo "| --- | --- | --- | ---: | ---: | ---: | ---: |"
@@ -422,16 +450,34 @@ main() {
 	trap 'bench_cleanup; [ "${BENCH_KEEP:-0}" = 1 ] && say "kept $W" || rm -rf "$W"' EXIT
 	trap 'exit 130' INT TERM
 	: >"$W/results.tsv"
+	: >"$W/rounds.tsv"
+	: >"$W/checks.tsv"
 	: >"$W/rss.tsv"
 	: >"$W/scale.tsv"
 	LOADAVG=$(cut -d' ' -f1-3 /proc/loadavg)
 	build
 	make_inputs
-	local s started
+	local s r started i n_servers list
 	started=$(date +%s)
+	declare -gA SERVER_PORT=() FAILED=()
 	for s in $SERVERS; do
-		bench_server "$s"
+		next_port
+		SERVER_PORT[$s]=$PORT
+		"${s}_setup" "$PORT"
+		PORT=$((PORT + 1))
 	done
+	# Rounds: every server once per round, the order rotated each round,
+	# so that a change in the machine's other load over the run falls on
+	# every server alike; the table shows medians over the rounds.
+	read -r -a list <<<"$SERVERS"
+	n_servers=${#list[@]}
+	for r in $(seq "$RUNS"); do
+		for i in $(seq 0 $((n_servers - 1))); do
+			s=${list[$(((i + r - 1) % n_servers))]}
+			[ -n "${FAILED[$s]:-}" ] || bench_round "$s" "$r"
+		done
+	done
+	aggregate
 	if [ "$SCALING" = 1 ]; then
 		mkdir -p "$W/scale"
 		scale_one 7 10

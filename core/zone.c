@@ -441,8 +441,7 @@ size_t zone_builder_types(struct zone_builder *b, const uint8_t *name, uint16_t 
 	return k;
 }
 
-static void check_node(struct zone_builder *b, struct bnode *n, bool signer, const char *file,
-                       struct diag *d)
+static void check_node(const struct bnode *n, const char *file, struct diag *d)
 {
 	char name[DNAME_MAX * 4 + 1];
 	dname_to_str(n->node.name, name, sizeof(name));
@@ -472,8 +471,6 @@ static void check_node(struct zone_builder *b, struct bnode *n, bool signer, con
 		         name);
 	if (zn->geo && (zn->flags & (ZONE_NODE_GLUE | ZONE_NODE_DELEGATION)))
 		diag_add(d, file, 0, 0, "%s: a geo name cannot sit at or below a delegation", name);
-	(void)b;
-	(void)signer;
 }
 
 struct zone *zone_builder_finish(struct zone_builder *b, const struct zone_signer *signer,
@@ -496,7 +493,7 @@ struct zone *zone_builder_finish(struct zone_builder *b, const struct zone_signe
 	if (!zone_node_rrset(&apex->node, RR_NS))
 		diag_add(d, file, 0, 0, "%s: the zone needs NS records at its apex", apex_str);
 	for (size_t i = 0; i < b->count; i++)
-		check_node(b, b->all[i], signer != NULL, file, d);
+		check_node(b->all[i], file, d);
 	if (d->n > before)
 		goto fail;
 

@@ -14,7 +14,6 @@ import unittest
 import dns.edns
 import dns.flags
 import dns.message
-import dns.query
 import dns.rcode
 import dns.rdatatype
 
