@@ -1,6 +1,7 @@
 """DNSSEC proven with real validators: unbound (with ECS through subnetcache), delv, ldns."""
 import os
 import random
+import re
 import socket
 import subprocess
 import threading
@@ -274,6 +275,15 @@ class PublishCds(unittest.TestCase):
                     self.assertTrue(ad(ub.query("example.com", t)), t)
             finally:
                 ub.stop()
+            # A reload that keeps the key reuses every signature: nothing is signed.
+            import signal
+            srv.send_signal(signal.SIGHUP)
+            srv.wait_log(r"reloaded")
+            builds = re.findall(r"example\.com: (\d+) RRsets signed \((\d+) new signatures, (\d+) reused\)",
+                                srv.log())
+            self.assertEqual(len(builds), 2, srv.log())
+            self.assertEqual(builds[1][1], "0")
+            self.assertEqual(builds[1][2], builds[1][0])
             self.assertEqual(srv.stop(), 0)
         finally:
             srv.cleanup()
