@@ -10,10 +10,11 @@
 # instructions exactly and is not disturbed by other load on the machine,
 # plus a perf profile on the cpu-clock timer when perf works at all (it
 # shows the kernel's share, which callgrind cannot see).
-#   PROFILE_TOOL=auto|perf|callgrind|both   PROFILE_S=8 (perf seconds)
+#   PROFILE_TOOL=auto|perf|callgrind|both|none   PROFILE_S=8 (perf seconds)
 #   PROFILE_QUERIES=20000 (callgrind: queries measured)   BENCH_KEEP=1 keeps the temp dir
-#   PROFILE_CLASSES=1 also counts instructions per query for every query class
-#   PROFILE_CLASS=geo_ecs_do|static|static_do|geo_ecs|nx_do|acme_do
+#   PROFILE_CLASSES=1 also counts user-space instructions per query for every
+#                     query class, for geoacme and PROFILE_PEERS="gdnsd knot"
+#   PROFILE_CLASS=geo_ecs_do|static|static_do|geo_ecs|nx_do|acme_do   PROFILE_SITES=7 (grid beyond 7)
 set -uo pipefail
 
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
@@ -60,7 +61,7 @@ perl "$ROOT/tests/fixtures/make_mmdb.pl" --layout city --out "$W" >/dev/null || 
 	die "openssl genpkey failed"
 mkdir -p "$W/q"
 while ! port_free "$PORT"; do PORT=$((PORT + 1)); done
-geoacme_config "$W/geoacme" "$PORT" 7 10
+geoacme_config "$W/geoacme" "$PORT" "${PROFILE_SITES:-7}" 10
 # The class profiled (PROFILE_CLASS): geo_ecs_do, the hot path, by default.
 CLASS=${PROFILE_CLASS:-geo_ecs_do}
 # The per-class files hold NQ lines each (dnsperf -n 1 reads a file once).
@@ -111,10 +112,10 @@ profile_callgrind() {
 	wait_ready "$PORT" "$pid" 180 || die "geoacme under valgrind did not start: $(tail -3 "$W/geoacme.cg.log")"
 	# A few warm queries, then count only the measured ones.
 	run_dnsperf "$PORT" 2 500 "${ARGS[@]}" >/dev/null
-	callgrind_control -i on "$pid" >/dev/null || die "callgrind_control failed"
+	callgrind_control -i on "$pid" >/dev/null 2>&1 || die "callgrind_control failed"
 	out=$(timeout 300 taskset -c "$CLIENT_CPU" dnsperf -s 127.0.0.1 -p "$PORT" -c 1 -T 1 -t 5 \
 		-q 20 -n 1 "${ARGS[@]}" 2>&1)
-	callgrind_control -i off "$pid" >/dev/null
+	callgrind_control -i off "$pid" >/dev/null 2>&1
 	n=$(perf_field "$out" completed)
 	bench_stop "$pid"
 	total=$(callgrind_annotate "$W/callgrind.out" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1; exit }')
@@ -133,35 +134,65 @@ profile_callgrind() {
 }
 
 # PROFILE_CLASSES=1: user-space instructions per query for every query
-# class, in one callgrind session (deterministic, unlike CPU time on a
-# shared machine; the kernel's share is not counted).
-profile_classes() {
-	local pid class n total dump k=0
-	say "== callgrind, instructions per query by class ($NQ queries each)"
-	mkdir -p "$W/cg"
-	bench_spawn "$W/geoacme.cgc.log" valgrind --tool=callgrind --instr-atstart=no \
-		--callgrind-out-file="$W/cg/out" "$GEOACME" serve -c "$W/geoacme/geoacme.toml"
-	pid=$SPAWNED_PID
-	wait_ready "$PORT" "$pid" 180 || die "geoacme under valgrind did not start"
-	echo
-	echo "| class | answered | user-space instructions / query |"
-	echo "| --- | ---: | ---: |"
-	for class in static static_do geo_ecs geo_ecs_do nx_do acme_do; do
+# class, for geoacme and the servers in PROFILE_PEERS (default "gdnsd
+# knot"), each under callgrind (deterministic, unlike CPU time on a shared
+# machine).  The kernel's share, about 80% of a query's CPU time here and
+# the same work for every server, is not counted: this is each server's
+# own work.  NSD (forks per worker) and PowerDNS (slower by far in
+# run.sh) are left out.
+count_instructions() {   # count_instructions SERVER: one line of the table
+	local server=$1 port pid class n total dump row=""
+	port=$PORT
+	while ! port_free "$port"; do port=$((port + 1)); done
+	[ "$server" = geoacme ] || "${server}_setup" "$port" >/dev/null
+	mkdir -p "$W/cg-$server"
+	WRAP=(valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$W/cg-$server/out")
+	if [ "$server" = geoacme ]; then
+		bench_spawn "$W/geoacme.cgc.log" taskset -c "$SERVER_CPU" "${WRAP[@]}" "$GEOACME" serve -c "$W/geoacme/geoacme.toml"
+		SERVER_PID=$SPAWNED_PID
+		port=$PORT
+	else
+		"${server}_start" "$port"
+	fi
+	WRAP=()
+	pid=$SERVER_PID
+	wait_ready "$port" "$pid" 180 || { say "$server under valgrind did not start"; bench_stop "$pid"; return; }
+	for class in static static_do geo_ecs geo_ecs_do nx_do; do
+		if [ "$server" = nsd ] && [[ $class == geo* ]]; then row="$row | n/a"; continue; fi
 		local args=()
 		read -r -a args <<<"$(class_args "$class")"
-		run_dnsperf "$PORT" 1 300 "${args[@]}" >/dev/null   # warm
-		callgrind_control -z "$pid" >/dev/null
-		callgrind_control -i on "$pid" >/dev/null
-		n=$(perf_field "$(timeout 300 taskset -c "$CLIENT_CPU" dnsperf -s 127.0.0.1 -p "$PORT" \
+		run_dnsperf "$port" 1 300 "${args[@]}" >/dev/null   # warm
+		callgrind_control -z "$pid" >/dev/null 2>&1
+		callgrind_control -i on "$pid" >/dev/null 2>&1
+		n=$(perf_field "$(timeout 300 taskset -c "$CLIENT_CPU" dnsperf -s 127.0.0.1 -p "$port" \
 			-c 1 -T 1 -t 5 -q 20 -n 1 "${args[@]}" 2>&1)" completed)
-		callgrind_control -i off "$pid" >/dev/null
-		callgrind_control -d "$class" "$pid" >/dev/null
-		k=$((k + 1))
-		dump=$(ls -t "$W"/cg/out* 2>/dev/null | head -1)
-		total=$(callgrind_annotate "$dump" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1; exit }')
-		echo "| $class | $n | $(awk -v t="$total" -v n="$n" 'BEGIN { if (n > 0) printf "%.0f", t / n; else print "?" }') |"
+		callgrind_control -i off "$pid" >/dev/null 2>&1
+		callgrind_control -d "$class" "$pid" >/dev/null 2>&1
+		# Each dump writes a new numbered file (one per thread if threads
+		# are separated); sum the files this dump wrote.
+		total=0
+		for dump in "$W/cg-$server"/out.*; do
+			[ -f "$dump" ] && [[ $dump != *.done ]] || continue
+			total=$((total + $(callgrind_annotate "$dump" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 + 0; exit }')))
+			mv "$dump" "$dump.done"
+		done
+		row="$row | $(awk -v t="$total" -v n="$n" 'BEGIN { if (n > 0 && t > 0) printf "%.0f", t / n; else print "?" }')"
 	done
 	bench_stop "$pid"
+	echo "| $server$row |"
+}
+
+profile_classes() {
+	local s
+	say "== callgrind, user-space instructions per query by class ($NQ queries each)"
+	echo
+	echo "### user-space instructions per query (callgrind, $NQ queries per class)"
+	echo
+	echo "| server | static A | static A +DO | geo A +ECS | geo A +ECS +DO | random NXDOMAIN +DO |"
+	echo "| --- | ---: | ---: | ---: | ---: | ---: |"
+	for s in geoacme ${PROFILE_PEERS-gdnsd knot}; do
+		count_instructions "$s"
+	done
 }
 
 class_args() {   # dnsperf arguments for a class; the files hold NQ queries
@@ -187,5 +218,6 @@ both)
 		profile_perf cpu-clock
 	fi
 	;;
-*) die "PROFILE_TOOL must be auto, perf, callgrind or both" ;;
+none) ;;
+*) die "PROFILE_TOOL must be auto, perf, callgrind, both or none" ;;
 esac

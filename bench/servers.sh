@@ -4,6 +4,8 @@
 # listens on 127.0.0.1 only, on its own high port, pinned to $SERVER_CPU
 # with one worker.  <server>_setup writes files; <server>_start spawns and
 # sets SERVER_PID; the caller waits for readiness and stops it by PID.
+# WRAP, when set, is a command put in front of the server (profile.sh uses
+# it to run servers under callgrind).
 
 # The seven sites: name lat lon ipv4 ipv6.
 SITES=(
@@ -95,14 +97,16 @@ acme_zone() {
 
 reflector_setup() { :; }
 reflector_start() {
-	bench_spawn "$W/reflector.log" taskset -c "$SERVER_CPU" "$W/reflector" 127.0.0.1 "$1" 32
+	bench_spawn "$W/reflector.log" taskset -c "$SERVER_CPU" ${WRAP[@]+"${WRAP[@]}"} "$W/reflector" 127.0.0.1 "$1" 32
 	SERVER_PID=$SPAWNED_PID
 }
 
 # ---- geoacme -----------------------------------------------------------
 
 # geoacme_config DIR PORT N_SITES N_ACME: writes DIR/geoacme.toml and its
-# inputs (example.com zone, ACME seed); the key and mmdb are shared.
+# inputs (example.com zone, ACME seed); the key and mmdb are shared.  The
+# ACME zone takes UPDATEs signed with TSIG key "bench-key." ($TSIG_SECRET).
+: "${TSIG_SECRET:=$(openssl rand -base64 32)}"
 geoacme_config() {
 	local d=$1 port=$2 nsites=$3 nacme=$4
 	mkdir -p "$d"
@@ -146,13 +150,18 @@ type = "sqlite"
 journal_path = "acme.sqlite"
 zone_path = "acme.zone"
 max_records = $((nacme + 100))
+
+[[zones.stores.tsig_keys]]
+name = "bench-key."
+algorithm = "hmac-sha256"
+secret = "$TSIG_SECRET"
 EOF
 	} >"$d/geoacme.toml"
 }
 
 geoacme_setup() { geoacme_config "$W/geoacme" "$1" 7 10; }
 geoacme_start() {
-	bench_spawn "$W/geoacme/geoacme.log" taskset -c "$SERVER_CPU" \
+	bench_spawn "$W/geoacme/geoacme.log" taskset -c "$SERVER_CPU" ${WRAP[@]+"${WRAP[@]}"} \
 		"$GEOACME" serve -c "$W/geoacme/geoacme.toml"
 	SERVER_PID=$SPAWNED_PID
 }
@@ -194,7 +203,7 @@ EOF
 	nsd-checkconf "$d/nsd.conf" || die "nsd-checkconf failed"
 }
 nsd_start() {
-	bench_spawn "$W/nsd/out.log" taskset -c "$SERVER_CPU" nsd -d -c "$W/nsd/nsd.conf"
+	bench_spawn "$W/nsd/out.log" taskset -c "$SERVER_CPU" ${WRAP[@]+"${WRAP[@]}"} nsd -d -c "$W/nsd/nsd.conf"
 	SERVER_PID=$SPAWNED_PID
 }
 
@@ -280,7 +289,7 @@ EOF
 		>/dev/null || die "keymgr failed"
 }
 knot_start() {
-	bench_spawn "$W/knot/out.log" taskset -c "$SERVER_CPU" knotd -c "$W/knot/knot.conf"
+	bench_spawn "$W/knot/out.log" taskset -c "$SERVER_CPU" ${WRAP[@]+"${WRAP[@]}"} knotd -c "$W/knot/knot.conf"
 	SERVER_PID=$SPAWNED_PID
 }
 
@@ -333,7 +342,7 @@ EOF
 		die "pdnsutil secure-zone failed"
 }
 pdns_start() {
-	bench_spawn "$W/pdns/out.log" taskset -c "$SERVER_CPU" pdns_server --config-dir="$W/pdns"
+	bench_spawn "$W/pdns/out.log" taskset -c "$SERVER_CPU" ${WRAP[@]+"${WRAP[@]}"} pdns_server --config-dir="$W/pdns"
 	SERVER_PID=$SPAWNED_PID
 }
 
@@ -387,6 +396,6 @@ EOF
 	gdnsd -c "$d" checkconf >"$d/checkconf.log" 2>&1 || { cat "$d/checkconf.log" >&2; die "gdnsd checkconf failed"; }
 }
 gdnsd_start() {
-	bench_spawn "$W/gdnsd/out.log" taskset -c "$SERVER_CPU" gdnsd -c "$W/gdnsd" start
+	bench_spawn "$W/gdnsd/out.log" taskset -c "$SERVER_CPU" ${WRAP[@]+"${WRAP[@]}"} gdnsd -c "$W/gdnsd" start
 	SERVER_PID=$SPAWNED_PID
 }

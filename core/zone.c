@@ -177,6 +177,8 @@ int zone_builder_add(struct zone_builder *b, const uint8_t *owner, uint16_t type
 {
 	uint8_t name[DNAME_MAX];
 	size_t len = dname_len(owner);
+	if (len > DNAME_MAX)
+		return -EINVAL;
 	memcpy(name, owner, len);
 	dname_lower(name);
 	if (!dname_is_subdomain(name, b->apex) || rrset_type_is_meta(type) || type == RR_RRSIG)
@@ -201,6 +203,8 @@ int zone_builder_add_geo(struct zone_builder *b, const uint8_t *owner, struct ge
 {
 	uint8_t name[DNAME_MAX];
 	size_t len = dname_len(owner);
+	if (len > DNAME_MAX)
+		return -EINVAL;
 	memcpy(name, owner, len);
 	dname_lower(name);
 	if (!dname_is_subdomain(name, b->apex))

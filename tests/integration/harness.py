@@ -65,6 +65,7 @@ class Server:
         self.log_path = os.path.join(self.dir, "server.log")
         self.proc = None
         self.port = None
+        self.exit_code = None       # set when the server exits before it is ready
         self.ready_timeout = ready_timeout
 
     def write(self, name, content, mode=None):
@@ -91,8 +92,11 @@ class Server:
                 self.port = int(m.group(1))
                 return self
             if self.proc.poll() is not None:
+                rc = self.exit_code = self.proc.returncode
+                self.proc = None
+                self.log_file.close()
                 raise AssertionError("geoacme exited with %s before it was ready:\n%s"
-                                     % (self.proc.returncode, self.log_since_start()))
+                                     % (rc, self.log_since_start()))
             time.sleep(0.02)
         self.stop()
         raise AssertionError("geoacme was not ready in time:\n" + self.log())
@@ -139,8 +143,13 @@ class Server:
         return self.stop(signal.SIGKILL)
 
     def cleanup(self):
-        self.stop()
+        """Stops a still running server (it must exit 0: under ASan a leak
+        makes it fail) and removes the directory."""
+        rc = self.stop()
+        log = self.log() if rc not in (None, 0) else ""
         shutil.rmtree(self.dir, ignore_errors=True)
+        if rc not in (None, 0):
+            raise AssertionError("geoacme exited with %s on SIGTERM:\n%s" % (rc, log[-4000:]))
 
     # --- queries ---
 

@@ -499,7 +499,7 @@ key_path = "example.com.pem"
             with self.assertRaises(AssertionError) as cm:
                 srv.start()
             self.assertIn("no-such-user-geoacme", str(cm.exception))
-            self.assertEqual(srv.proc.returncode, 1)
+            self.assertEqual(srv.exit_code, 1)
         finally:
             srv.cleanup()
 
