@@ -157,8 +157,9 @@ count_instructions() {   # count_instructions SERVER: one line of the table
 	WRAP=()
 	pid=$SERVER_PID
 	wait_ready "$port" "$pid" 180 || { say "$server under valgrind did not start"; bench_stop "$pid"; return; }
-	for class in static static_do geo_ecs geo_ecs_do nx_do; do
+	for class in static static_do geo_ecs geo_ecs_do nx_do acme_do; do
 		if [ "$server" = nsd ] && [[ $class == geo* ]]; then row="$row | n/a"; continue; fi
+		if [ "$server" != geoacme ] && [ "$class" = acme_do ]; then row="$row | n/a"; continue; fi
 		local args=()
 		read -r -a args <<<"$(class_args "$class")"
 		run_dnsperf "$port" 1 300 "${args[@]}" >/dev/null   # warm
@@ -172,7 +173,7 @@ count_instructions() {   # count_instructions SERVER: one line of the table
 		# are separated); sum the files this dump wrote.
 		total=0
 		for dump in "$W/cg-$server"/out.*; do
-			[ -f "$dump" ] && [[ $dump != *.done ]] || continue
+			if [ ! -f "$dump" ] || [[ $dump == *.done ]]; then continue; fi
 			total=$((total + $(callgrind_annotate "$dump" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 + 0; exit }')))
 			mv "$dump" "$dump.done"
 		done
@@ -188,8 +189,8 @@ profile_classes() {
 	echo
 	echo "### user-space instructions per query (callgrind, $NQ queries per class)"
 	echo
-	echo "| server | static A | static A +DO | geo A +ECS | geo A +ECS +DO | random NXDOMAIN +DO |"
-	echo "| --- | ---: | ---: | ---: | ---: | ---: |"
+	echo "| server | static A | static A +DO | geo A +ECS | geo A +ECS +DO | random NXDOMAIN +DO | ACME TXT +DO |"
+	echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
 	for s in geoacme ${PROFILE_PEERS-gdnsd knot}; do
 		count_instructions "$s"
 	done

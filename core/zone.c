@@ -44,6 +44,7 @@ struct zone_builder {
 	const uint8_t **names;   /* authoritative names, canonical order */
 	size_t n_names;
 	bool structured;         /* ENTs, cuts and glue computed */
+	size_t n_dirty;          /* nodes with pending records: 0 = nothing to normalise */
 	uint64_t expiry;
 	int err;
 };
@@ -194,6 +195,8 @@ int zone_builder_add(struct zone_builder *b, const uint8_t *owner, uint16_t type
 	r->rd.data = copy;
 	r->next = n->pending;
 	n->pending = r;
+	if (!n->dirty)
+		b->n_dirty++;
 	n->dirty = true;
 	n->node.flags &= (uint8_t)~ZONE_NODE_ENT;
 	return 0;
@@ -297,11 +300,18 @@ static int normalise_node(struct zone_builder *b, struct bnode *n)
 	n->node.rrset_count = (uint16_t)used;
 	n->pending = NULL;
 	n->dirty = false;
+	b->n_dirty--;
 	return 0;
 }
 
 static int normalise(struct zone_builder *b)
 {
+	/*
+	 * The signer asks for each name's types one by one: without this
+	 * early return every question would walk the whole zone (quadratic).
+	 */
+	if (!b->n_dirty)
+		return 0;
 	for (size_t i = 0; i < b->count; i++) {
 		int err = normalise_node(b, b->all[i]);
 		if (err)
