@@ -26,8 +26,24 @@
 
 enum layout { LAYOUT_UNKNOWN, LAYOUT_LOCATION, LAYOUT_FLAT, LAYOUT_CUSTOM };
 
+/*
+ * Decoding a record's coordinates walks its map twice (MMDB_aget_value)
+ * and is most of a lookup's cost; records are shared by whole networks and
+ * resolvers send the same few subnets again and again.  So a small
+ * direct-mapped cache, made at open, remembers coordinates by the record's
+ * offset in the data section.  A collision just decodes again.
+ */
+#define COORD_CACHE_BITS 12
+
+struct coord_slot {
+	uint32_t key;          /* record offset + 1; 0 = empty */
+	bool ok;               /* the record has coordinates */
+	double lat, lon;
+};
+
 struct db_file {
 	MMDB_s mmdb;
+	struct coord_slot *cache;   /* 1 << COORD_CACHE_BITS slots; written through const */
 	bool open;
 	char *path;
 	enum layout layout;
@@ -94,6 +110,20 @@ static bool read_coords(const struct db_file *f, MMDB_entry_s *entry, double *la
 	}
 	return read_at(entry, location_lat, location_lon, lat, lon) ||
 	       read_at(entry, flat_lat, flat_lon, lat, lon);
+}
+
+static bool read_coords_cached(const struct db_file *f, MMDB_entry_s *entry, double *lat,
+                               double *lon)
+{
+	uint32_t key = entry->offset + 1;
+	struct coord_slot *slot = &f->cache[(key * 2654435761u) >> (32 - COORD_CACHE_BITS)];
+	if (slot->key != key) {
+		slot->ok = read_coords(f, entry, &slot->lat, &slot->lon);
+		slot->key = key;
+	}
+	*lat = slot->lat;
+	*lon = slot->lon;
+	return slot->ok;
 }
 
 /*
@@ -192,7 +222,8 @@ struct geo_db *geo_db_open(const struct config_geo *g, char err[256])
 		const char *path = g->databases[i];
 
 		f->path = strdup(path);
-		if (!f->path)
+		f->cache = calloc((size_t)1 << COORD_CACHE_BITS, sizeof(*f->cache));
+		if (!f->path || !f->cache)
 			goto nomem;
 		int r = MMDB_open(path, MMDB_MODE_MMAP, &f->mmdb);
 		if (r != MMDB_SUCCESS) {
@@ -231,6 +262,7 @@ void geo_db_free(struct geo_db *db)
 		if (db->f[i].open)
 			MMDB_close(&db->f[i].mmdb);
 		free(db->f[i].path);
+		free(db->f[i].cache);
 		free(db->f[i].custom);
 		free(db->f[i].custom_name);
 	}
@@ -283,7 +315,7 @@ int geo_db_locate(const struct geo_db *db, int family, const uint8_t *addr,
 		if (p > prefix)
 			prefix = p;
 		double lat, lon;
-		if (res.found_entry && read_coords(f, &res.entry, &lat, &lon)) {
+		if (res.found_entry && read_coords_cached(f, &res.entry, &lat, &lon)) {
 			out->found = true;
 			out->lat = lat;
 			out->lon = lon;
