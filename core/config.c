@@ -113,19 +113,6 @@ static char *xstrdup(struct loader *l, const char *s)
 	return r;
 }
 
-static const char *a_type(enum toml_type t)
-{
-	switch (t) {
-	case TOML_STRING: return "a string";
-	case TOML_INT: return "an integer";
-	case TOML_FLOAT: return "a float";
-	case TOML_BOOL: return "a boolean";
-	case TOML_ARRAY: return "an array";
-	case TOML_TABLE: return "a table";
-	}
-	return "a value";
-}
-
 static bool name_eq(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b);
@@ -263,7 +250,7 @@ static struct toml_node *get_type(struct loader *l, struct toml_node *t, const c
 	if (!n)
 		return NULL;
 	if (n->type != want) {
-		err_node(l, n, "expected %s for '%s', found %s", a_type(want), key,
+		err_node(l, n, "expected %s for '%s', found %s", toml_type_a_name(want), key,
 		         toml_type_name(n->type));
 		return NULL;
 	}

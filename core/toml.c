@@ -170,7 +170,7 @@ static const char *found(const struct parser *p, const char *at, char buf[24])
 
 #define FOUND(p) found((p), (p)->p, fbuf)
 
-static const char *a_type(enum toml_type t)
+const char *toml_type_a_name(enum toml_type t)
 {
 	switch (t) {
 	case TOML_STRING: return "a string";
@@ -973,7 +973,7 @@ static bool insert_dotted(struct parser *p, struct toml_node *t, struct key *k,
 			        "expected a key that is not set", part->s, kv->line);
 		else
 			fail_at(p, part->at, "key '%s' is already set to %s (line %d); expected a table",
-			        part->s, a_type(v->type), kv->line);
+			        part->s, toml_type_a_name(v->type), kv->line);
 		goto fail;
 	}
 	struct key_part *last = &k->parts[k->n - 1];
@@ -1021,7 +1021,7 @@ static bool define_table(struct parser *p, struct key *k, bool aot, struct pos a
 			return false;
 		} else {
 			fail_at(p, part->at, "key '%s' is already set to %s (line %d); expected a table",
-			        part->s, a_type(v->type), kv->line);
+			        part->s, toml_type_a_name(v->type), kv->line);
 			return false;
 		}
 	}
@@ -1054,7 +1054,7 @@ static bool define_table(struct parser *p, struct key *k, bool aot, struct pos a
 			fail_at(p, at, "table [%s] is defined twice (first at line %d)", name, v->line);
 		else
 			fail_at(p, at, "key '%s' is already set to %s (line %d); expected a table",
-			        last->s, a_type(v->type), kv->line);
+			        last->s, toml_type_a_name(v->type), kv->line);
 		return false;
 	}
 
@@ -1072,7 +1072,7 @@ static bool define_table(struct parser *p, struct key *k, bool aot, struct pos a
 		arr = kv->val;
 	} else {
 		fail_at(p, at, "key '%s' is already set to %s (line %d); expected an array of tables",
-		        last->s, a_type(kv->val->type), kv->line);
+		        last->s, toml_type_a_name(kv->val->type), kv->line);
 		return false;
 	}
 	struct toml_node *tab = new_node(p, TOML_TABLE, at);

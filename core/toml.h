@@ -50,4 +50,5 @@ void toml_free(struct toml_node *root);   /* NULL-safe */
 
 /* Looks up a direct child of a table; marks it used.  NULL when absent. */
 struct toml_node *toml_get(struct toml_node *table, const char *key);
-const char *toml_type_name(enum toml_type t);
+const char *toml_type_name(enum toml_type t);        /* "string" */
+const char *toml_type_a_name(enum toml_type t);      /* "a string", for messages */

@@ -11,6 +11,7 @@ import re
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import tempfile
 import time
@@ -190,6 +191,20 @@ class Server:
 
     def kdig(self, *args, addr="127.0.0.1"):
         return self.tool("kdig", "@" + addr, "-p", str(self.port), *args)
+
+
+def header(qid=0x1234, flags=0, qd=1, an=0, ns=0, ar=0):
+    """A raw DNS header, for hand-made (often malformed) messages."""
+    return struct.pack("!HHHHHH", qid, flags, qd, an, ns, ar)
+
+
+def qname(name):
+    """A name in uncompressed wire form."""
+    out = b""
+    for label in name.split("."):
+        if label:
+            out += bytes([len(label)]) + label.encode()
+    return out + b"\0"
 
 
 def rrs(msg, section):

@@ -24,7 +24,8 @@ import dns.rcode
 import dns.tsigkeyring
 import dns.update
 
-from harness import BASE_CONFIG, BIN, REPO, Server, ServerTestCase, main, make_key, rrs
+from harness import (BASE_CONFIG, BIN, REPO, Server, ServerTestCase, header, main, make_key,
+                     qname, rrs)
 
 ZONE = """$ORIGIN example.com.
 $TTL 3600
@@ -70,18 +71,6 @@ secret = "%s"
 
 WWW = ["www.example.com. 600 IN A 192.0.2.80"]
 FUZZ = os.path.join(REPO, "tests/fuzz")
-
-
-def header(qid=0x1234, flags=0, qd=1, an=0, ns=0, ar=0):
-    return struct.pack("!HHHHHH", qid, flags, qd, an, ns, ar)
-
-
-def qname(name):
-    out = b""
-    for label in name.split("."):
-        if label:
-            out += bytes([len(label)]) + label.encode()
-    return out + b"\0"
 
 
 def serve_once(config, files, setup=None, wait=8):

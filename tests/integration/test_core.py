@@ -14,7 +14,7 @@ import dns.opcode
 import dns.rcode
 import dns.rdatatype
 
-from harness import (BASE_CONFIG, Server, ServerTestCase, ecs_option, have_ipv6, main, rr_types,
+from harness import (BASE_CONFIG, Server, ServerTestCase, ecs_option, header, main, qname, rr_types,
                      rrs)
 
 ZONE = """$ORIGIN example.com.
@@ -76,18 +76,6 @@ file = "child.example.com.zone"
 """
 
 SOA_NEG = "example.com. 300 IN SOA ns1.example.com. hostmaster.example.com. 2026113001 7200 3600 1209600 300"
-
-
-def header(qid=0x1234, flags=0, qd=1, an=0, ns=0, ar=0):
-    return struct.pack("!HHHHHH", qid, flags, qd, an, ns, ar)
-
-
-def qname(name):
-    out = b""
-    for label in name.split("."):
-        if label:
-            out += bytes([len(label)]) + label.encode()
-    return out + b"\0"
 
 
 class CoreAnswers(ServerTestCase):
