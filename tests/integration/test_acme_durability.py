@@ -1,7 +1,6 @@
 """The ACME zone survives kill -9: an acknowledged UPDATE is never lost,
 an UPDATE is never half applied, and the SQLite database stays intact."""
 import base64
-import os
 import random
 import signal
 import sqlite3

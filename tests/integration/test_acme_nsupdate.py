@@ -4,12 +4,10 @@ algorithms), wrong keys and secrets, unsigned updates, a skewed clock
 (crafted with dnspython), zones we refuse, large updates, and the stale
 purge timer."""
 import base64
-import os
 import re
 import struct
 import subprocess
 import time
-import unittest
 
 import dns.message
 import dns.name
@@ -22,7 +20,7 @@ import dns.renderer
 import dns.tsig
 import dns.update
 
-from harness import BASE_CONFIG, Server, ServerTestCase, main
+from harness import ServerTestCase, main
 
 ZONE = """$ORIGIN acme.example.
 $TTL 300

@@ -4,7 +4,6 @@ import random
 import signal
 import socket
 import struct
-import time
 import unittest
 
 import dns.edns
@@ -14,7 +13,7 @@ import dns.opcode
 import dns.rcode
 import dns.rdatatype
 
-from harness import (BASE_CONFIG, Server, ServerTestCase, ecs_option, header, main, qname, rr_types,
+from harness import (BASE_CONFIG, Server, ServerTestCase, ecs_option, header, main, qname,
                      rrs)
 
 ZONE = """$ORIGIN example.com.

@@ -206,7 +206,6 @@ class AcmeUpdates(unittest.TestCase):
     """A TXT record added by a TSIG-signed UPDATE validates, and so does its removal."""
 
     def test_updated_txt_validates(self):
-        import base64
         import dns.tsigkeyring
         import dns.update
         srv = Server(BASE_CONFIG + ACME_CONFIG, {"acme.zone": ACME_ZONE})

@@ -29,7 +29,7 @@ import dns.rcode
 import dns.rdatatype
 
 from harness import (BASE_CONFIG, BIN, FIXTURES, SITES_TOML, Server, ecs_option,
-                     have_ipv6, main, make_key, make_mmdb, rr_types, rrs)
+                     main, make_key, make_mmdb, rr_types, rrs)
 
 R_MILES = 3958.8
 
