@@ -20,7 +20,24 @@
 #include "core/geo_internal.h"
 #include "core/rrset.h"
 
+/*
+ * Clients of one database record share one location, and resolvers send the
+ * same subnets again and again: a direct-mapped cache from location to
+ * choice makes a query's cost independent of the number of sites (the scan
+ * is linear).  Entries are valid for one liveness state of the sites.  Made
+ * with the snapshot; a miss just scans.
+ */
+#define CHOICE_CACHE_BITS 9
+
+struct choice_slot {
+	double lat, lon;
+	uint64_t liveness;
+	bool used;
+	struct geo_choice choice;
+};
+
 struct geo_family {
+	struct choice_slot *cache;   /* 1 << CHOICE_CACHE_BITS; written through const */
 	uint16_t type;
 	uint16_t addr_len;       /* 4 or 16 */
 	size_t n;                /* candidates */
@@ -67,7 +84,8 @@ static int build_family(struct arena *a, const struct geo_sites *sites, const bo
 		return 0;
 	f->site = arena_alloc(a, n * sizeof(*f->site));
 	f->singles = arena_zalloc(a, n * sizeof(*f->singles));
-	if (!f->site || !f->singles)
+	f->cache = arena_zalloc(a, ((size_t)1 << CHOICE_CACHE_BITS) * sizeof(*f->cache));
+	if (!f->site || !f->singles || !f->cache)
 		return -ENOMEM;
 	if (n > 1) {
 		f->pairs = arena_zalloc(a, pair_index(0, n) * sizeof(*f->pairs));
@@ -228,18 +246,50 @@ static void scan(const struct geo_family *f, const struct geo_sites *sites, cons
 	}
 }
 
+static struct choice_slot *choice_slot(const struct geo_family *f, double lat, double lon)
+{
+	uint64_t a, b;
+	memcpy(&a, &lat, sizeof(a));
+	memcpy(&b, &lon, sizeof(b));
+	uint64_t h = (a ^ (b * 0x9E3779B97F4A7C15ULL)) * 0xBF58476D1CE4E5B9ULL;
+	return &f->cache[h >> (64 - CHOICE_CACHE_BITS)];
+}
+
+static int choose(const struct geo_sets *s, const struct geo_family *f,
+                  const struct geo_sites *sites, double lat, double lon, struct geo_choice *out);
+
 int geo_choose(const struct geo_sets *s, const struct geo_sites *sites, uint16_t qtype,
                double lat, double lon, struct geo_choice *out)
 {
 	const struct geo_family *f = family_for(s, qtype);
-	struct nearest best;
-	double v[3];
 
 	*out = (struct geo_choice){ .site = { -1, -1 } };
 	if (!f)
 		return -EINVAL;
 	if (f->n == 0)
 		return 0;
+	struct choice_slot *slot = choice_slot(f, lat, lon);
+	if (slot->used && slot->lat == lat && slot->lon == lon && slot->liveness == sites->liveness) {
+		*out = slot->choice;
+		return 0;
+	}
+	int rc = choose(s, f, sites, lat, lon, out);
+	if (rc == 0) {
+		slot->lat = lat;
+		slot->lon = lon;
+		slot->liveness = sites->liveness;
+		slot->choice = *out;
+		slot->used = true;
+	}
+	return rc;
+}
+
+static int choose(const struct geo_sets *s, const struct geo_family *f,
+                  const struct geo_sites *sites, double lat, double lon, struct geo_choice *out)
+{
+	struct nearest best;
+	double v[3];
+
 	geo_unit_vector(lat, lon, v);
 	scan(f, sites, v, true, &best);
 	if (best.count == 0) {

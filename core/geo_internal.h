@@ -27,6 +27,7 @@ struct geo_site {
 struct geo_sites {
 	size_t n;
 	struct geo_site *site;
+	uint64_t liveness;       /* bumped whenever a site's alive flag changes */
 };
 
 void geo_unit_vector(double lat_deg, double lon_deg, double v[3]);

@@ -145,8 +145,10 @@ bool geo_site_alive(const struct geo_sites *s, size_t i)
 
 void geo_site_set_alive(struct geo_sites *s, size_t i, bool alive)
 {
-	if (i < s->n)
+	if (i < s->n && s->site[i].alive != alive) {
 		s->site[i].alive = alive;
+		s->liveness++;   /* cached choices are void */
+	}
 }
 
 bool geo_site_enabled(const struct geo_sites *s, size_t i)
@@ -184,4 +186,5 @@ void geo_sites_copy_alive(struct geo_sites *dst, const struct geo_sites *src)
 		if (j >= 0)
 			dst->site[i].alive = src->site[j].alive;
 	}
+	dst->liveness++;
 }
