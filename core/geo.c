@@ -43,11 +43,15 @@ struct geo_family {
 	size_t n;                /* candidates */
 	uint32_t *site;          /* candidate -> site index */
 	struct rrset *singles;   /* n */
-	struct rrset *pairs;     /* n·(n−1)/2 */
+	struct rrset **pairs;    /* n·(n−1)/2; NULL until built (see GEO_PRESIGN_MAX) */
 };
 
 struct geo_sets {
 	struct geo_family fam[2];   /* A, AAAA */
+	/* For pairs built on first use; set by geo_sets_attach(). */
+	const uint8_t *owner;
+	struct arena *arena;
+	const struct zone_signer *signer;
 	double ratio;
 	double margin_miles;
 	uint32_t ttl_single, ttl_pair;
@@ -67,6 +71,23 @@ static const uint8_t *site_addr(const struct geo_site *g, uint16_t type)
 static bool site_has(const struct geo_site *g, uint16_t type)
 {
 	return type == RR_A ? g->has_v4 : g->has_v6;
+}
+
+/* The RRset answering candidates i < j, records in canonical order. */
+static struct rrset *make_pair(struct arena *a, const struct geo_sets *gs,
+                               const struct geo_family *f, size_t i, size_t j)
+{
+	const struct rdata *ri = &f->singles[i].rr[0], *rj = &f->singles[j].rr[0];
+	struct rrset *rr = arena_alloc(a, sizeof(*rr));
+	struct rdata *rd = arena_alloc(a, 2 * sizeof(*rd));
+	if (!rr || !rd)
+		return NULL;
+	int cmp = memcmp(ri->data, rj->data, f->addr_len);
+	rd[0] = cmp <= 0 ? *ri : *rj;
+	rd[1] = cmp <= 0 ? *rj : *ri;
+	*rr = (struct rrset){ .type = f->type, .count = cmp == 0 ? 1 : 2, .ttl = gs->ttl_pair,
+	                      .rr = rd };
+	return rr;
 }
 
 static int build_family(struct arena *a, const struct geo_sites *sites, const bool *member,
@@ -107,19 +128,12 @@ static int build_family(struct arena *a, const struct geo_sites *sites, const bo
 		                                .rr = rd };
 		k++;
 	}
-	for (size_t j = 1; j < n; j++) {
-		for (size_t i = 0; i < j; i++) {
-			const struct rdata *ri = &f->singles[i].rr[0], *rj = &f->singles[j].rr[0];
-			struct rdata *rd = arena_alloc(a, 2 * sizeof(*rd));
-			if (!rd)
+	if (n > GEO_PRESIGN_MAX)
+		return 0;   /* pairs are built on first use */
+	for (size_t j = 1; j < n; j++)
+		for (size_t i = 0; i < j; i++)
+			if (!(f->pairs[pair_index(i, j)] = make_pair(a, gs, f, i, j)))
 				return -ENOMEM;
-			int cmp = memcmp(ri->data, rj->data, f->addr_len);
-			rd[0] = cmp <= 0 ? *ri : *rj;
-			rd[1] = cmp <= 0 ? *rj : *ri;
-			f->pairs[pair_index(i, j)] = (struct rrset){
-				.type = type, .count = cmp == 0 ? 1 : 2, .ttl = gs->ttl_pair, .rr = rd };
-		}
-	}
 	return 0;
 }
 
@@ -170,7 +184,9 @@ int geo_sets_foreach(struct geo_sets *s, const uint8_t *owner, zone_rrset_fn fn,
 				return r;
 		}
 		for (size_t k = 0; fam->n > 1 && k < pair_index(0, fam->n); k++) {
-			int r = fn(arg, owner, &fam->pairs[k]);
+			if (!fam->pairs[k])
+				continue;   /* built on first use */
+			int r = fn(arg, owner, fam->pairs[k]);
 			if (r)
 				return r;
 		}
@@ -246,6 +262,36 @@ static void scan(const struct geo_family *f, const struct geo_sites *sites, cons
 	}
 }
 
+void geo_sets_attach(struct geo_sets *s, const uint8_t *owner, struct arena *a,
+                     const struct zone_signer *signer)
+{
+	s->owner = owner;
+	s->arena = a;
+	s->signer = signer;
+}
+
+/*
+ * A pair's RRset, built (and signed) the first time the rule needs it when
+ * the family has too many sites to build every pair ahead.  The first use
+ * allocates from the snapshot's arena and signs once; every later query is
+ * a lookup.
+ */
+static const struct rrset *pair_get(const struct geo_sets *s, const struct geo_family *f,
+                                    size_t i, size_t j)
+{
+	struct rrset **slot = &f->pairs[pair_index(i, j)];
+	if (*slot || !s->arena)
+		return *slot;
+	struct rrset *rr = make_pair(s->arena, s, f, i, j);
+	if (!rr)
+		return NULL;
+	if (s->signer && s->signer->sign_rrset &&
+	    s->signer->sign_rrset(s->signer->ctx, s->owner, rr, s->arena) < 0)
+		return NULL;
+	*slot = rr;
+	return rr;
+}
+
 static struct choice_slot *choice_slot(const struct geo_family *f, double lat, double lon)
 {
 	uint64_t a, b;
@@ -314,7 +360,13 @@ static int choose(const struct geo_sets *s, const struct geo_family *f,
 		return 0;
 	}
 	size_t k1 = best.k[1];
-	const struct rrset *rr = &f->pairs[k0 < k1 ? pair_index(k0, k1) : pair_index(k1, k0)];
+	const struct rrset *rr = pair_get(s, f, k0 < k1 ? k0 : k1, k0 < k1 ? k1 : k0);
+	if (!rr) {
+		/* Out of memory, or the pair could not be signed: the nearest alone. */
+		out->n = 1;
+		out->rrset = &f->singles[k0];
+		return 0;
+	}
 	out->n = 2;
 	out->rrset = rr;
 	/* The pair is stored in canonical order; the nearest may sort second. */

@@ -35,6 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/hooks.h"
 #include "core/zone.h"
 
 struct arena;
@@ -124,6 +125,18 @@ double geo_distance_miles(double lat1, double lon1, double lat2, double lon2);
  */
 struct geo_sets *geo_sets_build(struct arena *a, const struct geo_sites *sites,
                                 const struct config_geo_name *gn, char err[256]);
+/*
+ * Called when the snapshot is frozen: where pairs built on first use go
+ * (the snapshot's arena), their owner, and who signs them (NULL: unsigned).
+ * Up to GEO_PRESIGN_MAX candidate sites every pair is built (and signed)
+ * ahead; beyond, a pair is built and signed the first time the rule picks
+ * it and kept for the snapshot's life.  While all sites are alive only
+ * neighbouring sites can be the two nearest (at most 3n - 6 pairs), so no
+ * query pattern can make more than that many, and never more than all.
+ */
+#define GEO_PRESIGN_MAX 64
+void geo_sets_attach(struct geo_sets *s, const uint8_t *owner, struct arena *a,
+                     const struct zone_signer *signer);
 /* Visits every prebuilt RRset (for the signer); stops at a non-zero return. */
 int geo_sets_foreach(struct geo_sets *s, const uint8_t *owner, zone_rrset_fn fn, void *arg);
 /* True when the name can answer this type (A: some candidate has IPv4). */

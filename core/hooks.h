@@ -8,7 +8,9 @@
 
 #include "core/zone.h"
 
+struct arena;
 struct query;
+struct rrset;
 struct zone;
 
 /*
@@ -34,6 +36,13 @@ struct update_handler {
 struct zone_signer {
 	void *ctx;
 	int (*sign)(void *ctx, struct zone_builder *b, char err[256]);
+	/*
+	 * Signs one RRset made after its snapshot was frozen (a geo pair built
+	 * on first use, when a geo name has too many sites to sign every pair
+	 * ahead); the RRSIG is allocated in `a`, the snapshot's arena.  The
+	 * signer outlives every snapshot it signed.  Returns 0 or -errno.
+	 */
+	int (*sign_rrset)(void *ctx, const uint8_t *owner, struct rrset *rrset, struct arena *a);
 };
 
 void zone_builder_set_expiry(struct zone_builder *b, uint64_t refresh_at);

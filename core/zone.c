@@ -545,6 +545,8 @@ struct zone *zone_builder_finish(struct zone_builder *b, const struct zone_signe
 	z->bucket_mask = nb - 1;
 	for (size_t i = 0; i < b->count; i++) {
 		struct zone_node *n = &b->all[i]->node;
+		if (n->geo)
+			geo_sets_attach((struct geo_sets *)n->geo, n->name, b->arena, signer);
 		uint32_t h = dname_hash(n->name, n->name_len) & z->bucket_mask;
 		n->hash_next = z->buckets[h];
 		z->buckets[h] = n;

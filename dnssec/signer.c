@@ -51,6 +51,8 @@ static uint64_t system_now(void *arg)
 }
 
 static int signer_run(void *ctx, struct zone_builder *b, char err[256]);
+static int signer_sign_late(void *ctx, const uint8_t *owner, struct rrset *rrset,
+                            struct arena *a);
 
 struct signer *signer_new(const char *zone_name, const char *key_path, const struct config *c,
                           bool publish_cds, char err[256])
@@ -88,6 +90,7 @@ struct signer *signer_new(const char *zone_name, const char *key_path, const str
 	}
 	s->hook.ctx = s;
 	s->hook.sign = signer_run;
+	s->hook.sign_rrset = signer_sign_late;
 	return s;
 fail:
 	signer_free(s);
@@ -207,6 +210,32 @@ static int sign_one(void *arg, const uint8_t *owner, struct rrset *rrset)
 	if (expiration - s->refresh < w->refresh_at)
 		w->refresh_at = expiration - s->refresh;
 	return 0;
+}
+
+/*
+ * One RRset after its snapshot was frozen (a geo pair picked for the first
+ * time).  Same validity and cache as a build; its signature is newer than
+ * the snapshot's, so the snapshot's refresh point still comes first.
+ */
+static int signer_sign_late(void *ctx, const uint8_t *owner, struct rrset *rrset,
+                            struct arena *a)
+{
+	struct signer *s = ctx;
+	char err[256] = "";
+	uint64_t now = s->now(s->now_arg);
+	struct walk w = {
+		.s = s,
+		.arena = a,
+		.now = now,
+		.inception = (uint32_t)(now - s->inception),
+		.expiration = (uint32_t)(now + s->validity),
+		.refresh_at = UINT64_MAX,
+		.err = err,
+	};
+	int rc = sign_one(&w, owner, rrset);
+	s->stats.made += w.made;
+	s->stats.reused += w.reused;
+	return rc;
 }
 
 static int add_apex_keys(struct signer *s, struct zone_builder *b, uint32_t ttl, char err[256])

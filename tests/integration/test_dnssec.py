@@ -249,6 +249,69 @@ class AcmeUpdates(unittest.TestCase):
             srv.cleanup()
 
 
+def grid_sites(n):
+    """n sites spread over the globe, each with an IPv4 address."""
+    out, sites = [], []
+    for k in range(n):
+        lat = -60 + (k * 37) % 121
+        lon = -180 + (k * 53) % 360
+        addr = "10.%d.%d.1" % (k // 250, k % 250)
+        sites.append((lat, lon, addr))
+        out.append('[[sites]]\nname = "s%d"\nipv4 = "%s"\nlatitude = %d\nlongitude = %d\n'
+                   % (k, addr, lat, lon))
+    return "".join(out), sites
+
+
+def miles(a, b):
+    import math
+    la1, lo1, la2, lo2 = map(math.radians, (a[0], a[1], b[0], b[1]))
+    h = math.sin((la2 - la1) / 2) ** 2 + math.cos(la1) * math.cos(la2) * math.sin((lo2 - lo1) / 2) ** 2
+    return 2 * 3958.8 * math.asin(math.sqrt(h))
+
+
+class ManySites(unittest.TestCase):
+    """Beyond GEO_PRESIGN_MAX sites, pairs are signed on first use: still validated."""
+
+    def test_pairs_signed_on_first_use_validate(self):
+        toml, sites = grid_sites(80)
+        config = toml + CONFIG[CONFIG.index("[geo]"):]
+        srv = Server(BASE_CONFIG + config, {"example.com.zone": ZONE})
+        make_key(srv.path("example.com.pem"))
+        make_mmdb(srv.dir)
+        try:
+            srv.start()
+            # Only singles (80) are signed ahead for the geo name, not 3160 pairs.
+            built = re.findall(r"example\.com: (\d+) RRsets signed", srv.log())
+            self.assertEqual(len(built), 1)
+            self.assertLess(int(built[0]), 120, srv.log())
+            ds = subprocess.run([os.environ["GEOACME_BIN"], "ds", "-c", srv.config_path, "example.com"],
+                                capture_output=True, text=True, check=True).stdout.strip()
+            ub = Unbound([("example.com", srv.port)], [ds], subnet=True).start()
+            try:
+                places = {"192.0.2.0": (52.37, 4.90), "192.0.2.128": (41.88, -87.63),
+                          "198.51.100.0": (-34.60, -58.38)}
+                for addr, where in places.items():
+                    with self.subTest(client=addr):
+                        ranked = sorted(sites, key=lambda s: miles(where, s))
+                        d1, d2 = miles(where, ranked[0]), miles(where, ranked[1])
+                        single = d2 > 2 * d1 and d2 - d1 > 1000
+                        want = [ranked[0][2]] if single else [ranked[0][2], ranked[1][2]]
+                        prefix = 26 if "192" in addr else 25
+                        for _ in range(2):   # first use signs, the second reuses
+                            r = ub.query("www.example.com", "A", ecs=(addr, prefix))
+                            self.assertTrue(ad(r), ub.log()[-2000:])
+                            # (unbound may rotate the records: order is checked below)
+                            self.assertEqual(sorted(rd.to_text() for rd in r.answer[0]), sorted(want))
+                        r = srv.query("www.example.com", "A", dnssec=True, ecs=(addr, prefix))
+                        self.assertEqual([rd.to_text() for rd in r.answer[0]], want)
+                        self.assertEqual(rr_types(r, "answer"), ["A", "RRSIG"])
+            finally:
+                ub.stop()
+            self.assertEqual(srv.stop(), 0)
+        finally:
+            srv.cleanup()
+
+
 class PublishCds(unittest.TestCase):
     """publish_cds = true: CDS and CDNSKEY at the apex, signed, matching DS and DNSKEY."""
 
