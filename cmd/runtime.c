@@ -19,7 +19,6 @@
 #include "core/loop.h"
 #include "core/rrl.h"
 #include "core/zone.h"
-#include "core/zone_file.h"
 #include "core/zone_load.h"
 #include "core/zone_table.h"
 #include "dnssec/signer.h"
@@ -166,31 +165,6 @@ static void resign_check(struct loop *l, void *arg)
 	schedule_resign(g);
 }
 
-static int add_rr_to_builder(void *arg, const uint8_t *owner, uint16_t type, uint32_t ttl,
-                             const uint8_t *rdata, uint16_t rdlen, int line)
-{
-	(void)line;
-	return zone_builder_add(arg, owner, type, ttl, rdata, rdlen);
-}
-
-/* check mode: an ACME zone's seed file must parse, without touching the database. */
-static void check_seed_file(const struct config *c, const struct config_zone *zc,
-                            const struct zone_signer *signer, struct diag *d)
-{
-	uint8_t apex[DNAME_MAX];
-	if (dname_from_str(zc->zone, apex) < 0 || !zc->zone_path)
-		return;
-	struct zone_builder *b = zone_builder_new(apex);
-	if (!b)
-		return;
-	if (zone_file_read(zc->zone_path, apex, add_rr_to_builder, b, d) < 0) {
-		zone_builder_free(b);
-		return;
-	}
-	zone_free(zone_builder_finish(b, signer, zc->zone_path, d));
-	(void)c;
-}
-
 struct generation *generation_new(const char *path, struct loop *loop,
                                   const struct generation *prev, bool check_only,
                                   struct diag *d)
@@ -245,9 +219,11 @@ struct generation *generation_new(const char *path, struct loop *loop,
 			if (zc->n_geo)
 				diag_add(d, c->path, zc->pos.line, zc->pos.col,
 				         "zone %s: geo names are served from file-backed zones only", zc->zone);
-			if (check_only)
-				check_seed_file(c, zc, hook, d);
-			else if (acme_add_zone(g->acme, c, zc, hook, err) < 0)
+			if (check_only) {
+				/* The seed file must load; the database is not touched. */
+				if (zc->zone_path || zc->file)
+					zone_free(zone_load_static(c, zc, NULL, hook, d));
+			} else if (acme_add_zone(g->acme, c, zc, hook, err) < 0)
 				diag_add(d, c->path, zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
 			continue;
 		}
