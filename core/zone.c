@@ -49,6 +49,37 @@ struct zone_builder {
 	int err;
 };
 
+/*
+ * A name's canonical sort key: its labels from the rightmost, each followed
+ * by a 0 byte, with 0 and 1 bytes inside labels escaped as 1 1 and 1 2.
+ * memcmp order of keys is RFC 4034 canonical order of lowercase names (a
+ * shorter label, or fewer labels, sort first), so the NSEC search compares
+ * with memcmp instead of splitting both names at every step.
+ */
+#define CANON_KEY_MAX (2 * DNAME_MAX + DNAME_LABELS_MAX)
+
+static size_t canonical_key(const uint8_t *name, uint8_t *out)
+{
+	const uint8_t *labels[DNAME_LABELS_MAX];
+	int n = 0;
+	for (const uint8_t *p = name; *p && n < DNAME_LABELS_MAX; p += *p + 1)
+		labels[n++] = p;
+	size_t k = 0;
+	while (n-- > 0) {
+		const uint8_t *l = labels[n];
+		for (uint8_t i = 1; i <= l[0]; i++) {
+			if (l[i] <= 1) {
+				out[k++] = 1;
+				out[k++] = (uint8_t)(l[i] + 1);
+			} else {
+				out[k++] = l[i];
+			}
+		}
+		out[k++] = 0;
+	}
+	return k;
+}
+
 /* The serial sits after the two names at the start of SOA rdata. */
 static uint32_t soa_serial(const struct rrset *soa)
 {
@@ -567,9 +598,23 @@ struct zone *zone_builder_finish(struct zone_builder *b, const struct zone_signe
 			free(order);
 			goto fail;
 		}
+		z->nsec_keys = arena_alloc(b->arena, (k ? k : 1) * sizeof(*z->nsec_keys));
+		z->nsec_key_len = arena_alloc(b->arena, (k ? k : 1) * sizeof(*z->nsec_key_len));
+		if (!z->nsec_keys || !z->nsec_key_len) {
+			free(order);
+			goto fail;
+		}
 		for (size_t i = 0; i < k; i++) {
+			uint8_t key[CANON_KEY_MAX];
+			size_t len = canonical_key(order[i]->node.name, key);
 			order[i]->node.nsec_index = (uint32_t)i;
 			z->nsec_order[i] = &order[i]->node;
+			z->nsec_keys[i] = arena_memdup(b->arena, key, len);
+			z->nsec_key_len[i] = (uint16_t)len;
+			if (!z->nsec_keys[i]) {
+				free(order);
+				goto fail;
+			}
 		}
 		z->nsec_count = (uint32_t)k;
 		free(order);
@@ -610,10 +655,14 @@ const struct zone_node *zone_nsec_covering(const struct zone *z, const uint8_t *
 {
 	if (!z->nsec_count)
 		return NULL;
+	uint8_t key[CANON_KEY_MAX];
+	size_t key_len = canonical_key(name, key);
 	size_t lo = 0, hi = z->nsec_count;   /* find the last index with node <= name */
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (dname_canonical_cmp(z->nsec_order[mid]->name, name) <= 0)
+		size_t n = z->nsec_key_len[mid] < key_len ? z->nsec_key_len[mid] : key_len;
+		int c = memcmp(z->nsec_keys[mid], key, n);
+		if (c < 0 || (c == 0 && z->nsec_key_len[mid] <= key_len))
 			lo = mid + 1;
 		else
 			hi = mid;

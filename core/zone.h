@@ -56,6 +56,8 @@ struct zone {
 	uint32_t node_count;
 	/* Authoritative nodes that carry an NSEC, in canonical order. */
 	const struct zone_node **nsec_order;
+	const uint8_t **nsec_keys;     /* canonical sort keys of nsec_order (see zone.c) */
+	uint16_t *nsec_key_len;
 	uint32_t nsec_count;
 	bool signed_zone;
 	uint32_t serial;

@@ -113,6 +113,21 @@ class Validation(unittest.TestCase):
                 self.assertTrue(ad(r), "no AD for %s %s\n%s" % (name, t, self.unbound.log()[-2000:]))
                 self.assertEqual(r.answer, [])
 
+    def test_random_nxdomain_proofs_validate(self):
+        # Names sorting everywhere in the chain: before, between and after
+        # existing names, below them, with digits and hyphens.
+        rnd = random.Random(11)
+        alphabet = "abcdefghijklmnopqrstuvwxyz0123456789-"
+        for _ in range(25):
+            label = "".join(rnd.choice(alphabet) for _ in range(rnd.randrange(1, 12))).strip("-") or "x"
+            parent = rnd.choice(["", "mail.", "a.b.", "zz.", "www."])
+            name = "%s.%sexample.com" % (label, parent)
+            with self.subTest(name=name):
+                r = self.unbound.query(name, "A")
+                if r.answer:
+                    continue   # an existing name, by chance
+                self.assertTrue(ad(r), "no AD for %s" % name)
+
     def test_other_positive_answers_validate(self):
         for name, t in (("example.com", "SOA"), ("example.com", "DNSKEY"), ("example.com", "MX"),
                         ("blog.example.com", "A"), ("a.b.example.com", "TXT"), ("example.com", "NS")):
