@@ -25,6 +25,7 @@
 
 struct server {
 	const char *config_path;
+	char listen[1024];           /* the sockets' settings, to notice a reload changing them */
 	struct loop *loop;
 	struct net *net;
 	struct generation *gen;
@@ -41,6 +42,18 @@ static void usage(FILE *out)
 	        "\n"
 	        "  -c, --config FILE   the TOML configuration\n"
 	        "  -h, --help          this help\n");
+}
+
+/* The settings bound at start, as one comparable string. */
+static void listen_summary(const struct config *c, char *out, size_t cap)
+{
+	size_t n = (size_t)snprintf(out, cap, "port %u:", (unsigned)c->listen_port);
+	for (size_t i = 0; i < c->n_listen_ipv4 && n < cap; i++)
+		n += (size_t)snprintf(out + n, cap - n, " %s", c->listen_addrs_ipv4[i]);
+	for (size_t i = 0; i < c->n_listen_ipv6 && n < cap; i++)
+		n += (size_t)snprintf(out + n, cap - n, " %s", c->listen_addrs_ipv6[i]);
+	if (n < cap)
+		snprintf(out + n, cap - n, "; user %s", c->user ? c->user : "(none)");
 }
 
 static void on_stop(struct loop *l, void *arg)
@@ -65,10 +78,16 @@ static void on_reload(struct loop *l, void *arg)
 		return;
 	}
 	diag_clear(&d);
+	char listen[sizeof(s->listen)];
+	listen_summary(g->cfg, listen, sizeof(listen));
+	if (strcmp(listen, s->listen) != 0)
+		log_warn("listen addresses, port or user changed (%s); they take effect on restart, "
+		         "still serving with %s", listen, s->listen);
 	/* Between two loop iterations: no query holds a pointer into the old one. */
 	net_set_handler(s->net, answer_handle, &g->env);
 	generation_free(s->gen);
 	s->gen = g;
+	log_set_level((enum log_level)g->cfg->log_level);
 	log_info("reloaded: %zu zones", zone_table_count(g->zones));
 }
 
@@ -154,6 +173,7 @@ int cmd_serve(int argc, char **argv)
 		return EXIT_CONFIG;
 	}
 	log_set_level((enum log_level)boot->log_level);
+	listen_summary(boot, s.listen, sizeof(s.listen));
 
 	char err[256] = "";
 	s.loop = loop_new(err);

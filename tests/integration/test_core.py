@@ -455,6 +455,13 @@ class Lifecycle(unittest.TestCase):
             self.assertIn("example.com.zone:", srv.log_since_start())
             self.assertEqual(rrs(srv.query("www.example.com"), "answer"),
                              ["www.example.com. 600 IN A 192.0.2.81"])
+            # New listen settings cannot apply without new sockets: said, not ignored.
+            srv.write("example.com.zone", ZONE.replace("192.0.2.80", "192.0.2.81"))
+            srv.write("config.toml", (BASE_CONFIG + CONFIG).replace("listen_port = 0", "listen_port = 5"))
+            srv.send_signal(signal.SIGHUP)
+            srv.wait_log(r"warn: listen addresses, port or user changed \(port 5: .*take effect on restart")
+            self.assertEqual(rrs(srv.query("www.example.com"), "answer"),
+                             ["www.example.com. 600 IN A 192.0.2.81"])
             self.assertEqual(srv.stop(), 0)
             self.assertIn("stopping", srv.log())
         finally:
