@@ -89,7 +89,7 @@ static const struct zone_node *find_cut(const struct zone_node *node, const stru
 
 /* A/AAAA of in-zone targets of NS, MX and SRV records. */
 static void add_additional(struct answer_plan *plan, const struct zone *z, const struct rrset *s,
-                           bool dnssec, bool glue_only)
+                           bool dnssec)
 {
 	size_t skip;
 	switch (s->type) {
@@ -107,13 +107,14 @@ static void add_additional(struct answer_plan *plan, const struct zone *z, const
 		const struct zone_node *n = zone_find(z, target, dname_len(target));
 		if (!n || n->geo)
 			continue;
-		bool glue = n->flags & ZONE_NODE_GLUE;
-		if (glue_only && !glue)
-			continue;
-		add(&plan->ar, n->name, zone_node_rrset(n, RR_A), zone_node_rrset(n, RR_A) ?
-		    zone_node_rrset(n, RR_A)->ttl : 0, dnssec && !glue);
-		add(&plan->ar, n->name, zone_node_rrset(n, RR_AAAA), zone_node_rrset(n, RR_AAAA) ?
-		    zone_node_rrset(n, RR_AAAA)->ttl : 0, dnssec && !glue);
+		/* Glue is not authoritative: never signed. */
+		bool sign = dnssec && !(n->flags & ZONE_NODE_GLUE);
+		const uint16_t types[2] = { RR_A, RR_AAAA };
+		for (int t = 0; t < 2; t++) {
+			const struct rrset *addr = zone_node_rrset(n, types[t]);
+			if (addr)
+				add(&plan->ar, n->name, addr, addr->ttl, sign);
+		}
 	}
 }
 
@@ -129,7 +130,7 @@ static void referral(struct answer_plan *plan, const struct zone *z, const struc
 		else
 			add_nsec(plan, cut, true);   /* proves the child is unsigned */
 	}
-	add_additional(plan, z, ns, false, false);
+	add_additional(plan, z, ns, false);
 }
 
 static void nxdomain_proof(struct answer_plan *plan, const struct zone *z, const uint8_t *name,
@@ -282,7 +283,7 @@ void answer_resolve(const struct query *q, struct answer_env *env, struct answer
 		if (s && qtype != RR_NSEC) {
 			add(&plan->an, node->name, s, s->ttl, dnssec);
 			if (chain == 0 || qtype != RR_NS)
-				add_additional(plan, z, s, dnssec, false);
+				add_additional(plan, z, s, dnssec);
 			return;
 		}
 		if (s && qtype == RR_NSEC && dnssec) {
