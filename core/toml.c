@@ -944,6 +944,21 @@ static struct toml_node *parse_value(struct parser *p)
 
 /* ---- putting keys and tables in place ---- */
 
+/* Creates the table named by `part` inside t (dotted or implicit); NULL when out of memory. */
+static struct toml_node *add_subtable(struct parser *p, struct toml_node *t,
+                                      struct key_part *part, unsigned flags)
+{
+	struct toml_node *sub = new_node(p, TOML_TABLE, part->at);
+	if (!sub)
+		return NULL;
+	sub->flags = flags;
+	if (!add_kv(p, t, part, sub)) {
+		free(sub);
+		return NULL;
+	}
+	return sub;
+}
+
 /* Puts val at the dotted key k below t, creating dotted tables; takes val. */
 static bool insert_dotted(struct parser *p, struct toml_node *t, struct key *k,
                           struct toml_node *val)
@@ -952,15 +967,8 @@ static bool insert_dotted(struct parser *p, struct toml_node *t, struct key *k,
 		struct key_part *part = &k->parts[i];
 		struct toml_kv *kv = find_kv(t, part->s);
 		if (!kv) {
-			struct toml_node *sub = new_node(p, TOML_TABLE, part->at);
-			if (!sub)
+			if (!(t = add_subtable(p, t, part, TF_DOTTED)))
 				goto fail;
-			sub->flags = TF_DOTTED;
-			if (!add_kv(p, t, part, sub)) {
-				free(sub);
-				goto fail;
-			}
-			t = sub;
 			continue;
 		}
 		struct toml_node *v = kv->val;
@@ -999,15 +1007,8 @@ static bool define_table(struct parser *p, struct key *k, bool aot, struct pos a
 		struct key_part *part = &k->parts[i];
 		struct toml_kv *kv = find_kv(t, part->s);
 		if (!kv) {
-			struct toml_node *sub = new_node(p, TOML_TABLE, part->at);
-			if (!sub)
+			if (!(t = add_subtable(p, t, part, TF_IMPLICIT)))
 				return false;
-			sub->flags = TF_IMPLICIT;
-			if (!add_kv(p, t, part, sub)) {
-				free(sub);
-				return false;
-			}
-			t = sub;
 			continue;
 		}
 		struct toml_node *v = kv->val;
