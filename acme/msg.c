@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "acme/msg.h"
-#include "core/rrset.h"
-#include "core/wire.h"
+#include "core/wire/rrset.h"
+#include "core/wire/wire.h"
 
 int msg_read_question(const uint8_t *msg, size_t len, size_t *pos, uint8_t name[DNAME_MAX],
                       uint16_t *type, uint16_t *rclass)

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/dname.h"
+#include "core/wire/dname.h"
 
 #define MSG_HEADER_LEN 12
 

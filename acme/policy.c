@@ -11,9 +11,9 @@
 #include "acme/policy.h"
 #include "acme/recset.h"
 #include "acme/update.h"
-#include "core/config.h"
-#include "core/log.h"
-#include "core/rrset.h"
+#include "core/conf/config.h"
+#include "core/conf/log.h"
+#include "core/wire/rrset.h"
 #include "storage/change.h"
 
 const char *policy_type_str(uint16_t type, char buf[16])

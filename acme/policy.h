@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/dname.h"
+#include "core/wire/dname.h"
 
 struct change_list;
 struct config_tsig_key;

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "acme/recset.h"
-#include "core/dname.h"
+#include "core/wire/dname.h"
 #include "storage/change.h"
 
 struct recset {

@@ -13,8 +13,8 @@
 
 #include "acme/msg.h"
 #include "acme/tsig.h"
-#include "core/rrset.h"
-#include "core/wire.h"
+#include "core/wire/rrset.h"
+#include "core/wire/wire.h"
 
 static const struct {
 	enum tsig_alg alg;

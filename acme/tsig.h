@@ -21,8 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/config.h"
-#include "core/dname.h"
+#include "core/conf/config.h"
+#include "core/wire/dname.h"
 
 #define TSIG_MAC_MAX 64          /* SHA-512 */
 #define TSIG_FUDGE 300           /* seconds, RFC 8945 section 10 */

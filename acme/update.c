@@ -9,10 +9,10 @@
 #include "acme/msg.h"
 #include "acme/recset.h"
 #include "acme/update.h"
-#include "core/arena.h"
-#include "core/query.h"
-#include "core/rrset.h"
-#include "core/wire.h"
+#include "core/wire/arena.h"
+#include "core/wire/query.h"
+#include "core/wire/rrset.h"
+#include "core/wire/wire.h"
 #include "storage/change.h"
 
 /* --- parsing --- */

@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/dname.h"
+#include "core/wire/dname.h"
 
 struct arena;
 struct change_list;

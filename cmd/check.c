@@ -7,9 +7,9 @@
 
 #include "cmd/cmd.h"
 #include "cmd/runtime.h"
-#include "core/config.h"
-#include "core/diag.h"
-#include "core/zone_table.h"
+#include "core/conf/config.h"
+#include "core/conf/diag.h"
+#include "core/zone/zone_table.h"
 
 static void usage(FILE *out)
 {

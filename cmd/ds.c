@@ -9,9 +9,9 @@
 #include <strings.h>
 
 #include "cmd/cmd.h"
-#include "core/config.h"
-#include "core/diag.h"
-#include "core/dname.h"
+#include "core/conf/config.h"
+#include "core/conf/diag.h"
+#include "core/wire/dname.h"
 #include "dnssec/ds.h"
 #include "dnssec/key.h"
 

@@ -1,7 +1,7 @@
 /*
  * geoacme explain: show how a geo answer is chosen for one client, with
  * the same code the server runs (config_load, geo_sites_new, geo_db_open,
- * geo_sets_build, geo_choose), so what it prints is what the server sends
+ * geo_sets_build, geo_sets_choose), so what it prints is what the server sends
  * to that client while every enabled site is alive.
  */
 #include <arpa/inet.h>
@@ -15,11 +15,13 @@
 #include <strings.h>
 
 #include "cmd/cmd.h"
-#include "core/arena.h"
-#include "core/config.h"
-#include "core/diag.h"
-#include "core/geo.h"
-#include "core/rrset.h"
+#include "core/conf/config.h"
+#include "core/conf/diag.h"
+#include "core/geo/geo_db.h"
+#include "core/geo/geo_sites.h"
+#include "core/wire/arena.h"
+#include "core/wire/rrset.h"
+#include "core/zone/geo_sets.h"
 
 static void usage(FILE *out)
 {
@@ -371,7 +373,7 @@ int cmd_explain(int argc, char **argv)
 	}
 
 	struct geo_choice ch;
-	if (geo_choose(gs, sites, qtype, lat, lon, &ch) < 0) {
+	if (geo_sets_choose(gs, sites, qtype, lat, lon, &ch) < 0) {
 		fprintf(stderr, "geoacme explain: cannot choose for this type\n");
 		rc = EXIT_RUNTIME;
 		goto out;

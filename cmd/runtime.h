@@ -8,8 +8,8 @@
  */
 #include <stdbool.h>
 
-#include "core/answer.h"
-#include "core/cookie.h"
+#include "core/net/cookie.h"
+#include "core/zone/answer.h"
 
 struct config;
 struct diag;

@@ -16,12 +16,12 @@
 
 #include "cmd/cmd.h"
 #include "cmd/runtime.h"
-#include "core/config.h"
-#include "core/diag.h"
-#include "core/log.h"
-#include "core/loop.h"
-#include "core/net.h"
-#include "core/zone_table.h"
+#include "core/conf/config.h"
+#include "core/conf/diag.h"
+#include "core/conf/log.h"
+#include "core/net/loop.h"
+#include "core/net/net.h"
+#include "core/zone/zone_table.h"
 
 struct server {
 	const char *config_path;

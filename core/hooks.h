@@ -6,7 +6,7 @@
  */
 #include <stdint.h>
 
-#include "core/zone.h"
+#include "core/zone/zone.h"
 
 struct arena;
 struct query;

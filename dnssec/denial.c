@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/dname.h"
-#include "core/rrset.h"
-#include "core/zone.h"
+#include "core/wire/dname.h"
+#include "core/wire/rrset.h"
+#include "core/zone/zone.h"
 
 /* Types present at one name; more than any real zone puts at a name. */
 #define TYPES_MAX 512

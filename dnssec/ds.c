@@ -11,8 +11,8 @@
 
 #include <openssl/evp.h>
 
-#include "core/dname.h"
-#include "core/wire.h"
+#include "core/wire/dname.h"
+#include "core/wire/wire.h"
 #include "dnssec/key.h"
 
 int ds_rdata(const uint8_t *owner, const uint8_t *dnskey, size_t dnskey_len,

@@ -12,9 +12,9 @@
 
 #include <openssl/evp.h>
 
-#include "core/dname.h"
-#include "core/rrset.h"
-#include "core/wire.h"
+#include "core/wire/dname.h"
+#include "core/wire/rrset.h"
+#include "core/wire/wire.h"
 
 struct entry {
 	struct entry *next;

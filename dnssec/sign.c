@@ -11,9 +11,9 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 
-#include "core/dname.h"
-#include "core/rrset.h"
-#include "core/wire.h"
+#include "core/wire/dname.h"
+#include "core/wire/rrset.h"
+#include "core/wire/wire.h"
 #include "dnssec/key.h"
 
 struct sign_ctx {

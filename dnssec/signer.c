@@ -9,14 +9,14 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/arena.h"
-#include "core/config.h"
-#include "core/dname.h"
+#include "core/conf/config.h"
+#include "core/conf/log.h"
 #include "core/hooks.h"
-#include "core/log.h"
-#include "core/rrset.h"
-#include "core/wire.h"
-#include "core/zone.h"
+#include "core/wire/arena.h"
+#include "core/wire/dname.h"
+#include "core/wire/rrset.h"
+#include "core/wire/wire.h"
+#include "core/zone/zone.h"
 #include "dnssec/denial.h"
 #include "dnssec/ds.h"
 #include "dnssec/key.h"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/dname.h"
+#include "core/wire/dname.h"
 #include "storage/change.h"
 
 void change_list_init(struct change_list *cl)

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/dname.h"
-#include "core/log.h"
+#include "core/conf/log.h"
+#include "core/wire/dname.h"
 #include "storage/db.h"
 #include "storage/storage_internal.h"
 

@@ -3,8 +3,8 @@
  */
 #include <errno.h>
 
-#include "core/dname.h"
-#include "core/log.h"
+#include "core/conf/log.h"
+#include "core/wire/dname.h"
 #include "storage/change.h"
 #include "storage/records.h"
 #include "storage/storage_internal.h"

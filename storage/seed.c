@@ -3,9 +3,9 @@
  */
 #include <errno.h>
 
-#include "core/dname.h"
-#include "core/diag.h"
-#include "core/zone_file.h"
+#include "core/conf/diag.h"
+#include "core/wire/dname.h"
+#include "core/zone/zone_file.h"
 #include "storage/change.h"
 #include "storage/seed.h"
 #include "storage/storage_internal.h"

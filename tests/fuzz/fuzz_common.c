@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/log.h"
+#include "core/conf/log.h"
 #include "tests/fuzz/fuzz_common.h"
 
 #ifndef FUZZ_FIXTURES_DIR

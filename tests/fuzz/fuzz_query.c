@@ -20,10 +20,10 @@
 #include <string.h>
 
 #include "cmd/runtime.h"
-#include "core/answer.h"
-#include "core/arena.h"
-#include "core/diag.h"
-#include "core/query.h"
+#include "core/conf/diag.h"
+#include "core/wire/arena.h"
+#include "core/wire/query.h"
+#include "core/zone/answer.h"
 #include "tests/fuzz/fuzz_common.h"
 
 #define UDP_MAX 1232

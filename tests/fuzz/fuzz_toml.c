@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/config.h"
-#include "core/diag.h"
-#include "core/toml.h"
+#include "core/conf/config.h"
+#include "core/conf/diag.h"
+#include "core/conf/toml.h"
 #include "tests/fuzz/fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -27,13 +27,13 @@
 
 #include "acme/tsig.h"
 #include "cmd/runtime.h"
-#include "core/answer.h"
-#include "core/arena.h"
-#include "core/diag.h"
-#include "core/dname.h"
-#include "core/query.h"
-#include "core/zone.h"
-#include "core/zone_table.h"
+#include "core/conf/diag.h"
+#include "core/wire/arena.h"
+#include "core/wire/dname.h"
+#include "core/wire/query.h"
+#include "core/zone/answer.h"
+#include "core/zone/zone.h"
+#include "core/zone/zone_table.h"
 #include "tests/fuzz/fuzz_common.h"
 
 #define UDP_MAX 1232

@@ -18,10 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/diag.h"
-#include "core/dname.h"
-#include "core/zone.h"
-#include "core/zone_file.h"
+#include "core/conf/diag.h"
+#include "core/wire/dname.h"
+#include "core/zone/zone.h"
+#include "core/zone/zone_file.h"
 #include "dnssec/signer.h"
 #include "tests/fuzz/fuzz_common.h"
 

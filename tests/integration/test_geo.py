@@ -69,7 +69,7 @@ SITES = parse_sites(SITES_TOML)
 
 def decide(lat, lon, rdtype, sites=SITES, names=None, ratio=2.0, margin=1000.0, ttl_single=120,
            ttl_pair=3600, alive=None):
-    """The rule of core/geo.h, written again: (ttl, [addresses nearest first]) or None."""
+    """The rule of core/geo/geo_rule.h, written again: (ttl, [addresses nearest first]) or None."""
     fam = "ipv4" if rdtype == "A" else "ipv6"
     cands = [s for s in sites if (names is None or s["name"] in names)
              and s.get("enabled", True) and fam in s]

@@ -11,9 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/config.h"
-#include "core/diag.h"
-#include "core/log.h"
+#include "core/conf/config.h"
+#include "core/conf/diag.h"
+#include "core/conf/log.h"
 #include "tests/unit/check.h"
 
 static struct diag d;

@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "core/dname.h"
+#include "core/wire/dname.h"
 #include "tests/unit/check.h"
 
 static void test_from_to_str(void)

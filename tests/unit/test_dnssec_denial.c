@@ -11,11 +11,11 @@
 
 #include <ldns/ldns.h>
 
-#include "core/diag.h"
-#include "core/dname.h"
-#include "core/rrset.h"
-#include "core/wire.h"
-#include "core/zone.h"
+#include "core/conf/diag.h"
+#include "core/wire/dname.h"
+#include "core/wire/rrset.h"
+#include "core/wire/wire.h"
+#include "core/zone/zone.h"
 #include "dnssec/denial.h"
 #include "tests/unit/check.h"
 

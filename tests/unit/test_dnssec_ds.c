@@ -15,7 +15,7 @@
 #include <openssl/evp.h>
 
 #include "cmd/cmd.h"
-#include "core/dname.h"
+#include "core/wire/dname.h"
 #include "dnssec/ds.h"
 #include "dnssec/key.h"
 #include "tests/unit/check.h"

@@ -12,9 +12,9 @@
 
 #include <ldns/ldns.h>
 
-#include "core/dname.h"
-#include "core/rrset.h"
-#include "core/wire.h"
+#include "core/wire/dname.h"
+#include "core/wire/rrset.h"
+#include "core/wire/wire.h"
 #include "dnssec/key.h"
 #include "dnssec/sign.h"
 #include "tests/unit/check.h"

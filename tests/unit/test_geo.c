@@ -23,13 +23,15 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "core/arena.h"
-#include "core/config.h"
-#include "core/geo.h"
-#include "core/health.h"
-#include "core/log.h"
-#include "core/loop.h"
-#include "core/rrset.h"
+#include "core/conf/config.h"
+#include "core/conf/log.h"
+#include "core/geo/geo_db.h"
+#include "core/geo/geo_sites.h"
+#include "core/geo/health.h"
+#include "core/net/loop.h"
+#include "core/wire/arena.h"
+#include "core/wire/rrset.h"
+#include "core/zone/geo_sets.h"
 #include "tests/unit/check.h"
 
 /*
@@ -130,11 +132,11 @@ static void expect(const struct geo_sets *gs, const struct geo_sites *s, uint16_
                    double m2, uint32_t ttl, const char *label)
 {
 	struct geo_choice ch;
-	int r = geo_choose(gs, s, type, lat, lon, &ch);
+	int r = geo_sets_choose(gs, s, type, lat, lon, &ch);
 	int family = type == RR_A ? 4 : 6;
 	size_t alen = family == 4 ? 4 : 16;
 
-	is_int(r, 0, "%s: geo_choose returns 0", label);
+	is_int(r, 0, "%s: geo_sets_choose returns 0", label);
 	is_int(ch.n, second ? 2 : 1, "%s: %d site(s)", label, second ? 2 : 1);
 	is_str(site_name_or_none(s, ch.site[0]), first, "%s: nearest is %s", label, first);
 	ok(fabs(ch.miles[0] - m1) < 0.01, "%s: nearest at %.2f mi (got %.4f)", label, m1,
@@ -246,9 +248,9 @@ static void test_observations(void)
 
 	/* Pair stored canonically: the reversed flag says who goes first. */
 	struct geo_choice ch;
-	geo_choose(gs, s, RR_A, 52.37, 4.90, &ch);
+	geo_sets_choose(gs, s, RR_A, 52.37, 4.90, &ch);
 	ok(ch.reversed, "Amsterdam: Paris 198.51.100.7 sorts after Nuremberg .3: reversed");
-	geo_choose(gs, s, RR_A, 20.59, -100.39, &ch);
+	geo_sets_choose(gs, s, RR_A, 20.59, -100.39, &ch);
 	ok(!ch.reversed, "Queretaro: San Jose .5 sorts before Ashburn .10: not reversed");
 	ok(!ch.fail_open, "not fail-open");
 
@@ -259,15 +261,15 @@ static void test_observations(void)
 	       "Chicago AAAA over IPv6 sites");
 	expect(gs, s, RR_AAAA, 52.37, 4.90, "paris", 268.18, "nuremberg", 336.25, 3600,
 	       "Amsterdam AAAA");
-	is_int(geo_choose(gs, s, RR_TXT, 0, 0, &ch), -EINVAL, "TXT -> -EINVAL");
+	is_int(geo_sets_choose(gs, s, RR_TXT, 0, 0, &ch), -EINVAL, "TXT -> -EINVAL");
 
 #ifdef COUNT_ALLOCS
 	long before = alloc_calls;
 	for (int i = 0; i < 1000; i++) {
-		geo_choose(gs, s, RR_A, -90 + (i % 180), -180 + (i % 360), &ch);
-		geo_choose(gs, s, RR_AAAA, 45, (i % 360) - 180, &ch);
+		geo_sets_choose(gs, s, RR_A, -90 + (i % 180), -180 + (i % 360), &ch);
+		geo_sets_choose(gs, s, RR_AAAA, 45, (i % 360) - 180, &ch);
 	}
-	is_int(alloc_calls - before, 0, "geo_choose allocates nothing");
+	is_int(alloc_calls - before, 0, "geo_sets_choose allocates nothing");
 #endif
 out:
 	arena_free(a);
@@ -418,7 +420,7 @@ static void test_liveness(void)
 	expect(gs, s, RR_AAAA, 52.37, 4.90, "paris", 268.18, NULL, 0, 120,
 	       "Amsterdam AAAA, Nuremberg disabled");
 	/* A: Paris 268.18, then Ashburn (Amsterdam-Ashburn ~3800) -> single. */
-	geo_choose(gs, s, RR_A, 52.37, 4.90, &ch);
+	geo_sets_choose(gs, s, RR_A, 52.37, 4.90, &ch);
 	ok(ch.n == 1 && ch.site[0] == 0, "Amsterdam A with Nuremberg disabled: Paris alone");
 
 	/* Dead Ashburn: Chicago goes to San Jose 1837.91, then Paris 4126.48. */
@@ -426,21 +428,21 @@ static void test_liveness(void)
 	ok(!geo_site_alive(s, 2), "ashburn dead");
 	expect(gs, s, RR_A, 41.88, -87.63, "sanjose", 1837.91, NULL, 0, 120,
 	       "Chicago, Ashburn dead");
-	ok(!geo_choose(gs, s, RR_A, 41.88, -87.63, &ch) && !ch.fail_open, "not fail-open");
+	ok(!geo_sets_choose(gs, s, RR_A, 41.88, -87.63, &ch) && !ch.fail_open, "not fail-open");
 
 	/* Only Sydney alive: it alone, ttl_single, everywhere. */
 	for (size_t i = 0; i < geo_sites_count(s); i++)
 		geo_site_set_alive(s, i, i == 6);
 	expect(gs, s, RR_A, 41.88, -87.63, "sydney", 9243.56, NULL, 0, 120,
 	       "only Sydney alive");
-	ok(!geo_choose(gs, s, RR_A, 41.88, -87.63, &ch) && !ch.fail_open,
+	ok(!geo_sets_choose(gs, s, RR_A, 41.88, -87.63, &ch) && !ch.fail_open,
 	   "one alive is not fail-open");
 
 	/* Nothing alive: fail open over every enabled site. */
 	geo_site_set_alive(s, 6, false);
 	expect(gs, s, RR_A, 52.37, 4.90, "paris", 268.18, NULL, 0, 120,
 	       "none alive: Amsterdam as if all alive (Nuremberg still disabled)");
-	geo_choose(gs, s, RR_A, 29.76, -95.37, &ch);
+	geo_sets_choose(gs, s, RR_A, 29.76, -95.37, &ch);
 	ok(ch.fail_open, "fail_open set");
 	ok(ch.n == 2 && ch.site[0] == 2 && ch.site[1] == 4,
 	   "none alive: Houston gets Ashburn + San Jose");
@@ -480,7 +482,7 @@ static void test_families(void)
 	       "AAAA only from the IPv6 site");
 	/* Even when the only IPv6 site is dead: fail open rather than empty. */
 	geo_site_set_alive(s, 1, false);
-	geo_choose(gs, s, RR_AAAA, 10, 9, &ch);
+	geo_sets_choose(gs, s, RR_AAAA, 10, 9, &ch);
 	ok(ch.n == 1 && ch.site[0] == 1 && ch.fail_open, "dead lone IPv6 site: fail open");
 
 	/* No IPv6 anywhere: AAAA has nothing, choose says so. */
@@ -490,7 +492,7 @@ static void test_families(void)
 	struct geo_sites *s4 = geo_sites_new(&tc4.c, err);
 	struct geo_sets *gs4 = geo_sets_build(a, s4, &gn, err);
 	ok(!geo_sets_has_type(gs4, RR_AAAA), "no IPv6 site: no AAAA");
-	is_int(geo_choose(gs4, s4, RR_AAAA, 0, 0, &ch), 0, "choose AAAA returns 0");
+	is_int(geo_sets_choose(gs4, s4, RR_AAAA, 0, 0, &ch), 0, "choose AAAA returns 0");
 	ok(ch.rrset == NULL && ch.n == 0 && ch.site[0] == -1, "with no rrset");
 
 	/* Every site disabled: the name cannot answer anything. */
@@ -505,7 +507,7 @@ static void test_families(void)
 	make_config(&tcd, dd, 2);
 	struct geo_sites *sd = geo_sites_new(&tcd.c, err);
 	struct geo_sets *gsd = geo_sets_build(a, sd, &gn, err);
-	geo_choose(gsd, sd, RR_A, 0, 0, &ch);
+	geo_sets_choose(gsd, sd, RR_A, 0, 0, &ch);
 	ok(ch.n == 2 && ch.rrset->count == 1 && !ch.reversed, "shared address: one record");
 
 	geo_sites_free(sd);
@@ -530,13 +532,13 @@ static void test_ties(void)
 	make_config(&tc, ew, 2);
 	struct geo_sites *s1 = geo_sites_new(&tc.c, err);
 	struct geo_sets *g1 = geo_sets_build(a, s1, &gn, err);
-	geo_choose(g1, s1, RR_A, 0, 0, &ch);
+	geo_sets_choose(g1, s1, RR_A, 0, 0, &ch);
 	ok(ch.n == 2 && ch.site[0] == 0 && ch.site[1] == 1, "tie: east (index 0) first");
 	ok(ch.reversed, "east .200 sorts second: reversed");
 	make_config(&tc, we, 2);
 	struct geo_sites *s2 = geo_sites_new(&tc.c, err);
 	struct geo_sets *g2 = geo_sets_build(a, s2, &gn, err);
-	geo_choose(g2, s2, RR_A, 0, 0, &ch);
+	geo_sets_choose(g2, s2, RR_A, 0, 0, &ch);
 	ok(ch.n == 2 && ch.site[0] == 0 && !strcmp(geo_site_name(s2, 0), "west"),
 	   "tie: west (index 0) first when listed first");
 	ok(!ch.reversed, "west .100 sorts first: not reversed");
@@ -550,11 +552,11 @@ static void test_ties(void)
 	make_config(&tc, ring, 4);
 	struct geo_sites *s4 = geo_sites_new(&tc.c, err);
 	struct geo_sets *g4 = geo_sets_build(a, s4, &gn, err);
-	geo_choose(g4, s4, RR_A, 90, 0, &ch);
+	geo_sets_choose(g4, s4, RR_A, 90, 0, &ch);
 	ok(ch.n == 2 && ch.site[0] == 0 && ch.site[1] == 1, "pole: r0 then r1 (got %d, %d)",
 	   ch.site[0], ch.site[1]);
 	geo_site_set_alive(s4, 0, false);
-	geo_choose(g4, s4, RR_A, 90, 0, &ch);
+	geo_sets_choose(g4, s4, RR_A, 90, 0, &ch);
 	ok(ch.n == 2 && ch.site[0] == 1 && ch.site[1] == 2, "pole, r0 dead: r1 then r2 (got %d, %d)",
 	   ch.site[0], ch.site[1]);
 	geo_sites_free(s4);
@@ -567,12 +569,12 @@ static void test_ties(void)
 	struct geo_sets *g3 = geo_sets_build(a, s3, &gn, err);
 	bool stable = true;
 	for (int i = 0; i < 10; i++) {
-		geo_choose(g3, s3, RR_A, -40, 100, &ch);
+		geo_sets_choose(g3, s3, RR_A, -40, 100, &ch);
 		stable = stable && ch.n == 2 && ch.site[0] == 0 && ch.site[1] == 1;
 	}
 	ok(stable, "identical sites: indices 0 and 1, always");
 	geo_site_set_alive(s3, 0, false);
-	geo_choose(g3, s3, RR_A, -40, 100, &ch);
+	geo_sets_choose(g3, s3, RR_A, -40, 100, &ch);
 	ok(ch.n == 2 && ch.site[0] == 1 && ch.site[1] == 2, "x dead: y then z");
 
 	geo_sites_free(s1);
@@ -850,7 +852,7 @@ static void test_end_to_end(void)
 		struct geo_location loc;
 		struct geo_choice ch;
 		locate(db, cases[i].ip, &loc);
-		geo_choose(gs, s, RR_A, loc.lat, loc.lon, &ch);
+		geo_sets_choose(gs, s, RR_A, loc.lat, loc.lon, &ch);
 		bool good = ch.n == (cases[i].second ? 2 : 1) &&
 		            !strcmp(geo_site_name(s, ch.site[0]), cases[i].first) &&
 		            (!cases[i].second || !strcmp(geo_site_name(s, ch.site[1]), cases[i].second));

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "core/loop.h"
+#include "core/net/loop.h"
 #include "tests/unit/check.h"
 
 static void stop_cb(struct loop *l, void *arg)

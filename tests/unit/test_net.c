@@ -24,10 +24,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/log.h"
-#include "core/loop.h"
-#include "core/net.h"
-#include "core/query.h"
+#include "core/conf/log.h"
+#include "core/net/loop.h"
+#include "core/net/net.h"
+#include "core/wire/query.h"
 #include "tests/unit/check.h"
 
 #define UDP_MAX 1232

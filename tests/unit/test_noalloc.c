@@ -9,13 +9,13 @@
 #include <arpa/inet.h>
 
 #include "cmd/runtime.h"
-#include "core/answer.h"
-#include "core/arena.h"
-#include "core/config.h"
-#include "core/diag.h"
-#include "core/dname.h"
-#include "core/query.h"
-#include "core/zone_table.h"
+#include "core/conf/config.h"
+#include "core/conf/diag.h"
+#include "core/wire/arena.h"
+#include "core/wire/dname.h"
+#include "core/wire/query.h"
+#include "core/zone/answer.h"
+#include "core/zone/zone_table.h"
 #include "tests/unit/check.h"
 
 void *__real_malloc(size_t n);

@@ -12,9 +12,9 @@
 #include <sqlite3.h>
 
 #include "check.h"
-#include "core/diag.h"
-#include "core/dname.h"
-#include "core/rrset.h"
+#include "core/conf/diag.h"
+#include "core/wire/dname.h"
+#include "core/wire/rrset.h"
 #include "storage/change.h"
 #include "storage/db.h"
 #include "storage/records.h"

@@ -7,8 +7,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/diag.h"
-#include "core/toml.h"
+#include "core/conf/diag.h"
+#include "core/conf/toml.h"
 #include "tests/unit/check.h"
 
 static struct diag d;

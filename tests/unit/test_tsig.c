@@ -14,9 +14,9 @@
 
 #include "acme/tsig.h"
 #include "check.h"
-#include "core/dname.h"
-#include "core/rrset.h"
-#include "core/wire.h"
+#include "core/wire/dname.h"
+#include "core/wire/rrset.h"
+#include "core/wire/wire.h"
 
 /*
  * Constant-time comparison: this definition in the executable takes the

@@ -1,0 +1,1613 @@
+/*
+ * Configuration loader: TOML tree -> struct config.
+ *
+ * The walk reads every known key with a typed getter that reports a wrong
+ * type or range at the value's position, then reports every key it did not
+ * read as unknown, with the nearest known key as a suggestion.  Problems
+ * are collected with their positions, sorted into file order and added to
+ * the caller's diag at the end, so an operator sees them top to bottom no
+ * matter in which order the walk found them.  Any problem means no config.
+ *
+ * Only the TSIG key files are read here (they are small secrets that the
+ * update path needs as bytes); zone files, DNSSEC keys and .mmdb databases
+ * are opened by their own modules, which report their own errors.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE     /* vasprintf, asprintf, explicit_bzero */
+#endif
+#include "core/conf/config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "core/conf/diag.h"
+#include "core/conf/log.h"
+#include "core/conf/toml.h"
+
+#define CONFIG_MAX_BYTES (16u << 20)
+#define TSIG_SECRET_MAX 128     /* sizeof(config_tsig_key.secret) */
+#define TTL_MAX 2147483647      /* RFC 2181 section 8 */
+#define SECOND 1000ull
+#define MINUTE (60 * SECOND)
+#define HOUR (60 * MINUTE)
+#define DAY (24 * HOUR)
+
+struct problem {
+	int line, col;
+	unsigned seq;
+	char *msg;
+};
+
+struct loader {
+	const char *file;           /* as given, for messages */
+	struct config *c;
+	char *cfg_dir;              /* absolute folder of the config file */
+	struct problem *probs;
+	size_t n_probs;
+	bool oom;
+};
+
+/* ---- problems ---- */
+
+static void problem_v(struct loader *l, int line, int col, const char *fmt, va_list ap)
+{
+	char *msg = NULL;
+	struct problem *p = realloc(l->probs, (l->n_probs + 1) * sizeof(*p));
+	if (!p || vasprintf(&msg, fmt, ap) < 0) {
+		if (p)
+			l->probs = p;
+		l->oom = true;
+		return;
+	}
+	l->probs = p;
+	p[l->n_probs] = (struct problem){ line, col, (unsigned)l->n_probs, msg };
+	l->n_probs++;
+}
+
+static void err_at(struct loader *l, int line, int col, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void err_at(struct loader *l, int line, int col, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	problem_v(l, line, col, fmt, ap);
+	va_end(ap);
+}
+
+static void err_node(struct loader *l, const struct toml_node *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void err_node(struct loader *l, const struct toml_node *n, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	problem_v(l, n ? n->line : 0, n ? n->col : 0, fmt, ap);
+	va_end(ap);
+}
+
+static int problem_cmp(const void *a, const void *b)
+{
+	const struct problem *x = a, *y = b;
+	long xl = x->line > 0 ? x->line : INT_MAX, yl = y->line > 0 ? y->line : INT_MAX;
+	if (xl != yl)
+		return xl < yl ? -1 : 1;
+	if (x->col != y->col)
+		return x->col < y->col ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* ---- small helpers ---- */
+
+static char *xstrdup(struct loader *l, const char *s)
+{
+	char *r = strdup(s);
+	if (!r)
+		l->oom = true;
+	return r;
+}
+
+static bool name_eq(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 1 && a[la - 1] == '.')
+		la--;
+	if (lb > 1 && b[lb - 1] == '.')
+		lb--;
+	return la == lb && strncasecmp(a, b, la) == 0;
+}
+
+/* Presentation-format domain name: labels 1..63 bytes, 253 in all. */
+static bool valid_name(const char *s)
+{
+	size_t len = strlen(s), label = 0;
+	if (strcmp(s, ".") == 0)
+		return true;
+	if (len == 0 || len - (s[len - 1] == '.') > 253)
+		return false;
+	for (const char *p = s; *p; p++) {
+		unsigned char ch = (unsigned char)*p;
+		if (ch == '.') {
+			if (label == 0)
+				return false;
+			label = 0;
+		} else if (ch <= ' ' || ch >= 0x7f || ++label > 63) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* `name` (absolute, trailing dot) is the zone or below it. */
+static bool name_in_zone(const char *name, const char *zone)
+{
+	size_t ln = strlen(name), lz = strlen(zone);
+	if (ln && name[ln - 1] == '.')
+		ln--;
+	if (lz && zone[lz - 1] == '.')
+		lz--;
+	if (ln == lz)
+		return strncasecmp(name, zone, ln) == 0;
+	return ln > lz && name[ln - lz - 1] == '.' && strncasecmp(name + ln - lz, zone, lz) == 0;
+}
+
+/* Optimal string alignment distance: a transposition counts as one edit. */
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 64 || lb > 64)
+		return SIZE_MAX;
+	size_t d[65][65];
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		for (size_t j = 1; j <= lb; j++) {
+			size_t cost = a[i - 1] != b[j - 1];
+			size_t v = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < v)
+				v = d[i][j - 1] + 1;
+			if (d[i - 1][j - 1] + cost < v)
+				v = d[i - 1][j - 1] + cost;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < v)
+				v = d[i - 2][j - 2] + 1;
+			d[i][j] = v;
+		}
+	}
+	return d[la][lb];
+}
+
+/* Reports every key of `t` that the walk did not read. */
+static void check_unknown(struct loader *l, struct toml_node *t, const char *const *known,
+                          const char *where)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->u.tab.n; i++) {
+		struct toml_kv *kv = &t->u.tab.kv[i];
+		if (kv->used)
+			continue;
+		/* Short keys get one edit of slack, longer ones two. */
+		size_t best_d = strlen(kv->key) >= 6 ? 2 : 1;
+		const char *best = NULL;
+		for (const char *const *k = known; *k; k++) {
+			size_t dist = edit_distance(kv->key, *k);
+			if (dist <= best_d && (!best || dist < best_d)) {
+				best = *k;
+				best_d = dist;
+			}
+		}
+		if (best)
+			err_at(l, kv->line, kv->col, "unknown key '%s' in %s; did you mean '%s'?", kv->key,
+			       where, best);
+		else
+			err_at(l, kv->line, kv->col, "unknown key '%s' in %s", kv->key, where);
+	}
+}
+
+/* ---- paths ---- */
+
+static char *path_join(struct loader *l, const char *base, const char *rel)
+{
+	char *r = NULL;
+	while (rel[0] == '.' && rel[1] == '/')
+		for (rel += 2; *rel == '/'; rel++)
+			;
+	if (rel[0] == '\0' || strcmp(rel, ".") == 0)
+		return xstrdup(l, base);
+	size_t bl = strlen(base);
+	if (asprintf(&r, "%s%s%s", base, bl && base[bl - 1] == '/' ? "" : "/", rel) < 0) {
+		l->oom = true;
+		return NULL;
+	}
+	return r;
+}
+
+char *config_resolve_path(const struct config *c, const char *rel)
+{
+	struct loader l = { 0 };
+	if (!rel)
+		return NULL;
+	if (rel[0] == '/' || !c || !c->directory)
+		return strdup(rel);
+	return path_join(&l, c->directory, rel);
+}
+
+/* ---- typed getters: NULL/false when absent or wrong (already reported) ---- */
+
+static struct toml_node *get_type(struct loader *l, struct toml_node *t, const char *key,
+                                  enum toml_type want)
+{
+	struct toml_node *n = toml_get(t, key);
+	if (!n)
+		return NULL;
+	if (n->type != want) {
+		err_node(l, n, "expected %s for '%s', found %s", toml_type_a_name(want), key,
+		         toml_type_name(n->type));
+		return NULL;
+	}
+	return n;
+}
+
+static bool get_str(struct loader *l, struct toml_node *t, const char *key, bool allow_empty,
+                    char **out)
+{
+	struct toml_node *n = get_type(l, t, key, TOML_STRING);
+	if (!n)
+		return false;
+	if (!allow_empty && n->u.s[0] == '\0') {
+		err_node(l, n, "expected a non-empty string for '%s'", key);
+		return false;
+	}
+	free(*out);
+	*out = xstrdup(l, n->u.s);
+	return *out != NULL;
+}
+
+static bool get_path(struct loader *l, struct toml_node *t, const char *key, char **out)
+{
+	char *rel = NULL;
+	if (!get_str(l, t, key, false, &rel))
+		return false;
+	free(*out);
+	*out = config_resolve_path(l->c, rel);
+	free(rel);
+	if (!*out)
+		l->oom = true;
+	return *out != NULL;
+}
+
+static bool get_bool(struct loader *l, struct toml_node *t, const char *key, bool *out)
+{
+	struct toml_node *n = get_type(l, t, key, TOML_BOOL);
+	if (n)
+		*out = n->u.b;
+	return n != NULL;
+}
+
+static bool get_int(struct loader *l, struct toml_node *t, const char *key, int64_t lo, int64_t hi,
+                    int64_t *out)
+{
+	struct toml_node *n = get_type(l, t, key, TOML_INT);
+	if (!n)
+		return false;
+	if (n->u.i < lo || n->u.i > hi) {
+		err_node(l, n, "expected '%s' between %lld and %lld, found %lld", key, (long long)lo,
+		         (long long)hi, (long long)n->u.i);
+		return false;
+	}
+	*out = n->u.i;
+	return true;
+}
+
+static void get_u32(struct loader *l, struct toml_node *t, const char *key, int64_t lo, int64_t hi,
+                    uint32_t *out)
+{
+	int64_t v;
+	if (get_int(l, t, key, lo, hi, &v))
+		*out = (uint32_t)v;
+}
+
+/* Integers and floats both count as numbers (latitude = 48 is fine). */
+static bool get_num(struct loader *l, struct toml_node *t, const char *key, double lo, double hi,
+                    double *out)
+{
+	struct toml_node *n = toml_get(t, key);
+	double v;
+	if (!n)
+		return false;
+	if (n->type == TOML_INT) {
+		v = (double)n->u.i;
+	} else if (n->type == TOML_FLOAT) {
+		v = n->u.f;
+	} else {
+		err_node(l, n, "expected a number for '%s', found %s", key, toml_type_name(n->type));
+		return false;
+	}
+	if (!(v >= lo && v <= hi)) {
+		err_node(l, n, "expected '%s' between %g and %g, found %g", key, lo, hi, v);
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+static void fmt_duration(uint64_t ms, char *buf, size_t size)
+{
+	if (ms && ms % DAY == 0)
+		snprintf(buf, size, "%llud", (unsigned long long)(ms / DAY));
+	else if (ms && ms % HOUR == 0)
+		snprintf(buf, size, "%lluh", (unsigned long long)(ms / HOUR));
+	else if (ms && ms % MINUTE == 0)
+		snprintf(buf, size, "%llum", (unsigned long long)(ms / MINUTE));
+	else if (ms % SECOND == 0)
+		snprintf(buf, size, "%llus", (unsigned long long)(ms / SECOND));
+	else
+		snprintf(buf, size, "%llums", (unsigned long long)ms);
+}
+
+/* "90", "90s", "15m", "24h", "14d", "500ms" -> milliseconds; false if malformed. */
+static bool parse_duration(const char *s, uint64_t *ms)
+{
+	char *end;
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	uint64_t unit;
+	if (errno)
+		return false;
+	if (strcmp(end, "") == 0 || strcmp(end, "s") == 0)
+		unit = SECOND;
+	else if (strcmp(end, "ms") == 0)
+		unit = 1;
+	else if (strcmp(end, "m") == 0)
+		unit = MINUTE;
+	else if (strcmp(end, "h") == 0)
+		unit = HOUR;
+	else if (strcmp(end, "d") == 0)
+		unit = DAY;
+	else
+		return false;
+	if (v > UINT64_MAX / unit)
+		return false;
+	*ms = v * unit;
+	return true;
+}
+
+/* A duration: integer seconds, or a string with a unit. */
+static bool get_duration(struct loader *l, struct toml_node *t, const char *key, uint64_t lo,
+                         uint64_t hi, bool whole_seconds, uint64_t *out)
+{
+	struct toml_node *n = toml_get(t, key);
+	char slo[32], shi[32], sv[32];
+	uint64_t ms;
+	if (!n)
+		return false;
+	if (n->type == TOML_INT) {
+		if (n->u.i < 0 || (uint64_t)n->u.i > UINT64_MAX / SECOND) {
+			err_node(l, n, "expected a duration for '%s', found %lld", key, (long long)n->u.i);
+			return false;
+		}
+		ms = (uint64_t)n->u.i * SECOND;
+	} else if (n->type == TOML_STRING) {
+		if (!parse_duration(n->u.s, &ms)) {
+			err_node(l, n, "expected a duration for '%s' (seconds, or a number with "
+			         "ms, s, m, h or d), found '%s'", key, n->u.s);
+			return false;
+		}
+	} else {
+		err_node(l, n, "expected a duration for '%s', found %s", key, toml_type_name(n->type));
+		return false;
+	}
+	fmt_duration(ms, sv, sizeof(sv));
+	if (whole_seconds && ms % SECOND) {
+		err_node(l, n, "expected a whole number of seconds for '%s', found %s", key, sv);
+		return false;
+	}
+	if (ms < lo || ms > hi) {
+		fmt_duration(lo, slo, sizeof(slo));
+		fmt_duration(hi, shi, sizeof(shi));
+		err_node(l, n, "expected '%s' between %s and %s, found %s", key, slo, shi, sv);
+		return false;
+	}
+	*out = ms;
+	return true;
+}
+
+static bool get_seconds(struct loader *l, struct toml_node *t, const char *key, uint64_t lo,
+                        uint64_t hi, uint32_t *out)
+{
+	uint64_t ms;
+	if (!get_duration(l, t, key, lo, hi, true, &ms))
+		return false;
+	*out = (uint32_t)(ms / SECOND);
+	return true;
+}
+
+/* An array whose items are all strings (non-empty).  NULL when absent or bad. */
+static struct toml_node *get_str_array(struct loader *l, struct toml_node *t, const char *key)
+{
+	struct toml_node *n = get_type(l, t, key, TOML_ARRAY);
+	bool ok = true;
+	if (!n)
+		return NULL;
+	for (size_t i = 0; i < n->u.arr.n; i++) {
+		struct toml_node *it = n->u.arr.items[i];
+		if (it->type != TOML_STRING) {
+			err_node(l, it, "expected a string in '%s', found %s", key,
+			         toml_type_name(it->type));
+			ok = false;
+		} else if (it->u.s[0] == '\0') {
+			err_node(l, it, "expected a non-empty string in '%s'", key);
+			ok = false;
+		}
+	}
+	return ok ? n : NULL;
+}
+
+/* Copies the strings of a checked array; paths are resolved when asked. */
+static char **copy_strs(struct loader *l, struct toml_node *arr, bool paths, size_t *n)
+{
+	char **v = calloc(arr->u.arr.n ? arr->u.arr.n : 1, sizeof(*v));
+	if (!v) {
+		l->oom = true;
+		return NULL;
+	}
+	for (size_t i = 0; i < arr->u.arr.n; i++) {
+		const char *s = arr->u.arr.items[i]->u.s;
+		v[i] = paths ? config_resolve_path(l->c, s) : xstrdup(l, s);
+		if (!v[i])
+			l->oom = true;
+	}
+	*n = arr->u.arr.n;
+	return v;
+}
+
+static struct toml_node *get_table(struct loader *l, struct toml_node *t, const char *key)
+{
+	return get_type(l, t, key, TOML_TABLE);
+}
+
+/* [[key]]: an array of tables (inline tables in a plain array work too). */
+static struct toml_node *get_tables(struct loader *l, struct toml_node *t, const char *key,
+                                    const char *header)
+{
+	struct toml_node *n = toml_get(t, key);
+	bool ok = true;
+	if (!n)
+		return NULL;
+	if (n->type != TOML_ARRAY) {
+		err_node(l, n, "expected an array of tables for '%s' (write %s), found %s", key,
+		         header, toml_type_name(n->type));
+		return NULL;
+	}
+	for (size_t i = 0; i < n->u.arr.n; i++) {
+		struct toml_node *it = n->u.arr.items[i];
+		if (it->type != TOML_TABLE) {
+			err_node(l, it, "expected a table in '%s', found %s", key,
+			         toml_type_name(it->type));
+			ok = false;
+		}
+	}
+	return ok ? n : NULL;
+}
+
+static void missing(struct loader *l, const struct toml_node *t, const char *key,
+                    const char *where)
+{
+	err_node(l, t, "expected '%s' in %s", key, where);
+}
+
+/* ---- record types, TSIG algorithms, base64 ---- */
+
+static const struct {
+	const char *name;
+	uint16_t type;
+} rr_types[] = {
+	{ "A", 1 }, { "NS", 2 }, { "CNAME", 5 }, { "SOA", 6 }, { "PTR", 12 }, { "HINFO", 13 },
+	{ "MX", 15 }, { "TXT", 16 }, { "AAAA", 28 }, { "LOC", 29 }, { "SRV", 33 },
+	{ "NAPTR", 35 }, { "DNAME", 39 }, { "DS", 43 }, { "SSHFP", 44 }, { "RRSIG", 46 },
+	{ "NSEC", 47 }, { "DNSKEY", 48 }, { "NSEC3", 50 }, { "NSEC3PARAM", 51 }, { "TLSA", 52 },
+	{ "SMIMEA", 53 }, { "CDS", 59 }, { "CDNSKEY", 60 }, { "OPENPGPKEY", 61 }, { "SVCB", 64 },
+	{ "HTTPS", 65 }, { "SPF", 99 }, { "URI", 256 }, { "CAA", 257 },
+};
+
+/* Mnemonic or RFC 3597 "TYPEnnn"; 0 when unknown. */
+static uint16_t rr_type_parse(const char *s)
+{
+	for (size_t i = 0; i < sizeof(rr_types) / sizeof(rr_types[0]); i++)
+		if (strcasecmp(s, rr_types[i].name) == 0)
+			return rr_types[i].type;
+	if (strncasecmp(s, "TYPE", 4) == 0 && s[4] >= '0' && s[4] <= '9') {
+		char *end;
+		unsigned long v = strtoul(s + 4, &end, 10);
+		if (*end == '\0' && v >= 1 && v <= 65535)
+			return (uint16_t)v;
+	}
+	return 0;
+}
+
+static bool tsig_alg_parse(const char *s, enum tsig_alg *out)
+{
+	static const struct {
+		const char *name;
+		enum tsig_alg alg;
+	} algs[] = {
+		{ "hmac-sha1", TSIG_HMAC_SHA1 }, { "hmac-sha224", TSIG_HMAC_SHA224 },
+		{ "hmac-sha256", TSIG_HMAC_SHA256 }, { "hmac-sha384", TSIG_HMAC_SHA384 },
+		{ "hmac-sha512", TSIG_HMAC_SHA512 },
+	};
+	size_t len = strlen(s);
+	if (len && s[len - 1] == '.')
+		len--;
+	for (size_t i = 0; i < sizeof(algs) / sizeof(algs[0]); i++) {
+		if (strlen(algs[i].name) == len && strncasecmp(s, algs[i].name, len) == 0) {
+			*out = algs[i].alg;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Standard base64, padding optional.  Length, or -1 malformed, -2 too long. */
+static int base64_decode(const char *s, uint8_t *out, size_t cap)
+{
+	uint32_t acc = 0;
+	int bits = 0;
+	size_t n = 0, chars = 0;
+	const char *p = s;
+	for (; *p && *p != '='; p++) {
+		const char *alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+		const char *at = strchr(alphabet, *p);
+		if (!at)
+			return -1;
+		acc = acc << 6 | (uint32_t)(at - alphabet);
+		bits += 6;
+		chars++;
+		if (bits >= 8) {
+			bits -= 8;
+			if (n == cap)
+				return -2;
+			out[n++] = (uint8_t)(acc >> bits);
+		}
+	}
+	if (chars % 4 == 1)
+		return -1;
+	size_t pad = 0;
+	for (; *p == '='; p++)
+		pad++;
+	if (*p || (pad && (chars + pad) % 4) || pad > 2)
+		return -1;
+	return (int)n;
+}
+
+/* ---- sections ---- */
+
+static const char *const top_keys[] = {
+	"directory", "listen_addrs_ipv4", "listen_addrs_ipv6", "listen_port", "tcp_request_timeout",
+	"user", "group", "log_level", "pid_file", "server", "dnssec", "geo", "sites", "zones", NULL,
+};
+
+static bool log_level_from(const char *s, int *out)
+{
+	static const char *const names[] = { "error", "warn", "info", "debug" };
+	static const int levels[] = { LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
+	for (size_t i = 0; i < 4; i++) {
+		if (strcasecmp(s, names[i]) == 0) {
+			*out = levels[i];
+			return true;
+		}
+	}
+	/* Hickory's most verbose level. */
+	if (strcasecmp(s, "trace") == 0) {
+		*out = LOG_DEBUG;
+		return true;
+	}
+	return false;
+}
+
+static void load_directory(struct loader *l, struct toml_node *root)
+{
+	struct config *c = l->c;
+	struct toml_node *n = get_type(l, root, "directory", TOML_STRING);
+	struct stat st;
+
+	if (!n || n->u.s[0] == '\0') {
+		if (n)
+			err_node(l, n, "expected a non-empty string for 'directory'");
+		c->directory = xstrdup(l, l->cfg_dir);
+		return;
+	}
+	char *joined = n->u.s[0] == '/' ? xstrdup(l, n->u.s) : path_join(l, l->cfg_dir, n->u.s);
+	if (!joined)
+		return;
+	char *abs = realpath(joined, NULL);
+	if (!abs || stat(abs, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		int e = abs ? ENOTDIR : errno;
+		err_node(l, n, "expected an existing folder for 'directory', found '%s': %s", joined,
+		         strerror(e));
+		free(abs);
+		c->directory = joined;   /* keeps later paths meaningful in messages */
+		return;
+	}
+	free(joined);
+	c->directory = abs;
+}
+
+static void load_listen(struct loader *l, struct toml_node *root)
+{
+	struct config *c = l->c;
+	static const struct {
+		const char *key;
+		int af;
+		const char *what;
+	} fam[2] = {
+		{ "listen_addrs_ipv4", AF_INET, "an IPv4" },
+		{ "listen_addrs_ipv6", AF_INET6, "an IPv6" },
+	};
+	bool bad = false;
+	for (int f = 0; f < 2; f++) {
+		struct toml_node *present = toml_get(root, fam[f].key);
+		struct toml_node *arr = get_str_array(l, root, fam[f].key);
+		uint8_t buf[16];
+		if (!arr) {
+			bad = bad || present;
+			continue;
+		}
+		for (size_t i = 0; i < arr->u.arr.n; i++) {
+			struct toml_node *it = arr->u.arr.items[i];
+			if (inet_pton(fam[f].af, it->u.s, buf) != 1) {
+				err_node(l, it, "expected %s address in '%s', found '%s'", fam[f].what,
+				         fam[f].key, it->u.s);
+				bad = true;
+			}
+		}
+		if (f == 0)
+			c->listen_addrs_ipv4 = copy_strs(l, arr, false, &c->n_listen_ipv4);
+		else
+			c->listen_addrs_ipv6 = copy_strs(l, arr, false, &c->n_listen_ipv6);
+	}
+	if (!bad && c->n_listen_ipv4 + c->n_listen_ipv6 == 0)
+		err_at(l, 0, 0, "expected at least one address in 'listen_addrs_ipv4' or "
+		       "'listen_addrs_ipv6'");
+}
+
+static void load_top(struct loader *l, struct toml_node *root)
+{
+	struct config *c = l->c;
+	int64_t v;
+	uint64_t ms;
+
+	load_listen(l, root);
+	/* 0 lets the kernel pick a port: the integration tests read it from the log. */
+	if (get_int(l, root, "listen_port", 0, 65535, &v))
+		c->listen_port = (uint16_t)v;
+	if (get_duration(l, root, "tcp_request_timeout", SECOND, HOUR, false, &ms))
+		c->tcp_idle_timeout_ms = (uint32_t)ms;
+	get_str(l, root, "user", false, &c->user);
+	get_str(l, root, "group", false, &c->group);
+	/* The privilege drop is keyed on `user`; a lone `group` would be ignored. */
+	if (c->group && !toml_get(root, "user"))
+		err_node(l, toml_get(root, "group"), "expected 'user' with 'group' (the privilege "
+		         "drop needs a user)");
+	struct toml_node *lv = get_type(l, root, "log_level", TOML_STRING);
+	if (lv && !log_level_from(lv->u.s, &c->log_level))
+		err_node(l, lv, "expected 'log_level' to be \"error\", \"warn\", \"info\" or \"debug\", "
+		         "found '%s'", lv->u.s);
+	get_path(l, root, "pid_file", &c->pid_file);
+}
+
+static void load_server(struct loader *l, struct toml_node *root)
+{
+	static const char *const keys[] = {
+		"udp_max_size", "tcp_max_connections", "rrl_rate", "rrl_slip", "rrl_ipv4_prefix",
+		"rrl_ipv6_prefix", "cookies", NULL,
+	};
+	struct config *c = l->c;
+	struct toml_node *t = get_table(l, root, "server");
+	int64_t v;
+	if (!t)
+		return;
+	if (get_int(l, t, "udp_max_size", 512, 4096, &v))
+		c->udp_max_size = (uint16_t)v;
+	get_u32(l, t, "tcp_max_connections", 1, 65535, &c->tcp_max_connections);
+	get_u32(l, t, "rrl_rate", 0, 1000000, &c->rrl_rate);
+	get_u32(l, t, "rrl_slip", 0, 10, &c->rrl_slip);
+	if (get_int(l, t, "rrl_ipv4_prefix", 8, 32, &v))
+		c->rrl_ipv4_prefix = (uint8_t)v;
+	if (get_int(l, t, "rrl_ipv6_prefix", 16, 128, &v))
+		c->rrl_ipv6_prefix = (uint8_t)v;
+	get_bool(l, t, "cookies", &c->cookies);
+	check_unknown(l, t, keys, "[server]");
+}
+
+static void load_dnssec(struct loader *l, struct toml_node *root)
+{
+	static const char *const keys[] = {
+		"signature_validity", "signature_inception", "signature_refresh", NULL,
+	};
+	struct config *c = l->c;
+	struct toml_node *t = get_table(l, root, "dnssec");
+	if (!t)
+		return;
+	bool ok = get_seconds(l, t, "signature_validity", HOUR, 365 * DAY, &c->sig_validity_s) ||
+	          !toml_get(t, "signature_validity");
+	get_seconds(l, t, "signature_inception", 0, 7 * DAY, &c->sig_inception_s);
+	ok = (get_seconds(l, t, "signature_refresh", MINUTE, 365 * DAY, &c->sig_refresh_s) ||
+	      !toml_get(t, "signature_refresh")) && ok;
+	/* Refreshing only once validity is nearly over would let signatures lapse. */
+	if (ok && c->sig_refresh_s >= c->sig_validity_s) {
+		struct toml_node *at = toml_get(t, "signature_refresh");
+		char a[32], b[32];
+		fmt_duration(c->sig_refresh_s * SECOND, a, sizeof(a));
+		fmt_duration(c->sig_validity_s * SECOND, b, sizeof(b));
+		err_node(l, at ? at : toml_get(t, "signature_validity"),
+		         "expected 'signature_refresh' (%s) to be less than 'signature_validity' (%s)",
+		         a, b);
+	}
+	check_unknown(l, t, keys, "[dnssec]");
+}
+
+static void load_geo(struct loader *l, struct toml_node *root)
+{
+	static const char *const keys[] = { "databases", "lookup_path", "default_location", NULL };
+	struct config_geo *g = &l->c->geo;
+	struct toml_node *t = get_table(l, root, "geo");
+	if (!t)
+		return;
+	struct toml_node *dbs = get_str_array(l, t, "databases");
+	if (dbs)
+		g->databases = copy_strs(l, dbs, true, &g->n_databases);
+	struct toml_node *lp = get_type(l, t, "lookup_path", TOML_STRING);
+	if (lp) {
+		if (strcmp(lp->u.s, "location") != 0 && lp->u.s[0] != '\0')
+			err_node(l, lp, "expected 'lookup_path' to be \"location\" (MaxMind City) or \"\" "
+			         "(flat, DB-IP), found '%s'", lp->u.s);
+		else
+			g->lookup_path = xstrdup(l, lp->u.s);
+	}
+	struct toml_node *dl = get_type(l, t, "default_location", TOML_ARRAY);
+	if (dl) {
+		bool ok = dl->u.arr.n == 2;
+		double v[2] = { 0, 0 };
+		for (size_t i = 0; ok && i < 2; i++) {
+			struct toml_node *it = dl->u.arr.items[i];
+			double lim = i == 0 ? 90 : 180;
+			if (it->type == TOML_INT)
+				v[i] = (double)it->u.i;
+			else if (it->type == TOML_FLOAT)
+				v[i] = it->u.f;
+			else
+				ok = false;
+			ok = ok && v[i] >= -lim && v[i] <= lim;
+		}
+		if (ok) {
+			g->has_default_location = true;
+			g->default_lat = v[0];
+			g->default_lon = v[1];
+		} else {
+			err_node(l, dl, "expected 'default_location' to be [latitude, longitude] within "
+			         "[-90..90, -180..180]");
+		}
+	}
+	check_unknown(l, t, keys, "[geo]");
+}
+
+static void load_health(struct loader *l, struct toml_node *site_t, struct config_site *s)
+{
+	static const char *const keys[] = {
+		"port", "http_path", "http_host", "interval", "timeout", "rise", "fall", NULL,
+	};
+	struct config_health *h = &s->health;
+	struct toml_node *t = get_table(l, site_t, "health");
+	int64_t v;
+	uint64_t interval = h->interval_ms, timeout = h->timeout_ms;
+	if (!t)
+		return;
+	h->enabled = true;
+	if (get_int(l, t, "port", 1, 65535, &v))
+		h->port = (uint16_t)v;
+	else if (!toml_get(t, "port"))
+		missing(l, t, "port", "[sites.health]");
+	struct toml_node *path = get_type(l, t, "http_path", TOML_STRING);
+	if (path && path->u.s[0] != '/')
+		err_node(l, path, "expected 'http_path' to start with '/', found '%s'", path->u.s);
+	else if (path)
+		h->http_path = xstrdup(l, path->u.s);
+	get_str(l, t, "http_host", false, &h->http_host);
+	if (!h->http_host && s->name)
+		h->http_host = xstrdup(l, s->name);
+	bool iv = get_duration(l, t, "interval", 100, HOUR, false, &interval);
+	bool to = get_duration(l, t, "timeout", 100, MINUTE, false, &timeout);
+	if (iv)
+		h->interval_ms = (uint32_t)interval;
+	if (to)
+		h->timeout_ms = (uint32_t)timeout;
+	if ((iv || to) && h->timeout_ms > h->interval_ms) {
+		struct toml_node *at = toml_get(t, to ? "timeout" : "interval");
+		char a[32], b[32];
+		fmt_duration(h->timeout_ms, a, sizeof(a));
+		fmt_duration(h->interval_ms, b, sizeof(b));
+		err_node(l, at, "expected 'timeout' (%s) to be at most 'interval' (%s)", a, b);
+	}
+	get_u32(l, t, "rise", 1, 100, &h->rise);
+	get_u32(l, t, "fall", 1, 100, &h->fall);
+	check_unknown(l, t, keys, "[sites.health]");
+}
+
+static void load_sites(struct loader *l, struct toml_node *root)
+{
+	static const char *const keys[] = {
+		"name", "ipv4", "ipv6", "latitude", "longitude", "enabled", "health", NULL,
+	};
+	struct config *c = l->c;
+	struct toml_node *arr = get_tables(l, root, "sites", "[[sites]]");
+	if (!arr || arr->u.arr.n == 0)
+		return;
+	c->sites = calloc(arr->u.arr.n, sizeof(*c->sites));
+	if (!c->sites) {
+		l->oom = true;
+		return;
+	}
+	c->n_sites = arr->u.arr.n;
+	for (size_t i = 0; i < arr->u.arr.n; i++) {
+		struct toml_node *t = arr->u.arr.items[i];
+		struct config_site *s = &c->sites[i];
+		struct toml_node *n;
+		s->pos = (struct config_pos){ t->line, t->col };
+		s->enabled = true;
+		s->health = (struct config_health){
+			.interval_ms = 10000, .timeout_ms = 3000, .rise = 2, .fall = 3,
+		};
+
+		if ((n = toml_get(t, "name")) && get_str(l, t, "name", false, &s->name)) {
+			for (size_t j = 0; j < i; j++) {
+				if (c->sites[j].name && strcmp(c->sites[j].name, s->name) == 0) {
+					err_node(l, n, "site '%s' is defined twice (first at line %d)", s->name,
+					         c->sites[j].pos.line);
+					break;
+				}
+			}
+		} else if (!n) {
+			missing(l, t, "name", "[[sites]]");
+		}
+		bool addr_err = false;
+		if ((n = get_type(l, t, "ipv4", TOML_STRING))) {
+			s->has_v4 = inet_pton(AF_INET, n->u.s, s->v4) == 1;
+			if (!s->has_v4) {
+				err_node(l, n, "expected an IPv4 address for 'ipv4', found '%s'", n->u.s);
+				addr_err = true;
+			}
+		} else {
+			addr_err = addr_err || toml_get(t, "ipv4");
+		}
+		if ((n = get_type(l, t, "ipv6", TOML_STRING))) {
+			s->has_v6 = inet_pton(AF_INET6, n->u.s, s->v6) == 1;
+			if (!s->has_v6) {
+				err_node(l, n, "expected an IPv6 address for 'ipv6', found '%s'", n->u.s);
+				addr_err = true;
+			}
+		} else {
+			addr_err = addr_err || toml_get(t, "ipv6");
+		}
+		if (!addr_err && !s->has_v4 && !s->has_v6)
+			err_node(l, t, "expected 'ipv4' or 'ipv6' in [[sites]]");
+		if (!get_num(l, t, "latitude", -90, 90, &s->latitude) && !toml_get(t, "latitude"))
+			missing(l, t, "latitude", "[[sites]]");
+		if (!get_num(l, t, "longitude", -180, 180, &s->longitude) &&
+		    !toml_get(t, "longitude"))
+			missing(l, t, "longitude", "[[sites]]");
+		get_bool(l, t, "enabled", &s->enabled);
+		load_health(l, t, s);
+		check_unknown(l, t, keys, "[[sites]]");
+	}
+}
+
+static const struct config_site *find_site(const struct config *c, const char *name)
+{
+	for (size_t i = 0; i < c->n_sites; i++)
+		if (c->sites[i].name && strcmp(c->sites[i].name, name) == 0)
+			return &c->sites[i];
+	return NULL;
+}
+
+/* "www" in "example.com" -> "www.example.com"; for duplicate checks only. */
+static char *geo_owner(struct loader *l, const char *name, const char *zone)
+{
+	char *r = NULL;
+	size_t lz = strlen(zone);
+	if (lz > 1 && zone[lz - 1] == '.')
+		lz--;
+	if (strcmp(name, "@") == 0)
+		name = "";
+	size_t ln = strlen(name);
+	if (ln && name[ln - 1] == '.')
+		return xstrdup(l, name);
+	if (asprintf(&r, "%s%s%.*s.", name, ln ? "." : "", (int)lz, zone) < 0) {
+		l->oom = true;
+		return NULL;
+	}
+	return r;
+}
+
+static void load_zone_geo(struct loader *l, struct toml_node *zt, struct config_zone *z)
+{
+	static const char *const keys[] = {
+		"name", "sites", "ratio", "margin_miles", "ttl_single", "ttl_pair", NULL,
+	};
+	struct config *c = l->c;
+	struct toml_node *arr = get_tables(l, zt, "geo", "[[zones.geo]]");
+	if (!arr || arr->u.arr.n == 0)
+		return;
+	z->geo = calloc(arr->u.arr.n, sizeof(*z->geo));
+	if (!z->geo) {
+		l->oom = true;
+		return;
+	}
+	z->n_geo = arr->u.arr.n;
+	char **owners = calloc(arr->u.arr.n, sizeof(*owners));
+	if (!owners)
+		l->oom = true;
+	for (size_t i = 0; i < arr->u.arr.n; i++) {
+		struct toml_node *t = arr->u.arr.items[i];
+		struct config_geo_name *g = &z->geo[i];
+		g->pos = (struct config_pos){ t->line, t->col };
+		g->ratio = 2.0;
+		g->margin_miles = 1000.0;
+		g->ttl_single = 120;
+		g->ttl_pair = 3600;
+
+		struct toml_node *n = get_type(l, t, "name", TOML_STRING);
+		if (n) {
+			const char *s = n->u.s;
+			size_t len = strlen(s);
+			if (strcmp(s, "@") != 0 && !valid_name(s)) {
+				err_node(l, n, "expected a domain name for 'name', found '%s'", s);
+			} else if (len && s[len - 1] == '.' && z->zone && !name_in_zone(s, z->zone)) {
+				err_node(l, n, "expected a name inside zone '%s' for 'name', found '%s'",
+				         z->zone, s);
+			} else {
+				g->name = xstrdup(l, s);
+				if (owners && z->zone)
+					owners[i] = geo_owner(l, s, z->zone);
+				for (size_t j = 0; owners && owners[i] && j < i; j++) {
+					if (owners[j] && name_eq(owners[j], owners[i])) {
+						err_node(l, n, "geo name '%s' is defined twice in zone '%s' "
+						         "(first at line %d)", s, z->zone, z->geo[j].pos.line);
+						break;
+					}
+				}
+			}
+		} else if (!toml_get(t, "name")) {
+			missing(l, t, "name", "[[zones.geo]]");
+		}
+
+		struct toml_node *sites = get_str_array(l, t, "sites");
+		if (sites) {
+			bool ok = true;
+			for (size_t j = 0; j < sites->u.arr.n; j++) {
+				struct toml_node *it = sites->u.arr.items[j];
+				if (!find_site(c, it->u.s)) {
+					err_node(l, it, "expected the name of a [[sites]] entry in 'sites', "
+					         "found '%s'", it->u.s);
+					ok = false;
+				}
+			}
+			if (ok)
+				g->sites = copy_strs(l, sites, false, &g->n_sites);
+		}
+		get_num(l, t, "ratio", 1.0, 1000.0, &g->ratio);
+		get_num(l, t, "margin_miles", 0.0, 25000.0, &g->margin_miles);
+		get_u32(l, t, "ttl_single", 0, TTL_MAX, &g->ttl_single);
+		get_u32(l, t, "ttl_pair", 0, TTL_MAX, &g->ttl_pair);
+		check_unknown(l, t, keys, "[[zones.geo]]");
+	}
+	for (size_t i = 0; owners && i < arr->u.arr.n; i++)
+		free(owners[i]);
+	free(owners);
+}
+
+static void load_zone_keys(struct loader *l, struct toml_node *zt, struct config_zone *z)
+{
+	static const char *const keys[] = {
+		"algorithm", "key_path", "password", "is_zone_signing_key", "is_zone_update_auth",
+		"signer_name", "purpose", NULL,
+	};
+	struct toml_node *arr = get_tables(l, zt, "keys", "[[zones.keys]]");
+	if (!arr || arr->u.arr.n == 0)
+		return;
+	z->keys = calloc(arr->u.arr.n, sizeof(*z->keys));
+	if (!z->keys) {
+		l->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < arr->u.arr.n; i++) {
+		struct toml_node *t = arr->u.arr.items[i];
+		struct config_zone_key k = { .pos = { t->line, t->col } };
+		bool signing = true, b;
+		char *ignored = NULL;
+
+		/*
+		 * Hickory keys that only authenticate SIG(0) updates do not sign the
+		 * zone; geoacme has no SIG(0), so such keys are skipped, whatever
+		 * their algorithm.
+		 */
+		if (get_bool(l, t, "is_zone_signing_key", &b) && !b)
+			signing = false;
+		struct toml_node *purpose = get_type(l, t, "purpose", TOML_STRING);
+		if (purpose) {
+			if (strcmp(purpose->u.s, "ZoneUpdateAuth") == 0)
+				signing = false;
+			else if (strcmp(purpose->u.s, "ZoneSigning") != 0)
+				err_node(l, purpose, "expected 'purpose' to be \"ZoneSigning\" or "
+				         "\"ZoneUpdateAuth\", found '%s'", purpose->u.s);
+		}
+		get_bool(l, t, "is_zone_update_auth", &b);
+		get_str(l, t, "signer_name", false, &ignored);
+		free(ignored);
+		struct toml_node *pw = toml_get(t, "password");
+		if (pw)
+			err_node(l, pw, "expected no 'password': encrypted keys are not supported, "
+			         "store the key unencrypted");
+
+		struct toml_node *alg = get_type(l, t, "algorithm", TOML_STRING);
+		if (signing && alg && strcasecmp(alg->u.s, "ECDSAP256SHA256") != 0)
+			err_node(l, alg, "expected 'algorithm' to be \"ECDSAP256SHA256\" (the only one "
+			         "supported), found '%s'", alg->u.s);
+		if (!get_path(l, t, "key_path", &k.key_path) && !toml_get(t, "key_path"))
+			missing(l, t, "key_path", "[[zones.keys]]");
+		check_unknown(l, t, keys, "[[zones.keys]]");
+		if (!signing) {
+			free(k.key_path);
+			continue;
+		}
+		k.algorithm = xstrdup(l, "ECDSAP256SHA256");
+		z->keys[z->n_keys++] = k;
+	}
+}
+
+/* Reads a TSIG key file: the raw secret bytes, as Hickory does. */
+static void read_key_file(struct loader *l, struct toml_node *at, struct config_tsig_key *k)
+{
+	FILE *f = fopen(k->key_file, "rb");
+	uint8_t buf[TSIG_SECRET_MAX + 1];
+	if (!f) {
+		err_node(l, at, "cannot read TSIG key file '%s': %s", k->key_file, strerror(errno));
+		return;
+	}
+	size_t n = fread(buf, 1, sizeof(buf), f);
+	int e = ferror(f) ? errno : 0;
+	fclose(f);
+	if (e) {
+		err_node(l, at, "cannot read TSIG key file '%s': %s", k->key_file, strerror(e));
+	} else if (n == 0) {
+		err_node(l, at, "expected a secret in TSIG key file '%s', found an empty file",
+		         k->key_file);
+	} else if (n > TSIG_SECRET_MAX) {
+		err_node(l, at, "expected at most %d bytes in TSIG key file '%s'", TSIG_SECRET_MAX,
+		         k->key_file);
+	} else {
+		memcpy(k->secret, buf, n);
+		k->secret_len = n;
+	}
+	explicit_bzero(buf, sizeof(buf));
+}
+
+static void load_tsig_keys(struct loader *l, struct toml_node *st, struct config_zone *z)
+{
+	static const char *const keys[] = {
+		"name", "algorithm", "key_file", "secret", "fudge", "allow_types", "allow_names", NULL,
+	};
+	struct toml_node *arr = get_tables(l, st, "tsig_keys", "[[zones.stores.tsig_keys]]");
+	if (!arr || arr->u.arr.n == 0)
+		return;
+	z->tsig_keys = calloc(arr->u.arr.n, sizeof(*z->tsig_keys));
+	if (!z->tsig_keys) {
+		l->oom = true;
+		return;
+	}
+	z->n_tsig_keys = arr->u.arr.n;
+	for (size_t i = 0; i < arr->u.arr.n; i++) {
+		struct toml_node *t = arr->u.arr.items[i];
+		struct config_tsig_key *k = &z->tsig_keys[i];
+		const char *where = "[[zones.stores.tsig_keys]]";
+		k->pos = (struct config_pos){ t->line, t->col };
+		k->fudge = 300;
+
+		struct toml_node *n = get_type(l, t, "name", TOML_STRING);
+		if (n && !valid_name(n->u.s)) {
+			err_node(l, n, "expected a domain name for 'name', found '%s'", n->u.s);
+		} else if (n) {
+			k->name = xstrdup(l, n->u.s);
+			for (size_t j = 0; j < i; j++) {
+				if (z->tsig_keys[j].name && name_eq(z->tsig_keys[j].name, n->u.s)) {
+					err_node(l, n, "TSIG key '%s' is defined twice (first at line %d)",
+					         n->u.s, z->tsig_keys[j].pos.line);
+					break;
+				}
+			}
+		} else if (!toml_get(t, "name")) {
+			missing(l, t, "name", where);
+		}
+
+		struct toml_node *alg = get_type(l, t, "algorithm", TOML_STRING);
+		if (alg && !tsig_alg_parse(alg->u.s, &k->algorithm))
+			err_node(l, alg, "expected a TSIG algorithm (hmac-sha1, hmac-sha224, hmac-sha256, "
+			         "hmac-sha384 or hmac-sha512), found '%s'", alg->u.s);
+		else if (!alg && !toml_get(t, "algorithm"))
+			missing(l, t, "algorithm", where);
+
+		struct toml_node *kf = toml_get(t, "key_file");
+		struct toml_node *sec = toml_get(t, "secret");
+		if (kf && sec) {
+			err_node(l, sec, "expected only one of 'key_file' and 'secret'");
+		} else if (kf) {
+			if (get_path(l, t, "key_file", &k->key_file))
+				read_key_file(l, kf, k);
+		} else if (sec) {
+			sec = get_type(l, t, "secret", TOML_STRING);
+			int len = sec ? base64_decode(sec->u.s, k->secret, sizeof(k->secret)) : 0;
+			if (sec && len == -2)
+				err_node(l, sec, "expected at most %d bytes in 'secret'", TSIG_SECRET_MAX);
+			else if (sec && len <= 0)
+				err_node(l, sec, "expected base64 for 'secret'");
+			else if (sec)
+				k->secret_len = (size_t)len;
+		} else {
+			err_node(l, t, "expected 'key_file' or 'secret' in %s", where);
+		}
+		int64_t v;
+		if (get_int(l, t, "fudge", 0, 65535, &v))
+			k->fudge = (uint16_t)v;
+
+		struct toml_node *types = get_str_array(l, t, "allow_types");
+		if (types && types->u.arr.n == 0) {
+			/* An empty list reads as "nothing", but would fall back to TXT. */
+			err_node(l, types, "expected at least one record type in 'allow_types'");
+		} else if (types) {
+			k->allow_types = calloc(types->u.arr.n ? types->u.arr.n : 1,
+			                        sizeof(*k->allow_types));
+			if (!k->allow_types)
+				l->oom = true;
+			for (size_t j = 0; k->allow_types && j < types->u.arr.n; j++) {
+				struct toml_node *it = types->u.arr.items[j];
+				uint16_t ty = rr_type_parse(it->u.s);
+				if (!ty)
+					err_node(l, it, "expected a record type (A, AAAA, TXT, ...) in "
+					         "'allow_types', found '%s'", it->u.s);
+				else
+					k->allow_types[k->n_allow_types++] = ty;
+			}
+		} else if (!toml_get(t, "allow_types")) {
+			k->allow_types = malloc(sizeof(*k->allow_types));
+			if (k->allow_types) {
+				k->allow_types[0] = 16;     /* TXT */
+				k->n_allow_types = 1;
+			} else {
+				l->oom = true;
+			}
+		}
+		struct toml_node *names = get_str_array(l, t, "allow_names");
+		if (names && names->u.arr.n == 0) {
+			/* An empty list reads as "nowhere", but would mean the whole zone. */
+			err_node(l, names, "expected at least one name in 'allow_names' (leave it out to "
+			         "allow any name below the apex)");
+		} else if (names) {
+			bool ok = true;
+			for (size_t j = 0; j < names->u.arr.n; j++) {
+				struct toml_node *it = names->u.arr.items[j];
+				if (!valid_name(it->u.s)) {
+					err_node(l, it, "expected a domain name in 'allow_names', found '%s'",
+					         it->u.s);
+					ok = false;
+				}
+			}
+			if (ok)
+				k->allow_names = copy_strs(l, names, false, &k->n_allow_names);
+		}
+		check_unknown(l, t, keys, where);
+	}
+}
+
+/*
+ * Reads `key` or its older Hickory spelling `old` (zone_file_path,
+ * journal_file_path) as a path.
+ */
+static struct toml_node *get_path_alias(struct loader *l, struct toml_node *t, const char *key,
+                                        const char *old, char **out)
+{
+	struct toml_node *a = toml_get(t, key), *b = toml_get(t, old);
+	if (a && b) {
+		err_node(l, b, "expected only one of '%s' and '%s'", key, old);
+		return a;
+	}
+	get_path(l, t, a ? key : old, out);
+	return a ? a : b;
+}
+
+/* [zones.stores]; returns where allow_update was set to true, if it was. */
+static struct toml_node *load_store(struct loader *l, struct toml_node *zt, struct config_zone *z)
+{
+	static const char *const keys[] = {
+		"type", "allow_update", "journal_path", "journal_file_path", "zone_path",
+		"zone_file_path", "stale_txt_age", "max_records_per_name", "max_records",
+		"max_txt_len", "tsig_keys", NULL,
+	};
+	const char *where = "[zones.stores]";
+	struct toml_node *t = toml_get(zt, "stores");
+	if (!t)
+		return NULL;
+	/* Hickory also takes a list of stores; we serve from exactly one. */
+	if (t->type == TOML_ARRAY) {
+		if (t->u.arr.n != 1 || t->u.arr.items[0]->type != TOML_TABLE) {
+			err_node(l, t, "expected exactly one store in [[zones.stores]], found %zu",
+			         t->u.arr.n);
+			return NULL;
+		}
+		t = t->u.arr.items[0];
+	} else if (t->type != TOML_TABLE) {
+		err_node(l, t, "expected a table for 'stores', found %s", toml_type_name(t->type));
+		return NULL;
+	}
+
+	struct toml_node *ty = get_type(l, t, "type", TOML_STRING);
+	if (ty && strcmp(ty->u.s, "sqlite") != 0 && strcmp(ty->u.s, "file") != 0)
+		err_node(l, ty, "expected 'type' to be \"sqlite\" or \"file\", found '%s'", ty->u.s);
+	else if (ty)
+		z->store_type = xstrdup(l, ty->u.s);
+	else if (!toml_get(t, "type"))
+		missing(l, t, "type", where);
+
+	struct toml_node *upd = NULL;
+	bool b;
+	if (get_bool(l, t, "allow_update", &b) && b) {
+		z->allow_update = true;
+		upd = toml_get(t, "allow_update");
+	}
+	char *zone_path = NULL, *journal = NULL;
+	struct toml_node *zp = get_path_alias(l, t, "zone_path", "zone_file_path", &zone_path);
+	struct toml_node *jp = get_path_alias(l, t, "journal_path", "journal_file_path", &journal);
+	bool sqlite = z->store_type && strcmp(z->store_type, "sqlite") == 0;
+	bool file = z->store_type && strcmp(z->store_type, "file") == 0;
+	if (sqlite) {
+		z->journal_path = journal;
+		z->zone_path = zone_path;
+		journal = zone_path = NULL;
+		if (!jp)
+			err_node(l, t, "expected 'journal_path' in %s (type = \"sqlite\")", where);
+	} else if (file) {
+		if (jp)
+			err_node(l, jp, "expected no 'journal_path' in %s (type = \"file\")", where);
+		if (zp) {
+			free(z->file);
+			z->file = zone_path;
+			zone_path = NULL;
+		} else if (!z->file) {
+			err_node(l, t, "expected 'zone_path' in %s (type = \"file\")", where);
+		}
+	}
+	free(zone_path);
+	free(journal);
+
+	get_seconds(l, t, "stale_txt_age", 0, 365 * DAY, &z->stale_txt_age_s);
+	get_u32(l, t, "max_records_per_name", 0, 65535, &z->max_records_per_name);
+	get_u32(l, t, "max_records", 0, 10000000, &z->max_records);
+	get_u32(l, t, "max_txt_len", 1, 255, &z->max_txt_len);
+	load_tsig_keys(l, t, z);
+	check_unknown(l, t, keys, where);
+	return upd;
+}
+
+static void load_zones(struct loader *l, struct toml_node *root)
+{
+	static const char *const keys[] = {
+		"zone", "zone_type", "file", "publish_cds", "enable_dnssec", "allow_update",
+		"axfr_policy", "allow_axfr", "geo", "keys", "stores", NULL,
+	};
+	const char *where = "[[zones]]";
+	struct config *c = l->c;
+	struct toml_node *arr = get_tables(l, root, "zones", "[[zones]]");
+	if (!arr || arr->u.arr.n == 0)
+		return;
+	c->zones = calloc(arr->u.arr.n, sizeof(*c->zones));
+	if (!c->zones) {
+		l->oom = true;
+		return;
+	}
+	c->n_zones = arr->u.arr.n;
+	for (size_t i = 0; i < arr->u.arr.n; i++) {
+		struct toml_node *t = arr->u.arr.items[i];
+		struct config_zone *z = &c->zones[i];
+		bool b;
+		z->pos = (struct config_pos){ t->line, t->col };
+		z->stale_txt_age_s = 86400;
+		z->max_records_per_name = 16;
+		z->max_records = 10000;
+		z->max_txt_len = 255;
+
+		struct toml_node *n = get_type(l, t, "zone", TOML_STRING);
+		if (n && !valid_name(n->u.s)) {
+			err_node(l, n, "expected a domain name for 'zone', found '%s'", n->u.s);
+		} else if (n) {
+			z->zone = xstrdup(l, n->u.s);
+			for (size_t j = 0; j < i; j++) {
+				if (c->zones[j].zone && name_eq(c->zones[j].zone, n->u.s)) {
+					err_node(l, n, "zone '%s' is defined twice (first at line %d)", n->u.s,
+					         c->zones[j].pos.line);
+					break;
+				}
+			}
+		} else if (!toml_get(t, "zone")) {
+			missing(l, t, "zone", where);
+		}
+
+		struct toml_node *ty = get_type(l, t, "zone_type", TOML_STRING);
+		if (ty && strcmp(ty->u.s, "Primary") != 0 && strcmp(ty->u.s, "Master") != 0)
+			err_node(l, ty, "expected 'zone_type' to be \"Primary\" (the only type "
+			         "supported), found '%s'", ty->u.s);
+		z->zone_type = xstrdup(l, "Primary");
+
+		struct toml_node *file = toml_get(t, "file");
+		get_path(l, t, "file", &z->file);
+		get_bool(l, t, "publish_cds", &z->publish_cds);
+		get_bool(l, t, "enable_dnssec", &b);    /* signing follows [[zones.keys]] */
+		struct toml_node *upd = NULL;
+		if (get_bool(l, t, "allow_update", &b) && b) {
+			z->allow_update = true;
+			upd = toml_get(t, "allow_update");
+		}
+		struct toml_node *ax = get_type(l, t, "axfr_policy", TOML_STRING);
+		if (ax && strcmp(ax->u.s, "Deny") != 0)
+			err_node(l, ax, "expected 'axfr_policy' to be \"Deny\" (zone transfers are not "
+			         "supported), found '%s'", ax->u.s);
+		if (get_bool(l, t, "allow_axfr", &b) && b)
+			err_node(l, toml_get(t, "allow_axfr"), "expected 'allow_axfr' to be false "
+			         "(zone transfers are not supported)");
+
+		struct toml_node *stores = toml_get(t, "stores");
+		struct toml_node *store_upd = load_store(l, t, z);
+		if (!upd)
+			upd = store_upd;
+		bool sqlite = z->store_type && strcmp(z->store_type, "sqlite") == 0;
+		if (sqlite && z->file) {
+			/*
+			 * Hickory loads `file` as a second store that is never consulted;
+			 * here it seeds the database when zone_path is not given.
+			 */
+			if (!z->zone_path)
+				z->zone_path = z->file;
+			else
+				free(z->file);
+			z->file = NULL;
+		}
+		if (!file && !stores)
+			err_node(l, t, "expected 'file' or [zones.stores] in %s", where);
+		if (upd && z->store_type && !sqlite)
+			err_node(l, upd, "expected [zones.stores] type = \"sqlite\" for 'allow_update'");
+		else if (upd && !stores)
+			err_node(l, upd, "expected [zones.stores] type = \"sqlite\" for 'allow_update'; "
+			         "a zone file alone cannot take updates");
+
+		load_zone_geo(l, t, z);
+		load_zone_keys(l, t, z);
+		check_unknown(l, t, keys, where);
+	}
+}
+
+/* Checks that need several sections at once. */
+static void cross_checks(struct loader *l)
+{
+	struct config *c = l->c;
+	for (size_t i = 0; i < c->n_zones; i++) {
+		struct config_zone *z = &c->zones[i];
+		if (!z->n_geo)
+			continue;
+		struct config_pos p = z->geo[0].pos;
+		if (c->n_sites == 0)
+			err_at(l, p.line, p.col, "expected at least one [[sites]] entry for the geo "
+			       "names of zone '%s'", z->zone ? z->zone : "");
+		if (c->geo.n_databases == 0)
+			err_at(l, p.line, p.col, "expected [geo] databases for the geo names of zone "
+			       "'%s'", z->zone ? z->zone : "");
+	}
+}
+
+/* ---- entry points ---- */
+
+static int read_all(const char *path, char **text, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t n = 0, cap = 0;
+	if (!f)
+		return -errno;
+	for (;;) {
+		if (n == cap) {
+			if (cap >= CONFIG_MAX_BYTES) {
+				free(buf);
+				fclose(f);
+				return -EFBIG;
+			}
+			cap = cap ? cap * 2 : 8192;
+			char *nb = realloc(buf, cap);
+			if (!nb) {
+				free(buf);
+				fclose(f);
+				return -ENOMEM;
+			}
+			buf = nb;
+		}
+		size_t got = fread(buf + n, 1, cap - n, f);
+		n += got;
+		if (got == 0)
+			break;
+	}
+	int e = ferror(f) ? errno : 0;
+	fclose(f);
+	if (e) {
+		free(buf);
+		return -e;
+	}
+	*text = buf;
+	*len = n;
+	return 0;
+}
+
+static char *folder_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir;
+	if (!slash)
+		dir = strdup(".");
+	else if (slash == path)
+		dir = strdup("/");
+	else
+		dir = strndup(path, (size_t)(slash - path));
+	if (!dir)
+		return NULL;
+	char *abs = realpath(dir, NULL);
+	if (abs) {
+		free(dir);
+		return abs;
+	}
+	return dir;
+}
+
+struct config *config_load(const char *path, struct diag *d)
+{
+	struct loader l = { .file = path };
+	struct toml_node *root = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	int rc = read_all(path, &text, &len);
+
+	if (rc < 0) {
+		diag_add(d, path, 0, 0, "cannot read the configuration: %s",
+		         rc == -EFBIG ? "larger than 16 MiB" : strerror(-rc));
+		return NULL;
+	}
+	root = toml_parse(text, len, path, d);
+	free(text);
+	if (!root)
+		return NULL;
+
+	struct config *c = calloc(1, sizeof(*c));
+	l.cfg_dir = folder_of(path);
+	if (!c || !l.cfg_dir) {
+		diag_add(d, path, 0, 0, "out of memory while loading the configuration");
+		free(c);
+		free(l.cfg_dir);
+		toml_free(root);
+		return NULL;
+	}
+	l.c = c;
+	c->path = xstrdup(&l, path);
+	c->listen_port = 53;
+	c->tcp_idle_timeout_ms = 10000;
+	c->log_level = LOG_INFO;
+	c->udp_max_size = 1232;
+	c->tcp_max_connections = 256;
+	c->rrl_rate = 0;
+	c->rrl_slip = 2;
+	c->rrl_ipv4_prefix = 24;
+	c->rrl_ipv6_prefix = 56;
+	c->cookies = true;
+	c->sig_validity_s = 14 * 86400;
+	c->sig_inception_s = 3600;
+	c->sig_refresh_s = 7 * 86400;
+
+	load_directory(&l, root);
+	load_top(&l, root);
+	load_server(&l, root);
+	load_dnssec(&l, root);
+	load_geo(&l, root);
+	load_sites(&l, root);
+	load_zones(&l, root);
+	cross_checks(&l);
+	check_unknown(&l, root, top_keys, "[top level]");
+	toml_free(root);
+
+	if (l.n_probs)
+		qsort(l.probs, l.n_probs, sizeof(*l.probs), problem_cmp);
+	for (size_t i = 0; i < l.n_probs; i++) {
+		diag_add(d, path, l.probs[i].line, l.probs[i].col, "%s", l.probs[i].msg);
+		free(l.probs[i].msg);
+	}
+	if (l.oom)
+		diag_add(d, path, 0, 0, "out of memory while loading the configuration");
+	bool failed = l.n_probs > 0 || l.oom;
+	free(l.probs);
+	free(l.cfg_dir);
+	if (failed) {
+		config_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+static void free_strs(char **v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+void config_free(struct config *c)
+{
+	if (!c)
+		return;
+	free(c->path);
+	free(c->directory);
+	free_strs(c->listen_addrs_ipv4, c->n_listen_ipv4);
+	free_strs(c->listen_addrs_ipv6, c->n_listen_ipv6);
+	free(c->user);
+	free(c->group);
+	free(c->pid_file);
+	for (size_t i = 0; i < c->n_sites; i++) {
+		free(c->sites[i].name);
+		free(c->sites[i].health.http_path);
+		free(c->sites[i].health.http_host);
+	}
+	free(c->sites);
+	free_strs(c->geo.databases, c->geo.n_databases);
+	free(c->geo.lookup_path);
+	for (size_t i = 0; i < c->n_zones; i++) {
+		struct config_zone *z = &c->zones[i];
+		free(z->zone);
+		free(z->zone_type);
+		free(z->file);
+		free(z->store_type);
+		free(z->journal_path);
+		free(z->zone_path);
+		for (size_t j = 0; j < z->n_tsig_keys; j++) {
+			struct config_tsig_key *k = &z->tsig_keys[j];
+			free(k->name);
+			free(k->key_file);
+			explicit_bzero(k->secret, sizeof(k->secret));
+			free(k->allow_types);
+			free_strs(k->allow_names, k->n_allow_names);
+		}
+		free(z->tsig_keys);
+		for (size_t j = 0; j < z->n_keys; j++) {
+			free(z->keys[j].algorithm);
+			free(z->keys[j].key_path);
+		}
+		free(z->keys);
+		for (size_t j = 0; j < z->n_geo; j++) {
+			free(z->geo[j].name);
+			free_strs(z->geo[j].sites, z->geo[j].n_sites);
+		}
+		free(z->geo);
+	}
+	free(c->zones);
+	free(c);
+}

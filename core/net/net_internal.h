@@ -1,0 +1,63 @@
+#pragma once
+/*
+ * Shared between net.c (listening sockets), udp.c (the UDP batch) and
+ * tcp.c (TCP connections) only.  net.c binds every socket and hands each
+ * one to udp.c or tcp.c, which owns it from then on.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/net/net.h"
+#include "core/wire/query.h"
+
+struct loop;
+
+/* The handler as net_set_handler() left it; read again for every message,
+ * so a reload takes effect on the next query, also on open connections. */
+struct net_handler {
+	net_handler_fn fn;
+	void *ctx;
+};
+
+/* Response buffers: a full message plus slack for the writer's last RR
+ * (it marks, writes, and rolls back on overflow, so it may probe past
+ * max_size before truncating). */
+#define NET_TX_SIZE (QUERY_MSG_MAX + 4096)
+/* First chunk of each query arena, allocated at start: big enough that a
+ * normal answer never grows it. */
+#define NET_ARENA_CHUNK 16384
+
+#define NET_TCP_DEFAULT_MAX 256
+#define NET_TCP_DEFAULT_IDLE_MS 10000
+
+/* "127.0.0.1:53", "[::1]:53" */
+#define NET_NAME_MAX (46 + 16)
+
+struct udp;
+
+/* max_size: the UDP payload limit without EDNS's (1232 by default);
+ * max_sockets: how many udp_listen() calls will come.  NULL when out of
+ * memory. */
+struct udp *udp_new(struct loop *l, const struct net_handler *h, uint16_t max_size,
+                    size_t max_sockets);
+/* Takes ownership of a bound, non-blocking UDP socket (closed on failure
+ * too); pktinfo: answer from the address each datagram arrived at.
+ * Returns 0 or a negative errno. */
+int udp_listen(struct udp *u, int fd, bool pktinfo, const char *name);
+/* Closes every socket.  NULL-safe. */
+void udp_free(struct udp *u);
+
+struct tcp;
+
+/* max_conns and idle_ms must be > 0; max_listeners is how many
+ * tcp_listen() calls will come.  Returns NULL when out of memory. */
+struct tcp *tcp_new(struct loop *l, const struct net_handler *h, uint32_t max_conns,
+                    uint32_t idle_ms, size_t max_listeners);
+/* Takes ownership of a bound, listening, non-blocking socket (closed on
+ * failure too).  Returns 0 or a negative errno. */
+int tcp_listen(struct tcp *t, int fd);
+/* Closes every connection and listener.  NULL-safe. */
+void tcp_free(struct tcp *t);
+/* Open connections (for tests and diagnostics). */
+uint32_t tcp_connections(const struct tcp *t);

@@ -1,0 +1,486 @@
+/*
+ * DNS over TCP (RFC 7766): 2-byte length framing, pipelined queries
+ * answered in order, partial reads and writes, an idle timeout, a lifetime
+ * cap, and a connection cap that closes the connection idle longest to
+ * make room, so a pile of idle connections never locks out a real client.
+ *
+ * Each connection is one allocation made at accept: the state, an input
+ * buffer for one maximal message, and an output buffer for TCP_OUT_HIGH
+ * bytes of queued responses plus one more response.  The handler writes
+ * its answer straight into the output buffer (after room for the length
+ * prefix), so answering copies nothing.  While more than TCP_OUT_HIGH bytes
+ * wait to be sent, the connection neither answers nor reads: a client that
+ * does not read its answers stalls only itself.
+ *
+ * Connections sit on two lists: by last activity (the LRU: the idle
+ * timeout and the cap take from its head) and by accept time (the lifetime
+ * cap takes from its head).  One timer is armed for the earliest deadline.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/conf/log.h"
+#include "core/net/loop.h"
+#include "core/net/net_internal.h"
+#include "core/wire/arena.h"
+#include "core/wire/query.h"
+
+#define TCP_IN_SIZE (2 + QUERY_MSG_MAX)
+#define TCP_OUT_HIGH 65536
+#define TCP_OUT_SIZE (TCP_OUT_HIGH + 2 + NET_TX_SIZE)
+#define TCP_LIFETIME_MS (120 * 1000)
+#define TCP_ACCEPT_BUDGET 64
+#define TCP_PAUSE_MS 100          /* listeners rest this long when out of descriptors */
+#define TCP_SWEEP_SLACK_MAX 250   /* coalesce expiries a little to save wakeups */
+
+enum { TCP_LRU = 0, TCP_AGE = 1 };
+
+struct tcp_conn;
+
+struct tcp_link {
+	struct tcp_conn *prev, *next;
+};
+
+struct tcp_list {
+	struct tcp_conn *head, *tail;   /* head = oldest */
+};
+
+struct tcp_conn {
+	struct tcp *t;
+	int fd;
+	int events;          /* what the loop watches for */
+	bool eof;            /* the client closed its side: answer what is buffered, then close */
+	struct tcp_link link[2];
+	uint64_t last_active;
+	uint64_t created;
+	struct sockaddr_storage peer;
+	socklen_t peer_len;
+	size_t in_len;
+	size_t out_off, out_len;   /* unsent bytes are out[out_off .. out_len) */
+	uint8_t *in;               /* TCP_IN_SIZE, in the same allocation */
+	uint8_t *out;              /* TCP_OUT_SIZE, in the same allocation */
+};
+
+struct tcp_listener {
+	struct tcp *t;
+	int fd;
+};
+
+struct tcp {
+	struct loop *loop;
+	const struct net_handler *h;
+	uint32_t max_conns;
+	uint32_t idle_ms;
+	uint32_t n_conns;
+	struct tcp_list list[2];
+	struct tcp_listener *ls;   /* the loop points into it: never reallocated */
+	size_t n_ls, max_ls;
+	bool paused;
+	int64_t sweep_timer;
+	int64_t resume_timer;
+	struct query q;      /* one message is answered at a time */
+};
+
+static struct log_limit tcp_lim;
+
+/* --- lists --- */
+
+static void list_append(struct tcp_list *list, struct tcp_conn *c, int k)
+{
+	c->link[k].next = NULL;
+	c->link[k].prev = list->tail;
+	if (list->tail)
+		list->tail->link[k].next = c;
+	else
+		list->head = c;
+	list->tail = c;
+}
+
+static void list_remove(struct tcp_list *list, struct tcp_conn *c, int k)
+{
+	if (c->link[k].prev)
+		c->link[k].prev->link[k].next = c->link[k].next;
+	else
+		list->head = c->link[k].next;
+	if (c->link[k].next)
+		c->link[k].next->link[k].prev = c->link[k].prev;
+	else
+		list->tail = c->link[k].prev;
+	c->link[k].prev = c->link[k].next = NULL;
+}
+
+static void touch(struct tcp_conn *c)
+{
+	struct tcp *t = c->t;
+	c->last_active = loop_now_ms(t->loop);
+	if (t->list[TCP_LRU].tail != c) {
+		list_remove(&t->list[TCP_LRU], c, TCP_LRU);
+		list_append(&t->list[TCP_LRU], c, TCP_LRU);
+	}
+}
+
+/* --- connections --- */
+
+static void sweep_arm(struct tcp *t);
+
+static void conn_close(struct tcp_conn *c)
+{
+	struct tcp *t = c->t;
+	loop_del_fd(t->loop, c->fd);
+	close(c->fd);
+	list_remove(&t->list[TCP_LRU], c, TCP_LRU);
+	list_remove(&t->list[TCP_AGE], c, TCP_AGE);
+	t->n_conns--;
+	free(c);
+}
+
+static size_t queued(const struct tcp_conn *c)
+{
+	return c->out_len - c->out_off;
+}
+
+/* Answers one message into the output buffer.  Called only while at most
+ * TCP_OUT_HIGH bytes are queued, so after compacting there is room for a
+ * length prefix and a full NET_TX_SIZE answer. */
+static void answer(struct tcp_conn *c, const uint8_t *msg, size_t len)
+{
+	struct tcp *t = c->t;
+	if (TCP_OUT_SIZE - c->out_len < 2 + NET_TX_SIZE) {
+		memmove(c->out, c->out + c->out_off, queued(c));
+		c->out_len -= c->out_off;
+		c->out_off = 0;
+	}
+	struct query *q = &t->q;
+	query_reset(q);
+	q->rx = msg;
+	q->rx_len = len;
+	memcpy(&q->client, &c->peer, c->peer_len);
+	q->client_len = c->peer_len;
+	q->transport = QUERY_TCP;
+	q->tx = c->out + c->out_len + 2;
+	q->tx_cap = NET_TX_SIZE;
+	q->max_size = QUERY_MSG_MAX;
+	t->h->fn(t->h->ctx, q);
+	if (q->tx_len == 0)
+		return;
+	if (q->tx_len > QUERY_MSG_MAX || q->tx != c->out + c->out_len + 2) {
+		log_limited(&tcp_lim, LOG_ERROR, "tcp: handler answer of %zu bytes cannot be framed",
+		            q->tx_len);
+		return;
+	}
+	c->out[c->out_len] = (uint8_t)(q->tx_len >> 8);
+	c->out[c->out_len + 1] = (uint8_t)q->tx_len;
+	c->out_len += 2 + q->tx_len;
+}
+
+/* Answers every complete message in the input buffer, in order, until the
+ * output is over the high mark.  Returns -EBADMSG on a length below a DNS
+ * header (including 0): such a client is broken or hostile, so we close. */
+static int conn_process(struct tcp_conn *c)
+{
+	size_t pos = 0;
+	int rc = 0;
+	while (queued(c) <= TCP_OUT_HIGH && c->in_len - pos >= 2) {
+		size_t len = (size_t)c->in[pos] << 8 | c->in[pos + 1];
+		if (len < 12) {
+			rc = -EBADMSG;
+			break;
+		}
+		if (c->in_len - pos - 2 < len)
+			break;
+		answer(c, c->in + pos + 2, len);
+		pos += 2 + len;
+	}
+	if (pos) {
+		memmove(c->in, c->in + pos, c->in_len - pos);
+		c->in_len -= pos;
+	}
+	return rc;
+}
+
+static bool has_message(const struct tcp_conn *c)
+{
+	return c->in_len >= 2 && c->in_len - 2 >= ((size_t)c->in[0] << 8 | c->in[1]);
+}
+
+/* Writes what it can.  Returns 0 (also when the socket is full) or a
+ * negative errno when the connection is dead. */
+static int conn_flush(struct tcp_conn *c)
+{
+	while (queued(c)) {
+		/* MSG_NOSIGNAL: a peer that went away must not SIGPIPE the server. */
+		ssize_t n = send(c->fd, c->out + c->out_off, queued(c), MSG_NOSIGNAL);
+		if (n > 0) {
+			c->out_off += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		return n < 0 ? -errno : -EPIPE;
+	}
+	if (c->out_off == c->out_len)
+		c->out_off = c->out_len = 0;
+	return 0;
+}
+
+/* Answers, writes, and picks what to wait for next.  Returns false when
+ * the connection was closed (c is gone). */
+static bool conn_progress(struct tcp_conn *c)
+{
+	for (;;) {
+		if (conn_process(c) < 0 || conn_flush(c) < 0) {
+			conn_close(c);
+			return false;
+		}
+		/* The flush may have made room for answers held back. */
+		if (queued(c) > TCP_OUT_HIGH || !has_message(c))
+			break;
+	}
+	if (c->eof && !queued(c) && !has_message(c)) {
+		conn_close(c);
+		return false;
+	}
+	int want = 0;
+	if (!c->eof && queued(c) <= TCP_OUT_HIGH && c->in_len < TCP_IN_SIZE)
+		want |= LOOP_READ;
+	if (queued(c))
+		want |= LOOP_WRITE;
+	if (want != c->events) {
+		if (loop_mod_fd(c->t->loop, c->fd, want) < 0) {
+			conn_close(c);
+			return false;
+		}
+		c->events = want;
+	}
+	return true;
+}
+
+static void on_conn(struct loop *l, int fd, int events, void *arg)
+{
+	struct tcp_conn *c = arg;
+	if ((events & LOOP_WRITE) && conn_flush(c) < 0) {
+		conn_close(c);
+		return;
+	}
+	if ((events & LOOP_READ) && !c->eof && c->in_len < TCP_IN_SIZE) {
+		ssize_t n = read(fd, c->in + c->in_len, TCP_IN_SIZE - c->in_len);
+		if (n > 0) {
+			c->in_len += (size_t)n;
+			/*
+			 * Only a complete query counts as activity: a client that
+			 * trickles bytes (slow-loris) or drains answers a byte at a
+			 * time does not keep its connection alive.
+			 */
+			if (has_message(c))
+				touch(c);
+		} else if (n == 0) {
+			c->eof = true;
+		} else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+			conn_close(c);
+			return;
+		}
+	}
+	conn_progress(c);
+}
+
+static int conn_new(struct tcp *t, int fd, const struct sockaddr_storage *peer, socklen_t len)
+{
+	struct tcp_conn *c = malloc(sizeof(*c) + TCP_IN_SIZE + TCP_OUT_SIZE);
+	if (!c)
+		return -ENOMEM;
+	memset(c, 0, sizeof(*c));
+	c->t = t;
+	c->fd = fd;
+	c->in = (uint8_t *)(c + 1);
+	c->out = c->in + TCP_IN_SIZE;
+	memcpy(&c->peer, peer, len);
+	c->peer_len = len;
+	c->created = c->last_active = loop_now_ms(t->loop);
+	int rc = loop_add_fd(t->loop, fd, LOOP_READ, on_conn, c);
+	if (rc < 0) {
+		free(c);
+		return rc;
+	}
+	c->events = LOOP_READ;
+	/* Each answer goes out in one send; do not let Nagle hold the next
+	 * pipelined answer back until the previous one is acknowledged. */
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	list_append(&t->list[TCP_LRU], c, TCP_LRU);
+	list_append(&t->list[TCP_AGE], c, TCP_AGE);
+	t->n_conns++;
+	sweep_arm(t);
+	return 0;
+}
+
+/* --- timers --- */
+
+static void sweep(struct loop *l, void *arg)
+{
+	struct tcp *t = arg;
+	uint64_t now = loop_now_ms(l);
+	t->sweep_timer = 0;
+	struct tcp_conn *c;
+	while ((c = t->list[TCP_LRU].head) && now - c->last_active >= t->idle_ms)
+		conn_close(c);
+	while ((c = t->list[TCP_AGE].head) && now - c->created >= TCP_LIFETIME_MS)
+		conn_close(c);
+	sweep_arm(t);
+}
+
+/* Arms one timer for the earliest idle or lifetime deadline (no wakeups
+ * at all without connections).  When the connection at the head has been
+ * active since, the timer finds nothing to do and re-arms for later. */
+static void sweep_arm(struct tcp *t)
+{
+	if (t->sweep_timer > 0 || !t->n_conns)
+		return;
+	uint64_t now = loop_now_ms(t->loop);
+	uint64_t next = t->list[TCP_LRU].head->last_active + t->idle_ms;
+	uint64_t dead = t->list[TCP_AGE].head->created + TCP_LIFETIME_MS;
+	if (dead < next)
+		next = dead;
+	uint64_t delay = next > now ? next - now : 0;
+	uint64_t slack = t->idle_ms / 16;
+	delay += slack < TCP_SWEEP_SLACK_MAX ? slack : TCP_SWEEP_SLACK_MAX;
+	int64_t id = loop_timer_add(t->loop, delay, sweep, t);
+	t->sweep_timer = id > 0 ? id : 0;
+}
+
+static void listeners_watch(struct tcp *t, int events)
+{
+	for (size_t i = 0; i < t->n_ls; i++)
+		loop_mod_fd(t->loop, t->ls[i].fd, events);
+}
+
+static void resume(struct loop *l, void *arg)
+{
+	struct tcp *t = arg;
+	t->resume_timer = 0;
+	t->paused = false;
+	listeners_watch(t, LOOP_READ);
+}
+
+/* Out of descriptors with no connection of ours to give up: the listener
+ * would stay readable and spin the loop, so stop watching it briefly. */
+static void pause_accepting(struct tcp *t)
+{
+	if (t->paused)
+		return;
+	int64_t id = loop_timer_add(t->loop, TCP_PAUSE_MS, resume, t);
+	if (id <= 0)
+		return;
+	t->paused = true;
+	t->resume_timer = id;
+	listeners_watch(t, 0);
+}
+
+static void on_accept(struct loop *l, int fd, int events, void *arg)
+{
+	struct tcp_listener *ls = arg;
+	struct tcp *t = ls->t;
+	for (int i = 0; i < TCP_ACCEPT_BUDGET && !t->paused; i++) {
+		struct sockaddr_storage peer;
+		socklen_t len = sizeof(peer);
+		int cfd = accept4(fd, (struct sockaddr *)&peer, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (cfd < 0) {
+			int e = errno;
+			if (e == EAGAIN || e == EWOULDBLOCK)
+				return;
+			if (e == EINTR || e == ECONNABORTED || e == EPROTO || e == EPERM)
+				continue;
+			if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM) {
+				log_limited(&tcp_lim, LOG_WARN, "tcp: accept: %s", strerror(e));
+				if (t->n_conns) {
+					conn_close(t->list[TCP_LRU].head);
+					continue;
+				}
+				pause_accepting(t);
+				return;
+			}
+			log_limited(&tcp_lim, LOG_ERROR, "tcp: accept: %s", strerror(e));
+			return;
+		}
+		if (t->n_conns >= t->max_conns)
+			conn_close(t->list[TCP_LRU].head);   /* idle longest */
+		int rc = conn_new(t, cfd, &peer, len);
+		if (rc < 0) {
+			log_limited(&tcp_lim, LOG_WARN, "tcp: new connection: %s", strerror(-rc));
+			close(cfd);
+		}
+	}
+}
+
+/* --- public (to net.c) --- */
+
+struct tcp *tcp_new(struct loop *l, const struct net_handler *h, uint32_t max_conns,
+                    uint32_t idle_ms, size_t max_listeners)
+{
+	struct tcp *t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->ls = calloc(max_listeners ? max_listeners : 1, sizeof(*t->ls));
+	if (!t->ls) {
+		free(t);
+		return NULL;
+	}
+	t->max_ls = max_listeners;
+	t->loop = l;
+	t->h = h;
+	t->max_conns = max_conns ? max_conns : 1;
+	t->idle_ms = idle_ms ? idle_ms : 1;
+	t->q.arena = arena_new(NET_ARENA_CHUNK);
+	if (!t->q.arena) {
+		free(t->ls);
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+int tcp_listen(struct tcp *t, int fd)
+{
+	if (t->n_ls == t->max_ls) {
+		close(fd);
+		return -ENOSPC;
+	}
+	struct tcp_listener *ls = &t->ls[t->n_ls];
+	*ls = (struct tcp_listener){ t, fd };
+	int rc = loop_add_fd(t->loop, fd, LOOP_READ, on_accept, ls);
+	if (rc < 0) {
+		close(fd);
+		return rc;
+	}
+	t->n_ls++;
+	return 0;
+}
+
+void tcp_free(struct tcp *t)
+{
+	if (!t)
+		return;
+	while (t->list[TCP_LRU].head)
+		conn_close(t->list[TCP_LRU].head);
+	loop_timer_cancel(t->loop, t->sweep_timer);
+	loop_timer_cancel(t->loop, t->resume_timer);
+	for (size_t i = 0; i < t->n_ls; i++) {
+		loop_del_fd(t->loop, t->ls[i].fd);
+		close(t->ls[i].fd);
+	}
+	arena_free(t->q.arena);
+	free(t->ls);
+	free(t);
+}
+
+uint32_t tcp_connections(const struct tcp *t)
+{
+	return t->n_conns;
+}

@@ -1,0 +1,243 @@
+/* Domain names in wire form. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/wire/dname.h"
+
+static inline uint8_t lower(uint8_t c)
+{
+	return (c >= 'A' && c <= 'Z') ? (uint8_t)(c + 32) : c;
+}
+
+int dname_unpack(const uint8_t *msg, size_t msg_len, size_t *pos, uint8_t *out)
+{
+	size_t p = *pos;
+	size_t out_len = 0;
+	size_t end = 0;         /* where the name ends in the message, once known */
+	bool jumped = false;
+	/*
+	 * Pointers must point strictly backwards, to an offset before the
+	 * start of the label run that used them: that forbids every loop
+	 * without keeping a visited set.
+	 */
+	size_t limit = p;
+
+	for (;;) {
+		if (p >= msg_len)
+			return -EBADMSG;
+		uint8_t len = msg[p];
+		if ((len & 0xC0) == 0xC0) {
+			if (p + 1 >= msg_len)
+				return -EBADMSG;
+			size_t target = (size_t)(len & 0x3F) << 8 | msg[p + 1];
+			if (!jumped)
+				end = p + 2;
+			if (target >= limit)
+				return -EBADMSG;
+			jumped = true;
+			limit = target;
+			p = target;
+			continue;
+		}
+		if (len & 0xC0)
+			return -EBADMSG;   /* 0x40 and 0x80 label types are obsolete */
+		if (out_len + 1 + len > DNAME_MAX)
+			return -EBADMSG;
+		if (p + 1 + len > msg_len)
+			return -EBADMSG;
+		out[out_len++] = len;
+		if (len == 0) {
+			if (!jumped)
+				end = p + 1;
+			break;
+		}
+		memcpy(out + out_len, msg + p + 1, len);
+		out_len += len;
+		p += 1 + (size_t)len;
+	}
+	*pos = end;
+	return (int)out_len;
+}
+
+size_t dname_len(const uint8_t *name)
+{
+	const uint8_t *p = name;
+	while (*p)
+		p += *p + 1;
+	return (size_t)(p - name) + 1;
+}
+
+int dname_label_count(const uint8_t *name)
+{
+	int n = 0;
+	while (*name) {
+		n++;
+		name += *name + 1;
+	}
+	return n;
+}
+
+void dname_lower(uint8_t *name)
+{
+	while (*name) {
+		uint8_t len = *name++;
+		for (uint8_t i = 0; i < len; i++)
+			name[i] = lower(name[i]);
+		name += len;
+	}
+}
+
+bool dname_equal(const uint8_t *a, const uint8_t *b)
+{
+	for (;;) {
+		if (*a != *b)
+			return false;
+		uint8_t len = *a;
+		if (len == 0)
+			return true;
+		for (uint8_t i = 1; i <= len; i++)
+			if (lower(a[i]) != lower(b[i]))
+				return false;
+		a += len + 1;
+		b += len + 1;
+	}
+}
+
+const uint8_t *dname_skip_labels(const uint8_t *name, int n)
+{
+	while (n-- > 0 && *name)
+		name += *name + 1;
+	return name;
+}
+
+bool dname_is_subdomain(const uint8_t *name, const uint8_t *zone)
+{
+	int nl = dname_label_count(name), zl = dname_label_count(zone);
+	if (nl < zl)
+		return false;
+	return dname_equal(dname_skip_labels(name, nl - zl), zone);
+}
+
+int dname_canonical_cmp(const uint8_t *a, const uint8_t *b)
+{
+	/* Compare label by label from the right (RFC 4034 6.1). */
+	const uint8_t *la[DNAME_LABELS_MAX], *lb[DNAME_LABELS_MAX];
+	int na = 0, nb = 0;
+	for (const uint8_t *p = a; *p && na < DNAME_LABELS_MAX; p += *p + 1)
+		la[na++] = p;
+	for (const uint8_t *p = b; *p && nb < DNAME_LABELS_MAX; p += *p + 1)
+		lb[nb++] = p;
+	while (na > 0 && nb > 0) {
+		const uint8_t *x = la[--na], *y = lb[--nb];
+		uint8_t lx = x[0], ly = y[0];
+		uint8_t m = lx < ly ? lx : ly;
+		for (uint8_t i = 1; i <= m; i++) {
+			uint8_t cx = lower(x[i]), cy = lower(y[i]);
+			if (cx != cy)
+				return cx < cy ? -1 : 1;
+		}
+		if (lx != ly)
+			return lx < ly ? -1 : 1;
+	}
+	if (na == nb)
+		return 0;
+	return na < nb ? -1 : 1;
+}
+
+uint32_t dname_hash(const uint8_t *name, size_t len)
+{
+	/* FNV-1a: short keys, good spread, no table. */
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < len; i++) {
+		h ^= name[i];
+		h *= 16777619u;
+	}
+	return h;
+}
+
+int dname_from_str(const char *s, uint8_t *out)
+{
+	size_t out_len = 0;
+	if (s[0] == '.' && s[1] == '\0') {
+		out[0] = 0;
+		return 1;
+	}
+	if (s[0] == '\0')
+		return -EINVAL;
+	while (*s) {
+		size_t label_at = out_len++;
+		uint8_t len = 0;
+		while (*s && *s != '.') {
+			uint8_t c;
+			if (*s == '\\') {
+				s++;
+				if (s[0] >= '0' && s[0] <= '9') {
+					if (!(s[1] >= '0' && s[1] <= '9' && s[2] >= '0' && s[2] <= '9'))
+						return -EINVAL;
+					int v = (s[0] - '0') * 100 + (s[1] - '0') * 10 + (s[2] - '0');
+					if (v > 255)
+						return -EINVAL;
+					c = (uint8_t)v;
+					s += 3;
+				} else if (*s) {
+					c = (uint8_t)*s++;
+				} else {
+					return -EINVAL;
+				}
+			} else {
+				c = (uint8_t)*s++;
+			}
+			if (len == DNAME_LABEL_MAX || out_len + 1 >= DNAME_MAX)
+				return -EINVAL;
+			out[out_len++] = lower(c);
+			len++;
+		}
+		if (len == 0)
+			return -EINVAL;   /* empty label: "a..b" or a leading dot */
+		out[label_at] = len;
+		if (*s == '.')
+			s++;
+	}
+	if (out_len + 1 > DNAME_MAX)
+		return -EINVAL;
+	out[out_len++] = 0;
+	return (int)out_len;
+}
+
+int dname_to_str(const uint8_t *name, char *out, size_t cap)
+{
+	size_t n = 0;
+	if (*name == 0) {
+		if (cap < 2)
+			return -ENOSPC;
+		out[0] = '.';
+		out[1] = '\0';
+		return 1;
+	}
+	while (*name) {
+		uint8_t len = *name++;
+		for (uint8_t i = 0; i < len; i++) {
+			uint8_t c = name[i];
+			char buf[5];
+			int k;
+			if (c == '.' || c == '\\' || c == '"' || c == '(' || c == ')' || c == ';' ||
+			    c == '@' || c == '$')
+				k = snprintf(buf, sizeof(buf), "\\%c", c);
+			else if (c <= 0x20 || c >= 0x7f)
+				k = snprintf(buf, sizeof(buf), "\\%03u", c);
+			else
+				k = snprintf(buf, sizeof(buf), "%c", c);
+			if (n + (size_t)k + 1 > cap)
+				return -ENOSPC;
+			memcpy(out + n, buf, (size_t)k);
+			n += (size_t)k;
+		}
+		name += len;
+		if (n + 2 > cap)
+			return -ENOSPC;
+		out[n++] = '.';
+	}
+	out[n] = '\0';
+	return (int)n;
+}

@@ -1,0 +1,347 @@
+/*
+ * Parsing queries and writing responses.  Everything works in the query's
+ * own buffers; compression state lives on the stack.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "core/wire/dname.h"
+#include "core/wire/packet.h"
+#include "core/wire/query.h"
+#include "core/wire/rrset.h"
+#include "core/wire/wire.h"
+
+#define FLAG_QR 0x8000
+#define FLAG_AA 0x0400
+#define FLAG_TC 0x0200
+#define FLAG_RD 0x0100
+#define FLAG_CD 0x0010
+
+/* --- parsing --- */
+
+static int parse_opt(struct query *q, const uint8_t *owner_wire, uint16_t udp, uint32_t ttl,
+                     const uint8_t *rdata, uint16_t rdlen)
+{
+	if (q->edns.present)
+		return -EBADMSG;          /* RFC 6891 6.1.1: more than one OPT */
+	if (owner_wire[0] != 0)
+		return -EBADMSG;          /* owner must be the root */
+	q->edns.present = true;
+	q->edns.udp_size = udp;
+	q->edns.version = (uint8_t)(ttl >> 16);
+	q->edns.do_bit = (ttl & 0x8000) != 0;
+	return edns_parse_options(&q->edns, rdata, rdlen);
+}
+
+int packet_parse(struct query *q)
+{
+	if (q->rx_len < 12)
+		return -EINVAL;
+	const uint8_t *m = q->rx;
+	q->id = wire_get_u16(m);
+	q->flags = wire_get_u16(m + 2);
+	if (q->flags & FLAG_QR)
+		return -EINVAL;           /* never answer a response: no loops */
+	q->opcode = (uint8_t)((q->flags >> 11) & 0xF);
+	q->qdcount = wire_get_u16(m + 4);
+	q->ancount = wire_get_u16(m + 6);
+	q->nscount = wire_get_u16(m + 8);
+	q->arcount = wire_get_u16(m + 10);
+	q->rcode = RCODE_FORMERR;     /* until proven well formed */
+
+	size_t pos = 12;
+	if (q->qdcount != 1)
+		return -EBADMSG;
+	int len = dname_unpack(m, q->rx_len, &pos, q->qname_orig);
+	if (len < 0 || q->rx_len - pos < 4)
+		return -EBADMSG;
+	q->qname_len = (uint8_t)len;
+	memcpy(q->qname, q->qname_orig, (size_t)len);
+	dname_lower(q->qname);
+	q->qtype = wire_get_u16(m + pos);
+	q->qclass = wire_get_u16(m + pos + 2);
+	pos += 4;
+	q->question_end = pos;
+	q->question_ok = true;
+
+	unsigned total = (unsigned)q->ancount + q->nscount + q->arcount;
+	for (unsigned i = 0; i < total; i++) {
+		uint8_t owner[DNAME_MAX];
+		size_t rr_start = pos;
+		if (dname_unpack(m, q->rx_len, &pos, owner) < 0 || q->rx_len - pos < 10)
+			return -EBADMSG;
+		uint16_t type = wire_get_u16(m + pos);
+		uint16_t rclass = wire_get_u16(m + pos + 2);
+		uint32_t ttl = wire_get_u32(m + pos + 4);
+		uint16_t rdlen = wire_get_u16(m + pos + 8);
+		pos += 10;
+		if (q->rx_len - pos < rdlen)
+			return -EBADMSG;      /* counts or lengths that lie */
+		bool additional = i >= (unsigned)q->ancount + q->nscount;
+		if (type == RR_OPT) {
+			if (!additional || parse_opt(q, owner, rclass, ttl, m + pos, rdlen) < 0)
+				return -EBADMSG;
+			q->opt_offset = rr_start;
+		} else if (type == RR_TSIG) {
+			if (!additional || i != total - 1)
+				return -EBADMSG;  /* TSIG must be the very last record */
+			q->tsig_offset = rr_start;
+		}
+		pos += rdlen;
+	}
+	if (pos != q->rx_len)
+		return -EBADMSG;          /* trailing bytes after the last record */
+	q->edns_ok = q->edns.present;
+	q->rcode = RCODE_NOERROR;
+	return 0;
+}
+
+/* --- writing --- */
+
+#define COMP_MAX 48
+
+struct comp {
+	uint16_t off[COMP_MAX];
+	uint8_t len[COMP_MAX];
+	const uint8_t *name[COMP_MAX];   /* lowercase suffix as it sits in memory */
+	int n;
+};
+
+/*
+ * Writes a lowercase name, compressed against names already in the
+ * message.  Suffixes written literally are remembered as pointer targets.
+ */
+static void write_name(struct wire *w, struct comp *c, const uint8_t *name)
+{
+	size_t total = dname_len(name);
+	const uint8_t *p = name;
+	while (*p) {
+		size_t len = total - (size_t)(p - name);
+		for (int i = 0; i < c->n; i++) {
+			if (c->len[i] == len && memcmp(c->name[i], p, len) == 0) {
+				wire_write_u16(w, (uint16_t)(0xC000 | c->off[i]));
+				return;
+			}
+		}
+		if (c->n < COMP_MAX && w->pos < 0x4000) {
+			c->off[c->n] = (uint16_t)w->pos;
+			c->len[c->n] = (uint8_t)len;
+			c->name[c->n] = p;
+			c->n++;
+		}
+		wire_write_bytes(w, p, (size_t)*p + 1);
+		p += *p + 1;
+	}
+	wire_write_u8(w, 0);
+}
+
+/* Forgets pointer targets at or past a rollback mark. */
+static void comp_forget_after(struct comp *c, size_t mark)
+{
+	while (c->n > 0 && c->off[c->n - 1] >= mark)
+		c->n--;
+}
+
+static void write_rdata(struct wire *w, struct comp *c, uint16_t type, const struct rdata *rd)
+{
+	size_t len_at = w->pos;
+	wire_write_u16(w, 0);
+	size_t start = w->pos;
+	const uint8_t *p = rd->data;
+	switch (type) {
+	case RR_NS: case RR_CNAME: case RR_PTR:
+		write_name(w, c, p);
+		break;
+	case RR_MX:
+		wire_write_bytes(w, p, 2);
+		write_name(w, c, p + 2);
+		break;
+	case RR_SOA: {
+		size_t l1 = dname_len(p);
+		size_t l2 = dname_len(p + l1);
+		write_name(w, c, p);
+		write_name(w, c, p + l1);
+		wire_write_bytes(w, p + l1 + l2, 20);
+		break;
+	}
+	default:
+		wire_write_bytes(w, rd->data, rd->len);
+		break;
+	}
+	wire_put_u16_at(w, len_at, (uint16_t)(w->pos - start));
+}
+
+/* Writes one planned RRset (and its RRSIG); returns records written. */
+static int write_rrset(struct wire *w, struct comp *c, const struct plan_rrset *pr)
+{
+	const struct rrset *s = pr->rrset;
+	int written = 0;
+	if (!pr->sig_only) {
+		for (uint16_t i = 0; i < s->count; i++) {
+			uint16_t k = pr->reversed ? (uint16_t)(s->count - 1 - i) : i;
+			write_name(w, c, pr->owner);
+			wire_write_u16(w, s->type);
+			wire_write_u16(w, CLASS_IN);
+			wire_write_u32(w, pr->ttl);
+			write_rdata(w, c, s->type, &s->rr[k]);
+			written++;
+		}
+	}
+	if ((pr->with_sig || pr->sig_only) && s->sig.len) {
+		write_name(w, c, pr->owner);
+		wire_write_u16(w, RR_RRSIG);
+		wire_write_u16(w, CLASS_IN);
+		wire_write_u32(w, pr->ttl);
+		wire_write_u16(w, s->sig.len);
+		wire_write_bytes(w, s->sig.data, s->sig.len);
+		written++;
+	}
+	return written;
+}
+
+static size_t opt_size(const struct query *q)
+{
+	if (!q->edns_ok)
+		return 0;
+	size_t n = 11;
+	if (q->edns.ecs.present)
+		n += 4 + 4 + ((size_t)q->edns.ecs.source_prefix + 7) / 8;
+	if (q->cookie_out_set)
+		n += 4 + 8 + 16;
+	return n;
+}
+
+static void write_ecs(struct wire *w, const struct edns_ecs *e, uint8_t ecs_scope)
+{
+	uint16_t alen = (uint16_t)((e->source_prefix + 7) / 8);
+	wire_write_u16(w, EDNS_OPT_ECS);
+	wire_write_u16(w, (uint16_t)(4 + alen));
+	wire_write_u16(w, e->family);
+	wire_write_u8(w, e->source_prefix);
+	/* A source prefix of 0 means "no client information": scope 0. */
+	wire_write_u8(w, e->source_prefix ? ecs_scope : 0);
+	wire_write_bytes(w, e->addr, alen);
+}
+
+static void write_opt(struct wire *w, const struct query *q, uint8_t ecs_scope)
+{
+	wire_write_u8(w, 0);                 /* root owner */
+	wire_write_u16(w, RR_OPT);
+	wire_write_u16(w, q->udp_advertise ? q->udp_advertise : 1232);
+	uint32_t ttl = (uint32_t)(q->rcode >> 4) << 24;   /* extended rcode, version 0 */
+	if (q->edns.do_bit)
+		ttl |= 0x8000;
+	wire_write_u32(w, ttl);
+	size_t len_at = wire_pos(w);
+	wire_write_u16(w, 0);
+	size_t start = wire_pos(w);
+	if (q->cookie_out_set) {
+		wire_write_u16(w, EDNS_OPT_COOKIE);
+		wire_write_u16(w, 8 + 16);
+		wire_write_bytes(w, q->edns.cookie, 8);
+		wire_write_bytes(w, q->cookie_out, 16);
+	}
+	if (q->edns.ecs.present)
+		write_ecs(w, &q->edns.ecs, ecs_scope);
+	wire_put_u16_at(w, len_at, (uint16_t)(wire_pos(w) - start));
+}
+
+
+static void write_header(struct wire *w, const struct query *q, bool aa, bool tc, uint16_t counts[4])
+{
+	uint16_t flags = FLAG_QR | (uint16_t)(q->opcode << 11) | (q->flags & (FLAG_RD | FLAG_CD)) |
+	                 (q->rcode & 0xF);
+	if (aa)
+		flags |= FLAG_AA;
+	if (tc)
+		flags |= FLAG_TC;
+	wire_put_u16_at(w, 0, q->id);
+	wire_put_u16_at(w, 2, flags);
+	for (int i = 0; i < 4; i++)
+		wire_put_u16_at(w, 4 + 2 * (size_t)i, counts[i]);
+}
+
+/* Writes the question as the client sent it (its case preserved). */
+static void write_question(struct wire *w, struct comp *c, const struct query *q)
+{
+	wire_write_bytes(w, q->qname_orig, q->qname_len);
+	wire_write_u16(w, q->qtype);
+	wire_write_u16(w, q->qclass);
+	/* Pointer targets compare against the lowercase copy. */
+	size_t off = 12;
+	for (const uint8_t *p = q->qname; *p && c->n < COMP_MAX; p += *p + 1) {
+		c->off[c->n] = (uint16_t)off;
+		c->len[c->n] = (uint8_t)(q->qname_len - (p - q->qname));
+		c->name[c->n] = p;
+		c->n++;
+		off += (size_t)*p + 1;
+	}
+}
+
+void packet_write(struct query *q, const struct answer_plan *plan)
+{
+	struct wire w;
+	size_t limit = q->max_size < q->tx_cap ? q->max_size : q->tx_cap;
+	size_t reserve = opt_size(q);
+	wire_init(&w, q->tx, limit - reserve);
+	struct comp c;
+	c.n = 0;
+	uint16_t counts[4] = { 1, 0, 0, 0 };
+	bool tc = false;
+
+	q->rcode = plan->rcode;
+	w.pos = 12;
+	write_question(&w, &c, q);
+	size_t after_question = w.pos;
+
+	const struct plan_section *sections[3] = { &plan->an, &plan->ns, &plan->ar };
+	for (int s = 0; s < 3 && !tc; s++) {
+		for (uint8_t i = 0; i < sections[s]->n; i++) {
+			size_t mark = wire_pos(&w);
+			int n = write_rrset(&w, &c, &sections[s]->rr[i]);
+			if (w.err == -ENOSPC) {
+				wire_seek(&w, mark);
+				comp_forget_after(&c, mark);
+				/* Missing answers or proofs: truncate.  Missing glue: fine. */
+				if (s == 0 || (s == 1 && plan->required_authority) || (s == 1 && !plan->aa))
+					tc = true;
+				break;
+			}
+			counts[1 + s] = (uint16_t)(counts[1 + s] + n);
+		}
+	}
+	if (tc) {
+		/* A truncated answer carries no records: the client retries over TCP. */
+		wire_seek(&w, after_question);
+		counts[1] = counts[2] = counts[3] = 0;
+	}
+	w.cap = limit;
+	if (q->edns_ok) {
+		write_opt(&w, q, plan->ecs_scope);
+		counts[3]++;
+	}
+	q->tc = tc;
+	write_header(&w, q, plan->aa, tc, counts);
+	q->tx_len = w.err ? 0 : w.pos;
+}
+
+void packet_write_error(struct query *q)
+{
+	struct wire w;
+	size_t limit = q->max_size < q->tx_cap ? q->max_size : q->tx_cap;
+	wire_init(&w, q->tx, limit);
+	struct comp c;
+	c.n = 0;
+	uint16_t counts[4] = { 0, 0, 0, 0 };
+	w.pos = 12;
+	if (q->question_ok) {
+		write_question(&w, &c, q);
+		counts[0] = 1;
+	}
+	if (q->edns_ok) {
+		write_opt(&w, q, 0);
+		counts[3] = 1;
+	}
+	write_header(&w, q, false, q->tc, counts);
+	q->tx_len = w.err ? 0 : w.pos;
+}

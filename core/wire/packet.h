@@ -1,0 +1,62 @@
+#pragma once
+/*
+ * The DNS message codec for the query path.
+ *
+ * packet_parse() validates a whole incoming message in place: header,
+ * question (lowercased copy plus the client's case), every other record's
+ * framing (counts that lie are caught), one OPT at most (in additional,
+ * owner root), a TSIG only as the very last record.
+ *
+ * packet_write() encodes a plan: the question echoed in the client's case,
+ * names compressed (owners and the rdata names RFC 3597 allows), each
+ * RRset written whole or rolled back (mark -> write -> on -ENOSPC seek
+ * back and set TC), space for the OPT record reserved up front.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+struct query;
+struct rrset;
+
+/*
+ * The answer plan: what answer.c decided, as pointers into the snapshot,
+ * built on the stack for each query and encoded by packet_write().  It
+ * lives here, next to its writer, so the codec needs nothing from the
+ * zone layer.
+ */
+#define PLAN_SECTION_MAX 24
+
+struct plan_rrset {
+	const uint8_t *owner;        /* lowercase wire name */
+	const struct rrset *rrset;
+	uint32_t ttl;                /* TTL to write (negative answers lower the SOA's) */
+	bool reversed;               /* geo pair: write rr[1] first (nearest first) */
+	bool with_sig;               /* also write its RRSIG (DO=1, signed zone) */
+	bool sig_only;               /* qtype RRSIG: write only the RRSIG */
+};
+
+struct plan_section {
+	struct plan_rrset rr[PLAN_SECTION_MAX];
+	uint8_t n;
+};
+
+struct answer_plan {
+	uint8_t rcode;
+	bool aa;
+	bool required_authority;     /* TC when authority does not fit (DNSSEC proofs) */
+	struct plan_section an, ns, ar;
+	uint8_t ecs_scope;           /* scope prefix for an ECS echo */
+};
+
+
+/*
+ * Returns 0 when the message is a well-formed query, -EBADMSG when it is
+ * malformed (q->rcode = FORMERR; a response can still be written if the
+ * header parsed), or -EINVAL when it must be dropped silently (shorter
+ * than a header, or a response: QR=1).
+ */
+int packet_parse(struct query *q);
+/* Writes a response with the plan's sections. */
+void packet_write(struct query *q, const struct answer_plan *plan);
+/* Writes a header-and-question-only response with q->rcode (FORMERR, ...). */
+void packet_write_error(struct query *q);

@@ -1,0 +1,74 @@
+#pragma once
+/*
+ * The per-query context.  A fixed number are made at start with their
+ * buffers; the query path fills one in place, answers into q->tx, and
+ * query_reset() clears it for the next datagram (no malloc, no free).
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+
+#include "core/wire/dname.h"
+#include "core/wire/edns.h"
+
+struct arena;
+
+#define QUERY_MSG_MAX 65535
+
+enum query_transport { QUERY_UDP = 0, QUERY_TCP = 1 };
+
+enum {
+	RCODE_NOERROR = 0, RCODE_FORMERR = 1, RCODE_SERVFAIL = 2, RCODE_NXDOMAIN = 3,
+	RCODE_NOTIMP = 4, RCODE_REFUSED = 5, RCODE_YXDOMAIN = 6, RCODE_YXRRSET = 7,
+	RCODE_NXRRSET = 8, RCODE_NOTAUTH = 9, RCODE_NOTZONE = 10,
+	RCODE_BADVERS = 16, RCODE_BADSIG = 16, RCODE_BADKEY = 17, RCODE_BADTIME = 18,
+	RCODE_BADTRUNC = 22, RCODE_BADCOOKIE = 23,
+};
+enum { OPCODE_QUERY = 0, OPCODE_NOTIFY = 4, OPCODE_UPDATE = 5 };
+
+struct query {
+	/* Input, set by the network layer. */
+	const uint8_t *rx;
+	size_t rx_len;
+	struct sockaddr_storage client;
+	socklen_t client_len;
+	enum query_transport transport;
+
+	/* Parsed by packet_parse(). */
+	uint16_t id;
+	uint16_t flags;              /* header flags word as received */
+	uint8_t opcode;
+	uint16_t qdcount, ancount, nscount, arcount;
+	uint8_t qname[DNAME_MAX];    /* lowercase */
+	uint8_t qname_orig[DNAME_MAX];
+	uint8_t qname_len;
+	uint16_t qtype, qclass;
+	size_t question_end;         /* offset just past the question */
+	struct edns edns;
+	size_t opt_offset;           /* where the OPT RR starts, 0 if none */
+	size_t tsig_offset;          /* where a TSIG RR (last in additional) starts, 0 if none */
+
+	/* Output. */
+	uint8_t *tx;
+	size_t tx_cap;               /* buffer size */
+	size_t tx_len;               /* response length; 0 = send nothing */
+	size_t max_size;             /* what this response may use (UDP: EDNS size, capped) */
+	uint8_t rcode;               /* extended rcodes are split into OPT on output */
+	uint16_t udp_advertise;      /* the UDP size we put in our OPT record */
+	bool question_ok;            /* the question parsed: echo it in errors */
+	bool edns_ok;                /* the OPT record parsed: include ours in errors */
+	bool cookie_valid;           /* the client's server cookie checked out */
+	bool cookie_out_set;         /* return cookie_out in our OPT */
+	bool tc;                     /* truncated: set by packet_write or a slip */
+	uint8_t cookie_out[16];      /* server cookie to return */
+
+	struct arena *arena;         /* per-query scratch, reset after each reply */
+	void *server;                /* the serving context (struct server), opaque here */
+};
+
+/* Clears the per-query fields; keeps buffers and arena (reset, no free). */
+void query_reset(struct query *q);
+/* Client address as family + bytes (IPv4-mapped IPv6 is unwrapped). */
+int query_client_addr(const struct query *q, uint8_t addr[16]);   /* returns 4 or 6 */

@@ -1,0 +1,120 @@
+/* The message cursor: sticky errors, network byte order. */
+#include <errno.h>
+#include <string.h>
+
+#include "core/wire/wire.h"
+
+void wire_init(struct wire *w, uint8_t *buf, size_t cap)
+{
+	w->buf = buf;
+	w->pos = 0;
+	w->cap = cap;
+	w->err = 0;
+}
+
+void wire_seek(struct wire *w, size_t pos)
+{
+	if (pos <= w->cap) {
+		w->pos = pos;
+		if (w->err == -ENOSPC)
+			w->err = 0;
+	}
+}
+
+static bool can_read(struct wire *w, size_t n)
+{
+	if (w->err)
+		return false;
+	if (w->cap - w->pos < n) {
+		w->err = -EBADMSG;
+		return false;
+	}
+	return true;
+}
+
+static bool can_write(struct wire *w, size_t n)
+{
+	if (w->err)
+		return false;
+	if (w->cap - w->pos < n) {
+		w->err = -ENOSPC;
+		return false;
+	}
+	return true;
+}
+
+uint8_t wire_read_u8(struct wire *w)
+{
+	if (!can_read(w, 1))
+		return 0;
+	return w->buf[w->pos++];
+}
+
+uint16_t wire_read_u16(struct wire *w)
+{
+	if (!can_read(w, 2))
+		return 0;
+	uint16_t v = wire_get_u16(w->buf + w->pos);
+	w->pos += 2;
+	return v;
+}
+
+uint32_t wire_read_u32(struct wire *w)
+{
+	if (!can_read(w, 4))
+		return 0;
+	uint32_t v = wire_get_u32(w->buf + w->pos);
+	w->pos += 4;
+	return v;
+}
+
+void wire_read_bytes(struct wire *w, void *out, size_t n)
+{
+	if (!can_read(w, n))
+		return;
+	memcpy(out, w->buf + w->pos, n);
+	w->pos += n;
+}
+
+void wire_skip(struct wire *w, size_t n)
+{
+	if (can_read(w, n))
+		w->pos += n;
+}
+
+void wire_write_u8(struct wire *w, uint8_t v)
+{
+	if (can_write(w, 1))
+		w->buf[w->pos++] = v;
+}
+
+void wire_write_u16(struct wire *w, uint16_t v)
+{
+	if (can_write(w, 2)) {
+		wire_set_u16(w->buf + w->pos, v);
+		w->pos += 2;
+	}
+}
+
+void wire_write_u32(struct wire *w, uint32_t v)
+{
+	if (can_write(w, 4)) {
+		wire_set_u32(w->buf + w->pos, v);
+		w->pos += 4;
+	}
+}
+
+void wire_write_bytes(struct wire *w, const void *p, size_t n)
+{
+	if (can_write(w, n)) {
+		if (n)
+			memcpy(w->buf + w->pos, p, n);
+		w->pos += n;
+	}
+}
+
+void wire_put_u16_at(struct wire *w, size_t at, uint16_t v)
+{
+	if (at + 2 <= w->cap)
+		wire_set_u16(w->buf + at, v);
+}

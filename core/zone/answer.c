@@ -1,0 +1,413 @@
+/*
+ * Resolving a query against the served zones into a plan.  The plan holds
+ * pointers into the current snapshot; nothing is copied or allocated.
+ */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/conf/log.h"
+#include "core/geo/geo_db.h"
+#include "core/geo/geo_sites.h"
+#include "core/net/cookie.h"
+#include "core/net/rrl.h"
+#include "core/wire/dname.h"
+#include "core/wire/packet.h"
+#include "core/wire/query.h"
+#include "core/wire/wire.h"
+#include "core/zone/answer.h"
+#include "core/zone/geo_sets.h"
+#include "core/zone/zone.h"
+#include "core/zone/zone_table.h"
+
+#define CNAME_CHAIN_MAX 8
+
+static void add(struct plan_section *s, const uint8_t *owner, const struct rrset *rrset,
+                uint32_t ttl, bool with_sig)
+{
+	if (s->n == PLAN_SECTION_MAX || !rrset)
+		return;
+	struct plan_rrset *p = &s->rr[s->n++];
+	p->owner = owner;
+	p->rrset = rrset;
+	p->ttl = ttl;
+	p->reversed = false;
+	p->with_sig = with_sig;
+	p->sig_only = false;
+}
+
+static bool in_plan(const struct plan_section *s, const struct rrset *rrset)
+{
+	for (uint8_t i = 0; i < s->n; i++)
+		if (s->rr[i].rrset == rrset)
+			return true;
+	return false;
+}
+
+static uint32_t negative_ttl(const struct zone *z)
+{
+	const struct rdata *rd = &z->soa->rr[0];
+	uint32_t minimum = wire_get_u32(rd->data + rd->len - 4);
+	return z->soa->ttl < minimum ? z->soa->ttl : minimum;
+}
+
+static void add_soa_negative(struct answer_plan *plan, const struct zone *z, bool dnssec)
+{
+	add(&plan->ns, z->apex, z->soa, negative_ttl(z), dnssec);
+}
+
+static void add_nsec(struct answer_plan *plan, const struct zone_node *n, bool dnssec)
+{
+	if (!dnssec || !n)
+		return;
+	const struct rrset *nsec = zone_node_rrset(n, RR_NSEC);
+	if (nsec && !in_plan(&plan->ns, nsec))
+		add(&plan->ns, n->name, nsec, nsec->ttl, true);
+}
+
+/* Walks up from `name` to the closest existing ancestor (the apex at worst). */
+static const struct zone_node *closest_encloser(const struct zone *z, const uint8_t *name)
+{
+	int labels = dname_label_count(name) - dname_label_count(z->apex);
+	for (int k = 1; k <= labels; k++) {
+		const uint8_t *p = dname_skip_labels(name, k);
+		const struct zone_node *n = zone_find(z, p, dname_len(p));
+		if (n)
+			return n;
+	}
+	return z->apex_node;
+}
+
+/* The zone cut that `name` sits at or below, if any. */
+static const struct zone_node *find_cut(const struct zone_node *node, const struct zone_node *ce)
+{
+	const struct zone_node *n = node ? node : ce;
+	if (n->flags & ZONE_NODE_GLUE)
+		return n->cut;
+	if (n->flags & ZONE_NODE_DELEGATION)
+		return n;
+	return NULL;
+}
+
+/* A/AAAA of in-zone targets of NS, MX and SRV records. */
+static void add_additional(struct answer_plan *plan, const struct zone *z, const struct rrset *s,
+                           bool dnssec)
+{
+	size_t skip;
+	switch (s->type) {
+	case RR_NS: skip = 0; break;
+	case RR_MX: skip = 2; break;
+	case RR_SRV: skip = 6; break;
+	default: return;
+	}
+	for (uint16_t i = 0; i < s->count; i++) {
+		if (s->rr[i].len <= skip)
+			continue;
+		const uint8_t *target = s->rr[i].data + skip;
+		if (!dname_is_subdomain(target, z->apex))
+			continue;
+		const struct zone_node *n = zone_find(z, target, dname_len(target));
+		if (!n || n->geo)
+			continue;
+		/* Glue is not authoritative: never signed. */
+		bool sign = dnssec && !(n->flags & ZONE_NODE_GLUE);
+		const uint16_t types[2] = { RR_A, RR_AAAA };
+		for (int t = 0; t < 2; t++) {
+			const struct rrset *addr = zone_node_rrset(n, types[t]);
+			if (addr)
+				add(&plan->ar, n->name, addr, addr->ttl, sign);
+		}
+	}
+}
+
+static void referral(struct answer_plan *plan, const struct zone *z, const struct zone_node *cut,
+                     bool dnssec)
+{
+	const struct rrset *ns = zone_node_rrset(cut, RR_NS);
+	add(&plan->ns, cut->name, ns, ns->ttl, false);
+	if (dnssec) {
+		const struct rrset *ds = zone_node_rrset(cut, RR_DS);
+		if (ds)
+			add(&plan->ns, cut->name, ds, ds->ttl, true);
+		else
+			add_nsec(plan, cut, true);   /* proves the child is unsigned */
+	}
+	add_additional(plan, z, ns, false);
+}
+
+static void nxdomain_proof(struct answer_plan *plan, const struct zone *z, const uint8_t *name,
+                           bool dnssec)
+{
+	if (!dnssec)
+		return;
+	const struct zone_node *cover = zone_nsec_covering(z, name);
+	add_nsec(plan, cover, true);
+	/* No wildcard at the closest encloser either (RFC 4035 3.1.3.2). */
+	const struct zone_node *ce = closest_encloser(z, name);
+	uint8_t wild[DNAME_MAX];
+	if ((size_t)ce->name_len + 2 <= DNAME_MAX) {
+		wild[0] = 1;
+		wild[1] = '*';
+		memcpy(wild + 2, ce->name, ce->name_len);
+		add_nsec(plan, zone_nsec_covering(z, wild), true);
+	}
+}
+
+/* A geo name: choose the sites for this client. */
+static const struct rrset *geo_answer(const struct query *q, struct answer_env *env,
+                                      const struct zone_node *node, uint16_t qtype,
+                                      struct answer_plan *plan, bool *reversed)
+{
+	uint8_t addr[16];
+	int family;
+	const struct edns_ecs *ecs = &q->edns.ecs;
+	if (ecs->present && ecs->source_prefix > 0) {
+		family = ecs->family == 1 ? 4 : 6;
+		memcpy(addr, ecs->addr, 16);
+	} else {
+		family = query_client_addr(q, addr);
+	}
+	struct geo_location loc = { .prefix = ecs->source_prefix };
+	double lat, lon;
+	int rc = env->geo_db ? geo_db_locate(env->geo_db, family, addr, &loc) : -ENOENT;
+	if (rc == 0) {
+		lat = loc.lat;
+		lon = loc.lon;
+	} else {
+		/*
+		 * Not located and no default_location configured: the first
+		 * configured site stands in for the client, so the answer is that
+		 * site (and its neighbour if the rule says so).
+		 */
+		geo_site_position(env->sites, 0, &lat, &lon);
+	}
+	/* The network the databases matched, or missed, is where the answer holds. */
+	plan->ecs_scope = loc.prefix;
+	struct geo_choice choice;
+	if (geo_sets_choose(node->geo, env->sites, qtype, lat, lon, &choice) < 0 || !choice.rrset)
+		return NULL;
+	if (choice.fail_open) {
+		static struct log_limit lim;
+		env->fail_open++;
+		log_limited(&lim, LOG_ERROR, "geo: no site is alive; answering as if all were (fail open)");
+	}
+	*reversed = choice.reversed;
+	return choice.rrset;
+}
+
+void answer_resolve(const struct query *q, struct answer_env *env, struct answer_plan *plan)
+{
+	plan->rcode = RCODE_NOERROR;
+	plan->aa = false;
+	plan->required_authority = false;
+	plan->an.n = plan->ns.n = plan->ar.n = 0;
+	plan->ecs_scope = 0;
+
+	const struct zone *z = zone_table_find(env->zones, q->qname);
+	/* DS lives in the parent: answer it from there when we serve the parent. */
+	if (z && q->qtype == RR_DS && q->qname_len == z->apex_len && z->apex_len > 1) {
+		const struct zone *parent = zone_table_find(env->zones, dname_skip_labels(q->qname, 1));
+		if (parent)
+			z = parent;
+	}
+	if (!z) {
+		plan->rcode = RCODE_REFUSED;
+		return;
+	}
+	plan->aa = true;
+	bool dnssec = q->edns.do_bit && z->signed_zone;
+	plan->required_authority = dnssec;
+	const uint8_t *name = q->qname;
+	uint16_t qtype = q->qtype;
+
+	for (int chain = 0;; chain++) {
+		size_t len = dname_len(name);
+		const struct zone_node *node = zone_find(z, name, len);
+		const struct zone_node *ce = node ? NULL : closest_encloser(z, name);
+		const struct zone_node *cut = find_cut(node, ce);
+		if (cut && !(qtype == RR_DS && node == cut)) {
+			if (chain == 0)
+				plan->aa = false;
+			referral(plan, z, cut, dnssec);
+			return;
+		}
+		if (!node) {
+			plan->rcode = RCODE_NXDOMAIN;
+			add_soa_negative(plan, z, dnssec);
+			nxdomain_proof(plan, z, name, dnssec);
+			return;
+		}
+		if (node->flags & ZONE_NODE_ENT) {
+			add_soa_negative(plan, z, dnssec);
+			add_nsec(plan, zone_nsec_covering(z, name), dnssec);
+			return;
+		}
+		if (node->geo && (qtype == RR_A || qtype == RR_AAAA || qtype == RR_ANY)) {
+			bool reversed = false;
+			uint16_t want = qtype == RR_ANY ? RR_A : qtype;
+			const struct rrset *s = geo_answer(q, env, node, want, plan, &reversed);
+			if (s) {
+				add(&plan->an, node->name, s, s->ttl, dnssec);
+				plan->an.rr[plan->an.n - 1].reversed = reversed;
+				return;
+			}
+			if (qtype != RR_ANY) {
+				add_soa_negative(plan, z, dnssec);
+				add_nsec(plan, node, dnssec);
+				return;
+			}
+		}
+		if (qtype == RR_ANY) {
+			/* RFC 8482: one RRset is enough; we give the first we hold. */
+			for (uint16_t i = 0; i < node->rrset_count; i++) {
+				const struct rrset *s = &node->rrsets[i];
+				if (s->type == RR_NSEC)
+					continue;
+				add(&plan->an, node->name, s, s->ttl, dnssec);
+				return;
+			}
+			add_soa_negative(plan, z, dnssec);
+			add_nsec(plan, node, dnssec);
+			return;
+		}
+		if (qtype == RR_RRSIG && dnssec) {
+			for (uint16_t i = 0; i < node->rrset_count; i++) {
+				const struct rrset *s = &node->rrsets[i];
+				if (!s->sig.len || plan->an.n == PLAN_SECTION_MAX)
+					continue;
+				add(&plan->an, node->name, s, s->ttl, true);
+				plan->an.rr[plan->an.n - 1].sig_only = true;
+			}
+			if (plan->an.n)
+				return;
+		}
+		const struct rrset *s = zone_node_rrset(node, qtype);
+		if (s && qtype != RR_NSEC) {
+			add(&plan->an, node->name, s, s->ttl, dnssec);
+			if (chain == 0 || qtype != RR_NS)
+				add_additional(plan, z, s, dnssec);
+			return;
+		}
+		if (s && qtype == RR_NSEC && dnssec) {
+			add(&plan->an, node->name, s, s->ttl, true);
+			return;
+		}
+		const struct rrset *cname = zone_node_rrset(node, RR_CNAME);
+		if (cname && qtype != RR_CNAME) {
+			add(&plan->an, node->name, cname, cname->ttl, dnssec);
+			const uint8_t *target = cname->rr[0].data;
+			/* Follow the chain only inside this zone, and not forever. */
+			if (chain + 1 >= CNAME_CHAIN_MAX || !dname_is_subdomain(target, z->apex))
+				return;
+			for (uint8_t i = 0; i + 1 < plan->an.n; i++)
+				if (plan->an.rr[i].rrset == cname)
+					return;   /* a loop */
+			name = target;
+			continue;
+		}
+		add_soa_negative(plan, z, dnssec);
+		add_nsec(plan, node, dnssec);
+		return;
+	}
+}
+
+void answer_query(struct query *q, struct answer_env *env)
+{
+	/* Question checks that need no zone. */
+	if (q->qclass != CLASS_IN && q->qclass != CLASS_ANY) {
+		q->rcode = (q->qclass == 0 || q->qclass == CLASS_NONE) ? RCODE_FORMERR : RCODE_REFUSED;
+		packet_write_error(q);
+		return;
+	}
+	switch (q->qtype) {
+	case 0: case RR_OPT: case RR_TSIG: case RR_TKEY:
+		q->rcode = RCODE_FORMERR;
+		packet_write_error(q);
+		return;
+	case RR_AXFR: case RR_IXFR:
+		q->rcode = RCODE_REFUSED;   /* no zone transfers */
+		packet_write_error(q);
+		return;
+	case RR_MAILA: case RR_MAILB:
+		q->rcode = RCODE_NOTIMP;
+		packet_write_error(q);
+		return;
+	default:
+		break;
+	}
+	struct answer_plan plan;
+	answer_resolve(q, env, &plan);
+	packet_write(q, &plan);
+}
+
+void answer_handle(void *envp, struct query *q)
+{
+	struct answer_env *env = envp;
+	env->queries++;
+	int err = packet_parse(q);
+	if (err == -EINVAL) {
+		env->dropped++;
+		q->tx_len = 0;
+		return;
+	}
+	q->udp_advertise = env->udp_max_size;
+	if (q->transport == QUERY_UDP) {
+		size_t size = 512;
+		if (q->edns_ok && q->edns.udp_size > 512)
+			size = q->edns.udp_size;
+		if (size > env->udp_max_size)
+			size = env->udp_max_size;
+		q->max_size = size;
+	}
+	if (err) {
+		env->formerr++;
+		q->rcode = RCODE_FORMERR;
+		packet_write_error(q);
+		return;
+	}
+	/* time() is a vDSO read on Linux: no syscall on the query path. */
+	uint32_t now = (uint32_t)time(NULL);
+	if (q->edns.cookie_present && env->cookies) {
+		q->cookie_valid = cookie_process(env->cookies, q, now, q->cookie_out);
+		q->cookie_out_set = true;
+	}
+	if (q->edns.present && q->edns.version > 0) {
+		q->rcode = RCODE_BADVERS;
+		packet_write_error(q);
+		return;
+	}
+	if (q->opcode == OPCODE_UPDATE || q->tsig_offset) {
+		if (env->update.handle) {
+			if (env->update.handle(env->update.ctx, q) < 0) {
+				q->rcode = RCODE_SERVFAIL;
+				packet_write_error(q);
+			}
+			return;
+		}
+		q->rcode = q->opcode == OPCODE_UPDATE ? RCODE_NOTIMP : RCODE_NOTAUTH;
+		packet_write_error(q);
+		return;
+	}
+	if (q->opcode != OPCODE_QUERY) {
+		q->rcode = RCODE_NOTIMP;
+		packet_write_error(q);
+		return;
+	}
+	answer_query(q, env);
+	if (env->rrl && q->transport == QUERY_UDP && !q->cookie_valid && q->tx_len) {
+		switch (rrl_check(env->rrl, q, now)) {
+		case RRL_SEND:
+			break;
+		case RRL_DROP:
+			env->rate_limited++;
+			q->tx_len = 0;
+			break;
+		case RRL_SLIP:
+			/* Truncated and empty: a real client retries over TCP. */
+			env->slipped++;
+			q->tc = true;
+			packet_write_error(q);
+			break;
+		}
+	}
+}

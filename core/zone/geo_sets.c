@@ -1,0 +1,232 @@
+/*
+ * Answer sets and the RRset for a decision.
+ *
+ * For each family (A, AAAA) the candidates are the rule's, in config order
+ * (positions 0..n-1).  singles[k] answers with candidate k alone; the
+ * unordered pair {i, j}, i < j, sits at pairs[j·(j−1)/2 + i] (a triangular
+ * index: every pair once, no gaps).  The pair lookup stays behind
+ * geo_sets_choose so the layout can change when site counts grow (n = 64
+ * already means 2016 pairs to sign per family).
+ */
+#include "core/zone/geo_sets.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/geo/geo_rule.h"
+#include "core/geo/geo_sites.h"
+#include "core/wire/arena.h"
+#include "core/wire/rrset.h"
+
+struct set_family {
+	uint16_t type;
+	uint16_t addr_len;       /* 4 or 16 */
+	size_t n;                /* candidates */
+	struct rrset *singles;   /* n */
+	struct rrset **pairs;    /* n·(n−1)/2; NULL until built (see GEO_PRESIGN_MAX) */
+};
+
+struct geo_sets {
+	const struct geo_rule *rule;
+	struct set_family fam[GEO_FAMILIES];
+	/* For pairs built on first use; set by geo_sets_attach(). */
+	const uint8_t *owner;
+	struct arena *arena;
+	const struct zone_signer *signer;
+};
+
+static size_t pair_index(size_t i, size_t j)
+{
+	/* i < j */
+	return j * (j - 1) / 2 + i;
+}
+
+/* The RRset answering candidates i < j, records in canonical order. */
+static struct rrset *make_pair(struct arena *a, const struct geo_sets *gs,
+                               const struct set_family *f, size_t i, size_t j)
+{
+	const struct rdata *ri = &f->singles[i].rr[0], *rj = &f->singles[j].rr[0];
+	struct rrset *rr = arena_alloc(a, sizeof(*rr));
+	struct rdata *rd = arena_alloc(a, 2 * sizeof(*rd));
+	if (!rr || !rd)
+		return NULL;
+	int cmp = memcmp(ri->data, rj->data, f->addr_len);
+	rd[0] = cmp <= 0 ? *ri : *rj;
+	rd[1] = cmp <= 0 ? *rj : *ri;
+	*rr = (struct rrset){ .type = f->type, .count = cmp == 0 ? 1 : 2,
+	                      .ttl = geo_rule_ttl(gs->rule, 2), .rr = rd };
+	return rr;
+}
+
+static int build_family(struct arena *a, const struct geo_sites *sites, struct geo_sets *gs,
+                        enum geo_family fam)
+{
+	struct set_family *f = &gs->fam[fam];
+	size_t n = geo_rule_candidates(gs->rule, fam);
+
+	f->type = fam == GEO_IPV4 ? RR_A : RR_AAAA;
+	f->addr_len = fam == GEO_IPV4 ? 4 : 16;
+	f->n = n;
+	if (n == 0)
+		return 0;
+	f->singles = arena_zalloc(a, n * sizeof(*f->singles));
+	if (!f->singles)
+		return -ENOMEM;
+	if (n > 1) {
+		f->pairs = arena_zalloc(a, pair_index(0, n) * sizeof(*f->pairs));
+		if (!f->pairs)
+			return -ENOMEM;
+	}
+	for (size_t k = 0; k < n; k++) {
+		uint8_t addr[16];
+		geo_site_address(sites, geo_rule_candidate_site(gs->rule, fam, k),
+		                 fam == GEO_IPV4 ? 4 : 6, addr);
+		struct rdata *rd = arena_alloc(a, sizeof(*rd));
+		uint8_t *data = arena_memdup(a, addr, f->addr_len);
+		if (!rd || !data)
+			return -ENOMEM;
+		rd->len = f->addr_len;
+		rd->data = data;
+		f->singles[k] = (struct rrset){ .type = f->type, .count = 1,
+		                                .ttl = geo_rule_ttl(gs->rule, 1), .rr = rd };
+	}
+	if (n > GEO_PRESIGN_MAX)
+		return 0;   /* pairs are built on first use */
+	for (size_t j = 1; j < n; j++)
+		for (size_t i = 0; i < j; i++)
+			if (!(f->pairs[pair_index(i, j)] = make_pair(a, gs, f, i, j)))
+				return -ENOMEM;
+	return 0;
+}
+
+struct geo_sets *geo_sets_build(struct arena *a, const struct geo_sites *sites,
+                                const struct config_geo_name *gn, char err[256])
+{
+	struct geo_sets *gs = arena_zalloc(a, sizeof(*gs));
+	if (!gs) {
+		snprintf(err, 256, "out of memory building geo answer sets");
+		return NULL;
+	}
+	gs->rule = geo_rule_new(a, sites, gn, err);
+	if (!gs->rule)
+		return NULL;
+	for (int f = 0; f < GEO_FAMILIES; f++) {
+		if (build_family(a, sites, gs, (enum geo_family)f) < 0) {
+			snprintf(err, 256, "out of memory building geo answer sets");
+			return NULL;
+		}
+	}
+	return gs;
+}
+
+int geo_sets_foreach(struct geo_sets *s, const uint8_t *owner, zone_rrset_fn fn, void *arg)
+{
+	for (int f = 0; f < GEO_FAMILIES; f++) {
+		struct set_family *fam = &s->fam[f];
+		for (size_t k = 0; k < fam->n; k++) {
+			int r = fn(arg, owner, &fam->singles[k]);
+			if (r)
+				return r;
+		}
+		for (size_t k = 0; fam->n > 1 && k < pair_index(0, fam->n); k++) {
+			if (!fam->pairs[k])
+				continue;   /* built on first use */
+			int r = fn(arg, owner, fam->pairs[k]);
+			if (r)
+				return r;
+		}
+	}
+	return 0;
+}
+
+static int family_for(uint16_t type)
+{
+	if (type == RR_A)
+		return GEO_IPV4;
+	if (type == RR_AAAA)
+		return GEO_IPV6;
+	return -1;
+}
+
+bool geo_sets_has_type(const struct geo_sets *s, uint16_t type)
+{
+	int f = family_for(type);
+
+	return f >= 0 && s->fam[f].n > 0;
+}
+
+size_t geo_sets_rrset_count(const struct geo_sets *s)
+{
+	size_t total = 0;
+
+	for (int f = 0; f < GEO_FAMILIES; f++)
+		total += s->fam[f].n + (s->fam[f].n > 1 ? pair_index(0, s->fam[f].n) : 0);
+	return total;
+}
+
+void geo_sets_attach(struct geo_sets *s, const uint8_t *owner, struct arena *a,
+                     const struct zone_signer *signer)
+{
+	s->owner = owner;
+	s->arena = a;
+	s->signer = signer;
+}
+
+/*
+ * A pair's RRset, built (and signed) the first time the rule needs it when
+ * the family has too many sites to build every pair ahead.  The first use
+ * allocates from the snapshot's arena and signs once; every later query is
+ * a lookup.
+ */
+static const struct rrset *pair_get(const struct geo_sets *s, const struct set_family *f,
+                                    size_t i, size_t j)
+{
+	struct rrset **slot = &f->pairs[pair_index(i, j)];
+	if (*slot || !s->arena)
+		return *slot;
+	struct rrset *rr = make_pair(s->arena, s, f, i, j);
+	if (!rr)
+		return NULL;
+	if (s->signer && s->signer->sign_rrset &&
+	    s->signer->sign_rrset(s->signer->ctx, s->owner, rr, s->arena) < 0)
+		return NULL;
+	*slot = rr;
+	return rr;
+}
+
+int geo_sets_choose(const struct geo_sets *s, const struct geo_sites *sites, uint16_t qtype,
+                    double lat, double lon, struct geo_choice *out)
+{
+	int fam = family_for(qtype);
+	struct geo_decision d;
+
+	*out = (struct geo_choice){ .site = { -1, -1 } };
+	if (fam < 0)
+		return -EINVAL;
+	const struct set_family *f = &s->fam[fam];
+	int rc = geo_rule_decide(s->rule, sites, (enum geo_family)fam, lat, lon, &d);
+	if (rc < 0 || d.n == 0)
+		return rc;
+	out->fail_open = d.fail_open;
+	for (int i = 0; i < 2; i++) {
+		out->site[i] = d.site[i];
+		out->miles[i] = d.miles[i];
+	}
+	size_t k0 = d.cand[0], k1 = d.cand[1];
+	const struct rrset *rr = d.n == 2 ? pair_get(s, f, k0 < k1 ? k0 : k1, k0 < k1 ? k1 : k0)
+	                                  : NULL;
+	if (!rr) {
+		/* One site decided, or the pair could not be built or signed
+		 * (out of memory): the nearest alone. */
+		out->n = 1;
+		out->rrset = &f->singles[k0];
+		return 0;
+	}
+	out->n = 2;
+	out->rrset = rr;
+	/* The pair is stored in canonical order; the nearest may sort second. */
+	out->reversed = rr->count == 2 &&
+	                memcmp(rr->rr[0].data, f->singles[k0].rr[0].data, f->addr_len) != 0;
+	return 0;
+}

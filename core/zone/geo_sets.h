@@ -1,0 +1,70 @@
+#pragma once
+/*
+ * The answer RRsets of one geo name in one zone snapshot: every RRset the
+ * rule (core/geo/geo_rule.h) can pick — each single site and each unordered
+ * pair, for A and AAAA — built ahead so the signer can sign them ahead.
+ * Everything lives in the snapshot's arena.
+ *
+ * Mutable parts, written on the query path by the event loop only: the
+ * rule's decision cache, and (beyond GEO_PRESIGN_MAX candidates) pairs
+ * built and signed on first use and then kept for the snapshot's life.
+ * Everything else is frozen with the snapshot.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/hooks.h"
+
+struct arena;
+struct config_geo_name;
+struct geo_sites;
+struct geo_sets;
+struct rrset;
+
+/*
+ * Builds, for A and for AAAA over the rule's candidates: one RRset per site
+ * (ttl_single, 1 record) and one per unordered pair (ttl_pair, 2 records in
+ * canonical order; 1 if both sites share an address).  RRSIGs stay empty
+ * for the signer.  Fails when gn names an unknown site or no candidate
+ * serves either type.
+ */
+struct geo_sets *geo_sets_build(struct arena *a, const struct geo_sites *sites,
+                                const struct config_geo_name *gn, char err[256]);
+/*
+ * Called when the snapshot is frozen: where pairs built on first use go
+ * (the snapshot's arena), their owner, and who signs them (NULL: unsigned).
+ * Up to GEO_PRESIGN_MAX candidate sites every pair is built (and signed)
+ * ahead; beyond, a pair is built and signed the first time the rule picks
+ * it.  While all sites are alive only neighbouring sites can be the two
+ * nearest (at most 3n - 6 pairs), so no query pattern can make more than
+ * that many, and never more than all.
+ */
+#define GEO_PRESIGN_MAX 64
+void geo_sets_attach(struct geo_sets *s, const uint8_t *owner, struct arena *a,
+                     const struct zone_signer *signer);
+/* Visits every prebuilt RRset (for the signer); stops at a non-zero return. */
+int geo_sets_foreach(struct geo_sets *s, const uint8_t *owner, zone_rrset_fn fn, void *arg);
+/* True when the name can answer this type (A: some candidate has IPv4). */
+bool geo_sets_has_type(const struct geo_sets *s, uint16_t type);
+/* Number of prebuilt RRsets (singles + pairs, both families). */
+size_t geo_sets_rrset_count(const struct geo_sets *s);
+
+struct geo_choice {
+	const struct rrset *rrset; /* the answer; NULL when no site serves the type */
+	bool reversed;             /* write rr[1] before rr[0] (nearest first) */
+	int n;                     /* 1 or 2 sites in the answer (0 with rrset NULL) */
+	/* Nearest and runner-up (site index, distance), filled whenever two
+	 * candidates competed, even when n == 1; -1 when there was none. */
+	int site[2];
+	double miles[2];
+	bool fail_open;            /* no site alive: answered as if all were */
+};
+/*
+ * Applies the rule for qtype (RR_A or RR_AAAA) at lat/lon and picks the
+ * RRset.  Returns 0 (with rrset NULL and n 0 when no candidate serves the
+ * type), or -EINVAL for another qtype.  This is the decision the server
+ * answers with; `geoacme explain` prints it too.
+ */
+int geo_sets_choose(const struct geo_sets *s, const struct geo_sites *sites, uint16_t qtype,
+                    double lat, double lon, struct geo_choice *out);

@@ -1,0 +1,107 @@
+/*
+ * The served zones.  We serve a handful of zones, so a small array scanned
+ * from the longest apex down is both simple and fast.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "core/wire/dname.h"
+#include "core/zone/zone.h"
+#include "core/zone/zone_table.h"
+
+struct zone_table {
+	struct zone **zones;   /* sorted by label count, longest first */
+	size_t n, cap;
+};
+
+struct zone_table *zone_table_new(void)
+{
+	return calloc(1, sizeof(struct zone_table));
+}
+
+void zone_table_free(struct zone_table *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->n; i++)
+		zone_free(t->zones[i]);
+	free(t->zones);
+	free(t);
+}
+
+static ssize_t index_of(const struct zone_table *t, const uint8_t *apex)
+{
+	size_t len = dname_len(apex);
+	for (size_t i = 0; i < t->n; i++)
+		if (t->zones[i]->apex_len == len && memcmp(t->zones[i]->apex, apex, len) == 0)
+			return (ssize_t)i;
+	return -1;
+}
+
+int zone_table_add(struct zone_table *t, struct zone *z)
+{
+	if (index_of(t, z->apex) >= 0)
+		return -EEXIST;
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 8;
+		struct zone **zones = realloc(t->zones, cap * sizeof(*zones));
+		if (!zones)
+			return -ENOMEM;
+		t->zones = zones;
+		t->cap = cap;
+	}
+	int labels = dname_label_count(z->apex);
+	size_t at = t->n;
+	while (at > 0 && dname_label_count(t->zones[at - 1]->apex) < labels) {
+		t->zones[at] = t->zones[at - 1];
+		at--;
+	}
+	t->zones[at] = z;
+	t->n++;
+	return 0;
+}
+
+int zone_table_replace(struct zone_table *t, struct zone *z)
+{
+	ssize_t i = index_of(t, z->apex);
+	if (i < 0)
+		return zone_table_add(t, z);
+	struct zone *old = t->zones[i];
+	t->zones[i] = z;
+	/* Single-threaded: no query is in flight, the old snapshot can go. */
+	zone_free(old);
+	return 0;
+}
+
+const struct zone *zone_table_find(const struct zone_table *t, const uint8_t *name)
+{
+	int labels = dname_label_count(name);
+	for (size_t i = 0; i < t->n; i++) {
+		const struct zone *z = t->zones[i];
+		int zl = dname_label_count(z->apex);
+		if (zl > labels)
+			continue;
+		const uint8_t *suffix = dname_skip_labels(name, labels - zl);
+		if ((size_t)z->apex_len == dname_len(suffix) && memcmp(suffix, z->apex, z->apex_len) == 0)
+			return z;
+	}
+	return NULL;
+}
+
+const struct zone *zone_table_get(const struct zone_table *t, const uint8_t *apex)
+{
+	ssize_t i = index_of(t, apex);
+	return i < 0 ? NULL : t->zones[i];
+}
+
+size_t zone_table_count(const struct zone_table *t)
+{
+	return t->n;
+}
+
+const struct zone *zone_table_at(const struct zone_table *t, size_t i)
+{
+	return i < t->n ? t->zones[i] : NULL;
+}
