@@ -11,6 +11,10 @@ static int parse_ecs(struct edns_ecs *ecs, const uint8_t *p, uint16_t len)
 		return -EBADMSG;
 	uint16_t family = wire_get_u16(p);
 	uint8_t source = p[2], scope = p[3];
+	/* RFC 7871 6: SCOPE PREFIX-LENGTH MUST be 0 in queries; BIND answers
+	 * FORMERR when it is not, and so do we. */
+	if (scope != 0)
+		return -EBADMSG;
 	size_t max_bits;
 	if (family == 1)
 		max_bits = 32;
@@ -34,7 +38,7 @@ static int parse_ecs(struct edns_ecs *ecs, const uint8_t *p, uint16_t len)
 	ecs->present = true;
 	ecs->family = family;
 	ecs->source_prefix = source;
-	ecs->scope_prefix = scope;
+	ecs->scope_prefix = 0;
 	return 0;
 }
 
@@ -50,21 +54,33 @@ int edns_parse_options(struct edns *e, const uint8_t *rdata, uint16_t rdlen)
 		if (len > rdlen - pos)
 			return -EBADMSG;
 		const uint8_t *p = rdata + pos;
+		/*
+		 * A malformed option inside a well-framed OPT is noted and
+		 * dropped (not echoed), and the walk goes on: the message is
+		 * answered FORMERR, but with an OPT (RFC 6891 7).
+		 */
 		if (code == EDNS_OPT_ECS) {
-			if (e->ecs.present)
-				return -EBADMSG;   /* more than one ECS option */
-			int err = parse_ecs(&e->ecs, p, len);
-			if (err)
-				return err;
+			if (e->ecs.present || parse_ecs(&e->ecs, p, len) < 0) {
+				/* more than one ECS option, or a malformed one */
+				memset(&e->ecs, 0, sizeof(e->ecs));
+				e->bad_option = true;
+			}
 		} else if (code == EDNS_OPT_COOKIE) {
 			/* Client cookie 8 bytes, optional server cookie 8..32 bytes. */
-			if (len != 8 && (len < 16 || len > 40))
-				return -EBADMSG;
-			e->cookie_present = true;
-			e->cookie_len = (uint8_t)len;
-			memcpy(e->cookie, p, len);
+			if (len != 8 && (len < 16 || len > 40)) {
+				e->bad_option = true;
+			} else {
+				e->cookie_present = true;
+				e->cookie_len = (uint8_t)len;
+				memcpy(e->cookie, p, len);
+			}
 		}
 		pos += len;
+	}
+	if (e->bad_option) {
+		memset(&e->ecs, 0, sizeof(e->ecs));
+		e->cookie_present = false;
+		e->cookie_len = 0;
 	}
 	return 0;
 }

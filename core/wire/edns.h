@@ -14,7 +14,7 @@ struct edns_ecs {
 	bool present;
 	uint16_t family;        /* 1 = IPv4, 2 = IPv6 */
 	uint8_t source_prefix;
-	uint8_t scope_prefix;   /* as received (must be 0 in queries) */
+	uint8_t scope_prefix;   /* always 0: a query with another is malformed (RFC 7871 6) */
 	uint8_t addr[16];       /* zero-filled past the prefix */
 };
 
@@ -27,11 +27,17 @@ struct edns {
 	bool cookie_present;
 	uint8_t cookie_len;
 	uint8_t cookie[40];
+	/* A known option (ECS, COOKIE) was malformed: the query gets FORMERR
+	 * with an OPT that echoes neither option (ecs and cookie are cleared). */
+	bool bad_option;
 };
 
 /*
- * Parses OPT rdata (the options).  Returns 0, or -EBADMSG for malformed
- * options, including malformed ECS (unknown family, source prefix longer
- * than the address, bits set beyond the prefix): RFC 7871 says FORMERR.
+ * Parses OPT rdata (the options).  Returns -EBADMSG when the options'
+ * framing is broken (a length past the end): the OPT itself is malformed.
+ * A malformed ECS (unknown family, source prefix longer than the address,
+ * bits set beyond the prefix, non-zero scope, a second ECS) or COOKIE
+ * (RFC 7873 5.2.2) returns 0 with e->bad_option set: RFC 7871 and 7873 say
+ * FORMERR, and RFC 6891 7 wants an OPT in that answer.
  */
 int edns_parse_options(struct edns *e, const uint8_t *rdata, uint16_t rdlen);

@@ -33,6 +33,8 @@ static int parse_opt(struct query *q, const uint8_t *owner_wire, uint16_t udp, u
 	return edns_parse_options(&q->edns, rdata, rdlen);
 }
 
+static int parse_body(struct query *q);
+
 int packet_parse(struct query *q)
 {
 	if (q->rx_len < 12)
@@ -48,7 +50,23 @@ int packet_parse(struct query *q)
 	q->nscount = wire_get_u16(m + 8);
 	q->arcount = wire_get_u16(m + 10);
 	q->rcode = RCODE_FORMERR;     /* until proven well formed */
+	int err = parse_body(q);
+	/*
+	 * The opcode is judged before the rest: a message with an opcode we do
+	 * not implement gets NOTIMP whatever its counts say (a DSO message has
+	 * QDCOUNT 0 and TLVs after the header, RFC 8490 5.4; unknown opcodes
+	 * likewise), not FORMERR.
+	 */
+	if (err == -EBADMSG && q->opcode != OPCODE_QUERY && q->opcode != OPCODE_UPDATE) {
+		q->rcode = RCODE_NOTIMP;
+		return -EOPNOTSUPP;
+	}
+	return err;
+}
 
+static int parse_body(struct query *q)
+{
+	const uint8_t *m = q->rx;
 	size_t pos = 12;
 	if (q->qdcount != 1)
 		return -EBADMSG;
@@ -92,6 +110,10 @@ int packet_parse(struct query *q)
 	if (pos != q->rx_len)
 		return -EBADMSG;          /* trailing bytes after the last record */
 	q->edns_ok = q->edns.present;
+	/* A malformed ECS or COOKIE in a well-formed OPT: FORMERR, with an
+	 * OPT in the answer (RFC 6891 7), echoing neither option. */
+	if (q->edns.bad_option)
+		return -EBADMSG;
 	q->rcode = RCODE_NOERROR;
 	return 0;
 }

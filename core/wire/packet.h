@@ -52,8 +52,12 @@ struct answer_plan {
 /*
  * Returns 0 when the message is a well-formed query, -EBADMSG when it is
  * malformed (q->rcode = FORMERR; a response can still be written if the
- * header parsed), or -EINVAL when it must be dropped silently (shorter
- * than a header, or a response: QR=1).
+ * header parsed; q->edns_ok when the OPT was well formed and only an
+ * option in it was not, so the FORMERR carries an OPT, RFC 6891 7),
+ * -EOPNOTSUPP for a message with an opcode other than QUERY and UPDATE that
+ * does not parse as a query (q->rcode = NOTIMP: the opcode is judged first,
+ * RFC 8490 5.4), or -EINVAL when it must be dropped silently (shorter than
+ * a header, or a response: QR=1).
  */
 int packet_parse(struct query *q);
 /* Writes a response with the plan's sections. */

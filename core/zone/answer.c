@@ -270,7 +270,7 @@ void answer_resolve(const struct query *q, struct answer_env *env, struct answer
 			add_nsec(plan, node, dnssec);
 			return;
 		}
-		if (qtype == RR_RRSIG && dnssec) {
+		if (qtype == RR_RRSIG && z->signed_zone) {
 			for (uint16_t i = 0; i < node->rrset_count; i++) {
 				const struct rrset *s = &node->rrsets[i];
 				if (!s->sig.len || plan->an.n == PLAN_SECTION_MAX)
@@ -281,15 +281,16 @@ void answer_resolve(const struct query *q, struct answer_env *env, struct answer
 			if (plan->an.n)
 				return;
 		}
+		/*
+		 * An explicit query for NSEC (or RRSIG, above) is answered
+		 * whether or not DO is set (RFC 3225 3: these types are left out
+		 * only when not asked for); the NSEC's own RRSIG only with DO.
+		 */
 		const struct rrset *s = zone_node_rrset(node, qtype);
-		if (s && qtype != RR_NSEC) {
+		if (s) {
 			add(&plan->an, node->name, s, s->ttl, dnssec);
 			if (chain == 0 || qtype != RR_NS)
 				add_additional(plan, z, s, dnssec);
-			return;
-		}
-		if (s && qtype == RR_NSEC && dnssec) {
-			add(&plan->an, node->name, s, s->ttl, true);
 			return;
 		}
 		const struct rrset *cname = zone_node_rrset(node, RR_CNAME);
@@ -358,6 +359,11 @@ void answer_handle(void *envp, struct query *q)
 		if (size > env->udp_max_size)
 			size = env->udp_max_size;
 		q->max_size = size;
+	}
+	if (err == -EOPNOTSUPP) {
+		q->rcode = RCODE_NOTIMP;
+		packet_write_error(q);
+		return;
 	}
 	if (err) {
 		env->formerr++;
