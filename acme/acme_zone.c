@@ -77,9 +77,10 @@ static void errf(char err[256], const char *fmt, ...)
 	va_end(ap);
 }
 
-static uint64_t now_s(void)
+/* The loop's clock (a test may step it), the system clock without a loop. */
+static uint64_t now_s(const struct acme *a)
 {
-	return (uint64_t)time(NULL);
+	return (uint64_t)loop_wall_s(a->l);
 }
 
 static struct acme_zone *find_zone(const struct acme *a, const uint8_t *apex)
@@ -272,7 +273,7 @@ static void purge_timer(struct loop *l, void *arg)
 	struct acme_zone *az = arg;
 	(void)l;
 	az->purge_timer = 0;
-	int ret = purge_zone(az, (int64_t)now_s());
+	int ret = purge_zone(az, (int64_t)now_s(az->a));
 	if (ret < 0)
 		log_error("%s: stale purge failed (%s); retrying later", az->name, strerror(-ret));
 	schedule_purge(az);
@@ -483,7 +484,7 @@ static void signed_query(struct acme *a, struct query *q, const struct reply_tsi
 static int handle(void *ctx, struct query *q)
 {
 	struct acme *a = ctx;
-	uint64_t now = now_s();
+	uint64_t now = now_s(a);
 	struct tsig_rr t;
 	struct reply_tsig r = { NULL, NULL, TSIG_NOERROR, now };
 	q->tx_len = 0;
@@ -623,7 +624,7 @@ static int seed(struct acme_zone *az, const struct config_zone *zc, struct zone 
 		ret = -EINVAL;
 		goto out;
 	}
-	ret = seed_commit(az->db, &cl, az->apex, zc->zone_path, (int64_t)now_s());
+	ret = seed_commit(az->db, &cl, az->apex, zc->zone_path, (int64_t)now_s(az->a));
 	if (ret < 0) {
 		errf(err, "%s: cannot write the seeded records", az->journal_path);
 		zone_free(*z);

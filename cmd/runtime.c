@@ -53,8 +53,14 @@ static bool same_file(const struct stat *a, const struct stat *b)
 	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
 }
 
+/* Signatures take their times from the loop's clock (a test may step it). */
+static uint64_t loop_clock(void *arg)
+{
+	return (uint64_t)loop_wall_s(arg);
+}
+
 static struct signer *signer_acquire(const struct config *c, const struct config_zone *zc,
-                                     char err[256])
+                                     struct loop *loop, char err[256])
 {
 	const char *key_path = zc->keys[0].key_path;
 	struct stat st;
@@ -77,6 +83,8 @@ static struct signer *signer_acquire(const struct config *c, const struct config
 		return NULL;
 	}
 	sl->signer = signer_new(zc->zone, key_path, c, zc->publish_cds, err);
+	if (sl->signer && loop)
+		signer_set_clock(sl->signer, loop_clock, loop);
 	sl->zone = strdup(zc->zone);
 	sl->key_path = strdup(key_path);
 	if (!sl->signer || !sl->zone || !sl->key_path) {
@@ -134,8 +142,7 @@ static void schedule_resign(struct generation *g)
 static void resign_check(struct loop *l, void *arg)
 {
 	struct generation *g = arg;
-	(void)l;
-	uint64_t now = (uint64_t)time(NULL);
+	uint64_t now = (uint64_t)loop_wall_s(l);
 	for (size_t i = 0; i < g->cfg->n_zones; i++) {
 		const struct config_zone *zc = &g->cfg->zones[i];
 		if (!g->signers[i])
@@ -155,7 +162,8 @@ static void resign_check(struct loop *l, void *arg)
 		}
 		struct diag d;
 		diag_init(&d);
-		struct zone *nz = zone_load_static(g->cfg, zc, g->sites, signer_hook(g->signers[i]), &d);
+		/* From the snapshot in memory: only SIGHUP reads zone files. */
+		struct zone *nz = zone_load_resign(g->cfg, zc, z, g->sites, signer_hook(g->signers[i]), &d);
 		if (nz)
 			zone_table_replace(g->zones, nz);
 		else
@@ -210,7 +218,7 @@ struct generation *generation_new(const char *path, struct loop *loop,
 	for (size_t i = 0; i < c->n_zones; i++) {
 		const struct config_zone *zc = &c->zones[i];
 		if (zc->n_keys > 0) {
-			g->signers[i] = signer_acquire(c, zc, err);
+			g->signers[i] = signer_acquire(c, zc, loop, err);
 			if (!g->signers[i]) {
 				diag_add(d, c->path, zc->keys[0].pos.line, zc->keys[0].pos.col, "%s", err);
 				continue;

@@ -91,6 +91,46 @@ static void on_reload(struct loop *l, void *arg)
 	log_info("reloaded: %zu zones", zone_table_count(g->zones));
 }
 
+/*
+ * The test clock (tests only; doc/testing.md).  With GEOACME_TEST_CLOCK_FILE
+ * set, that file holds a whole number of seconds, possibly negative, by
+ * which the loop's clock (core/net/loop.h: timers, health checks, RRSIG
+ * times, record ages, TSIG time) runs ahead of the system's.  It is read
+ * at start and again on SIGUSR2, so a test steps time by writing the file
+ * and sending the signal: hours of re-signing and purging happen in one
+ * loop iteration, with no sleep and no wall-clock assertion.  Without the
+ * variable nothing is read and SIGUSR2 keeps its default action.
+ */
+#define TEST_CLOCK_ENV "GEOACME_TEST_CLOCK_FILE"
+
+static int read_test_clock(struct loop *l, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		log_error("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	long long secs;
+	char extra;
+	int n = fscanf(f, "%lld %c", &secs, &extra);
+	fclose(f);
+	if (n != 1 || secs < -(1LL << 40) || secs > (1LL << 40)) {
+		log_error("%s:1:1: expected a whole number of seconds", path);
+		return -1;
+	}
+	loop_set_clock_offset(l, (int64_t)secs * 1000);
+	log_info("test clock: %lld s ahead of the system clock", secs);
+	return 0;
+}
+
+static void on_test_clock(struct loop *l, void *arg)
+{
+	(void)arg;
+	const char *path = getenv(TEST_CLOCK_ENV);
+	if (path && read_test_clock(l, path) < 0)
+		log_error("test clock unchanged");
+}
+
 static int drop_privileges(const char *user, const char *group)
 {
 	struct passwd *pw = getpwnam(user);
@@ -182,11 +222,24 @@ int cmd_serve(int argc, char **argv)
 		config_free(boot);
 		return EXIT_RUNTIME;
 	}
-	const char *addrs[64];
+	const char *test_clock = getenv(TEST_CLOCK_ENV);
+	if (test_clock && read_test_clock(s.loop, test_clock) < 0) {
+		loop_free(s.loop);
+		config_free(boot);
+		return EXIT_CONFIG;
+	}
+	/* Every configured address, however many. */
+	const char **addrs = calloc(boot->n_listen_ipv4 + boot->n_listen_ipv6 + 1, sizeof(*addrs));
+	if (!addrs) {
+		log_error("out of memory");
+		loop_free(s.loop);
+		config_free(boot);
+		return EXIT_RUNTIME;
+	}
 	size_t n_addrs = 0;
-	for (size_t i = 0; i < boot->n_listen_ipv4 && n_addrs < 64; i++)
+	for (size_t i = 0; i < boot->n_listen_ipv4; i++)
 		addrs[n_addrs++] = boot->listen_addrs_ipv4[i];
-	for (size_t i = 0; i < boot->n_listen_ipv6 && n_addrs < 64; i++)
+	for (size_t i = 0; i < boot->n_listen_ipv6; i++)
 		addrs[n_addrs++] = boot->listen_addrs_ipv6[i];
 	struct net_config nc = {
 		.addrs = addrs,
@@ -213,9 +266,25 @@ int cmd_serve(int argc, char **argv)
 		goto out;
 	}
 	net_set_handler(s.net, answer_handle, &s.gen->env);
-	loop_add_signal(s.loop, SIGTERM, on_stop, &s);
-	loop_add_signal(s.loop, SIGINT, on_stop, &s);
-	loop_add_signal(s.loop, SIGHUP, on_reload, &s);
+	/*
+	 * Without these the daemon could not be stopped or reloaded (the
+	 * signals are blocked before the signalfd is made): refuse to start.
+	 */
+	const struct { int signo; loop_timer_fn fn; const char *name; } sigs[] = {
+		{ SIGTERM, on_stop, "SIGTERM" },
+		{ SIGINT, on_stop, "SIGINT" },
+		{ SIGHUP, on_reload, "SIGHUP" },
+		{ SIGUSR2, on_test_clock, "SIGUSR2" },
+	};
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		if (sigs[i].signo == SIGUSR2 && !test_clock)
+			continue;
+		int src = loop_add_signal(s.loop, sigs[i].signo, sigs[i].fn, &s);
+		if (src < 0) {
+			log_error("cannot handle %s: %s", sigs[i].name, strerror(-src));
+			goto out;
+		}
+	}
 	signal(SIGPIPE, SIG_IGN);
 	if (boot->pid_file)
 		write_pid_file(boot->pid_file);
@@ -226,6 +295,7 @@ int cmd_serve(int argc, char **argv)
 out:
 	diag_clear(&d);
 	net_free(s.net);
+	free(addrs);
 	generation_free(s.gen);
 	loop_free(s.loop);
 	config_free(boot);

@@ -104,6 +104,7 @@ static void finish(struct site_check *sc, bool ok, const char *reason)
 	if (ok) {
 		sc->fail_run = 0;
 		sc->ok_run++;
+		log_debug("health: site %s: check passed", sc->name);
 		if (!alive && sc->ok_run >= sc->rise) {
 			log_info("health: site %s is up: %u consecutive checks passed", sc->name,
 			         sc->ok_run);

@@ -46,7 +46,8 @@ struct loop_sig {
 struct loop {
 	int epfd;
 	bool stop;
-	uint64_t now_ms;
+	uint64_t now_ms;             /* monotonic + offset_ms, once per iteration */
+	int64_t offset_ms;           /* the test clock's step (loop_set_clock_offset) */
 
 	struct loop_reg *regs;
 	size_t n_regs;          /* table size (highest fd + 1, rounded up) */
@@ -61,11 +62,24 @@ struct loop {
 	struct loop_sig sigs[LOOP_NSIG];
 };
 
-static uint64_t clock_ms(void)
+static uint64_t clock_ms(const struct loop *l)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	uint64_t ms = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	/* Never before the start of the monotonic clock, whatever the offset. */
+	if (l->offset_ms < 0 && (uint64_t)-l->offset_ms > ms)
+		return 0;
+	return ms + (uint64_t)l->offset_ms;
+}
+
+/* Monotonic even when the offset steps back: time then stands still
+ * until the clock catches up. */
+static void update_now(struct loop *l)
+{
+	uint64_t now = clock_ms(l);
+	if (now > l->now_ms)
+		l->now_ms = now;
 }
 
 struct loop *loop_new(char err[256])
@@ -79,7 +93,7 @@ struct loop *loop_new(char err[256])
 	sigemptyset(&l->sigmask);
 	l->next_timer_id = 1;
 	l->next_gen = 1;
-	l->now_ms = clock_ms();
+	update_now(l);
 	l->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (l->epfd < 0) {
 		snprintf(err, 256, "epoll_create1: %s", strerror(errno));
@@ -345,6 +359,26 @@ uint64_t loop_now_ms(const struct loop *l)
 	return l->now_ms;
 }
 
+int64_t loop_wall_s(const struct loop *l)
+{
+	int64_t off = l ? l->offset_ms : 0;
+	/* time() is a vDSO read: no syscall. */
+	return (int64_t)time(NULL) + off / 1000;
+}
+
+void loop_set_clock_offset(struct loop *l, int64_t offset_ms)
+{
+	l->offset_ms = offset_ms;
+	/* The new time holds from now on: timers it made due run at the end
+	 * of this iteration, and delays added from here count from it. */
+	update_now(l);
+}
+
+int64_t loop_clock_offset(const struct loop *l)
+{
+	return l->offset_ms;
+}
+
 void loop_stop(struct loop *l)
 {
 	l->stop = true;
@@ -378,7 +412,7 @@ int loop_run(struct loop *l)
 {
 	struct epoll_event evs[LOOP_BATCH];
 	l->stop = false;
-	l->now_ms = clock_ms();
+	update_now(l);
 	while (!l->stop) {
 		int n = epoll_wait(l->epfd, evs, LOOP_BATCH, next_timeout(l));
 		if (n < 0) {
@@ -386,7 +420,7 @@ int loop_run(struct loop *l)
 				continue;
 			return -errno;
 		}
-		l->now_ms = clock_ms();
+		update_now(l);
 		for (int i = 0; i < n && !l->stop; i++)
 			dispatch(l, &evs[i]);
 		run_timers(l);

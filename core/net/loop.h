@@ -47,8 +47,24 @@ void loop_timer_cancel(struct loop *l, int64_t id);
  */
 int loop_add_signal(struct loop *l, int signo, loop_timer_fn fn, void *arg);
 
-/* Monotonic milliseconds, cached once per loop iteration. */
+/*
+ * The one clock for everything driven by time (timers, health checks,
+ * signature refresh, stale-record purge, TSIG time checks).
+ *
+ * loop_now_ms: monotonic milliseconds, cached once per loop iteration.
+ * loop_wall_s: unix seconds (for RRSIG times and record ages); `l` may be
+ * NULL (the system clock).  Both are the system clocks plus the loop's
+ * clock offset, which is 0 unless a test sets one: loop_set_clock_offset()
+ * steps both clocks at once, and timers that the step makes due run at the
+ * end of the current iteration (or at once, if called before loop_run).
+ * That is how tests drive re-signing, purging and health checks through
+ * hours of time without waiting for them (`geoacme serve` exposes it only
+ * under GEOACME_TEST_CLOCK_FILE, see cmd/serve.c).
+ */
 uint64_t loop_now_ms(const struct loop *l);
+int64_t loop_wall_s(const struct loop *l);
+void loop_set_clock_offset(struct loop *l, int64_t offset_ms);
+int64_t loop_clock_offset(const struct loop *l);
 
 /* Runs until loop_stop().  Returns 0, or a negative errno when epoll fails. */
 int loop_run(struct loop *l);

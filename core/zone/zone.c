@@ -672,6 +672,29 @@ const struct zone_node *zone_nsec_covering(const struct zone *z, const uint8_t *
 	return lo ? z->nsec_order[lo - 1] : z->nsec_order[z->nsec_count - 1];
 }
 
+int zone_copy_loaded(const struct zone *z, struct zone_builder *b)
+{
+	for (uint32_t h = 0; h <= z->bucket_mask; h++) {
+		for (const struct zone_node *n = z->buckets[h]; n; n = n->hash_next) {
+			for (uint16_t i = 0; i < n->rrset_count; i++) {
+				const struct rrset *s = &n->rrsets[i];
+				/* Made by the signer at every build (zone files may not
+				 * hold them: zone_file.c refuses them). */
+				if (s->type == RR_DNSKEY || s->type == RR_CDS || s->type == RR_CDNSKEY ||
+				    s->type == RR_NSEC)
+					continue;
+				for (uint16_t k = 0; k < s->count; k++) {
+					int rc = zone_builder_add(b, n->name, s->type, s->ttl, s->rr[k].data,
+					                          s->rr[k].len);
+					if (rc < 0)
+						return rc;
+				}
+			}
+		}
+	}
+	return 0;
+}
+
 void zone_free(struct zone *z)
 {
 	if (z)

@@ -83,6 +83,15 @@ void zone_free(struct zone *z);   /* NULL-safe */
 
 struct zone_builder;
 
+/*
+ * Adds the snapshot's own records to a builder: every RRset but those a
+ * signer makes at each build (DNSKEY, CDS, CDNSKEY, NSEC; signatures are
+ * not records here), and not the geo answer sets (geo names come from the
+ * configuration).  So a snapshot is re-signed from memory, never by reading
+ * its zone file again.  Returns 0 or a negative errno.
+ */
+int zone_copy_loaded(const struct zone *z, struct zone_builder *b);
+
 struct zone_builder *zone_builder_new(const uint8_t *apex);
 void zone_builder_free(struct zone_builder *b);   /* NULL-safe; after finish too */
 /* The arena the finished zone will own; hooks allocate signatures here. */

@@ -99,3 +99,25 @@ struct zone *zone_load_static(const struct config *c, const struct config_zone *
 	}
 	return zone_builder_finish(b, signer, file, d);
 }
+
+struct zone *zone_load_resign(const struct config *c, const struct config_zone *zc,
+                              const struct zone *cur, const struct geo_sites *sites,
+                              const struct zone_signer *signer, struct diag *d)
+{
+	struct zone_builder *b = zone_builder_new(cur->apex);
+	if (!b) {
+		diag_add(d, c->path, zc->pos.line, zc->pos.col, "out of memory");
+		return NULL;
+	}
+	int rc = zone_copy_loaded(cur, b);
+	if (rc < 0) {
+		diag_add(d, c->path, zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, strerror(-rc));
+		zone_builder_free(b);
+		return NULL;
+	}
+	if (zone_load_geo(b, c, zc, sites, d) < 0) {
+		zone_builder_free(b);
+		return NULL;
+	}
+	return zone_builder_finish(b, signer, zc->file ? zc->file : zc->zone_path, d);
+}

@@ -18,6 +18,16 @@ struct zone *zone_load_static(const struct config *c, const struct config_zone *
                               struct diag *d);
 
 /*
+ * The same zone built again from its current snapshot `cur` (records as
+ * loaded, geo names from the configuration) and signed anew: what the
+ * re-sign timer does.  Reads no file, so an edited or half-written zone
+ * file on disk changes nothing until a reload (SIGHUP).
+ */
+struct zone *zone_load_resign(const struct config *c, const struct config_zone *zc,
+                              const struct zone *cur, const struct geo_sites *sites,
+                              const struct zone_signer *signer, struct diag *d);
+
+/*
  * Adds the zone's geo names to a builder (also used for zones whose other
  * records come from elsewhere).  Returns 0 or -EINVAL with problems in d.
  */

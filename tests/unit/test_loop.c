@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/net/loop.h"
@@ -331,8 +332,74 @@ static void test_stop_restart(void)
 	loop_free(l);
 }
 
+struct stamp {
+	int fired;
+	int64_t wall;
+	uint64_t mono;
+};
+
+static void stamp_cb(struct loop *l, void *arg)
+{
+	struct stamp *st = arg;
+	st->fired++;
+	st->wall = loop_wall_s(l);
+	st->mono = loop_now_ms(l);
+	loop_stop(l);
+}
+
+/* The test clock: one step moves both clocks and runs what became due. */
+static void test_clock_offset(void)
+{
+	char err[256];
+	struct loop *l = loop_new(err);
+	ok(l != NULL, "loop_new");
+	int64_t sys0 = (int64_t)time(NULL);
+	ok(loop_wall_s(NULL) - sys0 <= 1, "loop_wall_s(NULL) is the system clock");
+	ok(loop_wall_s(l) - sys0 <= 1, "offset 0: the system clock");
+	uint64_t mono0 = loop_now_ms(l);
+
+	struct stamp hour = { 0 }, later = { 0 };
+	int g = 0;
+	ok(loop_timer_add(l, 3600 * 1000, stamp_cb, &hour) > 0, "a timer an hour away");
+	loop_set_clock_offset(l, 3600 * 1000);
+	is_int(loop_clock_offset(l), 3600 * 1000, "offset kept");
+	ok(loop_now_ms(l) - mono0 >= 3600 * 1000, "monotonic clock stepped an hour");
+	int64_t d = loop_wall_s(l) - sys0;
+	ok(d >= 3600 && d <= 3601, "wall clock stepped an hour (%lld s)", (long long)d);
+	int64_t gid = guard(l, &g);
+	is_int(loop_run(l), 0, "loop_run");
+	is_int(hour.fired, 1, "the hour timer fired on the first iteration");
+	is_int(g, 0, "before the guard (2 s of real time)");
+	ok(hour.wall - sys0 >= 3600, "its callback saw the stepped wall clock");
+	loop_timer_cancel(l, gid);
+
+	/* Delays count from the stepped time: not due until the next step. */
+	ok(loop_timer_add(l, 600 * 1000, stamp_cb, &later) > 0, "a timer ten minutes away");
+	g = 0;
+	loop_set_clock_offset(l, 3600 * 1000 + 300 * 1000);
+	gid = guard(l, &g);   /* after the step, or the step makes it due first */
+	is_int(loop_run(l), 0, "loop_run");
+	is_int(later.fired, 0, "five minutes on: not yet");
+	is_int(g, 1, "the guard stopped the loop");
+	g = 0;
+	loop_set_clock_offset(l, 3600 * 1000 + 600 * 1000);
+	gid = guard(l, &g);
+	is_int(loop_run(l), 0, "loop_run");
+	is_int(later.fired, 1, "ten minutes on: fired");
+	is_int(g, 0, "before the guard");
+	loop_timer_cancel(l, gid);
+
+	/* Stepping back never makes the monotonic clock run backwards. */
+	uint64_t before = loop_now_ms(l);
+	loop_set_clock_offset(l, 0);
+	ok(loop_now_ms(l) >= before, "monotonic after a step back");
+	ok(loop_wall_s(l) - sys0 <= 2, "the wall clock follows the offset back");
+	loop_free(l);
+}
+
 int main(void)
 {
+	test_clock_offset();
 	test_timer_order();
 	test_timer_cancel();
 	test_timer_no_starve();

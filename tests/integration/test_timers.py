@@ -1,0 +1,408 @@
+"""The timer paths driven by the test clock, not by waiting: re-signing (from
+the snapshot in memory, never from the zone file on disk), the ACME zone's
+stale-TXT purge, and health-check rise/fall.
+
+The server runs with GEOACME_TEST_CLOCK_FILE (cmd/serve.c): the file holds
+how many seconds the server's clock runs ahead, re-read on SIGUSR2.  A test
+steps days forward in one loop iteration and then asserts the answers; no
+assertion depends on how long anything took.
+"""
+import base64
+import os
+import re
+import signal
+import socket
+import struct
+import threading
+import time
+import unittest
+
+import dns.dnssec
+import dns.flags
+import dns.message
+import dns.name
+import dns.query
+import dns.rcode
+import dns.rdatatype
+import dns.tsig
+import dns.update
+
+from harness import BASE_CONFIG, Server, make_key, make_mmdb, main, rrs
+
+
+class Clock:
+    """The server's test clock: advance() steps it and waits until applied."""
+
+    def __init__(self, server):
+        self.server = server
+        self.offset = 0
+        self.path = server.path("clock")
+        self._write()
+
+    def _write(self):
+        with open(self.path, "w") as f:
+            f.write("%d\n" % self.offset)
+
+    def advance(self, seconds):
+        self.offset += seconds
+        self._write()
+        self.server.send_signal(signal.SIGUSR2)
+        self.server.wait_log(r"test clock: %d s ahead of the system clock" % self.offset)
+
+    def now(self):
+        return int(time.time()) + self.offset
+
+
+def start_with_clock(server):
+    clock = Clock(server)
+    os.environ["GEOACME_TEST_CLOCK_FILE"] = clock.path
+    try:
+        server.start()
+    finally:
+        del os.environ["GEOACME_TEST_CLOCK_FILE"]
+    return clock
+
+
+def count(pattern, text):
+    return len(re.findall(pattern, text))
+
+
+ZONE = """$ORIGIN example.com.
+$TTL 3600
+@       IN SOA  ns1.example.com. hostmaster.example.com. 1 7200 3600 1209600 300
+@       IN NS   ns1.example.com.
+ns1     IN A    192.0.2.53
+"""
+
+EDITED = ZONE.replace(" 1 7200 ", " 2 7200 ") + "new     IN A    192.0.2.77\n"
+
+SIGNED = """
+[dnssec]
+signature_validity = "2d"
+signature_inception = "1h"
+signature_refresh = "1d"
+
+[[zones]]
+zone = "example.com"
+zone_type = "Primary"
+file = "example.com.zone"
+[[zones.keys]]
+algorithm = "ECDSAP256SHA256"
+key_path = "example.com.pem"
+"""
+
+DAY = 86400
+
+
+class Resign(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server(BASE_CONFIG + SIGNED, {"example.com.zone": ZONE})
+        make_key(cls.server.path("example.com.pem"))
+        cls.clock = start_with_clock(cls.server)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.cleanup()
+
+    def signed(self, name, rdtype):
+        r = self.server.query(name, rdtype, dnssec=True)
+        self.assertEqual(dns.rcode.to_text(r.rcode()), "NOERROR")
+        data = r.find_rrset(r.answer, dns.name.from_text(name), dns.rdataclass.IN,
+                            dns.rdatatype.from_text(rdtype))
+        sig = r.find_rrset(r.answer, dns.name.from_text(name), dns.rdataclass.IN,
+                           dns.rdatatype.RRSIG, dns.rdatatype.from_text(rdtype))
+        return data, sig
+
+    def validate(self, name, rdtype):
+        """The RRset validates against the DNSKEY at the server's (stepped) time."""
+        keys, _ = self.signed("example.com.", "DNSKEY")
+        data, sig = self.signed(name, rdtype)
+        dns.dnssec.validate(data, sig, {dns.name.from_text("example.com."): keys},
+                            now=self.clock.now())
+        return sig[0]
+
+    def test_resign_from_memory_not_disk(self):
+        log = self.server.log_since_start
+        soa0 = self.validate("example.com.", "SOA")
+        dnskey0 = self.validate("example.com.", "DNSKEY")
+        self.assertEqual(soa0.expiration - soa0.inception, 2 * DAY + 3600)
+
+        # The zone file changes on disk; nothing reloads it.
+        self.server.write("example.com.zone", EDITED)
+
+        # Half a day on: nothing is due yet, the same signatures stay.
+        self.clock.advance(DAY // 2)
+        self.assertEqual(self.signed("example.com.", "SOA")[1][0], soa0)
+        self.assertEqual(count(r"re-signing", log()), 0)
+
+        # Past the refresh point (validity 2d - refresh 1d): re-signed.
+        self.clock.advance(DAY // 2 + 3600)
+        self.server.wait_log(r"example.com: signatures reach their refresh point; re-signing")
+        soa1 = self.validate("example.com.", "SOA")
+        dnskey1 = self.validate("example.com.", "DNSKEY")
+        ns1 = self.validate("ns1.example.com.", "A")
+        for old, new in ((soa0, soa1), (dnskey0, dnskey1)):
+            # Inception and expiration moved with the clock (a day and an hour).
+            self.assertAlmostEqual(new.inception - old.inception, DAY + 3600, delta=5)
+            self.assertAlmostEqual(new.expiration - old.expiration, DAY + 3600, delta=5)
+        self.assertAlmostEqual(ns1.expiration, self.clock.now() + 2 * DAY, delta=5)
+        # ... from the snapshot: the edited file on disk is not served.
+        r = self.server.query("example.com.", "SOA", dnssec=True)
+        self.assertEqual(r.answer[0][0].serial, 1)
+        self.assertEqual(dns.rcode.to_text(self.server.query("new.example.com.", "A").rcode()),
+                         "NXDOMAIN")
+        self.assertNotIn("re-signing failed", log())
+
+        # A half-written zone file does not stop re-signing either.
+        self.server.write("example.com.zone", EDITED[:len(EDITED) // 2])
+        self.clock.advance(DAY + 60)
+        self.server.wait_log(r"(?s)(refresh point; re-signing.*){2}", timeout=10)
+        soa2 = self.validate("example.com.", "SOA")
+        self.assertAlmostEqual(soa2.expiration - soa1.expiration, DAY + 60, delta=5)
+        self.assertEqual(self.server.query("example.com.", "SOA").answer[0][0].serial, 1)
+        self.assertNotIn("re-signing failed", log())
+
+        # Only SIGHUP reads the disk: the broken file is refused, the whole
+        # edited one is served.
+        self.server.send_signal(signal.SIGHUP)
+        self.server.wait_log(r"reload failed; still serving the previous configuration")
+        self.assertEqual(self.server.query("example.com.", "SOA").answer[0][0].serial, 1)
+        self.server.write("example.com.zone", EDITED)
+        self.server.send_signal(signal.SIGHUP)
+        self.server.wait_log(r"reloaded: 1 zones")
+        self.assertEqual(self.server.query("example.com.", "SOA").answer[0][0].serial, 2)
+        r = self.server.query("new.example.com.", "A")
+        self.assertEqual(rrs(r, "answer"), ["new.example.com. 3600 IN A 192.0.2.77"])
+        self.validate("new.example.com.", "A")
+
+
+ACME_ZONE = """$ORIGIN acme.example.
+$TTL 300
+@       IN SOA ns1.example. hostmaster.example. 100 3600 600 86400 60
+@       IN NS  ns1.example.
+static  IN TXT "from the zone file"
+"""
+
+SECRET = b"raw-secret-bytes-as-hickory-has"
+
+ACME = """
+[[zones]]
+zone = "acme.example"
+zone_type = "Primary"
+
+[zones.stores]
+type = "sqlite"
+allow_update = true
+journal_path = "acme.sqlite"
+zone_path = "acme.zone"
+stale_txt_age = "24h"
+
+[[zones.stores.tsig_keys]]
+name = "update.acme.example."
+algorithm = "hmac-sha256"
+key_file = "update.tsig"
+"""
+
+
+class StalePurge(unittest.TestCase):
+    def setUp(self):
+        self.server = Server(BASE_CONFIG + ACME, {"acme.zone": ACME_ZONE, "update.tsig": SECRET})
+        self.clock = start_with_clock(self.server)
+
+    def tearDown(self):
+        self.server.cleanup()
+
+    def serial(self):
+        return self.server.query("acme.example.", "SOA").answer[0][0].serial
+
+    def txt(self, name):
+        r = self.server.query(name, "TXT")
+        return dns.rcode.to_text(r.rcode()), rrs(r, "answer")
+
+    def test_old_challenge_removed_and_stays_removed(self):
+        key = dns.tsig.Key("update.acme.example.", SECRET, "hmac-sha256")
+        u = dns.update.UpdateMessage("acme.example.", keyring=key)
+        u.add("_acme-challenge.acme.example.", 60, "TXT", "token")
+        r = dns.query.udp(u, "127.0.0.1", port=self.server.port, timeout=5)
+        self.assertEqual(dns.rcode.to_text(r.rcode()), "NOERROR")
+        serial = self.serial()
+        self.assertEqual(serial, 101)
+        want = ["_acme-challenge.acme.example. 60 IN TXT \"token\""]
+        self.assertEqual(self.txt("_acme-challenge.acme.example."), ("NOERROR", want))
+
+        # Twelve hours on: the purge runs (every minute) but nothing is 24 h old.
+        self.clock.advance(12 * 3600)
+        self.assertEqual(self.txt("_acme-challenge.acme.example."), ("NOERROR", want))
+        self.assertEqual(self.serial(), serial)
+        self.assertNotIn("stale TXT", self.server.log_since_start())
+
+        # A day and a bit: removed, with a serial bump; the zone file's TXT stays.
+        self.clock.advance(12 * 3600 + 120)
+        self.server.wait_log(r"acme.example.: removed 1 stale TXT records \(older than 86400 s\), "
+                             r"serial 102")
+        self.assertEqual(self.txt("_acme-challenge.acme.example."), ("NXDOMAIN", []))
+        self.assertEqual(self.serial(), serial + 1)
+        self.assertEqual(self.txt("static.acme.example."),
+                         ("NOERROR", ['static.acme.example. 300 IN TXT "from the zone file"']))
+
+        # It was committed: a restart (clock back to the system's) keeps it gone.
+        self.assertEqual(self.server.stop(), 0)
+        self.server.start()
+        self.assertEqual(self.txt("_acme-challenge.acme.example."), ("NXDOMAIN", []))
+        self.assertEqual(self.serial(), serial + 1)
+
+
+class Listener:
+    """A TCP listener the health checks connect to; closed = refused."""
+
+    def __init__(self, addr):
+        self.addr = addr
+        self.port = None
+        self.sock = None
+
+    def open(self):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind((self.addr, self.port or 0))
+        s.listen(16)
+        s.settimeout(0.1)
+        self.port = s.getsockname()[1]
+        self.sock = s
+        self.stopping = False
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+        return self
+
+    def _accept(self):
+        while not self.stopping:
+            try:
+                conn, _ = self.sock.accept()
+                conn.close()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+
+    def close(self):
+        if self.sock is None:
+            return
+        self.stopping = True
+        self.thread.join()
+        self.sock.close()
+        self.sock = None
+
+
+# Checked once an hour: without the test clock no second check would come
+# within the test's lifetime.
+HEALTH = """
+[[sites]]
+name = "hp"
+ipv4 = "127.0.0.10"
+latitude = 48.88
+longitude = 2.22
+[sites.health]
+port = {p1}
+interval = "1h"
+timeout = "1m"
+rise = 2
+fall = 2
+[[sites]]
+name = "hn"
+ipv4 = "127.0.0.11"
+latitude = 49.45
+longitude = 11.08
+[sites.health]
+port = {p2}
+interval = "1h"
+timeout = "1m"
+rise = 2
+fall = 2
+
+[geo]
+databases = ["city.mmdb"]
+default_location = [1.29, 103.85]
+[[zones]]
+zone = "example.com"
+file = "example.com.zone"
+[[zones.geo]]
+name = "www"
+"""
+
+GEO_ZONE = """$ORIGIN example.com.
+$TTL 3600
+@       IN SOA  ns1.example.com. hostmaster.example.com. 1 7200 3600 1209600 300
+@       IN NS   ns1.example.com.
+ns1     IN A    192.0.2.53
+"""
+
+AMSTERDAM = ("192.0.2.0", 26)
+BOTH = (3600, ["127.0.0.10", "127.0.0.11"])   # Paris, then Nuremberg (test_geo's rule)
+HN_ONLY = (120, ["127.0.0.11"])
+
+
+class HealthRiseFall(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.hp = Listener("127.0.0.10").open()
+        cls.hn = Listener("127.0.0.11").open()
+        cls.server = Server(BASE_CONFIG + HEALTH.format(p1=cls.hp.port, p2=cls.hn.port),
+                            {"example.com.zone": GEO_ZONE})
+        make_mmdb(cls.server.dir, "city")
+        cls.clock = start_with_clock(cls.server)
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            cls.server.cleanup()
+        finally:
+            cls.hp.close()
+            cls.hn.close()
+
+    def answer(self):
+        r = self.server.query("www.example.com", "A", ecs=AMSTERDAM)
+        self.assertEqual(dns.rcode.to_text(r.rcode()), "NOERROR")
+        lines = rrs(r, "answer")
+        return int(lines[0].split()[1]), [l.split()[-1] for l in lines]
+
+    def checks(self, site, what):
+        return count(r"health: site %s: check %s" % (site, what), self.server.log_since_start())
+
+    def step(self, want_passed, want_failed):
+        """One interval on; waits until that round of checks has finished."""
+        self.clock.advance(3600)
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            got = (self.checks("hp", "passed"), self.checks("hp", "failed"),
+                   self.checks("hn", "passed"))
+            if got == (want_passed, want_failed, want_passed + want_failed):
+                return
+            time.sleep(0.02)
+        self.fail("checks never reached %s/%s:\n%s" % (want_passed, want_failed,
+                                                        self.server.log_since_start()))
+
+    def test_fall_then_rise(self):
+        # The first round runs at start.
+        self.server.wait_log(r"health: site hp: check passed")
+        self.server.wait_log(r"health: site hn: check passed")
+        self.assertEqual(self.answer(), BOTH)
+
+        self.hp.close()
+        self.step(1, 1)            # one failure: fall = 2, still alive
+        self.assertEqual(self.answer(), BOTH)
+        self.assertNotIn("site hp is down", self.server.log_since_start())
+        self.step(1, 2)            # the second: down, out of the answer
+        self.server.wait_log(r"warn: health: site hp is down: .*\(2 consecutive checks failed\)")
+        self.assertEqual(self.answer(), HN_ONLY)
+
+        self.hp.open()
+        self.step(2, 2)            # one success: rise = 2, still down
+        self.assertEqual(self.answer(), HN_ONLY)
+        self.assertNotIn("site hp is up", self.server.log_since_start())
+        self.step(3, 2)            # the second: back
+        self.server.wait_log(r"info: health: site hp is up: 2 consecutive checks passed")
+        self.assertEqual(self.answer(), BOTH)
+
+
+if __name__ == "__main__":
+    main()
