@@ -57,6 +57,7 @@ struct acme_zone {
 	int64_t purge_timer;
 	struct acme_key *keys;
 	size_t n_keys;
+	bool mirror_stale;           /* rs may differ from the database: reload first */
 };
 
 struct acme {
@@ -145,9 +146,51 @@ static struct zone *build(struct acme_zone *az, char err[256])
  * Any failure leaves the database, the mirror and the served zone as they
  * were.
  */
+static int load_row(void *arg, const struct records_row *row);
+
+/*
+ * Reads the mirror again from the database, the truth: for when a change
+ * applied in memory could not be undone there (out of memory).  Until it
+ * succeeds every commit is refused.
+ */
+static int reload_mirror(struct acme_zone *az)
+{
+	struct recset *old = az->rs;
+	az->rs = recset_new();
+	int ret = az->rs ? records_load(az->db, load_row, az) : -ENOMEM;
+	if (ret < 0) {
+		recset_free(az->rs);
+		az->rs = old;
+		az->mirror_stale = true;
+		log_error("%s: cannot read the records again from %s (%s); refusing changes until it "
+		          "works", az->name, az->journal_path, strerror(-ret));
+		return ret;
+	}
+	recset_free(old);
+	az->mirror_stale = false;
+	log_warn("%s: records read again from %s", az->name, az->journal_path);
+	return 0;
+}
+
+/* Takes back a change applied to the mirror only (the database never saw it). */
+static void unapply(struct acme_zone *az, const struct change_list *cl)
+{
+	if (recset_apply(az->rs, cl, true) == 0)
+		return;
+	log_error("%s: cannot undo the change in memory", az->name);
+	reload_mirror(az);
+}
+
 static int commit(struct acme_zone *az, struct change_list *cl, uint32_t *serial)
 {
 	char err[256] = "";
+	if (az->mirror_stale) {
+		/* This change was worked out on a mirror that may be wrong:
+		 * refused (SERVFAIL, the client retries); the next one sees the
+		 * records read again. */
+		reload_mirror(az);
+		return -EIO;
+	}
 	int ret = update_bump_serial(az->rs, az->apex, cl, serial);
 	if (ret < 0) {
 		log_error("%s: cannot bump the serial: %s", az->name, strerror(-ret));
@@ -156,11 +199,13 @@ static int commit(struct acme_zone *az, struct change_list *cl, uint32_t *serial
 	ret = recset_apply(az->rs, cl, false);
 	if (ret < 0) {
 		log_error("%s: out of memory applying a change", az->name);
+		if (ret == -EIO)
+			reload_mirror(az);
 		return ret;
 	}
 	struct zone *z = build(az, err);
 	if (!z) {
-		recset_apply(az->rs, cl, true);
+		unapply(az, cl);
 		log_error("%s: the change was not applied: %s", az->name, err);
 		return -EINVAL;
 	}
@@ -173,7 +218,7 @@ static int commit(struct acme_zone *az, struct change_list *cl, uint32_t *serial
 	 */
 	ret = records_apply(az->db, cl);
 	if (ret < 0) {
-		recset_apply(az->rs, cl, true);
+		unapply(az, cl);
 		zone_free(z);
 		log_error("%s: the change was not committed to %s", az->name, az->journal_path);
 		return ret;

@@ -12,11 +12,28 @@
 #include "core/wire/dname.h"
 #include "storage/change.h"
 
+/*
+ * What one step of the last forward recset_apply() did, so that undoing it
+ * restores exactly what was there: a delete of a missing record undoes to
+ * nothing (not to an add), an add over an existing record undoes to its old
+ * TTL and age (not to a delete).
+ */
+enum undo_kind { UNDO_NOTHING, UNDO_REMOVE, UNDO_RESTORE, UNDO_READD };
+
+struct undo_step {
+	uint8_t kind;            /* enum undo_kind */
+	uint32_t ttl;            /* UNDO_RESTORE, UNDO_READD: as it was */
+	int64_t created_at;
+};
+
 struct recset {
 	struct recset_name **buckets;
 	size_t mask;             /* buckets - 1, a power of two minus one */
 	size_t nnames;
 	size_t nrecords;
+	struct undo_step *undo;  /* the last forward apply, one step per change */
+	size_t undo_n, undo_cap;
+	const struct change_list *undo_of;
 };
 
 static uint32_t name_hash(const uint8_t *name, size_t len)
@@ -68,6 +85,7 @@ void recset_free(struct recset *rs)
 		}
 	}
 	free(rs->buckets);
+	free(rs->undo);
 	free(rs);
 }
 
@@ -253,41 +271,97 @@ int recset_add(struct recset *rs, const uint8_t *name, uint16_t type, uint32_t t
 	return add_rr(rs, &c);
 }
 
-static struct change inverse(const struct change *c)
+static struct recset_rr *find_rr(const struct recset *rs, const struct change *c)
 {
-	struct change inv = *c;
-	inv.op = c->op == CHANGE_ADD ? CHANGE_DEL : CHANGE_ADD;
-	return inv;
+	const struct recset_name *n = *slot_of(rs, c->name, c->name_len);
+	return (struct recset_rr *)recset_rrset_find(recset_name_rrset(n, c->type), c->rdata,
+	                                             c->rdlen);
 }
 
-/* The i-th change to make when applying forward or undoing. */
-static struct change step(const struct change_list *cl, size_t i, bool reverse)
+/* Applies one change and notes how to undo it.  Fails only to add. */
+static int forward_one(struct recset *rs, const struct change *c, struct undo_step *u)
 {
-	return reverse ? inverse(&cl->v[cl->n - 1 - i]) : cl->v[i];
-}
-
-static int apply_one(struct recset *rs, const struct change *c)
-{
+	struct recset_rr *r = find_rr(rs, c);
+	*u = (struct undo_step){ UNDO_NOTHING, 0, 0 };
 	if (c->op == CHANGE_DEL) {
-		del_rr(rs, c);
+		if (r) {
+			*u = (struct undo_step){ UNDO_READD, r->ttl, r->created_at };
+			del_rr(rs, c);
+		}
 		return 0;
 	}
-	return add_rr(rs, c);
+	if (r) {
+		*u = (struct undo_step){ UNDO_RESTORE, r->ttl, r->created_at };
+		r->ttl = c->ttl;
+		r->created_at = c->created_at;
+		return 0;
+	}
+	int ret = add_rr(rs, c);
+	if (ret == 0)
+		u->kind = UNDO_REMOVE;
+	return ret;
+}
+
+/* Undoes one step; only re-adding a deleted record can fail (-ENOMEM). */
+static int undo_one(struct recset *rs, const struct change *c, const struct undo_step *u)
+{
+	struct change back = *c;
+	switch (u->kind) {
+	case UNDO_REMOVE:
+		del_rr(rs, c);
+		return 0;
+	case UNDO_RESTORE: {
+		struct recset_rr *r = find_rr(rs, c);
+		if (r) {
+			r->ttl = u->ttl;
+			r->created_at = u->created_at;
+		}
+		return 0;
+	}
+	case UNDO_READD:
+		back.op = CHANGE_ADD;
+		back.ttl = u->ttl;
+		back.created_at = u->created_at;
+		return add_rr(rs, &back);
+	default:
+		return 0;
+	}
+}
+
+/* Undoes steps [0, n) of the last forward apply, newest first.  Goes on past
+ * a failure (each step is independent); -EIO if any could not be undone. */
+static int undo_steps(struct recset *rs, const struct change_list *cl, size_t n)
+{
+	int ret = 0;
+	while (n-- > 0)
+		if (undo_one(rs, &cl->v[n], &rs->undo[n]) < 0)
+			ret = -EIO;
+	return ret;
 }
 
 int recset_apply(struct recset *rs, const struct change_list *cl, bool reverse)
 {
+	if (reverse) {
+		if (rs->undo_of != cl || rs->undo_n != cl->n)
+			return -EINVAL;   /* not the list last applied */
+		rs->undo_of = NULL;
+		return undo_steps(rs, cl, cl->n);
+	}
+	rs->undo_of = NULL;
+	if (cl->n > rs->undo_cap) {
+		struct undo_step *v = realloc(rs->undo, cl->n * sizeof(*v));
+		if (!v)
+			return -ENOMEM;   /* nothing changed */
+		rs->undo = v;
+		rs->undo_cap = cl->n;
+	}
 	for (size_t i = 0; i < cl->n; i++) {
-		struct change c = step(cl, i, reverse);
-		if (apply_one(rs, &c) == 0)
+		if (forward_one(rs, &cl->v[i], &rs->undo[i]) == 0)
 			continue;
 		/* Out of memory: undo the steps made, newest first. */
-		while (i-- > 0) {
-			struct change done = step(cl, i, reverse);
-			struct change undo = inverse(&done);
-			apply_one(rs, &undo);
-		}
-		return -ENOMEM;
+		return undo_steps(rs, cl, i) < 0 ? -EIO : -ENOMEM;
 	}
+	rs->undo_n = cl->n;
+	rs->undo_of = cl;
 	return 0;
 }

@@ -43,10 +43,17 @@ struct recset *recset_new(void);
 void recset_free(struct recset *rs);   /* NULL-safe */
 
 /*
- * Applies the changes in order (forward) or undoes them (reverse: from the
- * last, adds become deletes and deletes adds).  Deleting a missing record
- * is a no-op; adding an existing one replaces its TTL and created_at, as
- * the database does.  Returns 0, or -ENOMEM after undoing what it did.
+ * Forward: applies the changes in order.  Deleting a missing record is a
+ * no-op; adding an existing one replaces its TTL and created_at, as the
+ * database does.  Returns 0; -ENOMEM after undoing what it did; -EIO when
+ * even the undo ran out of memory (the mirror no longer matches the
+ * database: read it again).
+ *
+ * Reverse: undoes the last forward apply of this same list exactly (what
+ * it deleted comes back with its TTL and age, what it replaced gets its
+ * old TTL and age back, what it skipped stays as it is).  Returns 0, -EIO
+ * when a deleted record could not be re-added (out of memory: read the
+ * mirror again), or -EINVAL when `cl` is not the list last applied.
  */
 int recset_apply(struct recset *rs, const struct change_list *cl, bool reverse);
 

@@ -1,0 +1,180 @@
+/*
+ * The ACME zone's in-memory mirror: undoing a change list puts back exactly
+ * what was there, and running out of memory half-way is undone or
+ * reported (-EIO), never left half-applied in silence.
+ *
+ * malloc, calloc and realloc are wrapped (-Wl,--wrap) so a test can make
+ * the N-th allocation from now fail.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acme/recset.h"
+#include "core/wire/dname.h"
+#include "core/wire/rrset.h"
+#include "storage/change.h"
+#include "tests/unit/check.h"
+
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t m);
+void *__real_realloc(void *p, size_t n);
+
+static long fail_in = -1;   /* allocations until one fails; -1: never */
+
+static bool should_fail(void)
+{
+	if (fail_in < 0)
+		return false;
+	return fail_in-- == 0;
+}
+
+void *__wrap_malloc(size_t n) { return should_fail() ? NULL : __real_malloc(n); }
+void *__wrap_calloc(size_t n, size_t m) { return should_fail() ? NULL : __real_calloc(n, m); }
+void *__wrap_realloc(void *p, size_t n) { return should_fail() ? NULL : __real_realloc(p, n); }
+
+static const uint8_t *name(const char *s)
+{
+	static uint8_t buf[8][DNAME_MAX];
+	static int i;
+	uint8_t *b = buf[i++ % 8];
+	if (dname_from_str(s, b) < 0)
+		abort();
+	return b;
+}
+
+static void add(struct change_list *cl, enum change_op op, const char *owner, const char *txt,
+                uint32_t ttl, int64_t created)
+{
+	uint8_t rd[256];
+	size_t len = strlen(txt);
+	rd[0] = (uint8_t)len;
+	memcpy(rd + 1, txt, len);
+	if (change_list_add(cl, op, name(owner), RR_TXT, ttl, rd, (uint16_t)(len + 1), created) < 0)
+		abort();
+}
+
+static void seed(struct recset *rs, const char *owner, const char *txt, uint32_t ttl,
+                 int64_t created)
+{
+	uint8_t rd[256];
+	size_t len = strlen(txt);
+	rd[0] = (uint8_t)len;
+	memcpy(rd + 1, txt, len);
+	if (recset_add(rs, name(owner), RR_TXT, ttl, rd, (uint16_t)(len + 1), created) < 0)
+		abort();
+}
+
+/* The record as "ttl/created", "-" when absent. */
+static const char *show(const struct recset *rs, const char *owner, const char *txt)
+{
+	static char out[64];
+	uint8_t rd[256];
+	size_t len = strlen(txt);
+	rd[0] = (uint8_t)len;
+	memcpy(rd + 1, txt, len);
+	const struct recset_rr *r = recset_rrset_find(
+		recset_name_rrset(recset_find(rs, name(owner)), RR_TXT), rd, (uint16_t)(len + 1));
+	if (!r)
+		return "-";
+	snprintf(out, sizeof(out), "%u/%lld", r->ttl, (long long)r->created_at);
+	return out;
+}
+
+static struct recset *base(void)
+{
+	struct recset *rs = recset_new();
+	seed(rs, "a.example", "a", 60, 5);
+	seed(rs, "b.example", "b", 120, 7);
+	return rs;
+}
+
+static void test_undo_is_exact(void)
+{
+	struct recset *rs = base();
+	struct change_list cl;
+	change_list_init(&cl);
+	add(&cl, CHANGE_DEL, "x.example", "x", 60, 0);      /* missing: a no-op */
+	add(&cl, CHANGE_ADD, "a.example", "a", 300, 9);     /* existing: replaces TTL, age */
+	add(&cl, CHANGE_DEL, "b.example", "b", 999, 0);     /* deletes matches by rdata */
+	add(&cl, CHANGE_ADD, "c.example", "c", 30, 11);     /* new */
+	is_int(recset_apply(rs, &cl, false), 0, "forward");
+	is_str(show(rs, "a.example", "a"), "300/9", "a replaced");
+	is_str(show(rs, "b.example", "b"), "-", "b deleted");
+	is_str(show(rs, "c.example", "c"), "30/11", "c added");
+	is_int(recset_count(rs), 2, "two records");
+
+	is_int(recset_apply(rs, &cl, true), 0, "reverse");
+	is_str(show(rs, "x.example", "x"), "-", "x: never there, still not there");
+	is_str(show(rs, "a.example", "a"), "60/5", "a: its old TTL and age back, not deleted");
+	is_str(show(rs, "b.example", "b"), "120/7", "b: back with its own TTL and age");
+	is_str(show(rs, "c.example", "c"), "-", "c: gone");
+	is_int(recset_count(rs), 2, "two records, as before");
+	is_int(recset_apply(rs, &cl, true), -EINVAL, "a second undo is refused");
+	change_list_clear(&cl);
+	recset_free(rs);
+}
+
+static void test_out_of_memory_forward(void)
+{
+	/* Every allocation point of a forward apply, in turn: each failure
+	 * leaves the mirror as it was. */
+	int failures = 0;
+	for (long k = 0; k < 40; k++) {
+		struct recset *rs = base();
+		struct change_list cl;
+		change_list_init(&cl);
+		add(&cl, CHANGE_DEL, "b.example", "b", 120, 7);
+		add(&cl, CHANGE_ADD, "a.example", "a", 300, 9);
+		add(&cl, CHANGE_ADD, "c.example", "c", 30, 11);
+		add(&cl, CHANGE_ADD, "c.example", "c2", 30, 11);
+		fail_in = k;
+		int ret = recset_apply(rs, &cl, false);
+		fail_in = -1;
+		if (ret == 0) {
+			change_list_clear(&cl);
+			recset_free(rs);
+			break;
+		}
+		failures++;
+		ok(ret == -ENOMEM || ret == -EIO, "allocation %ld fails: -ENOMEM or -EIO (%d)", k, ret);
+		if (ret == -ENOMEM) {
+			is_str(show(rs, "a.example", "a"), "60/5", "allocation %ld: a as it was", k);
+			is_str(show(rs, "b.example", "b"), "120/7", "allocation %ld: b as it was", k);
+			is_str(show(rs, "c.example", "c"), "-", "allocation %ld: no c", k);
+			is_int(recset_count(rs), 2, "allocation %ld: two records", k);
+		}
+		change_list_clear(&cl);
+		recset_free(rs);
+	}
+	ok(failures >= 3, "several allocation points were failed (%d)", failures);
+}
+
+static void test_out_of_memory_undo(void)
+{
+	/* Undo must re-add b (its name was freed with its last record): with
+	 * no memory it cannot, and says so instead of returning success. */
+	struct recset *rs = base();
+	struct change_list cl;
+	change_list_init(&cl);
+	add(&cl, CHANGE_DEL, "b.example", "b", 120, 7);
+	add(&cl, CHANGE_ADD, "c.example", "c", 30, 11);
+	is_int(recset_apply(rs, &cl, false), 0, "forward");
+	fail_in = 0;
+	int ret = recset_apply(rs, &cl, true);
+	fail_in = -1;
+	is_int(ret, -EIO, "undo out of memory: -EIO (read the mirror again)");
+	is_str(show(rs, "c.example", "c"), "-", "what could be undone was (c removed)");
+	change_list_clear(&cl);
+	recset_free(rs);
+}
+
+int main(void)
+{
+	test_undo_is_exact();
+	test_out_of_memory_forward();
+	test_out_of_memory_undo();
+	return done_testing();
+}
