@@ -9,6 +9,7 @@
 - an explicit NSEC or RRSIG query is answered whether or not DO is set
   (RFC 3225 3), and at a CNAME owner the CNAME is not followed.
 """
+import os
 import struct
 import subprocess
 import unittest
@@ -19,8 +20,8 @@ import dns.message
 import dns.rcode
 import dns.rdatatype
 
-from harness import (BASE_CONFIG, SITES_TOML, Server, header, main, make_key, make_mmdb, qname,
-                     rr_types, rrs)
+from harness import (BASE_CONFIG, SITES_TOML, Server, Unbound, header, main, make_key, make_mmdb,
+                     qname, rr_types, rrs)
 
 ZONE = """$ORIGIN example.com.
 $TTL 3600
@@ -255,6 +256,36 @@ class ExplicitDnssecTypes(_Signed):
                                             "ns1.example.com. 3600 IN A 192.0.2.53"])
         r = self.q("ns1.example.com", "TXT", False)
         self.assertEqual((r.answer, rr_types(r, "authority")), ([], ["SOA"]))
+
+
+class ValidatedByUnbound(_Signed):
+    """Through a validating unbound: the explicit NSEC answer validates, and
+    the answers that did not change (CNAME chains, denial) still do."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        out = subprocess.run([os.environ.get("GEOACME_BIN", "geoacme"), "ds", "-c",
+                              cls.server.config_path, "example.com"],
+                             capture_output=True, text=True, check=True)
+        cls.unbound = Unbound([("example.com", cls.server.port)], [out.stdout.strip()]).start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.unbound.stop()
+        super().tearDownClass()
+
+    def test_validated(self):
+        cases = (("blog.example.com", "NSEC", "NOERROR", ["NSEC", "RRSIG"]),
+                 ("ns1.example.com", "NSEC", "NOERROR", ["NSEC", "RRSIG"]),
+                 ("blog.example.com", "A", "NOERROR", ["CNAME", "RRSIG", "A", "RRSIG"]),
+                 ("nope.example.com", "A", "NXDOMAIN", []))
+        for name, rdtype, rcode, types in cases:
+            with self.subTest(name=name, type=rdtype):
+                r = self.unbound.query(name, rdtype)
+                self.assertEqual(dns.rcode.to_text(r.rcode()), rcode, self.unbound.log())
+                self.assertTrue(r.flags & dns.flags.AD, "not validated: %s" % r)
+                self.assertEqual(rr_types(r, "answer"), types)
 
 
 if __name__ == "__main__":
