@@ -253,6 +253,61 @@ class StalePurge(unittest.TestCase):
         self.assertEqual(self.serial(), serial + 1)
 
 
+class AcmeResign(unittest.TestCase):
+    """A signed ACME zone is re-signed from its in-memory records too."""
+
+    def setUp(self):
+        config = BASE_CONFIG + ACME.replace('stale_txt_age = "24h"', 'stale_txt_age = "0"') + """
+[[zones.keys]]
+algorithm = "ECDSAP256SHA256"
+key_path = "acme.pem"
+
+[dnssec]
+signature_validity = "2d"
+signature_inception = "1h"
+signature_refresh = "1d"
+"""
+        self.server = Server(config, {"acme.zone": ACME_ZONE, "update.tsig": SECRET})
+        make_key(self.server.path("acme.pem"))
+        self.clock = start_with_clock(self.server)
+
+    def tearDown(self):
+        self.server.cleanup()
+
+    def sig(self, name, rdtype):
+        r = self.server.query(name, rdtype, dnssec=True)
+        self.assertEqual(dns.rcode.to_text(r.rcode()), "NOERROR")
+        keys = self.server.query("acme.example.", "DNSKEY", dnssec=True)
+        dnskey = keys.find_rrset(keys.answer, dns.name.from_text("acme.example."),
+                                 dns.rdataclass.IN, dns.rdatatype.DNSKEY)
+        data = r.find_rrset(r.answer, dns.name.from_text(name), dns.rdataclass.IN,
+                            dns.rdatatype.from_text(rdtype))
+        sig = r.find_rrset(r.answer, dns.name.from_text(name), dns.rdataclass.IN,
+                           dns.rdatatype.RRSIG, dns.rdatatype.from_text(rdtype))
+        dns.dnssec.validate(data, sig, {dns.name.from_text("acme.example."): dnskey},
+                            now=self.clock.now())
+        return sig[0]
+
+    def test_resigned_past_the_refresh_point(self):
+        key = dns.tsig.Key("update.acme.example.", SECRET, "hmac-sha256")
+        u = dns.update.UpdateMessage("acme.example.", keyring=key)
+        u.add("_acme-challenge.acme.example.", 60, "TXT", "token")
+        r = dns.query.udp(u, "127.0.0.1", port=self.server.port, timeout=5)
+        self.assertEqual(dns.rcode.to_text(r.rcode()), "NOERROR")
+        txt0 = self.sig("_acme-challenge.acme.example.", "TXT")
+        soa0 = self.sig("acme.example.", "SOA")
+        self.clock.advance(DAY + 3600)
+        self.server.wait_log(r"acme.example: signatures reach their refresh point; re-signing")
+        txt1 = self.sig("_acme-challenge.acme.example.", "TXT")
+        soa1 = self.sig("acme.example.", "SOA")
+        for old, new in ((txt0, txt1), (soa0, soa1)):
+            self.assertAlmostEqual(new.inception - old.inception, DAY + 3600, delta=5)
+            self.assertAlmostEqual(new.expiration - old.expiration, DAY + 3600, delta=5)
+        # Re-signing is not a change: the serial stays.
+        self.assertEqual(self.server.query("acme.example.", "SOA").answer[0][0].serial, 101)
+        self.assertNotIn("re-signing failed", self.server.log_since_start())
+
+
 class Listener:
     """A TCP listener the health checks connect to; closed = refused."""
 
