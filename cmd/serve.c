@@ -12,13 +12,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "cmd/runtime.h"
+#include "cmd/status.h"
 #include "core/conf/config.h"
 #include "core/conf/diag.h"
 #include "core/conf/log.h"
+#include "core/conf/metrics.h"
+#include "core/net/http.h"
 #include "core/net/loop.h"
 #include "core/net/net.h"
 #include "core/zone/zone_table.h"
@@ -29,6 +33,8 @@ struct server {
 	struct loop *loop;
 	struct net *net;
 	struct generation *gen;
+	struct http *http;           /* NULL: no http_listen */
+	struct status_ctx status;
 };
 
 static void usage(FILE *out)
@@ -87,6 +93,7 @@ static void on_reload(struct loop *l, void *arg)
 	net_set_handler(s->net, answer_handle, &g->env);
 	generation_free(s->gen);
 	s->gen = g;
+	s->status.gen = g;
 	log_set_level((enum log_level)g->cfg->log_level);
 	log_info("reloaded: %zu zones", zone_table_count(g->zones));
 }
@@ -266,6 +273,16 @@ int cmd_serve(int argc, char **argv)
 		goto out;
 	}
 	net_set_handler(s.net, answer_handle, &s.gen->env);
+	s.status.gen = s.gen;
+	s.status.started = time(NULL);
+	if (boot->n_http_listen) {
+		s.http = http_new(s.loop, boot->http_listen, boot->n_http_listen, status_http, &s.status,
+		                  err);
+		if (!s.http) {
+			log_error("%s", err);
+			goto out;
+		}
+	}
 	/*
 	 * Without these the daemon could not be stopped or reloaded (the
 	 * signals are blocked before the signalfd is made): refuse to start.
@@ -294,10 +311,12 @@ int cmd_serve(int argc, char **argv)
 
 out:
 	diag_clear(&d);
+	http_free(s.http);
 	net_free(s.net);
 	free(addrs);
 	generation_free(s.gen);
 	loop_free(s.loop);
 	config_free(boot);
+	metrics_free();
 	return rc;
 }

@@ -11,6 +11,7 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 
+#include "core/conf/metrics.h"
 #include "core/wire/dname.h"
 #include "core/wire/rrset.h"
 #include "core/wire/wire.h"
@@ -168,6 +169,7 @@ int sign_rrset(struct sign_ctx *s, const uint8_t *owner, const struct rrset *rrs
 	if (sign_der_to_raw(der, der_len, out + head) < 0)
 		return -EIO;
 	s->count++;
+	metrics.signatures_made++;
 	return (int)(head + SIGN_ECDSA_LEN);
 fail:
 	ERR_clear_error();

@@ -706,11 +706,56 @@ static void load_top(struct loader *l, struct toml_node *root)
 	get_path(l, root, "pid_file", &c->pid_file);
 }
 
+/* "127.0.0.1:9153" or "[::1]:9153": a numeric address and a port. */
+static bool http_addr_ok(const char *s)
+{
+	char host[64];
+	const char *port;
+	uint8_t buf[16];
+	int af = AF_INET;
+	if (s[0] == '[') {
+		const char *end = strchr(s, ']');
+		if (!end || end[1] != ':' || (size_t)(end - s - 1) >= sizeof(host))
+			return false;
+		memcpy(host, s + 1, (size_t)(end - s - 1));
+		host[end - s - 1] = '\0';
+		port = end + 2;
+		af = AF_INET6;
+	} else {
+		const char *colon = strchr(s, ':');
+		if (!colon || strrchr(s, ':') != colon || (size_t)(colon - s) >= sizeof(host))
+			return false;
+		memcpy(host, s, (size_t)(colon - s));
+		host[colon - s] = '\0';
+		port = colon + 1;
+	}
+	char *end;
+	long p = strtol(port, &end, 10);
+	return *port && !*end && p >= 0 && p <= 65535 && inet_pton(af, host, buf) == 1;
+}
+
+static void load_http_listen(struct loader *l, struct toml_node *t)
+{
+	struct config *c = l->c;
+	struct toml_node *arr = get_str_array(l, t, "http_listen");
+	if (!arr)
+		return;
+	for (size_t i = 0; i < arr->u.arr.n; i++) {
+		struct toml_node *it = arr->u.arr.items[i];
+		if (!http_addr_ok(it->u.s))
+			err_node(l, it, "expected \"address:port\" or \"[IPv6]:port\" in 'http_listen', "
+			         "found '%s'", it->u.s);
+	}
+	if (arr->u.arr.n > 8)
+		err_node(l, arr, "expected at most 8 addresses in 'http_listen'");
+	c->http_listen = copy_strs(l, arr, false, &c->n_http_listen);
+}
+
 static void load_server(struct loader *l, struct toml_node *root)
 {
 	static const char *const keys[] = {
 		"udp_max_size", "tcp_max_connections", "rrl_rate", "rrl_slip", "rrl_ipv4_prefix",
-		"rrl_ipv6_prefix", "cookies", NULL,
+		"rrl_ipv6_prefix", "cookies", "http_listen", "query_log_sample", "query_log_rate", NULL,
 	};
 	struct config *c = l->c;
 	struct toml_node *t = get_table(l, root, "server");
@@ -727,6 +772,9 @@ static void load_server(struct loader *l, struct toml_node *root)
 	if (get_int(l, t, "rrl_ipv6_prefix", 16, 128, &v))
 		c->rrl_ipv6_prefix = (uint8_t)v;
 	get_bool(l, t, "cookies", &c->cookies);
+	load_http_listen(l, t);
+	get_u32(l, t, "query_log_sample", 0, 1000000000, &c->query_log_sample);
+	get_u32(l, t, "query_log_rate", 1, 100000, &c->query_log_rate);
 	check_unknown(l, t, keys, "[server]");
 }
 
@@ -1517,6 +1565,7 @@ struct config *config_load(const char *path, struct diag *d)
 	c->udp_max_size = 1232;
 	c->tcp_max_connections = 256;
 	c->rrl_rate = 0;
+	c->query_log_rate = 10;
 	c->rrl_slip = 2;
 	c->rrl_ipv4_prefix = 24;
 	c->rrl_ipv6_prefix = 56;
@@ -1568,6 +1617,7 @@ void config_free(struct config *c)
 	free(c->path);
 	free(c->directory);
 	free_strs(c->listen_addrs_ipv4, c->n_listen_ipv4);
+	free_strs(c->http_listen, c->n_http_listen);
 	free_strs(c->listen_addrs_ipv6, c->n_listen_ipv6);
 	free(c->user);
 	free(c->group);

@@ -129,6 +129,11 @@ struct config {
 	uint8_t rrl_ipv4_prefix;        /* 24 */
 	uint8_t rrl_ipv6_prefix;        /* 56 */
 	bool cookies;                   /* answer RFC 7873 cookies: true */
+	/* [server] observability */
+	char **http_listen;             /* "127.0.0.1:9153"; none = no HTTP endpoint */
+	size_t n_http_listen;
+	uint32_t query_log_sample;      /* log one query in N; 0 = off */
+	uint32_t query_log_rate;        /* at most this many sampled lines a second: 10 */
 	/* [dnssec] */
 	uint32_t sig_validity_s;    /* 14 days */
 	uint32_t sig_inception_s;   /* backdate 3600 */

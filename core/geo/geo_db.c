@@ -358,3 +358,14 @@ const char *geo_db_layout(const struct geo_db *db, size_t i)
 	}
 	return "unknown";
 }
+
+uint64_t geo_db_build_epoch(const struct geo_db *db, size_t i)
+{
+	return i < db->n && db->f[i].open ? db->f[i].mmdb.metadata.build_epoch : 0;
+}
+
+const char *geo_db_type(const struct geo_db *db, size_t i)
+{
+	return i < db->n && db->f[i].open && db->f[i].mmdb.metadata.database_type
+	       ? db->f[i].mmdb.metadata.database_type : "";
+}

@@ -46,3 +46,6 @@ const char *geo_db_path(const struct geo_db *db, size_t i);
 /* "location", "flat", the configured dotted path, or "unknown" (both tried). */
 const char *geo_db_layout(const struct geo_db *db, size_t i);
 
+/* The file's metadata: build time (unix seconds) and database_type. */
+uint64_t geo_db_build_epoch(const struct geo_db *db, size_t i);
+const char *geo_db_type(const struct geo_db *db, size_t i);

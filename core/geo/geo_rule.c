@@ -217,3 +217,14 @@ int geo_rule_decide(const struct geo_rule *r, const struct geo_sites *sites,
 	                                .used = true, .d = *out };
 	return 0;
 }
+
+int geo_rule_decide_fresh(const struct geo_rule *r, const struct geo_sites *sites,
+                          enum geo_family f, double lat, double lon, struct geo_decision *out)
+{
+	*out = (struct geo_decision){ .site = { -1, -1 } };
+	if ((unsigned)f >= GEO_FAMILIES)
+		return -EINVAL;
+	if (r->fam[f].n)
+		decide(r, &r->fam[f], sites, lat, lon, out);
+	return 0;
+}

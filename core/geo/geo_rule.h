@@ -71,3 +71,9 @@ uint32_t geo_rule_ttl(const struct geo_rule *r, int n);   /* ttl_single (n 1) or
  */
 int geo_rule_decide(const struct geo_rule *r, const struct geo_sites *sites,
                     enum geo_family f, double lat, double lon, struct geo_decision *out);
+/*
+ * The same decision without touching the cache: for the status page's map,
+ * whose thousands of cells must not evict the locations resolvers ask for.
+ */
+int geo_rule_decide_fresh(const struct geo_rule *r, const struct geo_sites *sites,
+                          enum geo_family f, double lat, double lon, struct geo_decision *out);

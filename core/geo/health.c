@@ -19,6 +19,7 @@
 
 #include "core/conf/config.h"
 #include "core/conf/log.h"
+#include "core/conf/metrics.h"
 #include "core/geo/geo_sites.h"
 #include "core/geo/health.h"
 #include "core/net/loop.h"
@@ -46,6 +47,7 @@ struct site_check {
 	size_t got;
 	uint32_t ok_run, fail_run;
 	unsigned long done;
+	char last[96];               /* the last verdict: "ok" or why it failed */
 };
 
 struct health {
@@ -101,6 +103,11 @@ static void finish(struct site_check *sc, bool ok, const char *reason)
 
 	close_socket(sc);
 	sc->done++;
+	snprintf(sc->last, sizeof(sc->last), "%s", ok ? "ok" : reason);
+	if (ok)
+		metrics.probes_ok++;
+	else
+		metrics.probes_failed++;
 	if (ok) {
 		sc->fail_run = 0;
 		sc->ok_run++;
@@ -398,4 +405,12 @@ unsigned long health_checks_done(const struct health *h, size_t site)
 		if (h->c[k].site == site)
 			return h->c[k].done;
 	return 0;
+}
+
+const char *health_last_result(const struct health *h, size_t site)
+{
+	for (size_t i = 0; h && i < h->n; i++)
+		if (h->c[i].site == site)
+			return h->c[i].done ? h->c[i].last : "pending";
+	return NULL;
 }

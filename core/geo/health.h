@@ -46,3 +46,6 @@ void health_on_change(struct health *h, health_change_fn fn, void *arg);
 
 /* Number of checks completed for site i (tests and diagnostics). */
 unsigned long health_checks_done(const struct health *h, size_t site);
+/* The last verdict for site i: "ok", why it failed, "pending" before the
+ * first, or NULL when the site is not health-checked. */
+const char *health_last_result(const struct health *h, size_t site);

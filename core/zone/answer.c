@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "core/conf/log.h"
+#include "core/conf/metrics.h"
 #include "core/geo/geo_db.h"
 #include "core/geo/geo_sites.h"
 #include "core/net/cookie.h"
@@ -187,15 +188,27 @@ static const struct rrset *geo_answer(const struct query *q, struct answer_env *
 	if (geo_sets_choose(node->geo, env->sites, qtype, lat, lon, &choice) < 0 || !choice.rrset)
 		return NULL;
 	if (choice.fail_open) {
-		static struct log_limit lim;
+		/* Logged once per episode by whoever watches health (cmd/runtime.c). */
 		env->fail_open++;
-		log_limited(&lim, LOG_ERROR, "geo: no site is alive; answering as if all were (fail open)");
+		metrics.fail_open_answers++;
 	}
+	geo_sets_count(node->geo, &choice);
 	*reversed = choice.reversed;
 	return choice.rrset;
 }
 
+/* Resolves into plan; *zone_out is the zone that answered (NULL: none). */
+static void resolve(const struct query *q, struct answer_env *env, struct answer_plan *plan,
+                    const struct zone **zone_out);
+
 void answer_resolve(const struct query *q, struct answer_env *env, struct answer_plan *plan)
+{
+	const struct zone *z;
+	resolve(q, env, plan, &z);
+}
+
+static void resolve(const struct query *q, struct answer_env *env, struct answer_plan *plan,
+                    const struct zone **zone_out)
 {
 	plan->rcode = RCODE_NOERROR;
 	plan->aa = false;
@@ -210,6 +223,7 @@ void answer_resolve(const struct query *q, struct answer_env *env, struct answer
 		if (parent)
 			z = parent;
 	}
+	*zone_out = z;
 	if (!z) {
 		plan->rcode = RCODE_REFUSED;
 		return;
@@ -312,6 +326,16 @@ void answer_resolve(const struct query *q, struct answer_env *env, struct answer
 	}
 }
 
+/* Queries by zone, type, transport and family: one increment. */
+static void count_query(const struct query *q, struct metrics_zone *m)
+{
+	if (!m)
+		return;
+	uint8_t addr[16];
+	int v6 = query_client_addr(q, addr) == 6;
+	m->queries[metrics_qtype_index(q->qtype)][q->transport == QUERY_TCP][v6]++;
+}
+
 void answer_query(struct query *q, struct answer_env *env)
 {
 	/* Question checks that need no zone. */
@@ -337,13 +361,33 @@ void answer_query(struct query *q, struct answer_env *env)
 		break;
 	}
 	struct answer_plan plan;
-	answer_resolve(q, env, &plan);
+	const struct zone *z;
+	resolve(q, env, &plan, &z);
 	packet_write(q, &plan);
+	count_query(q, z ? z->metrics : env->outside_metrics);
 }
+
+static void handle(struct answer_env *env, struct query *q);
 
 void answer_handle(void *envp, struct query *q)
 {
-	struct answer_env *env = envp;
+	handle(envp, q);
+	/* Every outcome is counted here, once, whichever path wrote it. */
+	if (q->tx_len == 0) {
+		metrics.dropped++;
+		return;
+	}
+	/* The handler for UPDATE writes its own response: read the rcode back. */
+	unsigned rcode = q->rcode >= 16 ? q->rcode : (unsigned)(q->tx[3] & 0x0F);
+	metrics.responses[rcode < METRICS_RCODES ? rcode : METRICS_RCODES - 1]++;
+	if (q->tx[2] & 0x02)
+		metrics.truncated++;
+	if (q->edns.ecs.present)
+		metrics.ecs_queries++;
+}
+
+static void handle(struct answer_env *env, struct query *q)
+{
 	env->queries++;
 	int err = packet_parse(q);
 	if (err == -EINVAL) {
@@ -406,11 +450,13 @@ void answer_handle(void *envp, struct query *q)
 			break;
 		case RRL_DROP:
 			env->rate_limited++;
+			metrics.rrl_dropped++;
 			q->tx_len = 0;
 			break;
 		case RRL_SLIP:
 			/* Truncated and empty: a real client retries over TCP. */
 			env->slipped++;
+			metrics.rrl_slipped++;
 			q->tc = true;
 			packet_write_error(q);
 			break;

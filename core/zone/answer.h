@@ -19,6 +19,7 @@ struct geo_sites;
 struct geo_db;
 struct rrl;
 struct cookie_secret;
+struct metrics_zone;
 
 struct answer_env {
 	const struct zone_table *zones;
@@ -28,6 +29,7 @@ struct answer_env {
 	uint16_t udp_max_size;
 	struct rrl *rrl;                 /* NULL: no response rate limiting */
 	const struct cookie_secret *cookies;   /* NULL: DNS cookies off */
+	struct metrics_zone *outside_metrics;  /* queries that match no zone; NULL: not counted */
 	/* Counters, for logs and benchmarks. */
 	uint64_t queries, dropped, formerr, fail_open, rate_limited, slipped;
 };

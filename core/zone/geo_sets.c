@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/conf/metrics.h"
 #include "core/geo/geo_rule.h"
 #include "core/geo/geo_sites.h"
 #include "core/wire/arena.h"
@@ -34,6 +35,9 @@ struct geo_sets {
 	const uint8_t *owner;
 	struct arena *arena;
 	const struct zone_signer *signer;
+	/* Decisions counted per site index ([0] rank 1, [1] rank 2); NULL: not counted. */
+	uint64_t **counters;
+	size_t n_counters;
 };
 
 static size_t pair_index(size_t i, size_t j)
@@ -229,4 +233,32 @@ int geo_sets_choose(const struct geo_sets *s, const struct geo_sites *sites, uin
 	out->reversed = rr->count == 2 &&
 	                memcmp(rr->rr[0].data, f->singles[k0].rr[0].data, f->addr_len) != 0;
 	return 0;
+}
+
+int geo_sets_set_counters(struct geo_sets *s, struct arena *a, const struct geo_sites *sites,
+                          const char *name)
+{
+	size_t n = geo_sites_count(sites);
+	uint64_t **c = arena_alloc(a, (n ? n : 1) * sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		c[i] = metrics_geo_site(name, geo_site_name(sites, i));
+	s->counters = c;
+	s->n_counters = n;
+	return 0;
+}
+
+void geo_sets_count(const struct geo_sets *s, const struct geo_choice *c)
+{
+	if (!s->counters)
+		return;
+	for (int r = 0; r < c->n && r < 2; r++)
+		if (c->site[r] >= 0 && (size_t)c->site[r] < s->n_counters)
+			s->counters[c->site[r]][r]++;
+}
+
+const struct geo_rule *geo_sets_rule(const struct geo_sets *s)
+{
+	return s->rule;
 }

@@ -19,6 +19,7 @@
 struct arena;
 struct config_geo_name;
 struct geo_sites;
+struct geo_rule;
 struct geo_sets;
 struct rrset;
 
@@ -68,3 +69,16 @@ struct geo_choice {
  */
 int geo_sets_choose(const struct geo_sets *s, const struct geo_sites *sites, uint16_t qtype,
                     double lat, double lon, struct geo_choice *out);
+
+/*
+ * Counts each answer's decision into geoacme_geo_decisions_total{name,
+ * site, rank}: set once when the snapshot is built (`name` is the geo
+ * name's FQDN), then geo_sets_count() after every answer, which is two
+ * increments.  Decisions made for `explain` or the status map are not
+ * counted.
+ */
+int geo_sets_set_counters(struct geo_sets *s, struct arena *a, const struct geo_sites *sites,
+                          const char *name);
+void geo_sets_count(const struct geo_sets *s, const struct geo_choice *c);
+/* The rule behind the sets (for the status map and `explain`). */
+const struct geo_rule *geo_sets_rule(const struct geo_sets *s);

@@ -9,8 +9,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/conf/diag.h"
+#include "core/conf/metrics.h"
 #include "core/geo/geo_db.h"
 #include "core/geo/geo_sites.h"
 #include "core/hooks.h"
@@ -49,6 +51,7 @@ struct zone_builder {
 	size_t n_dirty;          /* nodes with pending records: 0 = nothing to normalise */
 	uint64_t expiry;
 	int err;
+	struct timespec started;   /* for the snapshot's build time (metrics) */
 };
 
 /*
@@ -114,6 +117,7 @@ struct zone_builder *zone_builder_new(const uint8_t *apex)
 		zone_builder_free(b);
 		return NULL;
 	}
+	clock_gettime(CLOCK_MONOTONIC, &b->started);
 	b->apex_len = dname_len(apex);
 	memcpy(b->apex, apex, b->apex_len);
 	dname_lower(b->apex);
@@ -563,6 +567,12 @@ struct zone *zone_builder_finish(struct zone_builder *b, const struct zone_signe
 	z->apex = arena_memdup(b->arena, b->apex, b->apex_len);
 	z->apex_len = (uint8_t)b->apex_len;
 	z->name = arena_strdup(b->arena, apex_str);
+	/* Found by name, so every snapshot of this zone counts into one series. */
+	z->metrics = z->name ? metrics_zone(z->name) : NULL;
+	struct timespec done;
+	clock_gettime(CLOCK_MONOTONIC, &done);
+	z->build_seconds = (double)(done.tv_sec - b->started.tv_sec) +
+	                   (double)(done.tv_nsec - b->started.tv_nsec) / 1e9;
 	z->apex_node = &apex->node;
 	z->soa = zone_node_rrset(&apex->node, RR_SOA);
 	z->serial = soa_serial(z->soa);

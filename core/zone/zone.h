@@ -22,6 +22,7 @@
 struct arena;
 struct diag;
 struct geo_sets;
+struct metrics_zone;
 struct zone_signer;
 
 enum zone_node_flags {
@@ -63,6 +64,8 @@ struct zone {
 	uint32_t serial;
 	uint64_t expires_at;           /* earliest RRSIG refresh point (unix s); 0 unsigned */
 	void *owner_data;              /* opaque pointer for whoever built the zone (acme) */
+	struct metrics_zone *metrics;  /* its query counters (process lifetime, by name) */
+	double build_seconds;          /* from zone_builder_new() to the frozen snapshot */
 };
 
 /* --- lookup (query path; allocation-free) --- */

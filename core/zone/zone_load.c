@@ -20,8 +20,8 @@ static int add_record(void *arg, const uint8_t *owner, uint16_t type, uint32_t t
 	return zone_builder_add(arg, owner, type, ttl, rdata, rdlen);
 }
 
-/* Geo owner names are relative to the zone unless they end with a dot. */
-static int geo_owner(const struct config_zone *zc, const char *name, uint8_t *out)
+
+int zone_load_geo_owner(const struct config_zone *zc, const char *name, uint8_t *out)
 {
 	char full[DNAME_MAX * 4 + 2];
 	size_t n = strlen(name);
@@ -42,7 +42,7 @@ int zone_load_geo(struct zone_builder *b, const struct config *c, const struct c
 	for (size_t i = 0; i < zc->n_geo; i++) {
 		const struct config_geo_name *gn = &zc->geo[i];
 		uint8_t owner[DNAME_MAX];
-		if (geo_owner(zc, gn->name, owner) < 0) {
+		if (zone_load_geo_owner(zc, gn->name, owner) < 0) {
 			diag_add(d, c->path, gn->pos.line, gn->pos.col, "expected a valid domain name, found '%s'",
 			         gn->name);
 			continue;
@@ -55,6 +55,12 @@ int zone_load_geo(struct zone_builder *b, const struct config *c, const struct c
 		struct geo_sets *sets = geo_sets_build(zone_builder_arena(b), sites, gn, err);
 		if (!sets) {
 			diag_add(d, c->path, gn->pos.line, gn->pos.col, "%s", err);
+			continue;
+		}
+		char fqdn[4 * DNAME_MAX + 2];   /* every byte escaped as \DDD at worst */
+		dname_to_str(owner, fqdn, sizeof(fqdn));
+		if (geo_sets_set_counters(sets, zone_builder_arena(b), sites, fqdn) < 0) {
+			diag_add(d, c->path, gn->pos.line, gn->pos.col, "out of memory");
 			continue;
 		}
 		int rc = zone_builder_add_geo(b, owner, sets);

@@ -33,3 +33,6 @@ struct zone *zone_load_resign(const struct config *c, const struct config_zone *
  */
 int zone_load_geo(struct zone_builder *b, const struct config *c, const struct config_zone *zc,
                   const struct geo_sites *sites, struct diag *d);
+/* A geo name's owner: relative to the zone unless it ends with a dot ("@"
+ * is the apex).  Returns the wire length or -EINVAL. */
+int zone_load_geo_owner(const struct config_zone *zc, const char *name, uint8_t *out);

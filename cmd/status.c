@@ -1,0 +1,401 @@
+/*
+ * /metrics, /status.json and the status page.  Runs on the event loop
+ * between queries; it may allocate (open_memstream) but changes nothing.
+ */
+#include "cmd/status.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "cmd/runtime.h"
+#include "cmd/status_map.h"
+#include "core/conf/config.h"
+#include "core/conf/metrics.h"
+#include "core/geo/geo_db.h"
+#include "core/geo/geo_rule.h"
+#include "core/geo/geo_sites.h"
+#include "core/geo/health.h"
+#include "core/wire/dname.h"
+#include "core/zone/geo_sets.h"
+#include "core/zone/zone.h"
+#include "core/zone/zone_load.h"
+#include "core/zone/zone_table.h"
+
+#ifndef GEOACME_VERSION
+#define GEOACME_VERSION "0.1.0"
+#endif
+#ifndef GEOACME_COMMIT
+#define GEOACME_COMMIT "unknown"
+#endif
+
+#define GEO_REFS_MAX 64
+
+struct geo_ref {
+	char fqdn[DNAME_MAX * 4 + 2];
+	const struct geo_sets *sets;
+};
+
+/* The geo names the running snapshots serve, in configuration order. */
+static size_t geo_refs(const struct generation *g, struct geo_ref *out, size_t cap)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < g->cfg->n_zones && n < cap; i++) {
+		const struct config_zone *zc = &g->cfg->zones[i];
+		uint8_t apex[DNAME_MAX], owner[DNAME_MAX];
+		if (!zc->n_geo || dname_from_str(zc->zone, apex) < 0)
+			continue;
+		const struct zone *z = zone_table_get(g->zones, apex);
+		for (size_t k = 0; z && k < zc->n_geo && n < cap; k++) {
+			int len = zone_load_geo_owner(zc, zc->geo[k].name, owner);
+			const struct zone_node *node = len > 0 ? zone_find(z, owner, (size_t)len) : NULL;
+			if (!node || !node->geo)
+				continue;
+			dname_to_str(owner, out[n].fqdn, sizeof(out[n].fqdn));
+			out[n].sets = node->geo;
+			n++;
+		}
+	}
+	return n;
+}
+
+void status_html_escape(FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '&': fputs("&amp;", out); break;
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '"': fputs("&quot;", out); break;
+		case '\'': fputs("&#39;", out); break;
+		default: fputc(*s, out);
+		}
+	}
+}
+
+static void json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\')
+			fprintf(out, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(out, "\\u%04x", ch);
+		else
+			fputc(ch, out);
+	}
+	fputc('"', out);
+}
+
+/* Resident memory from /proc/self/statm (pages). */
+static uint64_t rss_bytes(void)
+{
+	unsigned long size = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (f) {
+		if (fscanf(f, "%lu %lu", &size, &resident) != 2)
+			resident = 0;
+		fclose(f);
+	}
+	return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) < 0)
+		return 0;
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+/* The earliest RRSIG expiration of a signed snapshot (unix seconds), or 0. */
+static uint64_t signature_expiry(const struct generation *g, const struct zone *z)
+{
+	return z->signed_zone && z->expires_at ? z->expires_at + g->cfg->sig_refresh_s : 0;
+}
+
+static uint64_t site_answers(const struct geo_ref *refs, size_t n_refs, const char *site)
+{
+	uint64_t total = 0;
+	for (size_t i = 0; i < n_refs; i++) {
+		const uint64_t *c = metrics_geo_site(refs[i].fqdn, site);
+		total += c[0];
+	}
+	return total;
+}
+
+static void family_line(FILE *out, const char *name, const char *type, const char *help)
+{
+	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void write_metrics(const struct status_ctx *st, FILE *out)
+{
+	const struct generation *g = st->gen;
+	char a[1024], b[1024];
+
+	metrics_write_counters(out);
+	family_line(out, "geoacme_build_info", "gauge", "Version and git commit of this binary.");
+	fprintf(out, "geoacme_build_info{version=\"%s\",commit=\"%s\"} 1\n", GEOACME_VERSION,
+	        GEOACME_COMMIT);
+	if (g->sites) {
+		family_line(out, "geoacme_site_up", "gauge",
+		            "1 when the site is alive (health checks passing or unchecked), else 0.");
+		for (size_t i = 0; i < geo_sites_count(g->sites); i++) {
+			metrics_label_escape(geo_site_name(g->sites, i), a, sizeof(a));
+			fprintf(out, "geoacme_site_up{site=\"%s\"} %d\n", a,
+			        geo_site_alive(g->sites, i) ? 1 : 0);
+		}
+		family_line(out, "geoacme_site_probes_total", "counter",
+		            "Health probes completed for the site (since it was configured).");
+		for (size_t i = 0; i < geo_sites_count(g->sites); i++) {
+			if (!health_last_result(g->health, i))
+				continue;
+			metrics_label_escape(geo_site_name(g->sites, i), a, sizeof(a));
+			fprintf(out, "geoacme_site_probes_total{site=\"%s\"} %lu\n", a,
+			        health_checks_done(g->health, i));
+		}
+	}
+	family_line(out, "geoacme_zone_serial", "gauge", "SOA serial of the zone being served.");
+	for (size_t i = 0; i < zone_table_count(g->zones); i++) {
+		const struct zone *z = zone_table_at(g->zones, i);
+		metrics_label_escape(z->name, a, sizeof(a));
+		fprintf(out, "geoacme_zone_serial{zone=\"%s\"} %u\n", a, z->serial);
+	}
+	family_line(out, "geoacme_zone_signature_expiry_timestamp_seconds", "gauge",
+	            "Earliest RRSIG expiration in the zone, as a Unix time.");
+	for (size_t i = 0; i < zone_table_count(g->zones); i++) {
+		const struct zone *z = zone_table_at(g->zones, i);
+		if (!signature_expiry(g, z))
+			continue;
+		metrics_label_escape(z->name, a, sizeof(a));
+		fprintf(out, "geoacme_zone_signature_expiry_timestamp_seconds{zone=\"%s\"} %llu\n", a,
+		        (unsigned long long)signature_expiry(g, z));
+	}
+	family_line(out, "geoacme_zone_build_seconds", "gauge",
+	            "How long the zone's current snapshot took to build and sign.");
+	for (size_t i = 0; i < zone_table_count(g->zones); i++) {
+		const struct zone *z = zone_table_at(g->zones, i);
+		metrics_label_escape(z->name, a, sizeof(a));
+		fprintf(out, "geoacme_zone_build_seconds{zone=\"%s\"} %.6f\n", a, z->build_seconds);
+	}
+	if (g->geo_db) {
+		family_line(out, "geoacme_geo_database_build_timestamp_seconds", "gauge",
+		            "Build time of each location database, from its metadata.");
+		for (size_t i = 0; i < geo_db_count(g->geo_db); i++) {
+			metrics_label_escape(geo_db_path(g->geo_db, i), a, sizeof(a));
+			metrics_label_escape(geo_db_type(g->geo_db, i), b, sizeof(b));
+			fprintf(out, "geoacme_geo_database_build_timestamp_seconds{path=\"%s\",type=\"%s\"} "
+			        "%llu\n", a, b, (unsigned long long)geo_db_build_epoch(g->geo_db, i));
+		}
+	}
+	family_line(out, "process_cpu_seconds_total", "counter", "User and system CPU time.");
+	fprintf(out, "process_cpu_seconds_total %.3f\n", cpu_seconds());
+	family_line(out, "process_resident_memory_bytes", "gauge", "Resident set size.");
+	fprintf(out, "process_resident_memory_bytes %llu\n", (unsigned long long)rss_bytes());
+	family_line(out, "process_start_time_seconds", "gauge", "Start time as a Unix time.");
+	fprintf(out, "process_start_time_seconds %lld\n", (long long)st->started);
+}
+
+static void write_json(const struct status_ctx *st, FILE *out)
+{
+	const struct generation *g = st->gen;
+	struct geo_ref refs[GEO_REFS_MAX];
+	size_t n_refs = geo_refs(g, refs, GEO_REFS_MAX);
+
+	fprintf(out, "{\"version\":\"%s\",\"started\":%lld,\"sites\":[", GEOACME_VERSION,
+	        (long long)st->started);
+	for (size_t i = 0; g->sites && i < geo_sites_count(g->sites); i++) {
+		double lat, lon;
+		const char *name = geo_site_name(g->sites, i);
+		const char *last = health_last_result(g->health, i);
+		geo_site_position(g->sites, i, &lat, &lon);
+		fprintf(out, "%s{\"name\":", i ? "," : "");
+		json_string(out, name);
+		fprintf(out, ",\"latitude\":%.4f,\"longitude\":%.4f,\"up\":%s,\"checked\":%s,"
+		        "\"last_probe\":", lat, lon, geo_site_alive(g->sites, i) ? "true" : "false",
+		        last ? "true" : "false");
+		if (last)
+			json_string(out, last);
+		else
+			fputs("null", out);
+		fprintf(out, ",\"answers\":%llu,\"colour\":\"%s\"}",
+		        (unsigned long long)site_answers(refs, n_refs, name), status_site_colour(i));
+	}
+	fputs("],\"zones\":[", out);
+	for (size_t i = 0; i < zone_table_count(g->zones); i++) {
+		const struct zone *z = zone_table_at(g->zones, i);
+		fprintf(out, "%s{\"zone\":", i ? "," : "");
+		json_string(out, z->name);
+		fprintf(out, ",\"serial\":%u,\"signed\":%s,\"signature_expiry\":%llu}", z->serial,
+		        z->signed_zone ? "true" : "false", (unsigned long long)signature_expiry(g, z));
+	}
+	fputs("],\"geo_names\":[", out);
+	for (size_t i = 0; i < n_refs; i++) {
+		fputs(i ? "," : "", out);
+		json_string(out, refs[i].fqdn);
+	}
+	fputs("],\"databases\":[", out);
+	for (size_t i = 0; g->geo_db && i < geo_db_count(g->geo_db); i++) {
+		fprintf(out, "%s{\"path\":", i ? "," : "");
+		json_string(out, geo_db_path(g->geo_db, i));
+		fputs(",\"type\":", out);
+		json_string(out, geo_db_type(g->geo_db, i));
+		fprintf(out, ",\"build_epoch\":%llu}", (unsigned long long)geo_db_build_epoch(g->geo_db, i));
+	}
+	fputs("]}\n", out);
+}
+
+/* "name=www.example.com.&family=6" -> the values, or defaults. */
+static void query_param(const char *query, const char *key, char *out, size_t cap)
+{
+	size_t klen = strlen(key);
+	out[0] = '\0';
+	for (const char *p = query; p && *p;) {
+		const char *amp = strchr(p, '&');
+		size_t len = amp ? (size_t)(amp - p) : strlen(p);
+		if (len > klen && strncmp(p, key, klen) == 0 && p[klen] == '=') {
+			size_t v = len - klen - 1;
+			if (v >= cap)
+				v = cap - 1;
+			memcpy(out, p + klen + 1, v);
+			out[v] = '\0';
+			return;
+		}
+		p = amp ? amp + 1 : NULL;
+	}
+}
+
+static void fmt_time(uint64_t t, char *out, size_t cap)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+	if (!t || !gmtime_r(&tt, &tm) || !strftime(out, cap, "%Y-%m-%d %H:%M UTC", &tm))
+		snprintf(out, cap, "-");
+}
+
+static void write_page(const struct status_ctx *st, const char *query, FILE *out)
+{
+	const struct generation *g = st->gen;
+	struct geo_ref refs[GEO_REFS_MAX];
+	size_t n_refs = geo_refs(g, refs, GEO_REFS_MAX);
+	char want[256], fam[8], when[64];
+	query_param(query, "name", want, sizeof(want));
+	query_param(query, "family", fam, sizeof(fam));
+	enum geo_family f = strcmp(fam, "6") == 0 ? GEO_IPV6 : GEO_IPV4;
+	const struct geo_ref *shown = n_refs ? &refs[0] : NULL;
+	for (size_t i = 0; i < n_refs; i++)
+		if (strcmp(refs[i].fqdn, want) == 0)
+			shown = &refs[i];
+
+	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+	      "<meta name=\"viewport\" content=\"width=device-width\">"
+	      "<title>geoacme status</title><style>"
+	      "body{font:14px/1.4 system-ui,sans-serif;margin:1em 2em;color:#222}"
+	      "table{border-collapse:collapse;margin:.5em 0 1.5em}"
+	      "td,th{border-bottom:1px solid #ddd;padding:.25em .8em;text-align:left}"
+	      ".up{color:#176117}.down{color:#b00020;font-weight:bold}"
+	      ".swatch{display:inline-block;width:.9em;height:.9em;border:1px solid #000;"
+	      "vertical-align:middle;margin-right:.3em}"
+	      "#mapbox{max-width:1100px}svg{width:100%;height:auto;border:1px solid #999}"
+	      "</style></head><body>\n<h1>geoacme</h1>\n", out);
+	fprintf(out, "<p>Version %s. Every cell of the map is coloured by the site the rule "
+	        "answers with there, with the current health: solid where the nearest site "
+	        "answers alone, striped where a pair answers (nearest and runner-up).</p>\n",
+	        GEOACME_VERSION);
+	if (shown && g->sites) {
+		fputs("<h2>Map: ", out);
+		status_html_escape(out, shown->fqdn);
+		fprintf(out, " %s</h2>\n<p>", f == GEO_IPV6 ? "AAAA" : "A");
+		for (size_t i = 0; i < n_refs; i++) {
+			for (int k = 0; k < 2; k++) {
+				fputs("<a href=\"/?name=", out);
+				status_html_escape(out, refs[i].fqdn);
+				fprintf(out, "&amp;family=%d\">", k ? 6 : 4);
+				status_html_escape(out, refs[i].fqdn);
+				fprintf(out, " %s</a> ", k ? "AAAA" : "A");
+			}
+		}
+		fputs("</p>\n<div id=\"mapbox\">\n", out);
+		status_map_svg(out, geo_sets_rule(shown->sets), g->sites, f);
+		fputs("</div>\n", out);
+	}
+	if (g->sites) {
+		fputs("<h2>Sites</h2>\n<table id=\"sites\"><tr><th>site</th><th>health</th>"
+		      "<th>last probe</th><th>answers (nearest)</th><th>position</th></tr>\n", out);
+		for (size_t i = 0; i < geo_sites_count(g->sites); i++) {
+			const char *name = geo_site_name(g->sites, i);
+			const char *last = health_last_result(g->health, i);
+			bool up = geo_site_alive(g->sites, i);
+			double lat, lon;
+			geo_site_position(g->sites, i, &lat, &lon);
+			fprintf(out, "<tr class=\"site-row\" data-site=\"");
+			status_html_escape(out, name);
+			fprintf(out, "\"><td><span class=\"swatch\" style=\"background:%s\"></span>",
+			        status_site_colour(i));
+			status_html_escape(out, name);
+			fprintf(out, "</td><td class=\"%s\">%s</td><td>", up ? "up" : "down",
+			        up ? "up" : "down");
+			status_html_escape(out, last ? last : "not checked");
+			fprintf(out, "</td><td>%llu</td><td>%.2f, %.2f</td></tr>\n",
+			        (unsigned long long)site_answers(refs, n_refs, name), lat, lon);
+		}
+		fputs("</table>\n", out);
+	}
+	fputs("<h2>Zones</h2>\n<table id=\"zones\"><tr><th>zone</th><th>serial</th>"
+	      "<th>earliest signature expiry</th></tr>\n", out);
+	for (size_t i = 0; i < zone_table_count(g->zones); i++) {
+		const struct zone *z = zone_table_at(g->zones, i);
+		fmt_time(signature_expiry(g, z), when, sizeof(when));
+		fputs("<tr><td>", out);
+		status_html_escape(out, z->name);
+		fprintf(out, "</td><td>%u</td><td>%s</td></tr>\n", z->serial,
+		        z->signed_zone ? when : "unsigned");
+	}
+	fputs("</table>\n", out);
+	if (g->geo_db) {
+		fputs("<h2>Location databases</h2>\n<table><tr><th>file</th><th>type</th>"
+		      "<th>built</th></tr>\n", out);
+		for (size_t i = 0; i < geo_db_count(g->geo_db); i++) {
+			fmt_time(geo_db_build_epoch(g->geo_db, i), when, sizeof(when));
+			fputs("<tr><td>", out);
+			status_html_escape(out, geo_db_path(g->geo_db, i));
+			fputs("</td><td>", out);
+			status_html_escape(out, geo_db_type(g->geo_db, i));
+			fprintf(out, "</td><td>%s</td></tr>\n", when);
+		}
+		fputs("</table>\n", out);
+	}
+	fputs("<p>Also: <a href=\"/metrics\">/metrics</a> (Prometheus), "
+	      "<a href=\"/status.json\">/status.json</a>. Land outline: Natural Earth 1:110m "
+	      "(public domain) via world-atlas.</p>\n</body></html>\n", out);
+}
+
+int status_http(void *ctx, const char *path, const char *query, FILE *body,
+                const char **content_type)
+{
+	const struct status_ctx *st = ctx;
+	if (!st || !st->gen)
+		return 500;
+	if (strcmp(path, "/metrics") == 0) {
+		*content_type = "text/plain; version=0.0.4; charset=utf-8";
+		write_metrics(st, body);
+		return 200;
+	}
+	if (strcmp(path, "/status.json") == 0) {
+		*content_type = "application/json";
+		write_json(st, body);
+		return 200;
+	}
+	if (strcmp(path, "/") == 0) {
+		*content_type = "text/html; charset=utf-8";
+		write_page(st, query, body);
+		return 200;
+	}
+	return 404;
+}

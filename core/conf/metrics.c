@@ -1,0 +1,218 @@
+/*
+ * The counter registry.  Series are few (zones, geo names × sites) and are
+ * looked up only at start and on reload, so a linked list is enough.
+ */
+#include "core/conf/metrics.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct metrics_global metrics;
+
+struct zone_series {
+	struct zone_series *next;
+	char *apex;                 /* NULL: queries outside every zone */
+	struct metrics_zone block;
+};
+
+struct geo_series {
+	struct geo_series *next;
+	char *name, *site;
+	uint64_t rank[2];
+};
+
+static struct zone_series *zones;
+static struct geo_series *geos;
+static uint64_t geo_scratch[2];
+
+/* The fixed qtype label set; index METRICS_QTYPES - 1 is "other". */
+static const struct { uint16_t type; const char *name; } qtypes[METRICS_QTYPES - 1] = {
+	{ 1, "A" }, { 2, "NS" }, { 5, "CNAME" }, { 6, "SOA" }, { 12, "PTR" }, { 15, "MX" },
+	{ 16, "TXT" }, { 28, "AAAA" }, { 33, "SRV" }, { 35, "NAPTR" }, { 43, "DS" },
+	{ 46, "RRSIG" }, { 47, "NSEC" }, { 48, "DNSKEY" }, { 64, "SVCB" }, { 65, "HTTPS" },
+	{ 252, "AXFR" }, { 251, "IXFR" }, { 255, "ANY" },
+};
+
+size_t metrics_qtype_index(uint16_t qtype)
+{
+	for (size_t i = 0; i < METRICS_QTYPES - 1; i++)
+		if (qtypes[i].type == qtype)
+			return i;
+	return METRICS_QTYPES - 1;
+}
+
+const char *metrics_qtype_name(size_t index)
+{
+	return index < METRICS_QTYPES - 1 ? qtypes[index].name : "other";
+}
+
+static bool same(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+struct metrics_zone *metrics_zone(const char *apex)
+{
+	struct zone_series **tail = &zones;
+	for (struct zone_series *z = zones; z; z = z->next) {
+		if (same(z->apex, apex))
+			return &z->block;
+		tail = &z->next;
+	}
+	struct zone_series *z = calloc(1, sizeof(*z));
+	if (!z)
+		return NULL;
+	if (apex && !(z->apex = strdup(apex))) {
+		free(z);
+		return NULL;
+	}
+	*tail = z;   /* appended: the exposition keeps the configuration's order */
+	return &z->block;
+}
+
+uint64_t *metrics_geo_site(const char *geo_name, const char *site)
+{
+	struct geo_series **tail = &geos;
+	for (struct geo_series *g = geos; g; g = g->next) {
+		if (strcmp(g->name, geo_name) == 0 && strcmp(g->site, site) == 0)
+			return g->rank;
+		tail = &g->next;
+	}
+	struct geo_series *g = calloc(1, sizeof(*g));
+	if (!g || !(g->name = strdup(geo_name)) || !(g->site = strdup(site))) {
+		if (g)
+			free(g->name);
+		free(g);
+		return geo_scratch;
+	}
+	*tail = g;
+	return g->rank;
+}
+
+void metrics_free(void)
+{
+	while (zones) {
+		struct zone_series *n = zones->next;
+		free(zones->apex);
+		free(zones);
+		zones = n;
+	}
+	while (geos) {
+		struct geo_series *n = geos->next;
+		free(geos->name);
+		free(geos->site);
+		free(geos);
+		geos = n;
+	}
+}
+
+void metrics_label_escape(const char *in, char *out, size_t cap)
+{
+	size_t o = 0;
+	for (; *in && o + 3 < cap; in++) {
+		if (*in == '\\' || *in == '"') {
+			out[o++] = '\\';
+			out[o++] = *in;
+		} else if (*in == '\n') {
+			out[o++] = '\\';
+			out[o++] = 'n';
+		} else {
+			out[o++] = *in;
+		}
+	}
+	out[o] = '\0';
+}
+
+static void family(FILE *out, const char *name, const char *type, const char *help)
+{
+	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static const char *const update_results[METRICS_UPDATE_RESULTS] = {
+	"accepted", "badkey", "badsig", "badtime", "policy", "prereq", "formerr", "other",
+};
+
+static const char *const rcode_names[METRICS_RCODES] = {
+	"NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP", "REFUSED", "YXDOMAIN",
+	"YXRRSET", "NXRRSET", "NOTAUTH", "NOTZONE", "DSOTYPENI", "RCODE12", "RCODE13",
+	"RCODE14", "RCODE15", "BADVERS", "BADKEY", "BADTIME", "BADMODE", "BADNAME", "BADALG",
+	"BADTRUNC", "BADCOOKIE",
+};
+
+static void write_queries(FILE *out)
+{
+	static const char *const transports[2] = { "udp", "tcp" };
+	static const char *const families[2] = { "ipv4", "ipv6" };
+	char zone[1024];
+
+	family(out, "geoacme_queries_total", "counter",
+	       "Queries answered, by zone (\"\" when no zone matched), type, transport and family.");
+	for (struct zone_series *z = zones; z; z = z->next) {
+		metrics_label_escape(z->apex ? z->apex : "", zone, sizeof(zone));
+		for (size_t t = 0; t < METRICS_QTYPES; t++)
+			for (int p = 0; p < 2; p++)
+				for (int f = 0; f < 2; f++)
+					if (z->block.queries[t][p][f])
+						fprintf(out, "geoacme_queries_total{zone=\"%s\",qtype=\"%s\","
+						        "transport=\"%s\",family=\"%s\"} %llu\n", zone,
+						        metrics_qtype_name(t), transports[p], families[f],
+						        (unsigned long long)z->block.queries[t][p][f]);
+	}
+}
+
+void metrics_write_counters(FILE *out)
+{
+	write_queries(out);
+	family(out, "geoacme_responses_total", "counter", "Responses sent, by rcode.");
+	for (int r = 0; r < METRICS_RCODES; r++)
+		fprintf(out, "geoacme_responses_total{rcode=\"%s\"} %llu\n", rcode_names[r],
+		        (unsigned long long)metrics.responses[r]);
+	family(out, "geoacme_dropped_total", "counter",
+	       "Messages dropped without an answer (shorter than a header, or responses).");
+	fprintf(out, "geoacme_dropped_total %llu\n", (unsigned long long)metrics.dropped);
+	family(out, "geoacme_truncated_total", "counter", "Responses sent with TC=1.");
+	fprintf(out, "geoacme_truncated_total %llu\n", (unsigned long long)metrics.truncated);
+	family(out, "geoacme_ecs_queries_total", "counter",
+	       "Queries that carried an EDNS Client Subnet option.");
+	fprintf(out, "geoacme_ecs_queries_total %llu\n", (unsigned long long)metrics.ecs_queries);
+	family(out, "geoacme_rrl_dropped_total", "counter", "Responses dropped by rate limiting.");
+	fprintf(out, "geoacme_rrl_dropped_total %llu\n", (unsigned long long)metrics.rrl_dropped);
+	family(out, "geoacme_rrl_slipped_total", "counter",
+	       "Rate-limited responses sent truncated instead (slip).");
+	fprintf(out, "geoacme_rrl_slipped_total %llu\n", (unsigned long long)metrics.rrl_slipped);
+
+	char name[1024], site[256];
+	family(out, "geoacme_geo_decisions_total", "counter",
+	       "Geo answers by geo name, site and rank (1 nearest, 2 runner-up in a pair).");
+	for (struct geo_series *g = geos; g; g = g->next) {
+		metrics_label_escape(g->name, name, sizeof(name));
+		metrics_label_escape(g->site, site, sizeof(site));
+		for (int r = 0; r < 2; r++)
+			fprintf(out, "geoacme_geo_decisions_total{name=\"%s\",site=\"%s\",rank=\"%d\"} %llu\n",
+			        name, site, r + 1, (unsigned long long)g->rank[r]);
+	}
+	family(out, "geoacme_geo_fail_open_answers_total", "counter",
+	       "Geo answers given while no candidate site was alive (fail open).");
+	fprintf(out, "geoacme_geo_fail_open_answers_total %llu\n",
+	        (unsigned long long)metrics.fail_open_answers);
+	family(out, "geoacme_geo_fail_open_episodes_total", "counter",
+	       "Times every health-checked site was down at once.");
+	fprintf(out, "geoacme_geo_fail_open_episodes_total %llu\n",
+	        (unsigned long long)metrics.fail_open_episodes);
+	family(out, "geoacme_health_probes_total", "counter", "Health probes completed, by result.");
+	fprintf(out, "geoacme_health_probes_total{result=\"ok\"} %llu\n",
+	        (unsigned long long)metrics.probes_ok);
+	fprintf(out, "geoacme_health_probes_total{result=\"failed\"} %llu\n",
+	        (unsigned long long)metrics.probes_failed);
+	family(out, "geoacme_updates_total", "counter", "DNS UPDATE messages, by result.");
+	for (int u = 0; u < METRICS_UPDATE_RESULTS; u++)
+		fprintf(out, "geoacme_updates_total{result=\"%s\"} %llu\n", update_results[u],
+		        (unsigned long long)metrics.updates[u]);
+	family(out, "geoacme_stale_txt_purged_total", "counter",
+	       "TXT records removed from ACME zones by the stale-record purge.");
+	fprintf(out, "geoacme_stale_txt_purged_total %llu\n",
+	        (unsigned long long)metrics.stale_txt_purged);
+	family(out, "geoacme_signatures_made_total", "counter", "RRSIGs computed (cache misses).");
+	fprintf(out, "geoacme_signatures_made_total %llu\n",
+	        (unsigned long long)metrics.signatures_made);
+}

@@ -1,0 +1,86 @@
+#pragma once
+/*
+ * Process-wide counters for /metrics (Prometheus text format).
+ *
+ * Counting must cost the query path nothing but an increment: every
+ * counter is a uint64_t that lives for the whole process, found once, off
+ * the query path (at start and on each reload), by its metric name and
+ * label values, and then incremented through a plain pointer.  Because a
+ * series is found by name and labels, a reload that keeps a zone, a geo
+ * name or a site keeps counting into the same series: counters never reset
+ * on reload or scrape.  Label values come from the configuration and from
+ * fixed sets (query types, transports, families, rcodes), never from a
+ * query: a client cannot create series.
+ *
+ * The query-path counters that depend on no configured name sit in one
+ * global struct, `metrics`, written directly.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Query types with a label of their own; everything else is "other". */
+#define METRICS_QTYPES 20
+#define METRICS_RCODES 24     /* rcodes 0..23 (extended ones included) */
+
+enum metrics_update_result {
+	METRICS_UPDATE_ACCEPTED = 0,
+	METRICS_UPDATE_BADKEY,
+	METRICS_UPDATE_BADSIG,
+	METRICS_UPDATE_BADTIME,
+	METRICS_UPDATE_POLICY,
+	METRICS_UPDATE_PREREQ,
+	METRICS_UPDATE_FORMERR,
+	METRICS_UPDATE_OTHER,
+	METRICS_UPDATE_RESULTS
+};
+
+struct metrics_global {
+	uint64_t responses[METRICS_RCODES];  /* by rcode of the response sent */
+	uint64_t dropped;                    /* messages never answered (too short, QR=1) */
+	uint64_t truncated;                  /* responses with TC=1 */
+	uint64_t ecs_queries;                /* queries that carried EDNS Client Subnet */
+	uint64_t rrl_dropped, rrl_slipped;
+	uint64_t fail_open_answers;          /* geo answers given while failing open */
+	uint64_t fail_open_episodes;         /* times every site went down */
+	uint64_t updates[METRICS_UPDATE_RESULTS];
+	uint64_t stale_txt_purged;
+	uint64_t signatures_made;
+	uint64_t probes_ok, probes_failed;
+};
+extern struct metrics_global metrics;
+
+/* Queries of one zone, by qtype label, transport (udp, tcp), family (4, 6). */
+struct metrics_zone {
+	uint64_t queries[METRICS_QTYPES][2][2];
+};
+
+/* Label helpers for the fixed sets. */
+size_t metrics_qtype_index(uint16_t qtype);
+const char *metrics_qtype_name(size_t index);
+
+/*
+ * The counter block of a zone (apex in presentation form, "example.com."),
+ * or of queries that matched no zone (name NULL).  Made on first use and
+ * kept for the process; NULL only when out of memory.
+ */
+struct metrics_zone *metrics_zone(const char *apex);
+/*
+ * Geo decisions of one geo name for one site: [0] times it was the nearest
+ * (rank 1), [1] the runner-up in a pair answer (rank 2).  Never NULL: out
+ * of memory returns a scratch pair that is not exported.
+ */
+uint64_t *metrics_geo_site(const char *geo_name, const char *site);
+
+/* Frees every series (at exit, so leak checkers stay quiet). */
+void metrics_free(void);
+
+/*
+ * Writes every counter above in the text exposition format, each family
+ * with its HELP and TYPE lines.  Gauges that describe the current state
+ * (sites, zones, databases, process) are written by the caller.
+ */
+void metrics_write_counters(FILE *out);
+/* Escapes a label value (backslash, quote, newline) into out. */
+void metrics_label_escape(const char *in, char *out, size_t cap);

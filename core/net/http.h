@@ -1,0 +1,45 @@
+#pragma once
+/*
+ * A small read-only HTTP/1.1 endpoint inside the event loop, for metrics
+ * and the status page: no thread, nothing blocking, nothing the query path
+ * waits for.
+ *
+ * Limits, chosen so a misbehaving client costs little and never disturbs
+ * DNS: GET (and HEAD) only; the request line and headers must arrive
+ * within HTTP_REQUEST_MAX bytes and HTTP_IDLE_MS; at most HTTP_CONN_MAX
+ * connections (a new one beyond that is closed at once); one request per
+ * connection (Connection: close), so a response is written, resumed on
+ * partial writes, and the socket closed.  Bad requests get 400, unknown
+ * paths 404 (from the handler), other methods 405, oversized heads 431.
+ */
+#include <stddef.h>
+#include <stdio.h>
+
+struct loop;
+struct http;
+
+#define HTTP_REQUEST_MAX 4096
+#define HTTP_CONN_MAX 8
+#define HTTP_IDLE_MS 5000
+
+/*
+ * Answers one GET: writes the body into `body` (an open_memstream) and
+ * returns the status (200, 404...); *content_type must be set for 200.
+ * `path` is the request target without the query string; `query` is what
+ * followed '?' ("" if nothing).
+ */
+typedef int (*http_handler_fn)(void *ctx, const char *path, const char *query, FILE *body,
+                               const char **content_type);
+
+/*
+ * Listens on every "addr:port" ("127.0.0.1:9153", "[::1]:9153").  Returns
+ * NULL with err filled when an address does not parse or cannot be bound.
+ */
+struct http *http_new(struct loop *l, char *const *addrs, size_t n_addrs, http_handler_fn fn,
+                      void *ctx, char err[256]);
+/* Replaces the handler context (after a reload). */
+void http_set_context(struct http *h, void *ctx);
+/* The port the first listener bound (tests use port 0). */
+unsigned http_bound_port(const struct http *h);
+/* Closes every connection and listener.  NULL-safe. */
+void http_free(struct http *h);
