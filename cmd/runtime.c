@@ -13,6 +13,8 @@
 #include "core/conf/config.h"
 #include "core/conf/diag.h"
 #include "core/conf/log.h"
+#include "core/conf/metrics.h"
+#include "core/geo/geo_rule.h"
 #include "core/geo/geo_db.h"
 #include "core/geo/geo_sites.h"
 #include "core/geo/health.h"
@@ -175,6 +177,76 @@ static void resign_check(struct loop *l, void *arg)
 	schedule_resign(g);
 }
 
+size_t generation_geo_names(const struct generation *g, struct generation_geo *out, size_t cap)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < g->cfg->n_zones && n < cap; i++) {
+		const struct config_zone *zc = &g->cfg->zones[i];
+		uint8_t apex[DNAME_MAX], owner[DNAME_MAX];
+		if (!zc->n_geo || dname_from_str(zc->zone, apex) < 0)
+			continue;
+		const struct zone *z = zone_table_get(g->zones, apex);
+		for (size_t k = 0; z && k < zc->n_geo && n < cap; k++) {
+			int len = zone_load_geo_owner(zc, zc->geo[k].name, owner);
+			const struct zone_node *node = len > 0 ? zone_find(z, owner, (size_t)len) : NULL;
+			if (!node || !node->geo)
+				continue;
+			dname_to_str(owner, out[n].fqdn, sizeof(out[n].fqdn));
+			out[n].sets = node->geo;
+			n++;
+		}
+	}
+	return n;
+}
+
+/* True when some candidate of the geo name (either family) is alive. */
+static bool geo_name_has_alive(const struct geo_sets *sets, const struct geo_sites *sites)
+{
+	const struct geo_rule *r = geo_sets_rule(sets);
+	for (int f = 0; f < GEO_FAMILIES; f++)
+		for (size_t k = 0; k < geo_rule_candidates(r, (enum geo_family)f); k++)
+			if (geo_site_alive(sites, geo_rule_candidate_site(r, (enum geo_family)f, k)))
+				return true;
+	return false;
+}
+
+/*
+ * After every liveness change: a geo name whose candidates are all down
+ * answers as if all were up (fail open).  Logged once when that starts and
+ * once when it ends, with the names affected, instead of once per query.
+ */
+static void on_health_change(void *arg, size_t site, bool alive)
+{
+	struct generation *g = arg;
+	struct generation_geo refs[GENERATION_GEO_MAX];
+	size_t n = generation_geo_names(g, refs, GENERATION_GEO_MAX);
+	(void)site;
+	(void)alive;
+	for (size_t i = 0; i < n && g->failing_open; i++) {
+		bool failing = !geo_name_has_alive(refs[i].sets, g->sites);
+		if (failing && !g->failing_open[i]) {
+			metrics.fail_open_episodes++;
+			log_error("geo: %s: no site is alive; answering as if all were (fail open)",
+			          refs[i].fqdn);
+		} else if (!failing && g->failing_open[i]) {
+			log_warn("geo: %s: a site is alive again; fail open is over", refs[i].fqdn);
+		}
+		g->failing_open[i] = failing;
+	}
+}
+
+/* At start and after a reload: every site's state, once. */
+static void log_sites(const struct generation *g)
+{
+	for (size_t i = 0; i < geo_sites_count(g->sites); i++) {
+		const char *last = health_last_result(g->health, i);
+		log_info("health: site %s is %s (%s)", geo_site_name(g->sites, i),
+		         !geo_site_enabled(g->sites, i) ? "disabled"
+		         : geo_site_alive(g->sites, i) ? "up" : "down",
+		         last ? "health-checked" : "not checked");
+	}
+}
+
 struct generation *generation_new(const char *path, struct loop *loop,
                                   const struct generation *prev, bool check_only,
                                   struct diag *d)
@@ -262,10 +334,19 @@ struct generation *generation_new(const char *path, struct loop *loop,
 			diag_add(d, c->path, 0, 0, "%s", err);
 			goto fail;
 		}
+		g->failing_open = calloc(GENERATION_GEO_MAX, sizeof(*g->failing_open));
+		if (!g->failing_open) {
+			diag_add(d, NULL, 0, 0, "out of memory");
+			goto fail;
+		}
+		health_on_change(g->health, on_health_change, g);
+		on_health_change(g, 0, true);
+		log_sites(g);
 	}
 	g->env.zones = g->zones;
 	g->env.sites = g->sites;
 	g->env.geo_db = g->geo_db;
+	g->env.outside_metrics = metrics_zone(NULL);
 	g->env.udp_max_size = c->udp_max_size;
 	if (c->rrl_rate) {
 		struct rrl_config rc = {
@@ -304,6 +385,7 @@ void generation_free(struct generation *g)
 	if (g->loop && g->resign_timer > 0)
 		loop_timer_cancel(g->loop, g->resign_timer);
 	health_free(g->health);
+	free(g->failing_open);
 	rrl_free(g->rrl);
 	acme_free(g->acme);
 	zone_table_free(g->zones);

@@ -20,6 +20,7 @@ struct health;
 struct signer;
 struct zone_table;
 struct acme;
+struct geo_sets;
 
 struct generation {
 	struct config *cfg;
@@ -34,7 +35,17 @@ struct generation {
 	struct cookie_secret cookie;  /* kept across reloads so cookies stay valid */
 	struct loop *loop;
 	int64_t resign_timer;
+	bool *failing_open;          /* per geo name (generation_geo_names order) */
 };
+
+/* A geo name the generation serves, with its answer sets. */
+#define GENERATION_GEO_MAX 64
+struct generation_geo {
+	char fqdn[1024];
+	const struct geo_sets *sets;
+};
+/* Fills out with the geo names in configuration order; returns how many. */
+size_t generation_geo_names(const struct generation *g, struct generation_geo *out, size_t cap);
 
 /*
  * Builds a generation from the config at `path`.  loop may be NULL (check

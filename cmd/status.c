@@ -32,36 +32,6 @@
 #define GEOACME_COMMIT "unknown"
 #endif
 
-#define GEO_REFS_MAX 64
-
-struct geo_ref {
-	char fqdn[DNAME_MAX * 4 + 2];
-	const struct geo_sets *sets;
-};
-
-/* The geo names the running snapshots serve, in configuration order. */
-static size_t geo_refs(const struct generation *g, struct geo_ref *out, size_t cap)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < g->cfg->n_zones && n < cap; i++) {
-		const struct config_zone *zc = &g->cfg->zones[i];
-		uint8_t apex[DNAME_MAX], owner[DNAME_MAX];
-		if (!zc->n_geo || dname_from_str(zc->zone, apex) < 0)
-			continue;
-		const struct zone *z = zone_table_get(g->zones, apex);
-		for (size_t k = 0; z && k < zc->n_geo && n < cap; k++) {
-			int len = zone_load_geo_owner(zc, zc->geo[k].name, owner);
-			const struct zone_node *node = len > 0 ? zone_find(z, owner, (size_t)len) : NULL;
-			if (!node || !node->geo)
-				continue;
-			dname_to_str(owner, out[n].fqdn, sizeof(out[n].fqdn));
-			out[n].sets = node->geo;
-			n++;
-		}
-	}
-	return n;
-}
-
 void status_html_escape(FILE *out, const char *s)
 {
 	for (; *s; s++) {
@@ -119,7 +89,7 @@ static uint64_t signature_expiry(const struct generation *g, const struct zone *
 	return z->signed_zone && z->expires_at ? z->expires_at + g->cfg->sig_refresh_s : 0;
 }
 
-static uint64_t site_answers(const struct geo_ref *refs, size_t n_refs, const char *site)
+static uint64_t site_answers(const struct generation_geo *refs, size_t n_refs, const char *site)
 {
 	uint64_t total = 0;
 	for (size_t i = 0; i < n_refs; i++) {
@@ -205,8 +175,8 @@ static void write_metrics(const struct status_ctx *st, FILE *out)
 static void write_json(const struct status_ctx *st, FILE *out)
 {
 	const struct generation *g = st->gen;
-	struct geo_ref refs[GEO_REFS_MAX];
-	size_t n_refs = geo_refs(g, refs, GEO_REFS_MAX);
+	struct generation_geo refs[GENERATION_GEO_MAX];
+	size_t n_refs = generation_geo_names(g, refs, GENERATION_GEO_MAX);
 
 	fprintf(out, "{\"version\":\"%s\",\"started\":%lld,\"sites\":[", GEOACME_VERSION,
 	        (long long)st->started);
@@ -282,13 +252,13 @@ static void fmt_time(uint64_t t, char *out, size_t cap)
 static void write_page(const struct status_ctx *st, const char *query, FILE *out)
 {
 	const struct generation *g = st->gen;
-	struct geo_ref refs[GEO_REFS_MAX];
-	size_t n_refs = geo_refs(g, refs, GEO_REFS_MAX);
+	struct generation_geo refs[GENERATION_GEO_MAX];
+	size_t n_refs = generation_geo_names(g, refs, GENERATION_GEO_MAX);
 	char want[256], fam[8], when[64];
 	query_param(query, "name", want, sizeof(want));
 	query_param(query, "family", fam, sizeof(fam));
 	enum geo_family f = strcmp(fam, "6") == 0 ? GEO_IPV6 : GEO_IPV4;
-	const struct geo_ref *shown = n_refs ? &refs[0] : NULL;
+	const struct generation_geo *shown = n_refs ? &refs[0] : NULL;
 	for (size_t i = 0; i < n_refs; i++)
 		if (strcmp(refs[i].fqdn, want) == 0)
 			shown = &refs[i];

@@ -27,6 +27,7 @@ struct http_conn {
 	size_t req_len;
 	char *resp;                      /* malloc'd response (head + body) */
 	size_t resp_len, resp_sent;
+	bool draining;                   /* response sent: read to EOF, then close */
 };
 
 struct http {
@@ -64,9 +65,18 @@ static void conn_write(struct loop *l, int fd, int events, void *arg)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return;   /* resumed when the socket is writable again */
-		break;
+		conn_close(c);   /* the client went away */
+		return;
 	}
-	conn_close(c);
+	/*
+	 * Sent.  Closing now, with request bytes still unread (a 431, a body
+	 * after a 405), would make the kernel send RST and the client could lose
+	 * the response: half-close, read what is left, close at EOF or deadline.
+	 */
+	shutdown(fd, SHUT_WR);
+	c->draining = true;
+	if (loop_mod_fd(l, fd, LOOP_READ) < 0)
+		conn_close(c);
 }
 
 static const char *reason(int status)
@@ -169,9 +179,27 @@ static void serve(struct http_conn *c)
 	free(body);
 }
 
+static void conn_drain(struct http_conn *c)
+{
+	char scratch[4096];
+	for (;;) {
+		ssize_t n = recv(c->fd, scratch, sizeof(scratch), 0);
+		if (n > 0 || (n < 0 && errno == EINTR))
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		conn_close(c);
+		return;
+	}
+}
+
 static void conn_read(struct loop *l, int fd, int events, void *arg)
 {
 	struct http_conn *c = arg;
+	if (c->draining) {
+		conn_drain(c);
+		return;
+	}
 	for (;;) {
 		if (c->req_len == HTTP_REQUEST_MAX) {
 			respond_error(c, 431);
@@ -227,6 +255,7 @@ static void on_accept(struct loop *l, int fd, int events, void *arg)
 		c->req_len = 0;
 		c->req[0] = '\0';
 		c->resp = NULL;
+		c->draining = false;
 		c->timer = loop_timer_add(l, HTTP_IDLE_MS, conn_timeout, c);
 		if (c->timer < 0 || loop_add_fd(l, cfd, LOOP_READ, conn_read, c) < 0) {
 			if (c->timer > 0)

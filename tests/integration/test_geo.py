@@ -853,7 +853,8 @@ class Health(GeoTestCase):
         self.assertEqual(self.expect("eu", []), (3600, ["127.0.0.10", "127.0.0.11"]))
         got, _ = self.geo("eu.example.com", "A", ecs=AMSTERDAM)
         self.assertEqual(got, (3600, ["127.0.0.10", "127.0.0.11"]))
-        self.wait_log(r"error: geo: no site is alive; answering as if all were \(fail open\)")
+        self.wait_log(r"error: geo: eu\.example\.com\.: no site is alive; answering as if all were "
+                      r"\(fail open\)")
         self.hp.open()
         self.wait_answer("eu", (120, ["127.0.0.10"]))
 

@@ -1,0 +1,377 @@
+"""Observability: /metrics, /status.json and the status page of the real binary.
+
+The server runs with `http_listen = ["127.0.0.1:0"]`; the port is read from
+its log.  Counters are checked against exactly the queries a test sent, the
+exposition is checked by promtool (Debian package prometheus), and the page
+is loaded in headless Chromium (Debian package chromium) with its network
+log kept, to show it renders, has one marker per site, changes colour when
+a site goes down, and makes no request beyond 127.0.0.1.
+"""
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import unittest
+import urllib.error
+import urllib.request
+
+import dns.message
+
+from harness import BASE_CONFIG, Server, have_ipv6, main, make_key, make_mmdb
+from test_geo import AMSTERDAM, HEALTH_SITES, Listener, ZONE, decide, parse_sites
+
+HTTP = '[server]\nhttp_listen = ["127.0.0.1:0"]\n'
+
+ZONES = """
+[geo]
+databases = ["city.mmdb"]
+default_location = [1.29, 103.85]
+[[zones]]
+zone = "example.com"
+file = "example.com.zone"
+[[zones.keys]]
+algorithm = "ECDSAP256SHA256"
+key_path = "example.com.pem"
+[[zones.geo]]
+name = "www"
+[[zones.geo]]
+name = "eu"
+sites = ["hp", "hn"]
+"""
+
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                  "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--disable-default-apps",
+                  "--disable-extensions", "--mute-audio",
+                  # Chromium's own background requests (time, updates, accounts) must
+                  # not leave the machine either: every host but 127.0.0.1 resolves
+                  # to nothing, and any proxy use goes to a closed port.
+                  "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+                  "--proxy-server=http://127.0.0.1:9", "--proxy-bypass-list=127.0.0.1"]
+
+
+def http_port(server):
+    m = re.search(r"http: listening on \S+ \(port (\d+)\)", server.log())
+    if not m:
+        raise AssertionError("no http listening line:\n" + server.log())
+    return int(m.group(1))
+
+
+def get(port, path):
+    with urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path), timeout=5) as r:
+        return r.status, dict(r.headers), r.read().decode()
+
+
+def samples(text):
+    """{'name{labels}': value} of every sample line."""
+    out = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            key, value = line.rsplit(" ", 1)
+            out[key] = float(value)
+    return out
+
+
+def page_requests(netlog):
+    """URLs of every request the page made (its site is 127.0.0.1), from the net log."""
+    with open(netlog, encoding="utf-8") as f:
+        log = json.load(f)
+    start = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
+    urls = set()
+    for e in log["events"]:
+        p = e.get("params", {})
+        if e["type"] == start and "site=http://127.0.0.1" in str(p.get("site_for_cookies")):
+            urls.add(p["url"])
+    return urls
+
+
+class ObsTestCase(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.hp = Listener("127.0.0.10").open()
+        cls.hn = Listener("127.0.0.11").open()
+        sites_toml = HEALTH_SITES.format(p1=cls.hp.port, p2=cls.hn.port)
+        cls.sites = parse_sites(sites_toml)
+        cls.server = Server(BASE_CONFIG + HTTP + sites_toml + ZONES, {"example.com.zone": ZONE})
+        make_mmdb(cls.server.dir, "city")
+        make_key(cls.server.path("example.com.pem"))
+        cls.server.start()
+        cls.port = http_port(cls.server)
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            rc = cls.server.stop()
+            log = cls.server.log()
+            cls.server.cleanup()
+            if rc != 0:
+                raise AssertionError("geoacme exited with %s:\n%s" % (rc, log[-4000:]))
+        finally:
+            cls.hp.close()
+            cls.hn.close()
+
+    def metrics(self):
+        status, headers, body = get(self.port, "/metrics")
+        self.assertEqual(status, 200)
+        self.assertTrue(headers["Content-Type"].startswith("text/plain; version=0.0.4"))
+        return body
+
+    def wait_metric(self, key, value, timeout=8):
+        deadline = time.time() + timeout
+        got = None
+        while time.time() < deadline:
+            got = samples(self.metrics()).get(key)
+            if got == value:
+                return
+            time.sleep(0.05)
+        self.fail("%s stayed %s, wanted %s:\n%s" % (key, got, value, self.server.log()[-3000:]))
+
+    def ensure_up(self):
+        for listener in (self.hp, self.hn):
+            if listener.sock is None:
+                listener.open()
+        self.wait_metric('geoacme_site_up{site="hp"}', 1)
+        self.wait_metric('geoacme_site_up{site="hn"}', 1)
+
+
+class Counters(ObsTestCase):
+    def test_counters_equal_the_queries_sent(self):
+        self.ensure_up()
+        before = samples(self.metrics())
+        s = self.server
+        for _ in range(3):
+            s.query("www.example.com", "A", ecs=AMSTERDAM)
+        for _ in range(2):
+            s.query("www.example.com", "TXT", tcp=True)
+        s.query("nope.example.com", "A")
+        s.query("example.org", "A")
+        if have_ipv6():
+            s.query("example.com", "SOA", addr="::1")
+        # a header that promises no question: FORMERR, not a query of any zone
+        s.raw_udp(bytes.fromhex("abcd0000" "0000" "0000" "0000" "0000"))
+        s.raw_udp(b"\x01\x02\x03")   # shorter than a header: dropped
+        after = samples(self.metrics())
+
+        def delta(key):
+            return after.get(key, 0) - before.get(key, 0)
+
+        q = 'geoacme_queries_total{zone="%s",qtype="%s",transport="%s",family="%s"}'
+        self.assertEqual(delta(q % ("example.com.", "A", "udp", "ipv4")), 4)
+        self.assertEqual(delta(q % ("example.com.", "TXT", "tcp", "ipv4")), 2)
+        self.assertEqual(delta(q % ("", "A", "udp", "ipv4")), 1)
+        if have_ipv6():
+            self.assertEqual(delta(q % ("example.com.", "SOA", "udp", "ipv6")), 1)
+        self.assertEqual(delta('geoacme_responses_total{rcode="NOERROR"}'),
+                         6 if have_ipv6() else 5)
+        self.assertEqual(delta('geoacme_responses_total{rcode="NXDOMAIN"}'), 1)
+        self.assertEqual(delta('geoacme_responses_total{rcode="REFUSED"}'), 1)
+        self.assertEqual(delta('geoacme_responses_total{rcode="FORMERR"}'), 1)
+        self.assertEqual(delta("geoacme_dropped_total"), 1)
+        self.assertEqual(delta("geoacme_ecs_queries_total"), 3)
+        # geo decisions: the independent rule says which sites, nearest first
+        ttl, addrs = decide(52.37, 4.90, "A", sites=self.sites, alive=None)
+        by_addr = {s["ipv4"]: s["name"] for s in self.sites}
+        d = 'geoacme_geo_decisions_total{name="www.example.com.",site="%s",rank="%d"}'
+        for rank, addr in enumerate(addrs, 1):
+            self.assertEqual(delta(d % (by_addr[addr], rank)), 3)
+        total = sum(v - before.get(k, 0) for k, v in after.items()
+                    if k.startswith("geoacme_geo_decisions_total"))
+        self.assertEqual(total, 3 * len(addrs))
+        # scraping resets nothing
+        again = samples(self.metrics())
+        self.assertEqual(again[q % ("example.com.", "A", "udp", "ipv4")],
+                         after[q % ("example.com.", "A", "udp", "ipv4")])
+
+    def test_promtool_accepts_the_exposition(self):
+        body = self.metrics()
+        r = subprocess.run(["promtool", "check", "metrics"], input=body, capture_output=True,
+                           text=True, timeout=30)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        for family in ("geoacme_queries_total", "geoacme_responses_total", "geoacme_site_up",
+                       "geoacme_zone_serial", "geoacme_zone_signature_expiry_timestamp_seconds",
+                       "geoacme_geo_database_build_timestamp_seconds", "geoacme_build_info",
+                       "geoacme_signatures_made_total", "process_resident_memory_bytes"):
+            self.assertIn("# TYPE %s " % family, body)
+        m = samples(body)
+        self.assertEqual(m['geoacme_zone_serial{zone="example.com."}'], 2026113001)
+        expiry = m['geoacme_zone_signature_expiry_timestamp_seconds{zone="example.com."}']
+        # 14 days of validity by default; the earliest signature was made at start
+        self.assertGreater(expiry, time.time() + 13 * 86400)
+        self.assertLess(expiry, time.time() + 15 * 86400)
+        self.assertGreater(m["geoacme_signatures_made_total"], 0)
+
+    def test_status_json(self):
+        status, headers, body = get(self.port, "/status.json")
+        self.assertEqual(headers["Content-Type"], "application/json")
+        data = json.loads(body)
+        self.assertEqual([s["name"] for s in data["sites"]], ["hp", "hn", "ha", "off"])
+        self.assertEqual(data["zones"][0]["zone"], "example.com.")
+        self.assertEqual(data["zones"][0]["serial"], 2026113001)
+        self.assertEqual(data["geo_names"], ["www.example.com.", "eu.example.com."])
+        hp = data["sites"][0]
+        self.assertTrue(hp["checked"])
+        self.assertFalse(data["sites"][2]["checked"])
+
+
+class Health(ObsTestCase):
+    def test_site_up_follows_a_real_site(self):
+        self.ensure_up()
+        self.hp.close()
+        self.wait_metric('geoacme_site_up{site="hp"}', 0)
+        self.hp.open()
+        self.wait_metric('geoacme_site_up{site="hp"}', 1)
+        m = samples(self.metrics())
+        self.assertGreater(m['geoacme_site_probes_total{site="hp"}'], 0)
+        self.assertGreater(m['geoacme_health_probes_total{result="failed"}'], 0)
+
+    def test_fail_open_is_logged_once_per_episode(self):
+        self.ensure_up()
+        mark = len(self.server.log())
+        episodes = samples(self.metrics())["geoacme_geo_fail_open_episodes_total"]
+        self.hp.close()
+        self.hn.close()
+        self.wait_metric('geoacme_site_up{site="hp"}', 0)
+        self.wait_metric('geoacme_site_up{site="hn"}', 0)
+        for _ in range(20):
+            self.server.query("eu.example.com", "A", ecs=AMSTERDAM)
+        self.ensure_up()
+        log = self.server.log()[mark:]
+        started = re.findall(r"error: geo: eu\.example\.com\.: no site is alive", log)
+        ended = re.findall(r"warn: geo: eu\.example\.com\.: a site is alive again", log)
+        self.assertEqual((len(started), len(ended)), (1, 1), log)
+        self.assertNotIn("www.example.com.: no site is alive", log)   # ha stayed up
+        m = samples(self.metrics())
+        self.assertEqual(m["geoacme_geo_fail_open_episodes_total"], episodes + 1)
+        self.assertGreaterEqual(m["geoacme_geo_fail_open_answers_total"], 20)
+
+
+class Page(ObsTestCase):
+    def chromium(self, path, *extra):
+        """Runs headless Chromium on the page; returns (dom, [urls it requested])."""
+        work = tempfile.mkdtemp(prefix="geoacme-chromium-")
+        try:
+            netlog = os.path.join(work, "net.json")
+            r = subprocess.run(["chromium"] + CHROMIUM_FLAGS +
+                               ["--user-data-dir=" + os.path.join(work, "profile"),
+                                "--log-net-log=" + netlog] + list(extra) +
+                               ["http://127.0.0.1:%d%s" % (self.port, path)],
+                               capture_output=True, text=True, timeout=90)
+            self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+            return r.stdout, page_requests(netlog)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+    def cells(self, dom):
+        return re.findall(r'<rect class="cell"[^>]*data-first="([^"]*)"', dom)
+
+    def test_page_renders_markers_and_follows_health(self):
+        self.ensure_up()
+        status, headers, _ = get(self.port, "/")
+        self.assertIn("default-src 'none'", headers["Content-Security-Policy"])
+        dom, urls = self.chromium("/", "--dump-dom")
+        self.assertIn("<svg", dom)
+        markers = re.findall(r'<circle class="site (up|down)" data-site="([^"]+)"', dom)
+        self.assertEqual(sorted(n for _, n in markers), ["ha", "hn", "hp", "off"])
+        self.assertIn("hp", self.cells(dom))
+        self.assertIn("http://127.0.0.1:%d/" % self.port, urls)
+        for url in urls:
+            self.assertTrue(url.startswith("http://127.0.0.1:%d/" % self.port), url)
+
+        self.hp.close()
+        self.wait_metric('geoacme_site_up{site="hp"}', 0)
+        dom2, urls2 = self.chromium("/", "--dump-dom")
+        markers2 = dict((n, state) for state, n in
+                        re.findall(r'<circle class="site (up|down)" data-site="([^"]+)"', dom2))
+        self.assertEqual(markers2["hp"], "down")
+        self.assertNotIn("hp", self.cells(dom2))          # its region went to others
+        self.assertIn("hn", self.cells(dom2))
+        for url in urls2:
+            self.assertTrue(url.startswith("http://127.0.0.1:%d/" % self.port), url)
+        shot = os.path.join(self.server.dir, "page.png")
+        self.chromium("/", "--screenshot=" + shot, "--window-size=1200,900")
+        with open(shot, "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+        self.hp.open()
+
+
+class BadRequests(ObsTestCase):
+    def raw(self, data, read=True):
+        s = socket.create_connection(("127.0.0.1", self.port), timeout=5)
+        try:
+            s.sendall(data)
+            if not read:
+                return s
+            out = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    return out.decode("latin-1")
+                out += chunk
+        finally:
+            if read:
+                s.close()
+
+    def assertDnsAnswers(self):
+        r = self.server.query("example.com", "SOA")
+        self.assertEqual(r.rcode(), 0)
+
+    def test_errors_and_dns_keeps_answering(self):
+        cases = [
+            (b"BLAH\r\n\r\n", "400"),
+            (b"GET nothing HTTP/1.1\r\n\r\n", "400"),
+            (b"POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n", "405"),
+            (b"DELETE / HTTP/1.1\r\n\r\n", "405"),
+            (b"GET /nope HTTP/1.1\r\n\r\n", "404"),
+            (b"GET / HTTP/1.1\r\nX: " + b"a" * 5000 + b"\r\n\r\n", "431"),
+            (b"GET / HTTP/1.1\r\nX: \x00\r\n\r\n", "400"),
+        ]
+        for data, code in cases:
+            reply = self.raw(data)
+            self.assertTrue(reply.startswith("HTTP/1.1 %s " % code), (data[:40], reply[:80]))
+            self.assertDnsAnswers()
+
+    def test_connection_cap_and_idle_clients(self):
+        # more idle connections than the cap: the extra ones are closed at once,
+        # DNS answers meanwhile, and once they go a real request is served
+        idle = [self.raw(b"GET / HTTP/1.1\r\n", read=False) for _ in range(12)]
+        self.assertDnsAnswers()
+        closed = 0
+        for s in idle:
+            s.settimeout(0.5)
+            try:
+                if s.recv(1) == b"":
+                    closed += 1
+            except ConnectionResetError:
+                closed += 1   # closed at once with our request unread: RST
+            except socket.timeout:
+                pass
+        self.assertGreaterEqual(closed, 12 - 8)
+        for s in idle:
+            s.close()
+        deadline = time.time() + 5
+        while True:
+            try:
+                status, _, _ = get(self.port, "/metrics")
+                break
+            except (urllib.error.URLError, ConnectionError):
+                if time.time() > deadline:
+                    raise
+                time.sleep(0.1)
+        self.assertEqual(status, 200)
+
+    def test_partial_request_times_out(self):
+        s = self.raw(b"GET / HTT", read=False)
+        s.settimeout(10)
+        start = time.time()
+        self.assertEqual(s.recv(1), b"")   # closed by the idle deadline, not by us
+        self.assertGreater(time.time() - start, 1)
+        s.close()
+        self.assertDnsAnswers()
+
+
+if __name__ == "__main__":
+    main()
