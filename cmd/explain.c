@@ -26,7 +26,8 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-	        "usage: geoacme explain -c FILE NAME [A|AAAA] (--client IP | --at LAT,LON)\n"
+	        "usage: geoacme explain -c FILE NAME [A|AAAA] (--client IP[/LEN] | --at LAT,LON)\n"
+	        "       geoacme explain -c FILE NAME [A|AAAA] --map[=cities|grid]\n"
 	        "\n"
 	        "Shows how the server answers NAME for one client: where the client is\n"
 	        "located (database, matched network), the distance to every site, the\n"
@@ -35,8 +36,11 @@ static void usage(FILE *out)
 	        "run here: every enabled site counts as alive.\n"
 	        "\n"
 	        "  -c, --config FILE   the TOML configuration\n"
-	        "      --client IP     locate this address (an ECS address or a resolver)\n"
+	        "      --client IP     locate this address (a resolver without ECS)\n"
+	        "      --client IP/LEN answer as the server does for this ECS subnet\n"
 	        "      --at LAT,LON    skip the lookup: the client is at these degrees\n"
+	        "      --map[=cities]  which site answers a list of world cities\n"
+	        "      --map=grid      the same as a character map, 10 degrees a cell\n"
 	        "  -h, --help          this help\n");
 }
 
@@ -129,6 +133,39 @@ static void format_network(int family, const uint8_t *addr, unsigned prefix, cha
 	}
 	inet_ntop(family == 4 ? AF_INET : AF_INET6, net, text, sizeof(text));
 	snprintf(out, cap, "%s/%u", text, prefix);
+}
+
+/*
+ * "192.0.2.1" or "184.86.182.0/24": the address (masked to the prefix, as
+ * ECS carries it) and the prefix, -1 without one.
+ */
+static int parse_client(const char *s, int *family, uint8_t addr[16], int *prefix)
+{
+	char text[INET6_ADDRSTRLEN + 8];
+	snprintf(text, sizeof(text), "%s", s);
+	char *slash = strchr(text, '/');
+	*prefix = -1;
+	if (slash) {
+		char *end;
+		*slash = '\0';
+		long p = strtol(slash + 1, &end, 10);
+		if (!slash[1] || *end || p < 0)
+			return -EINVAL;
+		*prefix = (int)p;
+	}
+	if (inet_pton(AF_INET, text, addr) == 1)
+		*family = 4;
+	else if (inet_pton(AF_INET6, text, addr) == 1)
+		*family = 6;
+	else
+		return -EINVAL;
+	if (*prefix > (*family == 4 ? 32 : 128))
+		return -EINVAL;
+	for (int i = 0; *prefix >= 0 && i < (*family == 4 ? 4 : 16); i++) {
+		int bits = *prefix - i * 8;
+		addr[i] &= bits >= 8 ? 0xff : bits <= 0 ? 0 : (uint8_t)(0xff << (8 - bits));
+	}
+	return 0;
 }
 
 static bool parse_at(const char *s, double *lat, double *lon)
@@ -240,16 +277,75 @@ static void print_decision(const struct geo_choice *ch, const struct config_geo_
 		printf(" → both, nearest first, TTL %u\n", gn->ttl_pair);
 }
 
+/* A few cities on every continent, for --map. */
+static const struct { const char *name; double lat, lon; } cities[] = {
+	{ "Reykjavik", 64.15, -21.94 }, { "London", 51.51, -0.13 }, { "Madrid", 40.42, -3.70 },
+	{ "Stockholm", 59.33, 18.07 }, { "Moscow", 55.76, 37.62 }, { "Istanbul", 41.01, 28.98 },
+	{ "Cairo", 30.04, 31.24 }, { "Lagos", 6.52, 3.38 }, { "Nairobi", -1.29, 36.82 },
+	{ "Johannesburg", -26.20, 28.05 }, { "Dubai", 25.20, 55.27 }, { "Mumbai", 19.08, 72.88 },
+	{ "Bangkok", 13.76, 100.50 }, { "Beijing", 39.90, 116.41 }, { "Tokyo", 35.68, 139.69 },
+	{ "Manila", 14.60, 120.98 }, { "Perth", -31.95, 115.86 }, { "Auckland", -36.85, 174.76 },
+	{ "Honolulu", 21.31, -157.86 }, { "Anchorage", 61.22, -149.90 },
+	{ "Vancouver", 49.28, -123.12 }, { "Los Angeles", 34.05, -118.24 },
+	{ "Mexico City", 19.43, -99.13 }, { "Chicago", 41.88, -87.63 }, { "Toronto", 43.65, -79.38 },
+	{ "New York", 40.71, -74.01 }, { "Bogota", 4.71, -74.07 }, { "Lima", -12.05, -77.04 },
+	{ "Buenos Aires", -34.60, -58.38 }, { "Sao Paulo", -23.55, -46.63 },
+};
+
+/*
+ * --map: the decision the server makes (geo_sets_choose, every enabled site
+ * alive) at each city, or on a 10-degree grid drawn with one letter per
+ * site (upper case: nearest alone; lower case: a pair, nearest shown).
+ */
+static void print_map(const char *kind, const struct geo_sets *gs, const struct geo_sites *sites,
+                      const char *owner, uint16_t qtype)
+{
+	struct geo_choice ch;
+	if (strcmp(kind, "grid") == 0) {
+		printf("%s %s: which site answers where (10° cells; upper case: nearest alone, "
+		       "lower case: pair, nearest shown; . no answer)\n", owner,
+		       qtype == RR_A ? "A" : "AAAA");
+		for (int r = 0; r < 18; r++) {
+			for (int col = 0; col < 36; col++) {
+				double lat = 85 - r * 10, lon = -175 + col * 10;
+				char mark = '.';
+				if (geo_sets_choose(gs, sites, qtype, lat, lon, &ch) == 0 && ch.rrset)
+					mark = (char)((ch.n == 1 ? 'A' : 'a') + ch.site[0] % 26);
+				putchar(mark);
+			}
+			putchar('\n');
+		}
+		for (size_t i = 0; i < geo_sites_count(sites); i++)
+			printf("%c/%c %s\n", (char)('A' + i % 26), (char)('a' + i % 26),
+			       geo_site_name(sites, i));
+		return;
+	}
+	printf("%-14s %16s  %-16s %-16s %s\n", "city", "lat,lon", "nearest", "second", "answer");
+	for (size_t i = 0; i < sizeof(cities) / sizeof(cities[0]); i++) {
+		if (geo_sets_choose(gs, sites, qtype, cities[i].lat, cities[i].lon, &ch) < 0 ||
+		    !ch.rrset) {
+			printf("%-14s %7.2f,%8.2f  %-16s %-16s %s\n", cities[i].name, cities[i].lat,
+			       cities[i].lon, "-", "-", "no answer");
+			continue;
+		}
+		printf("%-14s %7.2f,%8.2f  %-16s %-16s %s, TTL %u\n", cities[i].name, cities[i].lat,
+		       cities[i].lon, geo_site_name(sites,
+		       (size_t)ch.site[0]), ch.site[1] >= 0 ? geo_site_name(sites, (size_t)ch.site[1])
+		       : "-", ch.n == 1 ? "nearest alone" : "both", ch.rrset->ttl);
+	}
+}
+
 int cmd_explain(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "client", required_argument, NULL, 'C' },
 		{ "at", required_argument, NULL, 'A' },
+		{ "map", optional_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *path = NULL, *client = NULL, *at = NULL;
+	const char *path = NULL, *client = NULL, *at = NULL, *map = NULL;
 	int opt;
 
 	optind = 1;
@@ -258,12 +354,14 @@ int cmd_explain(int argc, char **argv)
 		case 'c': path = optarg; break;
 		case 'C': client = optarg; break;
 		case 'A': at = optarg; break;
+		case 'M': map = optarg ? optarg : "cities"; break;
 		case 'h': usage(stdout); return EXIT_OK;
 		default: usage(stderr); return EXIT_USAGE;
 		}
 	}
 	int npos = argc - optind;
-	if (!path || npos < 1 || npos > 2 || (!client) == (!at)) {
+	if (!path || npos < 1 || npos > 2 || (!client + !at + !map) != 2 ||
+	    (map && strcmp(map, "cities") != 0 && strcmp(map, "grid") != 0)) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}
@@ -284,16 +382,15 @@ int cmd_explain(int argc, char **argv)
 	int client_family = 0;
 	uint8_t client_addr[16] = { 0 };
 	double lat = 0, lon = 0;
-	if (client) {
-		if (inet_pton(AF_INET, client, client_addr) == 1)
-			client_family = 4;
-		else if (inet_pton(AF_INET6, client, client_addr) == 1)
-			client_family = 6;
-		else {
-			fprintf(stderr, "geoacme explain: '%s' is not an IP address\n", client);
-			return EXIT_USAGE;
-		}
-	} else if (!parse_at(at, &lat, &lon)) {
+	int ecs_len = -1;   /* --client IP/LEN: the ECS source prefix */
+	if (client && parse_client(client, &client_family, client_addr, &ecs_len) < 0) {
+		fprintf(stderr, "geoacme explain: '%s' is not an IP address or subnet\n", client);
+		return EXIT_USAGE;
+	} else if (client && ecs_len == 0) {
+		fprintf(stderr, "geoacme explain: an ECS /0 carries no address, so the server "
+		        "locates the resolver instead: give the resolver's address without /LEN\n");
+		return EXIT_USAGE;
+	} else if (at && !parse_at(at, &lat, &lon)) {
 		fprintf(stderr, "geoacme explain: --at wants LAT,LON in degrees, not '%s'\n", at);
 		return EXIT_USAGE;
 	}
@@ -332,6 +429,11 @@ int cmd_explain(int argc, char **argv)
 		goto out;
 	}
 
+	if (map) {
+		print_map(map, gs, sites, f.owner, qtype);
+		rc = EXIT_OK;
+		goto out;
+	}
 	printf("question: %s %s\n", f.owner, family == 4 ? "A" : "AAAA");
 	if (client) {
 		struct geo_location loc = { .db_index = -1 };
@@ -346,7 +448,11 @@ int cmd_explain(int argc, char **argv)
 		}
 		char net[64];
 		format_network(client_family, client_addr, loc.prefix, net, sizeof(net));
-		printf("client:   %s\n", client);
+		if (ecs_len >= 0)
+			printf("client:   ECS %s (source prefix /%d, as a resolver sends it)\n", client,
+			       ecs_len);
+		else
+			printf("client:   %s\n", client);
 		if (loc.found) {
 			lat = loc.lat;
 			lon = loc.lon;

@@ -21,8 +21,9 @@ import urllib.request
 
 import dns.message
 
-from harness import BASE_CONFIG, Server, have_ipv6, main, make_key, make_mmdb
-from test_geo import AMSTERDAM, HEALTH_SITES, Listener, ZONE, decide, parse_sites
+from harness import BASE_CONFIG, BIN, Server, ecs_option, have_ipv6, main, make_key, make_mmdb, rrs
+from test_geo import (AMSTERDAM, HEALTH_SITES, SITES, Listener, ZONE, decide, geo_config,
+                      parse_sites)
 
 HTTP = '[server]\nhttp_listen = ["127.0.0.1:0"]\n'
 
@@ -371,6 +372,70 @@ class BadRequests(ObsTestCase):
         self.assertGreater(time.time() - start, 1)
         s.close()
         self.assertDnsAnswers()
+
+
+class Explain(unittest.TestCase):
+    """`geoacme explain --client SUBNET` answers as the server does for that ECS;
+    `--map` prints the rule's decision at world cities and on a grid."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server(BASE_CONFIG + geo_config(["city.mmdb"]), {"example.com.zone": ZONE})
+        make_mmdb(cls.server.dir, "city")
+        cls.server.start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()
+        cls.server.cleanup()
+
+    def explain(self, *args, rc=0):
+        out = subprocess.run([BIN, "explain", "-c", self.server.config_path, *args],
+                             capture_output=True, text=True, timeout=20)
+        self.assertEqual(out.returncode, rc, out.stderr)
+        return out.stdout
+
+    def test_client_subnet_matches_server(self):
+        for name, rdtype, net in [("www.example.com", "A", "192.0.2.0/24"),
+                                  ("www.example.com", "A", "192.0.2.128/25"),
+                                  ("www.example.com", "A", "203.0.113.32/28"),
+                                  ("api.example.com", "A", "192.0.2.64/26"),
+                                  ("www.example.com", "AAAA", "2001:db8:2::/48"),
+                                  ("www.example.com", "A", "10.0.0.0/8")]:
+            with self.subTest(net=net, name=name):
+                addr, plen = net.split("/")
+                text = self.explain(name, rdtype, "--client", net)
+                r = self.server.query(name, rdtype, ecs=(addr, int(plen)))
+                self.assertEqual(text.split("\nanswer:\n", 1)[1].strip().splitlines(),
+                                 rrs(r, "answer"))
+                self.assertIn("client:   ECS %s (source prefix /%s" % (net, plen), text)
+                self.assertRegex(text, r"ECS scope: /%d " % ecs_option(r).scopelen)
+        self.explain("www.example.com", "A", "--client", "192.0.2.0/0", rc=2)
+        self.explain("www.example.com", "A", "--client", "192.0.2.0/33", rc=2)
+
+    def test_map_cities_follow_the_rule(self):
+        text = self.explain("www.example.com", "A", "--map")
+        rows = [l for l in text.splitlines()[1:] if l.strip()]
+        self.assertGreaterEqual(len(rows), 25)
+        for line in rows:
+            m = re.match(r"(.+?)\s+(-?[\d.]+),\s*(-?[\d.]+)\s+(\S+)\s+(\S+)\s+(.*)$", line)
+            self.assertIsNotNone(m, line)
+            lat, lon = float(m.group(2)), float(m.group(3))
+            ttl, addrs = decide(lat, lon, "A")
+            by_addr = {s["ipv4"]: s["name"] for s in SITES}
+            self.assertEqual(m.group(4), by_addr[addrs[0]], line)
+            self.assertEqual(m.group(6), "%s, TTL %d" % ("nearest alone" if len(addrs) == 1
+                                                         else "both", ttl), line)
+
+    def test_map_grid(self):
+        text = self.explain("www.example.com", "A", "--map=grid")
+        grid = text.splitlines()[1:19]
+        self.assertEqual([len(row) for row in grid], [36] * 18)
+        ttl, addrs = decide(45, 5, "A")        # the cell of row 4, column 18
+        index = [s["ipv4"] for s in SITES].index(addrs[0])
+        mark = grid[4][18]
+        self.assertEqual(mark.lower(), chr(ord("a") + index))
+        self.assertEqual(mark.isupper(), len(addrs) == 1)
 
 
 if __name__ == "__main__":
