@@ -24,6 +24,7 @@
 #include "core/zone/geo_sets.h"
 #include "core/zone/zone.h"
 #include "core/zone/zone_load.h"
+#include "core/zone/query_log.h"
 #include "core/zone/zone_table.h"
 #include "dnssec/signer.h"
 
@@ -347,6 +348,14 @@ struct generation *generation_new(const char *path, struct loop *loop,
 	g->env.sites = g->sites;
 	g->env.geo_db = g->geo_db;
 	g->env.outside_metrics = metrics_zone(NULL);
+	if (loop && c->query_log_sample) {
+		g->query_log = query_log_new(loop, c->query_log_sample, c->query_log_rate, g->sites);
+		if (!g->query_log) {
+			diag_add(d, NULL, 0, 0, "out of memory");
+			goto fail;
+		}
+		g->env.query_log = g->query_log;
+	}
 	g->env.udp_max_size = c->udp_max_size;
 	if (c->rrl_rate) {
 		struct rrl_config rc = {
@@ -384,6 +393,7 @@ void generation_free(struct generation *g)
 		return;
 	if (g->loop && g->resign_timer > 0)
 		loop_timer_cancel(g->loop, g->resign_timer);
+	query_log_free(g->query_log);
 	health_free(g->health);
 	free(g->failing_open);
 	rrl_free(g->rrl);

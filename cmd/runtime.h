@@ -20,6 +20,7 @@ struct health;
 struct signer;
 struct zone_table;
 struct acme;
+struct query_log;
 struct geo_sets;
 
 struct generation {
@@ -35,6 +36,7 @@ struct generation {
 	struct cookie_secret cookie;  /* kept across reloads so cookies stay valid */
 	struct loop *loop;
 	int64_t resign_timer;
+	struct query_log *query_log; /* NULL: off */
 	bool *failing_open;          /* per geo name (generation_geo_names order) */
 };
 

@@ -46,6 +46,7 @@ struct answer_plan {
 	bool required_authority;     /* TC when authority does not fit (DNSSEC proofs) */
 	struct plan_section an, ns, ar;
 	uint8_t ecs_scope;           /* scope prefix for an ECS echo */
+	int16_t geo_site[2];         /* sites a geo answer chose (-1 none), for the query log */
 };
 
 

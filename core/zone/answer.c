@@ -17,6 +17,7 @@
 #include "core/wire/query.h"
 #include "core/wire/wire.h"
 #include "core/zone/answer.h"
+#include "core/zone/query_log.h"
 #include "core/zone/geo_sets.h"
 #include "core/zone/zone.h"
 #include "core/zone/zone_table.h"
@@ -193,6 +194,8 @@ static const struct rrset *geo_answer(const struct query *q, struct answer_env *
 		metrics.fail_open_answers++;
 	}
 	geo_sets_count(node->geo, &choice);
+	plan->geo_site[0] = (int16_t)choice.site[0];
+	plan->geo_site[1] = (int16_t)(choice.n == 2 ? choice.site[1] : -1);
 	*reversed = choice.reversed;
 	return choice.rrset;
 }
@@ -215,6 +218,7 @@ static void resolve(const struct query *q, struct answer_env *env, struct answer
 	plan->required_authority = false;
 	plan->an.n = plan->ns.n = plan->ar.n = 0;
 	plan->ecs_scope = 0;
+	plan->geo_site[0] = plan->geo_site[1] = -1;
 
 	const struct zone *z = zone_table_find(env->zones, q->qname);
 	/* DS lives in the parent: answer it from there when we serve the parent. */
@@ -365,6 +369,8 @@ void answer_query(struct query *q, struct answer_env *env)
 	resolve(q, env, &plan, &z);
 	packet_write(q, &plan);
 	count_query(q, z ? z->metrics : env->outside_metrics);
+	if (env->query_log)
+		query_log_note(env->query_log, q, plan.geo_site);
 }
 
 static void handle(struct answer_env *env, struct query *q);

@@ -20,6 +20,7 @@ struct geo_db;
 struct rrl;
 struct cookie_secret;
 struct metrics_zone;
+struct query_log;
 
 struct answer_env {
 	const struct zone_table *zones;
@@ -29,6 +30,7 @@ struct answer_env {
 	uint16_t udp_max_size;
 	struct rrl *rrl;                 /* NULL: no response rate limiting */
 	const struct cookie_secret *cookies;   /* NULL: DNS cookies off */
+	struct query_log *query_log;          /* NULL: no sampled query log */
 	struct metrics_zone *outside_metrics;  /* queries that match no zone; NULL: not counted */
 	/* Counters, for logs and benchmarks. */
 	uint64_t queries, dropped, formerr, fail_open, rate_limited, slipped;

@@ -374,6 +374,56 @@ class BadRequests(ObsTestCase):
         self.assertDnsAnswers()
 
 
+class QueryLog(unittest.TestCase):
+    """query_log_sample = N logs one query in N, at most query_log_rate lines a second."""
+
+    def run_server(self, every, rate):
+        cfg = (BASE_CONFIG + "[server]\nquery_log_sample = %d\nquery_log_rate = %d\n" % (every, rate)
+               + geo_config(["city.mmdb"]))
+        server = Server(cfg, {"example.com.zone": ZONE})
+        make_mmdb(server.dir, "city")
+        server.start()
+        self.addCleanup(server.cleanup)
+        self.addCleanup(server.stop)
+        return server
+
+    def wait_lines(self, server, pattern, count, timeout=5):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            lines = re.findall(pattern, server.log_since_start())
+            if len(lines) >= count:
+                time.sleep(1.2)   # one more flush: nothing beyond `count` may follow
+                return re.findall(pattern, server.log_since_start())
+            time.sleep(0.1)
+        self.fail("wanted %d lines matching %r:\n%s" % (count, pattern, server.log_since_start()))
+
+    def test_one_in_n_with_the_geo_decision(self):
+        server = self.run_server(3, 100)
+        ttl, addrs = decide(52.37, 4.90, "A")
+        names = {s["ipv4"]: s["name"] for s in SITES}
+        for _ in range(9):
+            server.query("www.example.com", "A", ecs=AMSTERDAM)
+        lines = self.wait_lines(server, r"info: query: (.*)", 3)
+        self.assertEqual(len(lines), 3, lines)
+        geo = ",".join(names[a] for a in addrs)
+        for line in lines:
+            self.assertEqual(line, "client=127.0.0.0/24 www.example.com. type=1 rcode=0 udp geo=%s"
+                             % geo)
+
+    def test_rate_limit_says_what_it_skipped(self):
+        server = self.run_server(1, 2)
+        for _ in range(10):
+            server.query("static.example.com", "A")
+        self.wait_lines(server, r"info: query: \d+ sampled queries not logged", 1)
+        log = server.log_since_start()
+        lines = re.findall(r"info: query: (client=.*)", log)
+        skipped = [int(n) for n in re.findall(r"info: query: (\d+) sampled queries not", log)]
+        # ten queries take a few ms: one flush window, or two if a flush fell between
+        self.assertIn((len(lines), len(skipped)), [(2, 1), (4, 2)], log)
+        self.assertEqual(len(lines) + sum(skipped), 10)
+        self.assertEqual(set(lines), {"client=127.0.0.0/24 static.example.com. type=1 rcode=0 udp"})
+
+
 class Explain(unittest.TestCase):
     """`geoacme explain --client SUBNET` answers as the server does for that ECS;
     `--map` prints the rule's decision at world cities and on a grid."""
