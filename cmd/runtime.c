@@ -248,6 +248,59 @@ static void log_sites(const struct generation *g)
 	}
 }
 
+static bool has_site(const struct geo_sites *s, const char *name)
+{
+	return s && geo_sites_find(s, name) >= 0;
+}
+
+static const struct zone *zone_named(const struct generation *g, const char *name)
+{
+	for (size_t i = 0; i < zone_table_count(g->zones); i++)
+		if (strcmp(zone_table_at(g->zones, i)->name, name) == 0)
+			return zone_table_at(g->zones, i);
+	return NULL;
+}
+
+void generation_log_changes(const struct generation *old, const struct generation *g)
+{
+	size_t added = 0, removed = 0, kept = 0;
+	for (size_t i = 0; g->sites && i < geo_sites_count(g->sites); i++) {
+		const char *name = geo_site_name(g->sites, i);
+		if (has_site(old->sites, name)) {
+			kept++;
+			continue;
+		}
+		added++;
+		log_info("reload: site %s added", name);
+	}
+	for (size_t i = 0; old->sites && i < geo_sites_count(old->sites); i++)
+		if (!has_site(g->sites, geo_site_name(old->sites, i))) {
+			removed++;
+			log_info("reload: site %s removed", geo_site_name(old->sites, i));
+		}
+	for (size_t i = 0; i < zone_table_count(g->zones); i++) {
+		const struct zone *z = zone_table_at(g->zones, i), *was = zone_named(old, z->name);
+		if (!was)
+			log_info("reload: zone %s added, serial %u", z->name, z->serial);
+		else if (was->serial != z->serial)
+			log_info("reload: zone %s serial %u -> %u", z->name, was->serial, z->serial);
+	}
+	for (size_t i = 0; i < zone_table_count(old->zones); i++)
+		if (!zone_named(g, zone_table_at(old->zones, i)->name))
+			log_info("reload: zone %s removed", zone_table_at(old->zones, i)->name);
+	for (size_t i = 0; g->geo_db && i < geo_db_count(g->geo_db); i++) {
+		time_t built = (time_t)geo_db_build_epoch(g->geo_db, i);
+		struct tm tm;
+		char when[32] = "unknown";
+		if (built && gmtime_r(&built, &tm))
+			strftime(when, sizeof(when), "%Y-%m-%d %H:%M UTC", &tm);
+		log_info("reload: database %s (%s) built %s", geo_db_path(g->geo_db, i),
+		         geo_db_type(g->geo_db, i), when);
+	}
+	log_info("reload: %zu sites (%zu added, %zu removed), %zu zones", kept + added, added,
+	         removed, zone_table_count(g->zones));
+}
+
 struct generation *generation_new(const char *path, struct loop *loop,
                                   const struct generation *prev, bool check_only,
                                   struct diag *d)

@@ -59,3 +59,5 @@ struct generation *generation_new(const char *path, struct loop *loop,
                                   const struct generation *prev, bool check_only,
                                   struct diag *d);
 void generation_free(struct generation *g);
+/* Logs what a reload changed: sites, zones (serials), databases (build dates). */
+void generation_log_changes(const struct generation *old, const struct generation *g);

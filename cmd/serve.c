@@ -89,6 +89,7 @@ static void on_reload(struct loop *l, void *arg)
 	if (strcmp(listen, s->listen) != 0)
 		log_warn("listen addresses, port or user changed (%s); they take effect on restart, "
 		         "still serving with %s", listen, s->listen);
+	generation_log_changes(s->gen, g);
 	/* Between two loop iterations: no query holds a pointer into the old one. */
 	net_set_handler(s->net, answer_handle, &g->env);
 	generation_free(s->gen);

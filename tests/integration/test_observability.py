@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -22,6 +23,7 @@ import urllib.request
 import dns.message
 
 from harness import BASE_CONFIG, BIN, Server, ecs_option, have_ipv6, main, make_key, make_mmdb, rrs
+from harness import SITES_TOML
 from test_geo import (AMSTERDAM, HEALTH_SITES, SITES, Listener, ZONE, decide, geo_config,
                       parse_sites)
 
@@ -422,6 +424,29 @@ class QueryLog(unittest.TestCase):
         self.assertIn((len(lines), len(skipped)), [(2, 1), (4, 2)], log)
         self.assertEqual(len(lines) + sum(skipped), 10)
         self.assertEqual(set(lines), {"client=127.0.0.0/24 static.example.com. type=1 rcode=0 udp"})
+
+
+class Reload(unittest.TestCase):
+    def test_reload_summary_names_what_changed(self):
+        server = Server(BASE_CONFIG + geo_config(["city.mmdb"]), {"example.com.zone": ZONE})
+        make_mmdb(server.dir, "city")
+        server.start()
+        self.addCleanup(server.cleanup)
+        self.addCleanup(server.stop)
+        sydney = SITES_TOML[SITES_TOML.index('[[sites]]\nname = "sydney"'):]
+        server.write("config.toml", BASE_CONFIG + geo_config(["city.mmdb"]).replace(sydney, ""))
+        server.write("example.com.zone", ZONE.replace("2026113001", "2026113002"))
+        mark = len(server.log())
+        server.send_signal(signal.SIGHUP)
+        deadline = time.time() + 10
+        while "reload: 6 sites" not in server.log()[mark:] and time.time() < deadline:
+            time.sleep(0.05)
+        log = server.log()[mark:]
+        self.assertIn("info: reload: site sydney removed\n", log)
+        self.assertIn("info: reload: zone example.com. serial 2026113001 -> 2026113002\n", log)
+        self.assertRegex(log, r"info: reload: database \S+city.mmdb \(GeoAcme-Test-City\) "
+                              r"built \d{4}-\d\d-\d\d \d\d:\d\d UTC\n")
+        self.assertIn("info: reload: 6 sites (0 added, 1 removed), 1 zones\n", log)
 
 
 class Explain(unittest.TestCase):
