@@ -15,6 +15,7 @@
 #   PROFILE_CLASSES=1 also counts user-space instructions per query for every
 #                     query class, for geoacme and PROFILE_PEERS="gdnsd knot"
 #   PROFILE_CLASS=geo_ecs_do|static|static_do|geo_ecs|nx_do|acme_do   PROFILE_SITES=7 (grid beyond 7)
+#   PROFILE_BUILD=dir PROFILE_CMAKE_ARGS="-D..." build elsewhere, with other options
 set -uo pipefail
 
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
@@ -28,7 +29,7 @@ NQ=${PROFILE_QUERIES:-20000}
 SERVER_CPU=${BENCH_SERVER_CPU:-0}
 CLIENT_CPU=${BENCH_CLIENT_CPU:-1}
 PORT=${BENCH_PORT:-15390}
-BUILD=$ROOT/build-profile
+BUILD=${PROFILE_BUILD:-$ROOT/build-profile}
 GEOACME=$BUILD/cmd/geoacme
 
 [ "$(id -u)" -eq 0 ] || die "run as root"
@@ -53,7 +54,8 @@ trap 'exit 130' INT TERM
 # Release flags, plus symbols and frame pointers for the call graphs.
 say "building geoacme (Release, -g -fno-omit-frame-pointer) in $BUILD"
 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release \
-	-DCMAKE_C_FLAGS="-g -fno-omit-frame-pointer" >/dev/null || die "cmake failed"
+	-DCMAKE_C_FLAGS="-g -fno-omit-frame-pointer" ${PROFILE_CMAKE_ARGS:-} >/dev/null ||
+	die "cmake failed"
 cmake --build "$BUILD" -j2 --target geoacme >"$W/build.log" 2>&1 || { tail -20 "$W/build.log"; die "build failed"; }
 
 perl "$ROOT/tests/fixtures/make_mmdb.pl" --layout city --out "$W" >/dev/null || die "make_mmdb.pl failed"

@@ -191,7 +191,7 @@ static const struct rrset *geo_answer(const struct query *q, struct answer_env *
 	if (choice.fail_open) {
 		/* Logged once per episode by whoever watches health (cmd/runtime.c). */
 		env->fail_open++;
-		metrics.fail_open_answers++;
+		METRICS_INC(metrics.fail_open_answers);
 	}
 	geo_sets_count(node->geo, &choice);
 	plan->geo_site[0] = (int16_t)choice.site[0];
@@ -333,11 +333,14 @@ static void resolve(const struct query *q, struct answer_env *env, struct answer
 /* Queries by zone, type, transport and family: one increment. */
 static void count_query(const struct query *q, struct metrics_zone *m)
 {
+#ifdef GEOACME_NO_METRICS
+	return;
+#endif
 	if (!m)
 		return;
 	uint8_t addr[16];
 	int v6 = query_client_addr(q, addr) == 6;
-	m->queries[metrics_qtype_index(q->qtype)][q->transport == QUERY_TCP][v6]++;
+	METRICS_INC(m->queries[metrics_qtype_index(q->qtype)][q->transport == QUERY_TCP][v6]);
 }
 
 void answer_query(struct query *q, struct answer_env *env)
@@ -378,18 +381,21 @@ static void handle(struct answer_env *env, struct query *q);
 void answer_handle(void *envp, struct query *q)
 {
 	handle(envp, q);
+#ifdef GEOACME_NO_METRICS
+	return;
+#endif
 	/* Every outcome is counted here, once, whichever path wrote it. */
 	if (q->tx_len == 0) {
-		metrics.dropped++;
+		METRICS_INC(metrics.dropped);
 		return;
 	}
 	/* The handler for UPDATE writes its own response: read the rcode back. */
 	unsigned rcode = q->rcode >= 16 ? q->rcode : (unsigned)(q->tx[3] & 0x0F);
-	metrics.responses[rcode < METRICS_RCODES ? rcode : METRICS_RCODES - 1]++;
+	METRICS_INC(metrics.responses[rcode < METRICS_RCODES ? rcode : METRICS_RCODES - 1]);
 	if (q->tx[2] & 0x02)
-		metrics.truncated++;
+		METRICS_INC(metrics.truncated);
 	if (q->edns.ecs.present)
-		metrics.ecs_queries++;
+		METRICS_INC(metrics.ecs_queries);
 }
 
 static void handle(struct answer_env *env, struct query *q)
@@ -456,13 +462,13 @@ static void handle(struct answer_env *env, struct query *q)
 			break;
 		case RRL_DROP:
 			env->rate_limited++;
-			metrics.rrl_dropped++;
+			METRICS_INC(metrics.rrl_dropped);
 			q->tx_len = 0;
 			break;
 		case RRL_SLIP:
 			/* Truncated and empty: a real client retries over TCP. */
 			env->slipped++;
-			metrics.rrl_slipped++;
+			METRICS_INC(metrics.rrl_slipped);
 			q->tc = true;
 			packet_write_error(q);
 			break;

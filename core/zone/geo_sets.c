@@ -255,7 +255,7 @@ void geo_sets_count(const struct geo_sets *s, const struct geo_choice *c)
 		return;
 	for (int r = 0; r < c->n && r < 2; r++)
 		if (c->site[r] >= 0 && (size_t)c->site[r] < s->n_counters)
-			s->counters[c->site[r]][r]++;
+			METRICS_INC(s->counters[c->site[r]][r]);
 }
 
 const struct geo_rule *geo_sets_rule(const struct geo_sets *s)
