@@ -241,7 +241,7 @@ static void log_sites(const struct generation *g)
 {
 	for (size_t i = 0; i < geo_sites_count(g->sites); i++) {
 		const char *last = health_last_result(g->health, i);
-		log_info("health: site %s is %s (%s)", geo_site_name(g->sites, i),
+		log_info("health: site %s: state %s (%s)", geo_site_name(g->sites, i),
 		         !geo_site_enabled(g->sites, i) ? "disabled"
 		         : geo_site_alive(g->sites, i) ? "up" : "down",
 		         last ? "health-checked" : "not checked");
