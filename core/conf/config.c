@@ -18,6 +18,7 @@
 #include "core/conf/config.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -592,9 +593,12 @@ static int base64_decode(const char *s, uint8_t *out, size_t cap)
 
 /* ---- sections ---- */
 
+static void free_strs(char **v, size_t n);
+
 static const char *const top_keys[] = {
 	"directory", "listen_addrs_ipv4", "listen_addrs_ipv6", "listen_port", "tcp_request_timeout",
-	"user", "group", "log_level", "pid_file", "server", "dnssec", "geo", "sites", "zones", NULL,
+	"user", "group", "log_level", "pid_file", "server", "dnssec", "geo", "sites", "zones",
+	"deny_networks", "allow_networks", "disable_tcp", "disable_udp", NULL,
 };
 
 static bool log_level_from(const char *s, int *out)
@@ -676,9 +680,56 @@ static void load_listen(struct loader *l, struct toml_node *root)
 		else
 			c->listen_addrs_ipv6 = copy_strs(l, arr, false, &c->n_listen_ipv6);
 	}
-	if (!bad && c->n_listen_ipv4 + c->n_listen_ipv6 == 0)
-		err_at(l, 0, 0, "expected at least one address in 'listen_addrs_ipv4' or "
-		       "'listen_addrs_ipv6'");
+	if (bad || c->n_listen_ipv4 + c->n_listen_ipv6 > 0)
+		return;
+	/* Neither list: every address, both families, as Hickory does. */
+	free_strs(c->listen_addrs_ipv4, c->n_listen_ipv4);
+	free_strs(c->listen_addrs_ipv6, c->n_listen_ipv6);
+	c->listen_addrs_ipv4 = calloc(1, sizeof(char *));
+	c->listen_addrs_ipv6 = calloc(1, sizeof(char *));
+	if (!c->listen_addrs_ipv4 || !c->listen_addrs_ipv6) {
+		l->oom = true;
+		return;
+	}
+	c->listen_addrs_ipv4[0] = xstrdup(l, "0.0.0.0");
+	c->listen_addrs_ipv6[0] = xstrdup(l, "::");
+	c->n_listen_ipv4 = c->listen_addrs_ipv4[0] != NULL;
+	c->n_listen_ipv6 = c->listen_addrs_ipv6[0] != NULL;
+}
+
+/*
+ * Hickory's other top-level keys.  Each is read, so none is reported as
+ * unknown: the harmless settings are accepted, the rest refused with why.
+ */
+static void load_hickory_top(struct loader *l, struct toml_node *root)
+{
+	static const char *const networks[] = { "deny_networks", "allow_networks" };
+	for (size_t i = 0; i < 2; i++) {
+		struct toml_node *arr = get_str_array(l, root, networks[i]);
+		if (arr && arr->u.arr.n > 0)
+			err_node(l, arr, "'%s' (Hickory's client filter) is not supported: leave it out "
+			         "or empty and filter clients with a firewall (nftables)", networks[i]);
+	}
+	static const char *const transports[] = { "disable_tcp", "disable_udp" };
+	for (size_t i = 0; i < 2; i++) {
+		bool off = false;
+		if (get_bool(l, root, transports[i], &off) && off)
+			err_node(l, toml_get(root, transports[i]),
+			         "expected '%s' to be false: an authoritative server answers over both UDP "
+			         "and TCP (RFC 7766 section 5)", transports[i]);
+	}
+	/* Hickory's encrypted transports and extras: named, so the message says why. */
+	static const char *const unsupported[] = {
+		"tls_cert", "tls_listen_port", "https_listen_port", "quic_listen_port",
+		"h3_listen_port", "http_endpoint", "ssl_keylog_enabled", "prometheus_listen_addr",
+		"metrics_listen_addr", "dnstap", NULL,
+	};
+	for (const char *const *k = unsupported; *k; k++) {
+		struct toml_node *n = toml_get(root, *k);
+		if (n)
+			err_node(l, n, "Hickory's '%s' is not supported: geoacme answers plain DNS over "
+			         "UDP and TCP only; remove it", *k);
+	}
 }
 
 static void load_top(struct loader *l, struct toml_node *root)
@@ -688,6 +739,7 @@ static void load_top(struct loader *l, struct toml_node *root)
 	uint64_t ms;
 
 	load_listen(l, root);
+	load_hickory_top(l, root);
 	/* 0 lets the kernel pick a port: the integration tests read it from the log. */
 	if (get_int(l, root, "listen_port", 0, 65535, &v))
 		c->listen_port = (uint16_t)v;
@@ -1123,6 +1175,36 @@ static void load_zone_keys(struct loader *l, struct toml_node *zt, struct config
 	}
 }
 
+/*
+ * A key file is the secret's raw bytes (Hickory's format): the secret Lego
+ * or nsupdate is given is the base64 of the whole file.  A file that is
+ * nothing but base64 text (maybe with a final newline) is most likely the
+ * base64 form saved by mistake; random raw bytes almost never are (a
+ * 16-byte secret has odds of 4^-16).  Still a valid secret, so warn only.
+ */
+static void warn_base64_key_file(const char *path, const uint8_t *b, size_t n)
+{
+	size_t len = n;
+	if (len && b[len - 1] == '\n')
+		len--;
+	if (len < 16 || len % 4 != 0)
+		return;
+	size_t pad = 0;
+	for (size_t i = 0; i < len; i++) {
+		uint8_t ch = b[i];
+		if (ch == '=' && i >= len - 2) {
+			pad++;
+			continue;
+		}
+		if (pad || !(isalnum(ch) || ch == '+' || ch == '/'))
+			return;
+	}
+	log_warn("TSIG key file '%s' looks like base64 text (%zu characters%s), but a key file holds "
+	         "the raw secret bytes, so this text itself is the secret; if it is the base64 form, "
+	         "store the decoded bytes (base64 -d < FILE > FILE.new) or use secret = \"...\"",
+	         path, len, len < n ? " and a newline" : "");
+}
+
 /* Reads a TSIG key file: the raw secret bytes, as Hickory does. */
 static void read_key_file(struct loader *l, struct toml_node *at, struct config_tsig_key *k)
 {
@@ -1146,6 +1228,7 @@ static void read_key_file(struct loader *l, struct toml_node *at, struct config_
 	} else {
 		memcpy(k->secret, buf, n);
 		k->secret_len = n;
+		warn_base64_key_file(k->key_file, buf, n);
 	}
 	explicit_bzero(buf, sizeof(buf));
 }

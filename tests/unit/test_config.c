@@ -417,6 +417,32 @@ static void test_hickory(void)
 	config_free(c);
 }
 
+static void test_hickory_top(void)
+{
+	/* No listen address at all: Hickory's defaults, every address of both families. */
+	struct config *c = load_text("[[zones]]\nzone = \"t.test\"\nfile = \"z\"\n");
+	ok(c != NULL, "a config without listen addresses loads");
+	is_int(c ? c->n_listen_ipv4 : 0, 1, "one IPv4 address");
+	is_str(c && c->n_listen_ipv4 ? c->listen_addrs_ipv4[0] : NULL, "0.0.0.0", "0.0.0.0");
+	is_int(c ? c->n_listen_ipv6 : 0, 1, "one IPv6 address");
+	is_str(c && c->n_listen_ipv6 ? c->listen_addrs_ipv6[0] : NULL, "::", "::");
+	is_int(c ? c->listen_port : 0, 53, "port 53");
+	config_free(c);
+	c = load_text("listen_addrs_ipv4 = []\nlisten_addrs_ipv6 = []\n");
+	ok(c && c->n_listen_ipv4 == 1 && c->n_listen_ipv6 == 1, "empty lists: the same defaults");
+	config_free(c);
+	c = load_text("listen_addrs_ipv6 = [\"::1\"]\n");
+	ok(c && c->n_listen_ipv4 == 0 && c->n_listen_ipv6 == 1,
+	   "one list given: only its addresses, no wildcard added");
+	config_free(c);
+	/* The harmless settings are accepted. */
+	c = load_text("deny_networks = []\nallow_networks = []\ndisable_tcp = false\n"
+	              "disable_udp = false\nlog_level = \"warn\"\ntcp_request_timeout = 5\n");
+	ok(c != NULL, "empty network lists and transports left on are accepted");
+	is_int(c ? (int)c->tcp_idle_timeout_ms : 0, 5000, "tcp_request_timeout honoured");
+	config_free(c);
+}
+
 static void test_errors(void)
 {
 	/* Unknown keys, with and without a suggestion. */
@@ -493,10 +519,21 @@ static void test_errors(void)
 	        "2:9: expected 'user' with 'group' (the privilege drop needs a user)", "group alone");
 
 	/* Listen addresses. */
-	problem("user = \"x\"\n", ": expected at least one address in 'listen_addrs_ipv4' or "
-	        "'listen_addrs_ipv6'", "no listen address");
-	problem("listen_addrs_ipv4 = []\nlisten_addrs_ipv6 = []\n", ": expected at least one "
-	        "address in 'listen_addrs_ipv4' or 'listen_addrs_ipv6'", "empty listen lists");
+	/* Hickory's keys that geoacme refuses, each with its reason. */
+	problem("deny_networks = [\"192.0.2.0/24\"]\n",
+	        "1:17: 'deny_networks' (Hickory's client filter) is not supported: leave it out or "
+	        "empty and filter clients with a firewall (nftables)", "deny_networks refused");
+	problem("allow_networks = [\"::1/128\"]\n",
+	        "1:18: 'allow_networks' (Hickory's client filter) is not supported: leave it out or "
+	        "empty and filter clients with a firewall (nftables)", "allow_networks refused");
+	problem("disable_udp = true\n",
+	        "1:15: expected 'disable_udp' to be false: an authoritative server answers over both "
+	        "UDP and TCP (RFC 7766 section 5)", "disable_udp refused");
+	problem("disable_tcp = 1\n", "1:15: expected a boolean for 'disable_tcp', found integer",
+	        "disable_tcp type");
+	problem("tls_cert = { path = \"x.p12\" }\n",
+	        "1:12: Hickory's 'tls_cert' is not supported: geoacme answers plain DNS over UDP and "
+	        "TCP only; remove it", "tls_cert refused");
 	problem("listen_addrs_ipv4 = [\"::1\"]\n",
 	        "1:22: expected an IPv4 address in 'listen_addrs_ipv4', found '::1'", "v6 in v4 list");
 	problem("listen_addrs_ipv6 = [\"127.0.0.1\"]\n",
@@ -881,6 +918,7 @@ int main(void)
 	test_defaults();
 	test_paths();
 	test_hickory();
+	test_hickory_top();
 	test_errors();
 	test_directory_error();
 	test_sites_errors();
