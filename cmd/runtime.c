@@ -27,6 +27,7 @@
 #include "core/zone/query_log.h"
 #include "core/zone/zone_table.h"
 #include "dnssec/signer.h"
+#include "storage/db.h"
 
 #define RESIGN_CHECK_MS 60000
 
@@ -301,6 +302,44 @@ void generation_log_changes(const struct generation *old, const struct generatio
 	         removed, zone_table_count(g->zones));
 }
 
+/*
+ * Check mode: what acme_add_zone() would meet at journal_path, found
+ * without writing (db_identify opens nothing read-write): the folder, a
+ * foreign or newer file, another zone's database; and the seed file when
+ * serve would seed.
+ */
+static void check_journal(const struct config *c, const struct config_zone *zc,
+                          const struct zone_signer *hook, struct diag *d)
+{
+	char err[256];
+	struct db_info info;
+	if (db_identify(zc->journal_path, &info, err) < 0) {
+		diag_add(d, c->path, zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
+		return;
+	}
+	uint8_t apex[DNAME_MAX];
+	if (info.apex_len > 0 && dname_from_str(zc->zone, apex) >= 0) {
+		dname_lower(apex);
+		if ((size_t)info.apex_len != dname_len(apex) ||
+		    memcmp(info.apex, apex, (size_t)info.apex_len) != 0) {
+			char other[DNAME_MAX * 4 + 2];
+			if (dname_to_str(info.apex, other, sizeof(other)) < 0)
+				snprintf(other, sizeof(other), "(unreadable)");
+			diag_add(d, c->path, zc->pos.line, zc->pos.col, "zone %s: %s holds zone %s, not %s",
+			         zc->zone, zc->journal_path, other, zc->zone);
+			return;
+		}
+	}
+	if (info.state == DB_OURS && info.seeded)
+		return;   /* the database is the truth; the zone file is not read again */
+	if (!zc->zone_path)
+		diag_add(d, c->path, zc->pos.line, zc->pos.col,
+		         "zone %s: %s is empty and no zone_path is configured to seed it", zc->zone,
+		         zc->journal_path);
+	else
+		zone_free(zone_load_static(c, zc, NULL, hook, d));
+}
+
 struct generation *generation_new(const char *path, struct loop *loop,
                                   const struct generation *prev, bool check_only,
                                   struct diag *d)
@@ -355,11 +394,9 @@ struct generation *generation_new(const char *path, struct loop *loop,
 			if (zc->n_geo)
 				diag_add(d, c->path, zc->pos.line, zc->pos.col,
 				         "zone %s: geo names are served from file-backed zones only", zc->zone);
-			if (check_only) {
-				/* The seed file must load; the database is not touched. */
-				if (zc->zone_path || zc->file)
-					zone_free(zone_load_static(c, zc, NULL, hook, d));
-			} else if (acme_add_zone(g->acme, c, zc, hook, err) < 0)
+			if (check_only)
+				check_journal(c, zc, hook, d);
+			else if (acme_add_zone(g->acme, c, zc, hook, err) < 0)
 				diag_add(d, c->path, zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
 			continue;
 		}

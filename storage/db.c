@@ -3,9 +3,12 @@
  * statements every later call uses (prepared here once, never per call).
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/conf/log.h"
 #include "core/wire/dname.h"
@@ -32,7 +35,11 @@ static const char *const migrations[] = {
 	"CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value) WITHOUT ROWID;",
 	/* 1 -> 2: the stale purge looks up TXT records by age. */
 	"CREATE INDEX records_stale ON records(type, created_at);",
+	/* 2 -> 3: mark the file as ours in the SQLite header (db_identify). */
+	"PRAGMA application_id = 1734700897;",   /* DB_APPLICATION_ID */
 };
+
+_Static_assert(DB_APPLICATION_ID == 1734700897, "the migration writes DB_APPLICATION_ID");
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == DB_SCHEMA_VERSION,
                "one migration step per schema version");
@@ -55,6 +62,174 @@ static int query_int(struct db *db, const char *sql, long long *out)
 		*out = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	return rc == SQLITE_ROW ? 0 : -EIO;
+}
+
+/* ---- identification, read-only ---- */
+
+static void errf(char err[256], const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void errf(char err[256], const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, 256, fmt, ap);
+	va_end(ap);
+}
+
+static int folder_of_file(const char *path, char *out, size_t cap)
+{
+	const char *slash = strrchr(path, '/');
+	int n = !slash ? snprintf(out, cap, ".")
+	        : slash == path ? snprintf(out, cap, "/")
+	        : snprintf(out, cap, "%.*s", (int)(slash - path), path);
+	return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
+}
+
+/* A single integer from a read-only connection. */
+static int ro_int(sqlite3 *sql, const char *q, long long *out)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(sql, q, -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*out = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : -EIO;
+}
+
+/*
+ * Reads the header and the table list with SQLITE_OPEN_READONLY: nothing
+ * is written, not even the journal mode, before we know the file is ours.
+ */
+static int identify_file(const char *path, struct db_info *info, char err[256])
+{
+	sqlite3 *sql = NULL;
+	int ret = 0;
+	if (sqlite3_open_v2(path, &sql, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
+	    SQLITE_OK) {
+		snprintf(err, 256, "%s: cannot open it read-only: %s", path,
+		         sql ? sqlite3_errmsg(sql) : "out of memory");
+		sqlite3_close(sql);
+		return -EIO;
+	}
+	sqlite3_busy_timeout(sql, 2000);
+	long long app = 0, version = 0;
+	if (ro_int(sql, "PRAGMA application_id", &app) < 0 ||
+	    ro_int(sql, "PRAGMA user_version", &version) < 0) {
+		snprintf(err, 256, "%s: not an SQLite database (%s); point journal_path at a new file",
+		         path, sqlite3_errmsg(sql));
+		sqlite3_close(sql);
+		return -EINVAL;
+	}
+	sqlite3_stmt *st;
+	char tables[160] = "";
+	size_t tn = 0, n_tables = 0;
+	bool has_records = false, has_meta = false, hickory = false;
+	if (sqlite3_prepare_v2(sql, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name",
+	                       -1, &st, NULL) != SQLITE_OK) {
+		snprintf(err, 256, "%s: reading the schema: %s", path, sqlite3_errmsg(sql));
+		sqlite3_close(sql);
+		return -EIO;
+	}
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *t = (const char *)sqlite3_column_text(st, 0);
+		if (!t)
+			continue;
+		n_tables++;
+		has_records |= strcmp(t, "records") == 0;
+		has_meta |= strcmp(t, "meta") == 0;
+		hickory |= strcmp(t, "tdns_schema") == 0;
+		if (tn < sizeof(tables))
+			tn += (size_t)snprintf(tables + tn, sizeof(tables) - tn, "%s%s", tn ? ", " : "", t);
+	}
+	sqlite3_finalize(st);
+	info->version = (int)version;
+	if (app == 0 && version == 0 && n_tables == 0) {
+		info->state = DB_EMPTY;
+	} else if (app == DB_APPLICATION_ID || (app == 0 && version > 0)) {
+		if (version > DB_SCHEMA_VERSION) {
+			snprintf(err, 256, "%s: schema version %lld is newer than this geoacme (%d)", path,
+			         version, DB_SCHEMA_VERSION);
+			ret = -EINVAL;
+		} else if (!has_records || !has_meta) {
+			snprintf(err, 256, "%s: not a geoacme database (schema version %lld but tables: %s)",
+			         path, version, n_tables ? tables : "none");
+			ret = -EINVAL;
+		} else {
+			info->state = DB_OURS;
+		}
+	} else {
+		snprintf(err, 256, "%s: not a geoacme database (%stables: %s); it was left as it is: "
+		         "point journal_path at a new file, which zone_path seeds", path,
+		         hickory ? "a Hickory journal, " : "", n_tables ? tables : "none");
+		ret = -EINVAL;
+	}
+	if (ret == 0 && info->state == DB_OURS) {
+		/* The zone it holds, to compare with the config's. */
+		if (sqlite3_prepare_v2(sql, "SELECT value FROM meta WHERE key = 'apex'", -1, &st,
+		                       NULL) == SQLITE_OK) {
+			if (sqlite3_step(st) == SQLITE_ROW) {
+				const void *p = sqlite3_column_blob(st, 0);
+				int len = sqlite3_column_bytes(st, 0);
+				if (db_name_valid(p, len)) {
+					memcpy(info->apex, p, (size_t)len);
+					info->apex_len = len;
+				}
+			}
+			sqlite3_finalize(st);
+		}
+		long long seeded = 0;
+		info->seeded = ro_int(sql, "SELECT count(*) FROM meta WHERE key = 'seeded_at'",
+		                      &seeded) == 0 && seeded > 0;
+	}
+	sqlite3_close(sql);
+	return ret;
+}
+
+int db_identify(const char *path, struct db_info *info, char err[256])
+{
+	memset(info, 0, sizeof(*info));
+	char folder[4096];
+	struct stat st;
+	if (folder_of_file(path, folder, sizeof(folder)) < 0) {
+		snprintf(err, 256, "%s: path too long", path);
+		return -ENAMETOOLONG;
+	}
+	if (stat(folder, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		bool missing = errno == ENOENT;
+		errf(err, "%s: its folder %s %s (create it; the systemd unit's StateDirectory=geoacme "
+		     "makes /var/lib/geoacme)", path, folder,
+		     missing ? "does not exist" : "is not a usable folder");
+		return -ENOENT;
+	}
+	/* SQLite creates the database and its -wal and -shm files beside it. */
+	if (access(folder, W_OK | X_OK) < 0) {
+		errf(err, "%s: its folder %s is not writable by uid %u (SQLite makes the -wal and "
+		     "-shm files there): %s", path, folder, (unsigned)geteuid(), strerror(errno));
+		return -EACCES;
+	}
+	if (stat(path, &st) < 0) {
+		if (errno != ENOENT) {
+			snprintf(err, 256, "%s: %s", path, strerror(errno));
+			return -errno;
+		}
+		info->state = DB_ABSENT;
+		return 0;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, 256, "%s: not a regular file", path);
+		return -EINVAL;
+	}
+	if (access(path, R_OK | W_OK) < 0) {
+		snprintf(err, 256, "%s: not readable and writable by uid %u: %s", path,
+		         (unsigned)geteuid(), strerror(errno));
+		return -EACCES;
+	}
+	if (st.st_size == 0) {
+		info->state = DB_EMPTY;   /* SQLite's view of an empty file too */
+		return 0;
+	}
+	return identify_file(path, info, err);
 }
 
 static int migrate(struct db *db, char err[256])
@@ -128,6 +303,12 @@ struct db *db_open(const char *path, char err[256])
 	if (!db || !(db->path = strdup(path))) {
 		snprintf(err, 256, "%s: out of memory", path);
 		free(db);
+		return NULL;
+	}
+	/* Identify before anything writes: a foreign file stays byte for byte. */
+	struct db_info info;
+	if (db_identify(path, &info, err) < 0) {
+		db_close(db);
 		return NULL;
 	}
 	int rc = sqlite3_open_v2(path, &db->sql,

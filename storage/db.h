@@ -26,6 +26,7 @@
  *   meta(key TEXT PRIMARY KEY, value)       'apex' (wire BLOB),
  *                                            'seeded_from', 'seeded_at'
  *   v2: index records_stale ON records(type, created_at)
+ *   v3: PRAGMA application_id = DB_APPLICATION_ID
  *
  * The serial is not stored apart: it is the apex SOA row's.
  */
@@ -33,15 +34,40 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DB_SCHEMA_VERSION 2
+#define DB_SCHEMA_VERSION 3
+/* PRAGMA application_id of our files since schema 3: "geoa" in ASCII. */
+#define DB_APPLICATION_ID 0x67656f61
 
 struct db;
+
+/*
+ * What is at journal_path, found without writing anything (the file is
+ * opened with SQLITE_OPEN_READONLY, no PRAGMA that writes): absent (its
+ * folder exists and is writable), an empty database, or ours (our
+ * application_id, or schema 1..2 from before it, with our tables).
+ */
+enum db_state { DB_ABSENT, DB_EMPTY, DB_OURS };
+struct db_info {
+	enum db_state state;
+	int version;                /* user_version */
+	uint8_t apex[255];          /* meta 'apex' in wire form, when apex_len > 0 */
+	int apex_len;
+	bool seeded;                /* seeded from the zone file already (DB_OURS) */
+};
+/*
+ * 0 with info filled, or a negative errno with the reason in err: the
+ * folder is missing or not writable, the file not readable and writable,
+ * not SQLite, foreign (a Hickory journal is named as such), or from a
+ * newer geoacme.  Access is checked for the effective user.
+ */
+int db_identify(const char *path, struct db_info *info, char err[256]);
 
 /*
  * Opens or creates the database, sets WAL + synchronous=FULL, migrates the
  * schema to DB_SCHEMA_VERSION and prepares every statement.  Refuses a
  * database from a newer geoacme and a file that holds foreign tables
- * (a Hickory journal, say) rather than guessing.
+ * (a Hickory journal, say) rather than guessing, and does so after
+ * db_identify(), before anything is written to the file.
  */
 struct db *db_open(const char *path, char err[256]);
 void db_close(struct db *db);   /* NULL-safe */

@@ -337,6 +337,74 @@ static void test_migration(void)
 	db_close(db);
 }
 
+static size_t slurp(const char *path, char *buf, size_t cap)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, cap, f);
+	fclose(f);
+	return n;
+}
+
+static void test_identify(void)
+{
+	char dpath[512], err[256] = "", wal[600];
+	struct db_info info;
+
+	path_in("nothing-here.db", dpath);
+	is_int(db_identify(dpath, &info, err), 0, "an absent file is fine (%s)", err);
+	is_int(info.state, DB_ABSENT, "and reported absent");
+
+	is_int(db_identify("/nonexistent-geoacme-folder/acme.db", &info, err), -ENOENT,
+	       "a missing folder is refused");
+	ok(strstr(err, "its folder /nonexistent-geoacme-folder does not exist") != NULL,
+	   "naming the folder (%s)", err);
+
+	/* A Hickory journal: identified read-only, refused, left byte for byte. */
+	path_in("hickory.jrnl", dpath);
+	ok(sql_exec(dpath, "CREATE TABLE tdns_schema (name TEXT PRIMARY KEY, version INTEGER);"
+	                   "INSERT INTO tdns_schema VALUES ('tdns_history', 1);"
+	                   "CREATE TABLE records (history_id INTEGER PRIMARY KEY, soa_serial INTEGER,"
+	                   " timestamp TEXT, record BLOB);") == 0, "make a Hickory-like journal");
+	static char before[65536], after[65536];
+	size_t nb = slurp(dpath, before, sizeof(before));
+	ok(nb > 0, "read it");
+	is_int(db_identify(dpath, &info, err), -EINVAL, "a Hickory journal is not ours");
+	ok(strstr(err, "a Hickory journal, tables: records, tdns_schema") != NULL,
+	   "and is named as such (%s)", err);
+	struct db *db = db_open(dpath, err);
+	ok(db == NULL, "db_open refuses it");
+	size_t na = slurp(dpath, after, sizeof(after));
+	ok(na == nb && memcmp(before, after, nb) == 0, "the file is byte-identical (no WAL switch)");
+	snprintf(wal, sizeof(wal), "%s-wal", dpath);
+	ok(access(wal, F_OK) != 0, "and no -wal file was made");
+
+	/* Ours: after db_open, identified with our application_id and apex. */
+	path_in("ours.db", dpath);
+	db = db_open(dpath, err);
+	ok(db != NULL, "a new database (%s)", err);
+	db_close(db);
+	is_int(sql_int(dpath, "PRAGMA application_id"), DB_APPLICATION_ID,
+	       "carries our application_id");
+	is_int(db_identify(dpath, &info, err), 0, "identified (%s)", err);
+	is_int(info.state, DB_OURS, "as ours");
+	is_int(info.version, DB_SCHEMA_VERSION, "at the current version");
+
+	/* Our application_id with a newer schema. */
+	path_in("newer.db", dpath);
+	sql_exec(dpath, "PRAGMA application_id = 1734700897; CREATE TABLE records (a);"
+	                "CREATE TABLE meta (k, v); PRAGMA user_version = 7;");
+	is_int(db_identify(dpath, &info, err), -EINVAL, "a newer schema is refused");
+	ok(strstr(err, "schema version 7 is newer than this geoacme") != NULL, "saying so (%s)", err);
+
+	/* Not SQLite. */
+	path_in("text.db", dpath);
+	write_file(dpath, "$ORIGIN acme.example.net.\n@ 3600 IN SOA ns1 host 1 2 3 4 5\n");
+	is_int(db_identify(dpath, &info, err), -EINVAL, "a zone file at journal_path is refused");
+	ok(strstr(err, "not an SQLite database") != NULL, "saying so (%s)", err);
+}
+
 static void test_seed_errors(void)
 {
 	char zpath[512];
@@ -365,6 +433,7 @@ int main(void)
 	test_seed_and_load();
 	test_apply();
 	test_migration();
+	test_identify();
 	test_seed_errors();
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
