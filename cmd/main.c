@@ -6,10 +6,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
-
-#ifndef GEOACME_VERSION
-#define GEOACME_VERSION "0.1.0"
-#endif
+#include <geoacme_version.h>   /* generated in the build folder: project VERSION and git commit */
 
 static void usage(FILE *out)
 {
@@ -23,7 +20,8 @@ static void usage(FILE *out)
 	        "  keygen ...         write a DNSSEC signing key and a TSIG secret\n"
 	        "  explain -c FILE NAME [A|AAAA] (--client IP | --at LAT,LON)\n"
 	        "                     show how a geo answer is chosen\n"
-	        "  version            print the version\n"
+	        "  reload --pid PID   make a running server reload; exits 1 if it failed\n"
+	        "  version            print the version and the git commit\n"
 	        "\n"
 	        "Each command takes --help.  Exit codes: 0 ok, 1 runtime failure,\n"
 	        "2 usage error, 3 configuration error.\n");
@@ -48,8 +46,10 @@ int main(int argc, char **argv)
 		return cmd_keygen(argc, argv);
 	if (strcmp(cmd, "explain") == 0)
 		return cmd_explain(argc, argv);
+	if (strcmp(cmd, "reload") == 0)
+		return cmd_reload(argc, argv);
 	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
-		printf("geoacme %s\n", GEOACME_VERSION);
+		printf("geoacme %s (commit %s)\n", GEOACME_VERSION, GEOACME_COMMIT);
 		return EXIT_OK;
 	}
 	if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {

@@ -5,9 +5,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <grp.h>
 #include <malloc.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +14,9 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/notify.h"
+#include "cmd/privs.h"
+#include "cmd/reload.h"
 #include "cmd/runtime.h"
 #include "cmd/status.h"
 #include "core/conf/config.h"
@@ -29,6 +30,7 @@
 
 struct server {
 	const char *config_path;
+	int port;                    /* -p/--port; -1 = listen_port from the config */
 	char listen[1024];           /* the sockets' settings, to notice a reload changing them */
 	struct loop *loop;
 	struct net *net;
@@ -40,20 +42,26 @@ struct server {
 static void usage(FILE *out)
 {
 	fprintf(out,
-	        "usage: geoacme serve -c FILE\n"
+	        "usage: geoacme serve -c FILE [-p PORT]\n"
 	        "\n"
 	        "Answers DNS queries in the foreground until SIGTERM or SIGINT.\n"
 	        "SIGHUP reloads the config and zone files; on error the old ones stay.\n"
 	        "Logs go to stderr; one line says when the server is ready.\n"
 	        "\n"
+	        "With $NOTIFY_SOCKET set (systemd Type=notify) it reports READY=1,\n"
+	        "RELOADING=1 and STOPPING=1; `geoacme reload --pid PID` reloads and\n"
+	        "reports whether the reload worked.\n"
+	        "\n"
 	        "  -c, --config FILE   the TOML configuration\n"
+	        "  -p, --port PORT     listen on PORT instead of listen_port (0: any free port)\n"
 	        "  -h, --help          this help\n");
 }
 
 /* The settings bound at start, as one comparable string. */
-static void listen_summary(const struct config *c, char *out, size_t cap)
+static void listen_summary(const struct config *c, int port, char *out, size_t cap)
 {
-	size_t n = (size_t)snprintf(out, cap, "port %u:", (unsigned)c->listen_port);
+	size_t n = (size_t)snprintf(out, cap, "port %u:",
+	                            (unsigned)(port >= 0 ? port : c->listen_port));
 	for (size_t i = 0; i < c->n_listen_ipv4 && n < cap; i++)
 		n += (size_t)snprintf(out + n, cap - n, " %s", c->listen_addrs_ipv4[i]);
 	for (size_t i = 0; i < c->n_listen_ipv6 && n < cap; i++)
@@ -66,7 +74,23 @@ static void on_stop(struct loop *l, void *arg)
 {
 	(void)arg;
 	log_info("stopping");
+	notify_send("STOPPING=1\nSTATUS=stopping");
 	loop_stop(l);
+}
+
+/* The outcome of a reload, for `geoacme reload` and the service manager. */
+static void reload_done(struct loop *l, bool ok, const char *summary, const struct diag *d)
+{
+	const struct loop_siginfo *si = loop_signal_info(l);
+	notify_send("READY=1\nSTATUS=%s%s", ok ? "" : "reload failed, serving the previous "
+	            "configuration: ", summary);
+	if (!si->queued)
+		return;
+	char msg[RELOAD_REPLY_MAX];
+	size_t n = (size_t)snprintf(msg, sizeof(msg), "%s %s", ok ? "ok" : "failed", summary);
+	for (size_t i = 0; d && i < d->n && n < sizeof(msg); i++)
+		n += (size_t)snprintf(msg + n, sizeof(msg) - n, "\n%s", d->msgs[i]);
+	reload_reply(si->value, msg);
 }
 
 static void on_reload(struct loop *l, void *arg)
@@ -75,17 +99,21 @@ static void on_reload(struct loop *l, void *arg)
 	struct diag d;
 	diag_init(&d);
 	log_info("reloading %s", s->config_path);
+	notify_send("RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading", notify_monotonic_usec());
 	struct generation *g = generation_new(s->config_path, l, s->gen, false, &d);
 	if (!g) {
 		for (size_t i = 0; i < d.n; i++)
 			log_error("%s", d.msgs[i]);
 		log_error("reload failed; still serving the previous configuration");
+		char why[64];
+		snprintf(why, sizeof(why), "%zu problem%s", d.n, d.n == 1 ? "" : "s");
+		reload_done(l, false, why, &d);
 		diag_clear(&d);
 		return;
 	}
 	diag_clear(&d);
 	char listen[sizeof(s->listen)];
-	listen_summary(g->cfg, listen, sizeof(listen));
+	listen_summary(g->cfg, s->port, listen, sizeof(listen));
 	if (strcmp(listen, s->listen) != 0)
 		log_warn("listen addresses, port or user changed (%s); they take effect on restart, "
 		         "still serving with %s", listen, s->listen);
@@ -97,6 +125,9 @@ static void on_reload(struct loop *l, void *arg)
 	s->status.gen = g;
 	log_set_level((enum log_level)g->cfg->log_level);
 	log_info("reloaded: %zu zones", zone_table_count(g->zones));
+	char summary[64];
+	snprintf(summary, sizeof(summary), "serving %zu zones", zone_table_count(g->zones));
+	reload_done(l, true, summary, NULL);
 }
 
 /*
@@ -139,33 +170,16 @@ static void on_test_clock(struct loop *l, void *arg)
 		log_error("test clock unchanged");
 }
 
-static int drop_privileges(const char *user, const char *group)
+/* Ports below ip_unprivileged_port_start need a privilege: say which ways there are. */
+static void bind_hint(unsigned port, const char *err)
 {
-	struct passwd *pw = getpwnam(user);
-	if (!pw) {
-		log_error("user '%s' does not exist", user);
-		return -1;
-	}
-	gid_t gid = pw->pw_gid;
-	if (group) {
-		struct group *gr = getgrnam(group);
-		if (!gr) {
-			log_error("group '%s' does not exist", group);
-			return -1;
-		}
-		gid = gr->gr_gid;
-	}
-	if (setgroups(0, NULL) < 0 || setgid(gid) < 0 || setuid(pw->pw_uid) < 0) {
-		log_error("cannot drop privileges to %s: %s", user, strerror(errno));
-		return -1;
-	}
-	/* Verify: getting root back must be impossible. */
-	if (pw->pw_uid != 0 && (setuid(0) == 0 || seteuid(0) == 0)) {
-		log_error("privileges were not dropped: could regain root");
-		return -1;
-	}
-	log_info("running as user %s (uid %u, gid %u)", user, (unsigned)pw->pw_uid, (unsigned)gid);
-	return 0;
+	if (!strstr(err, strerror(EACCES)) || port == 0)
+		return;
+	log_error("port %u needs root or CAP_NET_BIND_SERVICE: start geoacme as root with "
+	          "`user = \"geoacme\"` in the config (it drops to that user after binding), or "
+	          "grant the capability (systemd: AmbientCapabilities=CAP_NET_BIND_SERVICE as in "
+	          "contrib/geoacme.service; otherwise: setcap cap_net_bind_service=+ep "
+	          "/path/to/geoacme), or use -p with a port from 1024", port);
 }
 
 static void write_pid_file(const char *path)
@@ -183,15 +197,27 @@ int cmd_serve(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
+		{ "port", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct server s = { 0 };
+	struct server s = { .port = -1 };
 	int opt;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "c:p:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'c': s.config_path = optarg; break;
+		case 'p': {
+			char *end;
+			errno = 0;
+			long v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 0 || v > 65535) {
+				fprintf(stderr, "geoacme serve: --port needs 0 to 65535, not '%s'\n", optarg);
+				return EXIT_USAGE;
+			}
+			s.port = (int)v;
+			break;
+		}
 		case 'h': usage(stdout); return EXIT_OK;
 		default: usage(stderr); return EXIT_USAGE;
 		}
@@ -214,6 +240,8 @@ int cmd_serve(int argc, char **argv)
 	/* Read the config once for the listen settings and the user. */
 	struct diag d;
 	diag_init(&d);
+	/* Errors only: the first generation reads the config again and warns then. */
+	log_set_level(LOG_ERROR);
 	struct config *boot = config_load(s.config_path, &d);
 	if (!boot) {
 		diag_print(&d);
@@ -221,7 +249,7 @@ int cmd_serve(int argc, char **argv)
 		return EXIT_CONFIG;
 	}
 	log_set_level((enum log_level)boot->log_level);
-	listen_summary(boot, s.listen, sizeof(s.listen));
+	listen_summary(boot, s.port, s.listen, sizeof(s.listen));
 
 	char err[256] = "";
 	s.loop = loop_new(err);
@@ -252,7 +280,7 @@ int cmd_serve(int argc, char **argv)
 	struct net_config nc = {
 		.addrs = addrs,
 		.n_addrs = n_addrs,
-		.port = boot->listen_port,
+		.port = s.port >= 0 ? (uint16_t)s.port : boot->listen_port,
 		.udp_max_size = boot->udp_max_size,
 		.tcp_max_connections = boot->tcp_max_connections,
 		.tcp_idle_timeout_ms = boot->tcp_idle_timeout_ms,
@@ -262,10 +290,14 @@ int cmd_serve(int argc, char **argv)
 	int rc = EXIT_RUNTIME;
 	if (!s.net) {
 		log_error("%s", err);
+		bind_hint(nc.port, err);
 		goto out;
 	}
-	if (boot->user && drop_privileges(boot->user, boot->group) < 0)
+	notify_open();
+	if (boot->user && privs_drop(boot->user, boot->group, err) < 0) {
+		log_error("%s", err);
 		goto out;
+	}
 
 	s.gen = generation_new(s.config_path, s.loop, NULL, false, &d);
 	if (!s.gen) {
@@ -308,9 +340,12 @@ int cmd_serve(int argc, char **argv)
 		write_pid_file(boot->pid_file);
 	log_info("ready: %zu zones, listening on port %u", zone_table_count(s.gen->zones),
 	         (unsigned)net_bound_port(s.net));
+	notify_send("READY=1\nSTATUS=serving %zu zones on port %u", zone_table_count(s.gen->zones),
+	            (unsigned)net_bound_port(s.net));
 	rc = loop_run(s.loop) < 0 ? EXIT_RUNTIME : EXIT_OK;
 
 out:
+	notify_close();
 	diag_clear(&d);
 	http_free(s.http);
 	net_free(s.net);

@@ -60,6 +60,7 @@ struct loop {
 	int sigfd;
 	sigset_t sigmask;
 	struct loop_sig sigs[LOOP_NSIG];
+	struct loop_siginfo last_sig;   /* the signal being delivered */
 };
 
 static uint64_t clock_ms(const struct loop *l)
@@ -313,8 +314,12 @@ static void on_signal(struct loop *l, int fd, int events, void *arg)
 			return;
 		for (size_t i = 0; i < (size_t)n / sizeof(si[0]); i++) {
 			uint32_t s = si[i].ssi_signo;
-			if (s < LOOP_NSIG && l->sigs[s].fn)
+			if (s < LOOP_NSIG && l->sigs[s].fn) {
+				l->last_sig.queued = si[i].ssi_code == SI_QUEUE;
+				l->last_sig.value = si[i].ssi_int;
+				l->last_sig.pid = si[i].ssi_pid;
 				l->sigs[s].fn(l, l->sigs[s].arg);
+			}
 		}
 	}
 }
@@ -350,6 +355,11 @@ int loop_add_signal(struct loop *l, int signo, loop_timer_fn fn, void *arg)
 	l->sigs[signo].fn = fn;
 	l->sigs[signo].arg = arg;
 	return 0;
+}
+
+const struct loop_siginfo *loop_signal_info(const struct loop *l)
+{
+	return &l->last_sig;
 }
 
 /* --- running --- */

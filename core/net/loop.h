@@ -48,6 +48,18 @@ void loop_timer_cancel(struct loop *l, int64_t id);
 int loop_add_signal(struct loop *l, int signo, loop_timer_fn fn, void *arg);
 
 /*
+ * Inside a signal callback: how the signal was sent.  `queued` is true for
+ * sigqueue(3), whose integer payload is `value` (geoacme reload uses it to
+ * ask for a reply); kill(1) leaves it false.
+ */
+struct loop_siginfo {
+	bool queued;
+	int32_t value;
+	uint32_t pid;
+};
+const struct loop_siginfo *loop_signal_info(const struct loop *l);
+
+/*
  * The one clock for everything driven by time (timers, health checks,
  * signature refresh, stale-record purge, TSIG time checks).
  *
