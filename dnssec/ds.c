@@ -102,24 +102,28 @@ int ds_format_text(const uint8_t *owner, const uint8_t *ds, size_t len, char *ou
 	return pos < cap ? (int)pos : -ENOSPC;
 }
 
-int ds_desec_parent(const uint8_t *owner, char *out, size_t cap)
+int ds_desec_parent(const uint8_t *owner, uint8_t *parent)
 {
-	if (cap == 0)
-		return -ENOSPC;
-	if (owner[0] == 0) {
-		out[0] = '\0';
-		return 0;
-	}
-	const uint8_t *parent = dname_skip_labels(owner, 1);
-	char name[DS_TEXT_MAX];
-	int n = dname_to_str(parent, name, sizeof(name));
+	int labels = dname_label_count(owner);
+	if (labels < 3)
+		return -EDOM;   /* the parent is a top-level domain, or the root */
+	const uint8_t *p = dname_skip_labels(owner, 1);
+	size_t n = dname_len(p);
+	memcpy(parent, p, n);
+	return (int)n;
+}
+
+int ds_desec_name(const uint8_t *name, char *out, size_t cap)
+{
+	char s[DS_TEXT_MAX];
+	int n = dname_to_str(name, s, sizeof(s));
 	if (n < 0)
 		return -ENOSPC;
-	if (n > 0 && name[n - 1] == '.')
-		name[--n] = '\0';
+	if (n > 1 && s[n - 1] == '.')
+		s[--n] = '\0';
 	if ((size_t)n >= cap)
 		return -ENOSPC;
-	memcpy(out, name, (size_t)n + 1);
+	memcpy(out, s, (size_t)n + 1);
 	return n;
 }
 
@@ -138,24 +142,25 @@ static void put_json_string(char *out, size_t cap, size_t *pos, const char *s)
 	}
 }
 
-int ds_format_desec(const uint8_t *owner, const uint8_t *ds, size_t len, uint32_t ttl,
-                    char *out, size_t cap)
+int ds_format_desec(const uint8_t *owner, const uint8_t *parent, const uint8_t *ds, size_t len,
+                    uint32_t ttl, char *out, size_t cap)
 {
-	if (len < 5 || cap == 0)
+	if (len < 5 || cap == 0 || !dname_is_subdomain(owner, parent) || dname_equal(owner, parent))
 		return -EINVAL;
-	/* subname: the first label alone, in presentation form. */
-	char sub[DS_TEXT_MAX] = "";
-	if (owner[0] != 0) {
-		uint8_t label[DNAME_LABEL_MAX + 2];
-		memcpy(label, owner, (size_t)owner[0] + 1);
-		label[owner[0] + 1] = 0;
-		int n = dname_to_str(label, sub, sizeof(sub));
-		if (n < 0)
-			return -ENOSPC;
-		if (n > 0 && sub[n - 1] == '.')
-			sub[n - 1] = '\0';
-	}
+	/* subname: the owner's labels above the parent, in presentation form. */
+	int keep = dname_label_count(owner) - dname_label_count(parent);
+	uint8_t rel[DNAME_MAX];
 	size_t pos = 0;
+	const uint8_t *l = owner;
+	for (int i = 0; i < keep; i++, l += *l + 1) {
+		memcpy(rel + pos, l, (size_t)*l + 1);
+		pos += (size_t)*l + 1;
+	}
+	rel[pos] = 0;
+	char sub[DS_TEXT_MAX];
+	if (ds_desec_name(rel, sub, sizeof(sub)) < 0)
+		return -ENOSPC;
+	pos = 0;
 	put(out, cap, &pos, "{\"subname\": \"");
 	put_json_string(out, cap, &pos, sub);
 	put(out, cap, &pos, "\", \"type\": \"DS\", \"ttl\": %u, \"records\": [\"", (unsigned)ttl);

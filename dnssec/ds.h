@@ -36,11 +36,29 @@ int ds_rdata(const uint8_t *owner, const uint8_t *dnskey, size_t dnskey_len,
 /* "<owner> IN DS <tag> <alg> <type> <HEX>" (no newline).  Length or -ENOSPC. */
 int ds_format_text(const uint8_t *owner, const uint8_t *ds, size_t len, char *out, size_t cap);
 
-/* The deSEC JSON body for one DS (no newline).  Length or -ENOSPC. */
-int ds_format_desec(const uint8_t *owner, const uint8_t *ds, size_t len, uint32_t ttl,
-                    char *out, size_t cap);
+/*
+ * deSEC (https://desec.io) hosts registered domains and the names under
+ * them, never a top-level domain.  Its bulk endpoint, PATCH
+ * /api/v1/domains/<parent>/rrsets/, takes an array of RRset objects whose
+ * `subname` is the owner relative to <parent>.
+ *
+ * ds_format_desec writes one such object (no brackets, no newline) for the
+ * DS at `owner`, which must be strictly below `parent`.  Length, -EINVAL
+ * or -ENOSPC.
+ */
+int ds_format_desec(const uint8_t *owner, const uint8_t *parent, const uint8_t *ds, size_t len,
+                    uint32_t ttl, char *out, size_t cap);
 
-/* The deSEC domain that holds `owner`: the name minus its first label,
- * presentation form without the trailing dot ("" for one label).
- * Length or -ENOSPC. */
-int ds_desec_parent(const uint8_t *owner, char *out, size_t cap);
+/*
+ * The deSEC domain that holds the delegation of `owner`, without a public
+ * suffix list: the name minus its first label (acme.example.net ->
+ * example.net), written to parent[DNAME_MAX].  -EDOM when that would be a
+ * top-level domain or the root (example.com: its DS goes to the registry,
+ * through the registrar, not to deSEC).  Under a multi-label public suffix
+ * (example.co.uk) the rule cannot tell: the caller lets the user name the
+ * parent.  Returns the parent's wire length.
+ */
+int ds_desec_parent(const uint8_t *owner, uint8_t *parent);
+
+/* A name in presentation form without the final dot ("." for the root). */
+int ds_desec_name(const uint8_t *name, char *out, size_t cap);

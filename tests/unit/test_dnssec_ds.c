@@ -83,7 +83,8 @@ static void check_zone(const struct key *k, const char *zone, const char *subnam
 	snprintf(json, sizeof(json),
 	         "{\"subname\": \"%s\", \"type\": \"DS\", \"ttl\": 3600, \"records\": [\"%s\"]}",
 	         subname, rec);
-	ok(ds_format_desec(apex, ds, (size_t)len, 3600, body, sizeof(body)) > 0, "%s: desec", zone);
+	ok(ds_format_desec(apex, dname_skip_labels(apex, 1), ds, (size_t)len, 3600, body,
+	                   sizeof(body)) > 0, "%s: desec", zone);
 	is_str(body, json, "%s: deSEC JSON body", zone);
 
 	len = ds_rdata(apex, key_dnskey(k), KEY_DNSKEY_LEN, DS_DIGEST_SHA384, ds, sizeof(ds));
@@ -153,10 +154,21 @@ static void test_cmd_ds(const struct key *k, const struct key *k2)
 	snprintf(want, sizeof(want), "%s\n", line);
 	is_str(out, want, "SHA-384 line identical to dnssec-dsfromkey");
 
-	is_int(run_ds(out, sizeof(out), 3, "-c", cfg, "--format=desec"), EXIT_OK, "--format=desec");
-	const char *head = "{\"subname\": \"example\", \"type\": \"DS\", \"ttl\": 3600, \"records\": [\"";
-	ok(strncmp(out, head, strlen(head)) == 0, "desec: example.com line");
-	ok(strstr(out, "\n{\"subname\": \"acme\", ") != NULL, "desec: acme line");
+	/* deSEC: acme.luffy.cx goes into luffy.cx; example.com's parent is a TLD. */
+	is_int(run_ds(out, sizeof(out), 3, "-c", cfg, "--format=desec"), EXIT_OK,
+	       "--format=desec: the zones deSEC can take");
+	const char *head = "[{\"subname\": \"acme\", \"type\": \"DS\", \"ttl\": 3600, \"records\": [\"";
+	ok(strncmp(out, head, strlen(head)) == 0, "desec: one array, for acme (%s)", out);
+	ok(strchr(out, '\n') == out + strlen(out) - 1, "desec: and nothing for example.com");
+	is_int(run_ds(out, sizeof(out), 4, "-c", cfg, "--format=desec", "example.com"), EXIT_USAGE,
+	       "desec: a zone under a TLD named alone fails");
+	is_str(out, "", "desec: and prints no array");
+	is_int(run_ds(out, sizeof(out), 6, "-c", cfg, "--format=desec", "acme.luffy.cx", "--parent",
+	              "example.com"), EXIT_USAGE, "desec: --parent must be above the zone");
+	is_int(run_ds(out, sizeof(out), 6, "-c", cfg, "--format=desec", "acme.luffy.cx", "--parent",
+	              "cx"), EXIT_USAGE, "desec: --parent must not be a TLD");
+	is_int(run_ds(out, sizeof(out), 4, "-c", cfg, "--parent", "luffy.cx"), EXIT_USAGE,
+	       "desec: --parent without --format desec");
 
 	is_int(run_ds(out, sizeof(out), 3, "-c", cfg, "plain.org"), EXIT_USAGE, "unsigned zone");
 	is_int(run_ds(out, sizeof(out), 3, "-c", cfg, "nope.example"), EXIT_USAGE, "unknown zone");
@@ -217,19 +229,32 @@ int main(void)
 	char small[20];
 	ds_rdata(lower, key_dnskey(k), KEY_DNSKEY_LEN, 2, a, sizeof(a));
 	is_int(ds_format_text(lower, a, 36, small, sizeof(small)), -ENOSPC, "text: too small");
-	is_int(ds_format_desec(lower, a, 36, 3600, small, sizeof(small)), -ENOSPC, "desec: too small");
+	is_int(ds_format_desec(lower, dname_skip_labels(lower, 1), a, 36, 3600, small, sizeof(small)),
+	       -ENOSPC, "desec: too small");
 
-	char parent[DS_TEXT_MAX];
-	uint8_t n[DNAME_MAX];
+	/* The deSEC parent: the zone minus its first label, never a TLD or the root. */
+	uint8_t n[DNAME_MAX], parent[DNAME_MAX];
+	char pname[DS_TEXT_MAX], body[DS_TEXT_MAX];
 	dname_from_str("acme.luffy.cx", n);
-	is_int(ds_desec_parent(n, parent, sizeof(parent)), 8, "parent length");
-	is_str(parent, "luffy.cx", "deSEC parent of acme.luffy.cx");
+	is_int(ds_desec_parent(n, parent), 10, "parent wire length");
+	ds_desec_name(parent, pname, sizeof(pname));
+	is_str(pname, "luffy.cx", "deSEC parent of acme.luffy.cx");
+	dname_from_str("example.com", n);
+	is_int(ds_desec_parent(n, parent), -EDOM, "a zone under a TLD has no deSEC parent");
 	dname_from_str("com", n);
-	ds_desec_parent(n, parent, sizeof(parent));
-	is_str(parent, "", "deSEC parent of a one-label zone");
-	char body[DS_TEXT_MAX];
-	ds_format_desec(n, a, 36, 3600, body, sizeof(body));
-	ok(strncmp(body, "{\"subname\": \"com\"", 17) == 0, "one-label zone subname: %s", body);
+	is_int(ds_desec_parent(n, parent), -EDOM, "nor has a TLD");
+	dname_from_str(".", n);
+	is_int(ds_desec_parent(n, parent), -EDOM, "nor has the root");
+	/* A multi-label subname when the parent is given further up. */
+	dname_from_str("a.b.example.net", n);
+	dname_from_str("example.net", parent);
+	ok(ds_format_desec(n, parent, a, 36, 3600, body, sizeof(body)) > 0, "two-label subname");
+	ok(strstr(body, "{\"subname\": \"a.b\", \"type\": \"DS\"") == body, "subname a.b: %s", body);
+	is_int(ds_format_desec(parent, parent, a, 36, 3600, body, sizeof(body)), -EINVAL,
+	       "the owner must be below the parent");
+	dname_from_str("other.org", n);
+	is_int(ds_format_desec(n, parent, a, 36, 3600, body, sizeof(body)), -EINVAL,
+	       "and inside it");
 
 	test_cmd_ds(k, k2);
 
