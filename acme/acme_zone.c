@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The ACME zones: setup, the UPDATE/TSIG handler, snapshot rebuilds and
  * the stale-challenge purge (see acme_zone.h).

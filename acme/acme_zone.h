@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * The ACME zones: zones kept in SQLite and changed by TSIG-signed RFC 2136

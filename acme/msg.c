@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Message sections and canonical rdata for UPDATE and TSIG (see msg.h).
  */

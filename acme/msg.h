@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * Reading the sections of a whole DNS message for UPDATE and TSIG, which

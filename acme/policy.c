@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Per-key UPDATE permissions and the zone's caps (see policy.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * What one TSIG key may change in its ACME zone, and the zone's caps.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The in-memory mirror of an ACME zone's records (see recset.h): a chained
  * hash table of names, each with its RRsets as small arrays.  Sized for the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * The records of one ACME zone in memory: an exact mirror of its SQLite

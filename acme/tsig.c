@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * TSIG (RFC 8945) with OpenSSL's EVP_MAC HMAC; see tsig.h for what is
  * signed and in which order things are checked.

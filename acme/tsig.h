@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * TSIG, RFC 8945: HMAC-SHA1/224/256/384/512 over a message, with the

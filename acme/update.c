@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * RFC 2136 UPDATE processing over the in-memory records (see update.h).
  */

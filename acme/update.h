@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * RFC 2136 UPDATE, as pure functions over a parsed message and the zone's

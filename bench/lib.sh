@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Shared helpers for bench/run.sh and bench/profile.sh (sourced, not run).
 #
 # Process handling: every process the benchmark starts goes through

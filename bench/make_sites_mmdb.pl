@@ -1,4 +1,5 @@
 #!/usr/bin/perl
+# SPDX-License-Identifier: MIT
 # Writes a tiny City-layout .mmdb that places each site's own address at the
 # site's coordinates, for PowerDNS's pickclosest(): it ranks the candidate
 # addresses by looking *them* up in the GeoIP database, so the sites must be

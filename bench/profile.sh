@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Profiles geoacme answering geo A + ECS + DO (the hot path; PROFILE_CLASS
 # picks another query class) and prints the top functions.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * UDP reflector: the ceiling for one core on this machine.  It does what
  * the server's UDP path does minus the DNS work: recvmmsg a batch, set the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Benchmarks geoacme's hot path against NSD, Knot DNS, PowerDNS and gdnsd,
 # and a UDP reflector as the limit of one core, in one run (Debian 12,
 # root).  See doc/performance.md for what is measured and why.

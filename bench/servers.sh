@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Inputs and per-server setup for bench/run.sh (sourced, not run).
 #
 # Every server gets its own folder under $W, a config written here, and

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # Cold signing throughput: geoacme signing a whole zone from scratch (no
 # cached signatures) next to what `openssl speed` reports for one core.
 #

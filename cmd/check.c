@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * geoacme check: load everything serve would load (config, zone files,
  * keys, geo databases, what is at each journal_path) without binding or

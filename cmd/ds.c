@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * geoacme ds: prints the DS record(s) to publish in the parent zone, from
  * the keys named in the config, as text or as the array deSEC's bulk

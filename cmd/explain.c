@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * geoacme explain: show how a geo answer is chosen for one client, with
  * the same code the server runs (config_load, geo_sites_new, geo_db_open,

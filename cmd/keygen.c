@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * geoacme keygen: writes a DNSSEC signing key (P-256, PKCS#8 PEM) and/or a
  * TSIG secret (32 random bytes, raw, as Hickory's key_file expects), both

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * geoacme: an authoritative DNS server for a geo zone and an ACME zone.
  * Dispatches to one subcommand per file in cmd/.

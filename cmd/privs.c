@@ -26,6 +26,13 @@ int privs_drop(const char *user, const char *group, char err[256])
 		}
 		gid = gr->gr_gid;
 	}
+	/* Already that user (systemd's User= with the same name): nothing to drop. */
+	if (getuid() == pw->pw_uid && geteuid() == pw->pw_uid && getgid() == gid &&
+	    getegid() == gid && pw->pw_uid != 0) {
+		log_info("already running as user %s (uid %u, gid %u)", user, (unsigned)pw->pw_uid,
+		         (unsigned)gid);
+		return 0;
+	}
 	if (setgroups(0, NULL) < 0 || setgid(gid) < 0 || setuid(pw->pw_uid) < 0) {
 		snprintf(err, 256, "cannot drop privileges to %s: %s%s", user, strerror(errno),
 		         geteuid() != 0 ? " (`user =` needs geoacme to start as root)" : "");

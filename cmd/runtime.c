@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Wiring one generation together: the only place that knows every module.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * geoacme serve: bind, drop privileges, build the first generation, answer
  * until SIGTERM/SIGINT; SIGHUP rebuilds the generation beside the running

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * NSEC chain: type bitmaps and the walk over the builder's names.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * The NSEC chain of a snapshot (RFC 4034 section 4, RFC 4035 section 2.3).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * DS digest and its two presentations.
  */

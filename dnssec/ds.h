@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * DS records (RFC 4034 section 5, RFC 4509 SHA-256, RFC 6605 SHA-384):

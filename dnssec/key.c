@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * P-256 key loading and creation, DNSKEY rdata and key tag.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * The zone signing key: one ECDSA P-256 key per zone (DNSSEC algorithm 13,

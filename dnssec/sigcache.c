@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Signature cache: a chained hash table keyed by a SHA-256 of the RRset.
  * SHA-256 makes a collision (two contents, one signature) a non-issue, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * RRSIGs by RRset content, so a rebuilt snapshot re-signs only what changed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * RRSIG over a canonical RRset with ECDSA P-256 / SHA-256 (algorithm 13).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * RRSIG generation (RFC 4034 section 3, RFC 6605 for ECDSA P-256).

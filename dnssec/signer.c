@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The zone signer hook: DNSKEY/CDS/CDNSKEY, NSEC chain, RRSIGs via the cache.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * The zone signer: core's struct zone_signer hook (core/hooks.h) for one

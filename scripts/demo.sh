@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Quick start: installs what is missing, builds, makes the demo keys and
 # fetches the demo geo database, then serves config.toml.example in the
 # foreground on 127.0.0.1 and ::1, port 5353.  Ctrl-C stops it.

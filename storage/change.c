@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Change lists (see change.h).
  */

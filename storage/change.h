@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * A change list: the records one UPDATE (or one stale purge, or the first

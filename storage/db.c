@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Opening the database: WAL, synchronous=FULL, schema migrations, and the
  * statements every later call uses (prepared here once, never per call).

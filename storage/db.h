@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * The ACME zone's SQLite database (one file per zone, `journal_path`).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * The records of an ACME zone in SQLite (schema in db.h): load them all at

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The zone file seeds an empty database once (see seed.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * The configuration, loaded from TOML.  The shape follows Hickory DNS so an

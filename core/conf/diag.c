@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * User-facing problem lists.  Messages are formatted once, when added, so
  * the caller can print, count or compare them without knowing where they

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * A list of user-facing problems, each "file:line:col: what was expected".

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Logging to stderr, one line per event. */
 #include <stdio.h>
 #include <string.h>

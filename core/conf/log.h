@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * One line per event on stderr: "level: message".  No timestamps: journald

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A TOML reader for geoacme's configuration (TOML 1.0 minus multi-line
  * strings and dates).  One recursive-descent pass builds a tree of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * A small TOML reader for our configuration: tables, arrays of tables,

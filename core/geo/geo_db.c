@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The location half of the geo rule: .mmdb files through libmaxminddb,
  * memory-mapped.  Two layouts are in use:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * Shared between geo_sites.c and geo.c only: the site table's layout and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The rule's arithmetic and its cache.  See geo_rule.h for the rule.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * The geo rule: locate the client, take the two nearest alive sites by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The site table: the configured web sites, their positions and liveness.
  * Copied out of the config so a reload can free the old config while the

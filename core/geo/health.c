@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * One state machine per checked site, driven by the loop:
  *

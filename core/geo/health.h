@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * Health checks of the geo sites, inside the one event loop: no threads,

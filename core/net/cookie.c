@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* DNS cookies: RFC 7873 processing, RFC 9018 server cookie. */
 #include <errno.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * DNS cookies (RFC 7873) with the interoperable server cookie of RFC 9018:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The event loop: level-triggered epoll, a binary heap of one-shot timers,
  * and a signalfd for the few signals the daemon cares about.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * The single-threaded event loop: epoll for descriptors, a small timer list

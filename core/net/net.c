@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Listening sockets: parses the configured addresses, binds a UDP and a
  * TCP socket on each, and hands them to udp.c and tcp.c, which own them

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * Sockets: UDP and TCP listeners on every configured address, IPv4 and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * Shared between net.c (listening sockets), udp.c (the UDP batch) and

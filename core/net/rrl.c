@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Response rate limiting: one counter per prefix bucket per second. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * Response rate limiting for UDP, per client prefix (IPv4 /24, IPv6 /56 by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * DNS over TCP (RFC 7766): 2-byte length framing, pipelined queries
  * answered in order, partial reads and writes, an idle timeout, a lifetime

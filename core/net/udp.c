@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The UDP path: where every UDP query starts.
  *

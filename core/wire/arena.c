@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Bump allocator.  Chunks form a list; the first chunk is kept across
  * resets so that a query arena, once warm, never calls malloc.

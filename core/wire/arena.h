@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * Bump allocator for the two short lifetimes: a zone snapshot (built off to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Domain names in wire form. */
 #include <errno.h>
 #include <stdio.h>

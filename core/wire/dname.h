@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * Domain names in uncompressed wire form: length-prefixed labels ending with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* EDNS(0) options: Client Subnet (RFC 7871) and cookies (RFC 7873). */
 #include <errno.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * EDNS(0) as seen by the answer logic (RFC 6891), with Client Subnet

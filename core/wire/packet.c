@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Parsing queries and writing responses.  Everything works in the query's
  * own buffers; compression state lives on the stack.

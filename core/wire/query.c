@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Per-query context reset. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Small facts about record types. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * The RRset value type shared by core, dnssec and storage.  Record data is

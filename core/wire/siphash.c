@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SipHash-2-4, written from the paper's description. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /* SipHash-2-4 (Aumasson and Bernstein), 64-bit output: the keyed hash RFC 9018 uses for DNS cookies. */
 #include <stddef.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The message cursor: sticky errors, network byte order. */
 #include <errno.h>
 #include <string.h>

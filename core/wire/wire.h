@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * Cursor over a DNS message buffer, for reading and for writing.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Resolving a query against the served zones into a plan.  The plan holds
  * pointers into the current snapshot; nothing is copied or allocated.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Answer sets and the RRset for a decision.
  *

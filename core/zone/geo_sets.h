@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * The answer RRsets of one geo name in one zone snapshot: every RRset the

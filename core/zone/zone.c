@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Zone snapshots: building (collect, normalise, sign, freeze) and lookup.
  *

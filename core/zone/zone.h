@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * A zone snapshot: immutable once built, looked up by the query path,

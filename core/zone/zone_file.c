@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * RFC 1035 master files, parsed by ldns one record at a time so that every
  * bad line is reported, not just the first.  Records come out in canonical

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * Reads an RFC 1035 master file with ldns and hands each record, in wire

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Static zones: zone file + geo names (+ signing through the hook). */
 #include <errno.h>
 #include <stdio.h>

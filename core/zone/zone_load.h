@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * Builds the snapshot of a file-backed zone from its configuration: the

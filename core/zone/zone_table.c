@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The served zones.  We serve a handful of zones, so a small array scanned
  * from the longest apex down is both simple and fast.

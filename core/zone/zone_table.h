@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * The served zones, found by longest suffix.  Process lifetime; the zones

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Helpers shared by the fuzz targets; see fuzz_common.h.  The response
  * check is written apart from core/packet.c on purpose: a second reading

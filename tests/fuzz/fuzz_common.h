@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * Shared by the fuzz targets (tests/fuzz/fuzz_*.c): a scratch folder that

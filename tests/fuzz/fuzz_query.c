@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The query path end to end: bytes in, answer_handle() (parse, cookies,
  * resolve through the zone table, geo, pre-made signatures, RRL, write)

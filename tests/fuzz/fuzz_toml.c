@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The configuration readers: toml_parse() on the bytes, then config_load()
  * on the same bytes written to a file in a scratch folder (so relative

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The UPDATE and TSIG path: answer_handle() -> the ACME handler (TSIG
  * find/verify, RFC 2136 parse, prerequisites, policy, prescan, change

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Zone files: zone_file_read() (ldns underneath, our checks on top) into a
  * zone_builder, then zone_builder_finish(), half the time through the

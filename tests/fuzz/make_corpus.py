@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """Writes the fuzz targets' seed corpora into tests/fuzz/corpus/<target>/.
 
 Run with Debian's python3 (dnspython); needs nsupdate and knsupdate for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Replays inputs through a fuzz target without fuzzing: the seed corpus
  * and every regression input, once each, in name order.  Linked with a

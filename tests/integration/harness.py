@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Integration test rig: runs the real geoacme binary on loopback.
 
 Each Server gets a temporary directory with its config and zone files,

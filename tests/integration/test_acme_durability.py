@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The ACME zone survives kill -9: an acknowledged UPDATE is never lost,
 an UPDATE is never half applied, and the SQLite database stays intact."""
 import base64

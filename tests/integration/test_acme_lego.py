@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Lego's rfc2136 provider against the ACME zone, with Pebble as the CA:
 the operator's flow end to end.  A site delegates its challenge with
 _acme-challenge.www.site.example CNAME www.site.example.acme.example.; Lego

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The ACME zone against real UPDATE clients: BIND's nsupdate and Knot's
 knsupdate (every prerequisite and update form, UDP and TCP, the five TSIG
 algorithms), wrong keys and secrets, unsigned updates, a skewed clock

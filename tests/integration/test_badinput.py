@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The bad-input catalogue of doc/hardening.md, against the real binary:
 what each kind of bad packet, config, zone file, key file and UPDATE gets.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The authoritative core against the real binary: flags, sections, TTLs, rcodes."""
 import os
 import random

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """DNSSEC proven with real validators: unbound (with ECS through subnetcache), delv, ldns."""
 import os
 import random

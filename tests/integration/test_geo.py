@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The geo zone against the real binary: the rule, ECS, the fallbacks, health checks, explain.
 
 Expectations come from an independent calculation in this file (haversine,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Limits against the real binary: TCP connection cap and idle timeout
 (slow-loris), UDP response sizes, response rate limiting, DNS cookies, and
 the privilege drop.  Every load here goes to 127.0.0.1/::1 only, bounded in

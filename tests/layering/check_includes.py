@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The include direction of shared/STYLE.md, checked on every #include "..." line.
 
 Top level:  cmd -> anything;  acme -> storage, core;  dnssec -> core;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A second, independent DNSSEC verifier for the integration tests: reads a
  * DNS response (wire format) and the zone's DNSKEY RRset (presentation

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * A tiny TAP-like harness for unit tests: ok(), is_int(), is_str(), is_mem();

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Config loader: a full valid config and its values, defaults, relative
  * path resolution, Hickory compatibility, and every semantic error with

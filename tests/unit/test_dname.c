@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Names: unpacking (compression, loops, limits), case, canonical order. */
 #include <errno.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dnssec/denial: NSEC type bitmaps (RFC 4034 example, ldns as a second
  * opinion) and the NSEC chain built through the zone builder: canonical

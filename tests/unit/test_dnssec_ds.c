@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dnssec/ds: DS rdata and presentation, checked against BIND's
  * dnssec-dsfromkey run on the DNSKEY we publish; the deSEC JSON body.

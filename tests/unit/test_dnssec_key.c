@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dnssec/key: PKCS#8 and SEC1 loading, permission and key type refusals,
  * DNSKEY rdata and key tag (checked against openssl and ldns), key_generate

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dnssec/sign: RRSIGs over hand-built RRsets, verified by ldns as an
  * independent validator; RRSIG fields; DER -> r||s; timing of one signature.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dnssec/sigcache and dnssec/signer: the cache on its own (keys, reuse,
  * refresh, eviction, cap), then whole snapshots signed through the zone

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The geo rule, the answer sets, the .mmdb lookup and the health checks.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The event loop: timers, descriptors, signals, stop. */
 #include <errno.h>
 #include <fcntl.h>

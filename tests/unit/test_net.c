@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The network layer against real sockets on 127.0.0.1 and ::1.  Each
  * server runs in a child process (loop_run until SIGTERM), so the test

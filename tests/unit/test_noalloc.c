@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The query path allocates nothing: malloc, calloc and realloc are wrapped
  * (-Wl,--wrap) and counted while warm queries of every class are answered

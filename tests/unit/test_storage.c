@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * storage/: schema and migrations, WAL + synchronous=FULL, seeding once,
  * apply/load round trips, atomicity of a failed change list.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * TOML reader: every value kind, positions, tables, and every error path
  * with its exact "file:line:col: message".  Also the diag list it reports

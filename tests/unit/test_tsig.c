@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * acme/tsig: RFC 8945 sign/verify for the five HMAC algorithms, checked
  * against an independent implementation (dnspython, run with Debian's

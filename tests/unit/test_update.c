@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * acme: RFC 2136 UPDATE through the real query path (answer_handle ->
  * update hook): every prerequisite and update form, prescan errors, zone
