@@ -304,6 +304,25 @@ void generation_log_changes(const struct generation *old, const struct generatio
 }
 
 /*
+ * A zone file that is not there, under `directory`: Hickory's configs often
+ * rely on its default directory, /var/named, which geoacme does not assume.
+ */
+static void hint_directory(const struct config *c, const struct config_zone *zc,
+                           struct diag *d)
+{
+	struct stat st;
+	size_t n = strlen(c->directory);
+	if (!zc->file || stat(zc->file, &st) == 0 || errno != ENOENT ||
+	    strncmp(zc->file, c->directory, n) != 0 || zc->file[n] != '/' ||
+	    strcmp(c->directory, "/var/named") == 0)
+		return;
+	diag_add(d, c->path, zc->pos.line, zc->pos.col,
+	         "zone %s: relative paths are resolved against directory = \"%s\"; a Hickory "
+	         "config without `directory` means /var/named: set directory = \"/var/named\" "
+	         "if the zone files are there", zc->zone, c->directory);
+}
+
+/*
  * Check mode: what acme_add_zone() would meet at journal_path, found
  * without writing (db_identify opens nothing read-write): the folder, a
  * foreign or newer file, another zone's database; and the seed file when
@@ -406,8 +425,10 @@ struct generation *generation_new(const char *path, struct loop *loop,
 			         "zone %s has geo names: configure [[sites]] and [geo] databases or a "
 			         "default_location", zc->zone);
 		struct zone *z = zone_load_static(c, zc, g->sites, hook, d);
-		if (!z)
+		if (!z) {
+			hint_directory(c, zc, d);
 			continue;
+		}
 		int rc = zone_table_add(g->zones, z);
 		if (rc < 0) {
 			diag_add(d, c->path, zc->pos.line, zc->pos.col, "zone %s is configured twice", zc->zone);

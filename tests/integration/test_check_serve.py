@@ -160,6 +160,15 @@ class CheckServeTest(unittest.TestCase):
         self.assertEqual(rc, 0, log)
         self.assertIn("ready:", log)
 
+    def test_missing_zone_file_mentions_hickorys_directory(self):
+        with open(self.cfg, "w") as f:
+            f.write('[[zones]]\nzone = "example.com"\nfile = "example.com.zone"\n')
+        self.assertBothRefuse(
+            "%s/example.com.zone: cannot open zone file: No such file or directory\n"
+            "%s:1:1: zone example.com: relative paths are resolved against directory = \"%s\"; "
+            "a Hickory config without `directory` means /var/named: set directory = "
+            "\"/var/named\" if the zone files are there\n" % (self.dir, self.cfg, self.dir))
+
     # --- the drop user ---
 
     @unittest.skipUnless(os.geteuid() == 0, "needs root to check files as another user")
