@@ -202,6 +202,9 @@ class InstallTest(unittest.TestCase):
         with open(os.path.join(REPO, "CMakeLists.txt")) as f:
             version = re.search(r"project\(geoacme VERSION (\S+)", f.read()).group(1)
         self.assertTrue(r.stdout.startswith("geoacme %s " % version))
+        # debian/changelog must say the same (dpkg takes the version from there).
+        with open(os.path.join(REPO, "debian/changelog")) as f:
+            self.assertEqual(re.match(r"geoacme \((\S+)\)", f.read()).group(1), version)
         # The man page renders.
         r = subprocess.run(["man", "-l", os.path.join(stage, "usr/share/man/man8/geoacme.8")],
                            capture_output=True, text=True, timeout=30,

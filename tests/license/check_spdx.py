@@ -21,14 +21,18 @@ def is_source(rel):
     name = os.path.basename(rel)
     if rel.startswith("tests/fuzz/corpus/") or rel.startswith("tests/fuzz/regressions/"):
         return False
-    if rel.startswith("build") or rel.startswith("demo/run/"):
+    if rel.startswith(("build", "obj-", "demo/run/")):
         return False
+    # debian/: the two scripts are ours; the rest is data or debhelper's output.
+    if rel.startswith("debian/"):
+        return rel in ("debian/rules", "debian/geoacme.postinst")
     return name == "CMakeLists.txt" or name.endswith(SOURCE_EXT) or rel == ".ci/run"
 
 
 def files():
     for dirpath, dirnames, filenames in os.walk(ROOT):
-        dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS and not d.startswith("build")]
+        dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS and not d.startswith("build")
+                       and not d.startswith("obj-")]
         for f in filenames:
             rel = os.path.relpath(os.path.join(dirpath, f), ROOT)
             if is_source(rel):
