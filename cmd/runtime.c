@@ -350,6 +350,10 @@ static void check_journal(const struct config *c, const struct config_zone *zc,
 			return;
 		}
 	}
+	if (info.state == DB_OURS && db_quick_check(zc->journal_path, err) < 0) {
+		diag_add(d, c->path, zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
+		return;
+	}
 	if (info.state == DB_OURS && info.seeded)
 		return;   /* the database is the truth; the zone file is not read again */
 	if (!zc->zone_path)

@@ -187,6 +187,36 @@ static int identify_file(const char *path, struct db_info *info, char err[256])
 	return ret;
 }
 
+int db_quick_check(const char *path, char err[256])
+{
+	sqlite3 *sql = NULL;
+	if (sqlite3_open_v2(path, &sql, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
+	    SQLITE_OK) {
+		errf(err, "%s: cannot open it read-only: %s", path,
+		     sql ? sqlite3_errmsg(sql) : "out of memory");
+		sqlite3_close(sql);
+		return -EIO;
+	}
+	sqlite3_busy_timeout(sql, 2000);
+	sqlite3_stmt *st;
+	int ret = 0;
+	if (sqlite3_prepare_v2(sql, "PRAGMA quick_check", -1, &st, NULL) != SQLITE_OK) {
+		errf(err, "%s: quick_check: %s", path, sqlite3_errmsg(sql));
+		sqlite3_close(sql);
+		return -EIO;
+	}
+	int rc = sqlite3_step(st);
+	const char *res = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+	if (!res || strcmp(res, "ok") != 0) {
+		errf(err, "%s: the database is damaged (quick_check: %s)", path,
+		     res ? res : sqlite3_errmsg(sql));
+		ret = -EIO;
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(sql);
+	return ret;
+}
+
 int db_identify(const char *path, struct db_info *info, char err[256])
 {
 	memset(info, 0, sizeof(*info));

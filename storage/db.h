@@ -62,6 +62,8 @@ struct db_info {
  * newer geoacme.  Access is checked for the effective user.
  */
 int db_identify(const char *path, struct db_info *info, char err[256]);
+/* PRAGMA quick_check on a read-only connection: 0, or -EIO with the first problem. */
+int db_quick_check(const char *path, char err[256]);
 
 /*
  * Opens or creates the database, sets WAL + synchronous=FULL, migrates the

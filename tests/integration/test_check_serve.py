@@ -151,6 +151,26 @@ class CheckServeTest(unittest.TestCase):
         self.assertBothRefuse("acme.sqlite holds zone acme.example.net., not other.example.net")
         self.assertEqual(sha256(os.path.join(self.dir, "acme.sqlite")), before)
 
+    def test_damaged_database(self):
+        self.write_config()
+        rc, log = self.serve()           # seeds acme.sqlite
+        self.assertEqual(rc, 0, log)
+        path = os.path.join(self.dir, "acme.sqlite")
+        size = os.path.getsize(path)
+        with open(path, "r+b") as f:     # garbage in every page's cell pointers
+            for page in range(1, size // 4096):
+                f.seek(page * 4096 + 8)
+                f.write(b"\xff" * 64)
+        before = sha256(path)
+        c = self.check()
+        self.assertEqual(c.returncode, 3, c.stdout)
+        self.assertIn("zone acme.example.net: %s: the database is damaged (quick_check: " % path,
+                      c.stderr)
+        self.assertEqual(sha256(path), before, "check only reads")
+        rc, log = self.serve()
+        self.assertEqual(rc, 3, log)
+        self.assertIn("%s: " % path, log)
+
     def test_ok_both_ways(self):
         self.write_config()
         c = self.check()
