@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # What counting queries for /metrics costs on the query path: the same
 # profile (bench/profile.sh, callgrind: user-space instructions per query,
 # exact and unaffected by other load) with counters compiled in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * /metrics, /status.json and the status page.  Runs on the event loop
  * between queries; it may allocate (open_memstream) but changes nothing.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * What the HTTP endpoint serves (core/net/http.c calls status_http):

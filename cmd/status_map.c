@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The map: equirectangular, 360 x 180 units (x = longitude + 180,
  * y = 90 − latitude), so the land outline of status_land.inc and the

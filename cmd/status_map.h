@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * The status page's world map: an SVG drawn on the server, from the same

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Makes cmd/status_land.inc, the land outline of the status page's map.
 
 Input: land-110m.json of the npm package world-atlas (Mike Bostock's TopoJSON

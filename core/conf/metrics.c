@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The counter registry.  Series are few (zones, geo names × sites) and are
  * looked up only at start and on reload, so a linked list is enough.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * Process-wide counters for /metrics (Prometheus text format).

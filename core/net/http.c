@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The HTTP endpoint: accept, read one request head, call the handler, write
  * the response, close.  See http.h for the limits.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * A small read-only HTTP/1.1 endpoint inside the event loop, for metrics

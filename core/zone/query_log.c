@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The sampled query log's ring and its flush timer.  See query_log.h.
  */

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Observability: /metrics, /status.json and the status page of the real binary.
 
 The server runs with `http_listen = ["127.0.0.1:0"]`; the port is read from

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Issue #14's protocol defects, asserted on the wire with dnspython and kdig:
 
 - a malformed ECS or COOKIE option gets FORMERR *with* an OPT record when

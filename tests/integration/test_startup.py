@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Start-up outcomes from issue #14: every configured listen address is bound
 (there was a silent cap at 64), and a daemon that cannot take its signals
 (SIGTERM, SIGINT, SIGHUP through a signalfd) refuses to start instead of

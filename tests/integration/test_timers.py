@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The timer paths driven by the test clock, not by waiting: re-signing (from
 the snapshot in memory, never from the zone file on disk), the ACME zone's
 stale-TXT purge, and health-check rise/fall.

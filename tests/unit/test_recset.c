@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The ACME zone's in-memory mirror: undoing a change list puts back exactly
  * what was there, and running out of memory half-way is undone or
