@@ -149,21 +149,18 @@ class NotifyTest(unittest.TestCase):
 
 
 class InstallTest(unittest.TestCase):
-    EXPECTED = [
+    # Every doc/*.md (and the images they show) is installed beside README.md and LICENSE.
+    EXPECTED = sorted([
         "usr/bin/geoacme",
         "usr/lib/systemd/system/geoacme.service",
         "usr/lib/sysusers.d/geoacme.conf",
         "usr/share/doc/geoacme/LICENSE",
         "usr/share/doc/geoacme/README.md",
-        "usr/share/doc/geoacme/config.md",
         "usr/share/doc/geoacme/examples/config.toml",
         "usr/share/doc/geoacme/examples/config.toml.example",
-        "usr/share/doc/geoacme/geo.md",
-        "usr/share/doc/geoacme/hardening.md",
-        "usr/share/doc/geoacme/packaging.md",
-        "usr/share/doc/geoacme/performance.md",
         "usr/share/man/man8/geoacme.8",
-    ]
+    ] + ["usr/share/doc/geoacme/" + f for f in os.listdir(os.path.join(REPO, "doc"))
+         if f.endswith((".md", ".png"))])
 
     @classmethod
     def setUpClass(cls):
