@@ -440,7 +440,7 @@ int cmd_explain(int argc, char **argv)
 		struct geo_location loc = { .db_index = -1 };
 		int r = -ENOENT;
 		if (c->geo.n_databases || c->geo.has_default_location) {
-			db = geo_db_open(&c->geo, err);
+			db = geo_db_open(&c->geo, NULL, err);
 			if (!db) {
 				fprintf(stderr, "%s: %s\n", path, err);
 				goto out;

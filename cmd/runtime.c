@@ -31,6 +31,8 @@
 #include "storage/db.h"
 
 #define RESIGN_CHECK_MS 60000
+/* How often the .mmdb files are stat'ed for a new version (doc/geo.md). */
+#define GEO_DB_WATCH_MS 1000
 
 /*
  * Signers outlive generations.  A reload that keeps a zone's key file and
@@ -387,8 +389,12 @@ struct generation *generation_new(const char *path, struct loop *loop,
 			diag_add(d, c->path, 0, 0, "%s", err);
 	}
 	if (c->geo.n_databases || c->geo.has_default_location) {
-		g->geo_db = geo_db_open(&c->geo, err);
-		if (!g->geo_db)
+		size_t bad;
+		g->geo_db = geo_db_open(&c->geo, &bad, err);
+		if (!g->geo_db && bad < c->geo.n_databases && c->geo.database_pos)
+			diag_add(d, c->path, c->geo.database_pos[bad].line, c->geo.database_pos[bad].col,
+			         "[geo] databases: %s", err);
+		else if (!g->geo_db)
 			diag_add(d, c->path, 0, 0, "%s", err);
 	}
 	g->signers = calloc(c->n_zones ? c->n_zones : 1, sizeof(*g->signers));
@@ -459,6 +465,10 @@ struct generation *generation_new(const char *path, struct loop *loop,
 		health_on_change(g->health, on_health_change, g);
 		on_health_change(g, 0, true);
 		log_sites(g);
+	}
+	if (loop && g->geo_db && geo_db_watch(g->geo_db, loop, GEO_DB_WATCH_MS) < 0) {
+		diag_add(d, NULL, 0, 0, "geo: cannot watch the databases");
+		goto fail;
 	}
 	g->env.zones = g->zones;
 	g->env.sites = g->sites;

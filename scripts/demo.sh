@@ -20,7 +20,7 @@ for zone in example.com acme.example.net; do
 done
 [ -f demo/run/update.acme.example.net.tsig ] ||
 	build/cmd/geoacme keygen --tsig demo/run/update.acme.example.net.tsig
-scripts/fetch-geo-data.sh
+scripts/fetch-geo-data.sh --if-missing
 build/cmd/geoacme check -c config.toml.example
 echo
 echo "DS records to publish in the parent zones:"

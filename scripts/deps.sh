@@ -7,7 +7,7 @@ set -eu
 PACKAGES="build-essential cmake pkg-config clang
 libldns-dev libssl-dev libsqlite3-dev libmaxminddb-dev
 python3 python3-dnspython python3-cryptography sqlite3 mmdb-bin libmaxmind-db-writer-perl
-knot-dnsutils ldnsutils bind9-dnsutils bind9-utils unbound lego pebble openssl
+knot-dnsutils ldnsutils bind9-dnsutils bind9-utils unbound lego pebble openssl dnsperf
 prometheus chromium systemd man-db"
 if [ "${1:-}" = "--list" ]; then
 	echo $PACKAGES

@@ -866,8 +866,15 @@ static void load_geo(struct loader *l, struct toml_node *root)
 	if (!t)
 		return;
 	struct toml_node *dbs = get_str_array(l, t, "databases");
-	if (dbs)
+	if (dbs) {
 		g->databases = copy_strs(l, dbs, true, &g->n_databases);
+		g->database_pos = calloc(dbs->u.arr.n ? dbs->u.arr.n : 1, sizeof(*g->database_pos));
+		if (!g->database_pos)
+			l->oom = true;
+		for (size_t i = 0; g->database_pos && i < dbs->u.arr.n; i++)
+			g->database_pos[i] = (struct config_pos){ dbs->u.arr.items[i]->line,
+			                                          dbs->u.arr.items[i]->col };
+	}
 	struct toml_node *lp = get_type(l, t, "lookup_path", TOML_STRING);
 	if (lp) {
 		if (strcmp(lp->u.s, "location") != 0 && lp->u.s[0] != '\0')
@@ -1713,6 +1720,7 @@ void config_free(struct config *c)
 	}
 	free(c->sites);
 	free_strs(c->geo.databases, c->geo.n_databases);
+	free(c->geo.database_pos);
 	free(c->geo.lookup_path);
 	for (size_t i = 0; i < c->n_zones; i++) {
 		struct config_zone *z = &c->zones[i];

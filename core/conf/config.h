@@ -102,6 +102,7 @@ struct config_site {
 
 struct config_geo {
 	char **databases;           /* .mmdb files, tried in order */
+	struct config_pos *database_pos;   /* where each is named in the config */
 	size_t n_databases;
 	char *lookup_path;          /* "location" or "" (flat); NULL = detect */
 	bool has_default_location;

