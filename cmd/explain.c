@@ -238,7 +238,7 @@ static void print_sites(const struct geo_sites *sites, const struct config_geo_n
 			status = family == 4 ? "not a candidate: no IPv4 address"
 			                     : "not a candidate: no IPv6 address";
 		else
-			status = geo_site_alive(sites, i) ? "alive" : "dead";
+			status = geo_site_alive(sites, i, family == 4 ? GEO_IPV4 : GEO_IPV6) ? "alive" : "dead";
 		if (ch->n >= 1 && (size_t)ch->site[0] == i)
 			mark = ch->n == 1 ? "  <- answer" : "  <- nearest";
 		else if (ch->site[1] >= 0 && (size_t)ch->site[1] == i)

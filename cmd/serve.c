@@ -24,9 +24,11 @@
 #include "core/conf/diag.h"
 #include "core/conf/log.h"
 #include "core/conf/metrics.h"
+#include "core/geo/health.h"
 #include "core/net/http.h"
 #include "core/net/loop.h"
 #include "core/net/net.h"
+#include "core/wire/query.h"
 #include "core/zone/zone_table.h"
 
 struct server {
@@ -171,6 +173,48 @@ static void on_test_clock(struct loop *l, void *arg)
 		log_error("test clock unchanged");
 }
 
+/* Before ready: queries wait unanswered (resolvers retry), none gets a dead site. */
+static void not_ready(void *ctx, struct query *q)
+{
+	(void)ctx;
+	q->tx_len = 0;
+}
+
+static void first_round_done(void *arg)
+{
+	loop_stop(arg);
+}
+
+static void first_round_timeout(struct loop *l, void *arg)
+{
+	(void)arg;
+	log_warn("health: the first round of checks is taking too long; starting anyway");
+	loop_stop(l);
+}
+
+/*
+ * Runs the loop until every health probe has its first verdict, so the
+ * server never answers with a site nobody has checked.  Each check is
+ * bounded by its timeout; the guard timer only covers a stuck loop.
+ */
+static int wait_first_health_round(struct server *s)
+{
+	struct health *h = s->gen->health;
+	if (!h || health_first_round_done(h))
+		return 0;
+	uint64_t start = loop_now_ms(s->loop);
+	health_on_first_round(h, first_round_done, s->loop);
+	int64_t guard = loop_timer_add(s->loop, 120000, first_round_timeout, NULL);
+	net_set_handler(s->net, not_ready, NULL);
+	int rc = loop_run(s->loop);
+	if (guard > 0)
+		loop_timer_cancel(s->loop, guard);
+	health_on_first_round(h, NULL, NULL);
+	log_info("health: first round of checks done in %llu ms",
+	         (unsigned long long)(loop_now_ms(s->loop) - start));
+	return rc;
+}
+
 /* Ports below ip_unprivileged_port_start need a privilege: say which ways there are. */
 static void bind_hint(unsigned port, const char *err)
 {
@@ -306,6 +350,8 @@ int cmd_serve(int argc, char **argv)
 		rc = EXIT_CONFIG;
 		goto out;
 	}
+	if (wait_first_health_round(&s) < 0)
+		goto out;
 	net_set_handler(s.net, answer_handle, &s.gen->env);
 	s.status.gen = s.gen;
 	s.status.started = time(NULL);

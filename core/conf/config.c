@@ -910,10 +910,44 @@ static void load_geo(struct loader *l, struct toml_node *root)
 	check_unknown(l, t, keys, "[geo]");
 }
 
+/* http_status: integers (301) or classes ("2xx"), each 100..599. */
+static void load_http_status(struct loader *l, struct toml_node *t, struct config_health *h)
+{
+	struct toml_node *arr = get_type(l, t, "http_status", TOML_ARRAY);
+	if (!arr)
+		return;
+	uint64_t bits[CONFIG_HTTP_STATUS_WORDS] = { 0 };
+	bool ok = arr->u.arr.n > 0;
+	for (size_t i = 0; i < arr->u.arr.n; i++) {
+		struct toml_node *it = arr->u.arr.items[i];
+		int lo = -1, hi = -1;
+		if (it->type == TOML_INT && it->u.i >= 100 && it->u.i <= 599) {
+			lo = hi = (int)it->u.i;
+		} else if (it->type == TOML_STRING && strlen(it->u.s) == 3 && it->u.s[0] >= '1' &&
+		           it->u.s[0] <= '5' && (it->u.s[1] == 'x' || it->u.s[1] == 'X') &&
+		           (it->u.s[2] == 'x' || it->u.s[2] == 'X')) {
+			lo = (it->u.s[0] - '0') * 100;
+			hi = lo + 99;
+		} else {
+			err_node(l, it, "expected an HTTP status code (100..599) or a class like \"2xx\" "
+			         "in 'http_status'");
+			ok = false;
+			continue;
+		}
+		for (int c = lo; c <= hi; c++)
+			bits[c / 64] |= (uint64_t)1 << (c % 64);
+	}
+	if (arr->u.arr.n == 0)
+		err_node(l, arr, "expected at least one status in 'http_status'");
+	if (ok)
+		memcpy(h->http_status, bits, sizeof(bits));
+}
+
 static void load_health(struct loader *l, struct toml_node *site_t, struct config_site *s)
 {
 	static const char *const keys[] = {
-		"port", "http_path", "http_host", "interval", "timeout", "rise", "fall", NULL,
+		"port", "http_path", "http_host", "interval", "timeout", "rise", "fall",
+		"tls", "verify", "ca_file", "http_status", NULL,
 	};
 	struct config_health *h = &s->health;
 	struct toml_node *t = get_table(l, site_t, "health");
@@ -934,6 +968,24 @@ static void load_health(struct loader *l, struct toml_node *site_t, struct confi
 	get_str(l, t, "http_host", false, &h->http_host);
 	if (!h->http_host && s->name)
 		h->http_host = xstrdup(l, s->name);
+	/* Port 443 is HTTPS unless said otherwise: a plain request there fails. */
+	h->tls = h->port == 443;
+	get_bool(l, t, "tls", &h->tls);
+	h->verify = true;
+	struct toml_node *vn = toml_get(t, "verify");
+	get_bool(l, t, "verify", &h->verify);
+	struct toml_node *cn = toml_get(t, "ca_file");
+	get_path(l, t, "ca_file", &h->ca_file);
+	if (!h->tls && (vn || cn))
+		err_node(l, vn ? vn : cn, "expected 'tls = true' with '%s' (it applies to TLS checks "
+		         "only)", vn ? "verify" : "ca_file");
+	for (int c = 200; c < 400; c++)
+		h->http_status[c / 64] |= (uint64_t)1 << (c % 64);
+	struct toml_node *sn = toml_get(t, "http_status");
+	load_http_status(l, t, h);
+	if (sn && !path)
+		err_node(l, sn, "expected 'http_path' with 'http_status' (statuses need an HTTP "
+		         "request)");
 	bool iv = get_duration(l, t, "interval", 100, HOUR, false, &interval);
 	bool to = get_duration(l, t, "timeout", 100, MINUTE, false, &timeout);
 	if (iv)
@@ -1028,6 +1080,26 @@ static const struct config_site *find_site(const struct config *c, const char *n
 	return NULL;
 }
 
+/* The site name closest to a misspelt one, with check_unknown()'s slack. */
+static const char *nearest_site(const struct config *c, const char *name)
+{
+	size_t best_d = strlen(name) >= 6 ? 2 : 1;
+	const char *best = NULL;
+	for (size_t i = 0; i < c->n_sites; i++) {
+		if (!c->sites[i].name)
+			continue;
+		size_t d = edit_distance(name, c->sites[i].name);
+		/* Nothing in common is no suggestion ("q" is not a typo of "p"). */
+		if (d >= strlen(name))
+			continue;
+		if (d <= best_d && (!best || d < best_d)) {
+			best = c->sites[i].name;
+			best_d = d;
+		}
+	}
+	return best;
+}
+
 /* "www" in "example.com" -> "www.example.com"; for duplicate checks only. */
 static char *geo_owner(struct loader *l, const char *name, const char *zone)
 {
@@ -1105,8 +1177,13 @@ static void load_zone_geo(struct loader *l, struct toml_node *zt, struct config_
 			for (size_t j = 0; j < sites->u.arr.n; j++) {
 				struct toml_node *it = sites->u.arr.items[j];
 				if (!find_site(c, it->u.s)) {
-					err_node(l, it, "expected the name of a [[sites]] entry in 'sites', "
-					         "found '%s'", it->u.s);
+					const char *near = nearest_site(c, it->u.s);
+					if (near)
+						err_node(l, it, "expected the name of a [[sites]] entry in 'sites', "
+						         "found '%s'; did you mean '%s'?", it->u.s, near);
+					else
+						err_node(l, it, "expected the name of a [[sites]] entry in 'sites', "
+						         "found '%s'", it->u.s);
 					ok = false;
 				}
 			}
@@ -1717,6 +1794,7 @@ void config_free(struct config *c)
 		free(c->sites[i].name);
 		free(c->sites[i].health.http_path);
 		free(c->sites[i].health.http_host);
+		free(c->sites[i].health.ca_file);
 	}
 	free(c->sites);
 	free_strs(c->geo.databases, c->geo.n_databases);

@@ -77,11 +77,18 @@ struct config_zone {
 	struct config_pos pos;
 };
 
+/* Accepted HTTP status codes, a bit per code 0..639. */
+#define CONFIG_HTTP_STATUS_WORDS 10
+
 struct config_health {
 	bool enabled;
 	uint16_t port;              /* TCP connect target */
-	char *http_path;            /* optional: GET path, expect 2xx */
-	char *http_host;            /* Host header; default the site name */
+	char *http_path;            /* optional: GET path */
+	char *http_host;            /* Host header, TLS name; default the site name */
+	bool tls;                   /* HTTPS / TLS; default true when port is 443 */
+	bool verify;                /* check the certificate chain and name: true */
+	char *ca_file;              /* PEM CA bundle; NULL = the system store */
+	uint64_t http_status[CONFIG_HTTP_STATUS_WORDS];   /* default 200..399 */
 	uint32_t interval_ms;       /* 10000 */
 	uint32_t timeout_ms;        /* 3000 */
 	uint32_t rise;              /* 2 */

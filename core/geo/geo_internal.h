@@ -22,7 +22,8 @@ struct geo_site {
 	double lat, lon;       /* degrees, as configured */
 	double v[3];           /* unit vector */
 	bool enabled;
-	bool alive;
+	bool alive[2];         /* per enum geo_family: health of that address */
+	bool carried;          /* liveness came from the previous generation */
 };
 
 struct geo_sites {

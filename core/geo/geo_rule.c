@@ -135,8 +135,8 @@ struct nearest {
 };
 
 /* One pass for the two minima; candidates arrive in config order. */
-static void scan(const struct rule_family *rf, const struct geo_sites *sites, const double v[3],
-                 bool need_alive, struct nearest *out)
+static void scan(const struct rule_family *rf, const struct geo_sites *sites,
+                 enum geo_family f, const double v[3], bool need_alive, struct nearest *out)
 {
 	out->count = 0;
 	for (size_t k = 0; k < rf->n; k++) {
@@ -144,7 +144,7 @@ static void scan(const struct rule_family *rf, const struct geo_sites *sites, co
 		if (i >= sites->n)
 			continue;
 		const struct geo_site *g = &sites->site[i];
-		if (!g->enabled || (need_alive && !g->alive))
+		if (!g->enabled || (need_alive && !g->alive[f]))
 			continue;
 		double c2 = geo_chord2(v, g->v);
 		if (out->count == 0 || nearer(c2, out->c2[0])) {
@@ -162,17 +162,17 @@ static void scan(const struct rule_family *rf, const struct geo_sites *sites, co
 }
 
 static void decide(const struct geo_rule *r, const struct rule_family *rf,
-                   const struct geo_sites *sites, double lat, double lon,
+                   const struct geo_sites *sites, enum geo_family f, double lat, double lon,
                    struct geo_decision *out)
 {
 	struct nearest best;
 	double v[3];
 
 	geo_unit_vector(lat, lon, v);
-	scan(rf, sites, v, true, &best);
+	scan(rf, sites, f, v, true, &best);
 	if (best.count == 0) {
 		out->fail_open = true;
-		scan(rf, sites, v, false, &best);
+		scan(rf, sites, f, v, false, &best);
 		if (best.count == 0)   /* sites do not match the rule */
 			return;
 	}
@@ -213,7 +213,7 @@ int geo_rule_decide(const struct geo_rule *r, const struct geo_sites *sites,
 		*out = slot->d;
 		return 0;
 	}
-	decide(r, rf, sites, lat, lon, out);
+	decide(r, rf, sites, f, lat, lon, out);
 	*slot = (struct decision_slot){ .lat = lat, .lon = lon, .liveness = sites->liveness,
 	                                .used = true, .d = *out };
 	return 0;

@@ -13,7 +13,8 @@
  *    that are enabled AND have an address of the family asked: the IPv4
  *    family runs the rule over sites with IPv4, IPv6 over sites with IPv6.
  *    So an answer is never empty while any such site exists.
- *  - Of the candidates, only alive ones compete.  One alive: it alone.
+ *  - Of the candidates, only those alive in the family asked compete (a
+ *    site's IPv4 and IPv6 addresses are checked apart).  One alive: it alone.
  *    None alive: fail open, i.e. decide as if every candidate were alive,
  *    and set geo_decision.fail_open (the caller logs it loudly).
  *  - Equal distances go to the lower site index (config order), so the
@@ -35,16 +36,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/geo/geo_sites.h"   /* enum geo_family */
+
 struct arena;
 struct config_geo_name;
 struct geo_sites;
 struct geo_rule;
 
-enum geo_family {
-	GEO_IPV4 = 0,
-	GEO_IPV6 = 1,
-	GEO_FAMILIES
-};
 
 struct geo_decision {
 	int n;                     /* 1 or 2 sites decided (0: no candidate) */

@@ -101,7 +101,7 @@ struct geo_sites *geo_sites_new(const struct config *c, char err[256])
 		geo_unit_vector(g->lat, g->lon, g->v);
 		g->enabled = cs->enabled;
 		/* Serve everyone until health checks say otherwise. */
-		g->alive = true;
+		g->alive[GEO_IPV4] = g->alive[GEO_IPV6] = true;
 	}
 	return s;
 nomem:
@@ -139,17 +139,22 @@ int geo_sites_find(const struct geo_sites *s, const char *name)
 	return -ENOENT;
 }
 
-bool geo_site_alive(const struct geo_sites *s, size_t i)
+bool geo_site_alive(const struct geo_sites *s, size_t i, enum geo_family f)
 {
-	return i < s->n && s->site[i].alive;
+	return i < s->n && (unsigned)f < GEO_FAMILIES && s->site[i].alive[f];
 }
 
-void geo_site_set_alive(struct geo_sites *s, size_t i, bool alive)
+void geo_site_set_alive(struct geo_sites *s, size_t i, enum geo_family f, bool alive)
 {
-	if (i < s->n && s->site[i].alive != alive) {
-		s->site[i].alive = alive;
+	if (i < s->n && (unsigned)f < GEO_FAMILIES && s->site[i].alive[f] != alive) {
+		s->site[i].alive[f] = alive;
 		s->liveness++;   /* cached choices are void */
 	}
+}
+
+bool geo_site_carried(const struct geo_sites *s, size_t i)
+{
+	return i < s->n && s->site[i].carried;
 }
 
 bool geo_site_enabled(const struct geo_sites *s, size_t i)
@@ -184,8 +189,10 @@ void geo_sites_copy_alive(struct geo_sites *dst, const struct geo_sites *src)
 		return;
 	for (size_t i = 0; i < dst->n; i++) {
 		int j = geo_sites_find(src, dst->site[i].name);
-		if (j >= 0)
-			dst->site[i].alive = src->site[j].alive;
+		if (j >= 0) {
+			memcpy(dst->site[i].alive, src->site[j].alive, sizeof(dst->site[i].alive));
+			dst->site[i].carried = true;
+		}
 	}
 	dst->liveness++;
 }

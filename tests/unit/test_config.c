@@ -695,6 +695,11 @@ static void test_zone_errors(void)
 	snprintf(text, sizeof(text), "%sname = \"www\"\nsites = [\"p\", \"q\"]\n", geo);
 	problem(text, "14:15: expected the name of a [[sites]] entry in 'sites', found 'q'",
 	        "unknown site in a geo name");
+	snprintf(text, sizeof(text),
+	         "%sname = \"www\"\nsites = [\"p\", \"singapur\"]\n[[sites]]\nname = \"singapore\"\n"
+	         "ipv4 = \"192.0.2.2\"\nlatitude = 1\nlongitude = 2\n", geo);
+	problem(text, "14:15: expected the name of a [[sites]] entry in 'sites', found 'singapur'; "
+	        "did you mean 'singapore'?", "misspelt site: did you mean");
 	snprintf(text, sizeof(text), "%sname = \"www.b.test.\"\n", geo);
 	problem(text, "13:8: expected a name inside zone 'a.test' for 'name', found 'www.b.test.'",
 	        "absolute geo name outside the zone");

@@ -219,7 +219,7 @@ static void test_observations(void)
 	is_int(geo_sites_count(s), 7, "seven sites");
 	is_int(geo_sites_find(s, "ashburn"), 2, "find ashburn");
 	is_int(geo_sites_find(s, "nowhere"), -ENOENT, "find unknown");
-	ok(geo_site_alive(s, 0) && geo_site_alive(s, 6), "sites start alive");
+	ok(geo_site_alive(s, 0, GEO_IPV4) && geo_site_alive(s, 6, GEO_IPV4), "sites start alive");
 
 	struct arena *a = arena_new(0);
 	struct config_geo_name gn = default_gn();
@@ -425,22 +425,22 @@ static void test_liveness(void)
 	ok(ch.n == 1 && ch.site[0] == 0, "Amsterdam A with Nuremberg disabled: Paris alone");
 
 	/* Dead Ashburn: Chicago goes to San Jose 1837.91, then Paris 4126.48. */
-	geo_site_set_alive(s, 2, false);
-	ok(!geo_site_alive(s, 2), "ashburn dead");
+	geo_site_set_alive(s, 2, GEO_IPV4, false);
+	ok(!geo_site_alive(s, 2, GEO_IPV4), "ashburn dead");
 	expect(gs, s, RR_A, 41.88, -87.63, "sanjose", 1837.91, NULL, 0, 120,
 	       "Chicago, Ashburn dead");
 	ok(!geo_sets_choose(gs, s, RR_A, 41.88, -87.63, &ch) && !ch.fail_open, "not fail-open");
 
 	/* Only Sydney alive: it alone, ttl_single, everywhere. */
 	for (size_t i = 0; i < geo_sites_count(s); i++)
-		geo_site_set_alive(s, i, i == 6);
+		geo_site_set_alive(s, i, GEO_IPV4, i == 6);
 	expect(gs, s, RR_A, 41.88, -87.63, "sydney", 9243.56, NULL, 0, 120,
 	       "only Sydney alive");
 	ok(!geo_sets_choose(gs, s, RR_A, 41.88, -87.63, &ch) && !ch.fail_open,
 	   "one alive is not fail-open");
 
 	/* Nothing alive: fail open over every enabled site. */
-	geo_site_set_alive(s, 6, false);
+	geo_site_set_alive(s, 6, GEO_IPV4, false);
 	expect(gs, s, RR_A, 52.37, 4.90, "paris", 268.18, NULL, 0, 120,
 	       "none alive: Amsterdam as if all alive (Nuremberg still disabled)");
 	geo_sets_choose(gs, s, RR_A, 29.76, -95.37, &ch);
@@ -452,9 +452,9 @@ static void test_liveness(void)
 	struct test_config tc2;
 	make_config(&tc2, example + 2, 3);   /* ashburn, singapore, sanjose */
 	struct geo_sites *s2 = geo_sites_new(&tc2.c, err);
-	geo_site_set_alive(s, 3, true);       /* singapore alive in the old one */
+	geo_site_set_alive(s, 3, GEO_IPV4, true);       /* singapore alive in the old one */
 	geo_sites_copy_alive(s2, s);
-	ok(!geo_site_alive(s2, 0) && geo_site_alive(s2, 1) && !geo_site_alive(s2, 2),
+	ok(!geo_site_alive(s2, 0, GEO_IPV4) && geo_site_alive(s2, 1, GEO_IPV4) && !geo_site_alive(s2, 2, GEO_IPV4),
 	   "copy_alive matches names, not indices");
 	geo_sites_free(s2);
 out:
@@ -482,7 +482,7 @@ static void test_families(void)
 	expect(gs, s, RR_AAAA, 10, 9, "v6only", geo_distance_miles(10, 9, 10, 11), NULL, 0, 120,
 	       "AAAA only from the IPv6 site");
 	/* Even when the only IPv6 site is dead: fail open rather than empty. */
-	geo_site_set_alive(s, 1, false);
+	geo_site_set_alive(s, 1, GEO_IPV6, false);
 	geo_sets_choose(gs, s, RR_AAAA, 10, 9, &ch);
 	ok(ch.n == 1 && ch.site[0] == 1 && ch.fail_open, "dead lone IPv6 site: fail open");
 
@@ -556,7 +556,7 @@ static void test_ties(void)
 	geo_sets_choose(g4, s4, RR_A, 90, 0, &ch);
 	ok(ch.n == 2 && ch.site[0] == 0 && ch.site[1] == 1, "pole: r0 then r1 (got %d, %d)",
 	   ch.site[0], ch.site[1]);
-	geo_site_set_alive(s4, 0, false);
+	geo_site_set_alive(s4, 0, GEO_IPV4, false);
 	geo_sets_choose(g4, s4, RR_A, 90, 0, &ch);
 	ok(ch.n == 2 && ch.site[0] == 1 && ch.site[1] == 2, "pole, r0 dead: r1 then r2 (got %d, %d)",
 	   ch.site[0], ch.site[1]);
@@ -574,7 +574,7 @@ static void test_ties(void)
 		stable = stable && ch.n == 2 && ch.site[0] == 0 && ch.site[1] == 1;
 	}
 	ok(stable, "identical sites: indices 0 and 1, always");
-	geo_site_set_alive(s3, 0, false);
+	geo_site_set_alive(s3, 0, GEO_IPV4, false);
 	geo_sets_choose(g3, s3, RR_A, -40, 100, &ch);
 	ok(ch.n == 2 && ch.site[0] == 1 && ch.site[1] == 2, "x dead: y then z");
 
@@ -1022,9 +1022,10 @@ struct changes {
 	bool alive[8];
 };
 
-static void on_change(void *arg, size_t site, bool alive)
+static void on_change(void *arg, size_t site, enum geo_family f, bool alive)
 {
 	struct changes *c = arg;
+	(void)f;
 	if (c->n < 8) {
 		c->site[c->n] = site;
 		c->alive[c->n] = alive;
@@ -1042,8 +1043,8 @@ struct watch {
 static void poll_done(struct loop *l, void *arg)
 {
 	struct watch *w = arg;
-	bool settled = !geo_site_alive(w->s, 0) && geo_site_alive(w->s, 1) &&
-	               !geo_site_alive(w->s, 2) && !geo_site_alive(w->s, 3) &&
+	bool settled = !geo_site_alive(w->s, 0, GEO_IPV4) && geo_site_alive(w->s, 1, GEO_IPV4) &&
+	               !geo_site_alive(w->s, 2, GEO_IPV4) && !geo_site_alive(w->s, 3, GEO_IPV4) &&
 	               health_checks_done(w->h, 1) >= 4;
 	if (settled || ++w->rounds > 300)
 		loop_stop(l);
@@ -1097,12 +1098,15 @@ static void test_health(void)
 	tc.s[3].health.timeout_ms = 60;
 
 	struct geo_sites *s = geo_sites_new(&tc.c, err);
-	geo_site_set_alive(s, 1, false);   /* as if carried over dead from a reload */
-	geo_site_set_alive(s, 4, false);   /* no checks: must come back alive */
+	/* As after a reload: every site's liveness carried over (alive), so
+	 * rise and fall count from the first check. */
+	geo_sites_copy_alive(s, s);
+	geo_site_set_alive(s, 1, GEO_IPV4, false);   /* as if carried over dead from a reload */
+	geo_site_set_alive(s, 4, GEO_IPV4, false);   /* no checks: must come back alive */
 	struct health *h = health_new(l, s, &tc.c, err);
 	if (!ok(h != NULL, "health_new: %s", err))
 		goto out;
-	ok(geo_site_alive(s, 4), "a site without checks is alive");
+	ok(geo_site_alive(s, 4, GEO_IPV4), "a site without checks is alive");
 	struct changes ch = { 0 };
 	health_on_change(h, on_change, &ch);
 	struct watch w = { .s = s, .h = h };
@@ -1112,11 +1116,11 @@ static void test_health(void)
 	log_set_level(LOG_INFO);
 
 	ok(w.rounds <= 300, "settled within 3 s");
-	ok(!geo_site_alive(s, 0), "closed port: down");
-	ok(geo_site_alive(s, 1), "HTTP 200: up");
-	ok(!geo_site_alive(s, 2), "HTTP 503: down");
-	ok(!geo_site_alive(s, 3), "no response: down (timeout)");
-	ok(geo_site_alive(s, 4), "unchecked: still alive");
+	ok(!geo_site_alive(s, 0, GEO_IPV4), "closed port: down");
+	ok(geo_site_alive(s, 1, GEO_IPV4), "HTTP 200: up");
+	ok(!geo_site_alive(s, 2, GEO_IPV4), "HTTP 503: down");
+	ok(!geo_site_alive(s, 3, GEO_IPV4), "no response: down (timeout)");
+	ok(geo_site_alive(s, 4, GEO_IPV4), "unchecked: still alive");
 	ok(health_checks_done(h, 0) >= 2, "closed: at least fall=2 checks (%lu)",
 	   health_checks_done(h, 0));
 	ok(health_checks_done(h, 4) == 0, "unchecked site never checked");
