@@ -166,5 +166,30 @@ class DatabaseUpdate(GeoTestCase):
         self.assertEqual(got, EXPECTED["A"]["at_sydney"])
 
 
+class MissingDatabase(unittest.TestCase):
+    """A database that is not there names the config line that asks for it."""
+
+    def test_check_and_serve_name_the_line(self):
+        config = BASE_CONFIG + geo_config(["city.mmdb", "missing.mmdb"])
+        srv = Server(config, {"example.com.zone": ZONE})
+        try:
+            write_fixture(srv.dir, moved=False)
+            # The databases line of geo_config: "databases = [...]" after [geo].
+            lines = config.splitlines()
+            line = lines.index('databases = ["city.mmdb", "missing.mmdb"]') + 1
+            col = len('databases = ["city.mmdb", ') + 1
+            want = (r"config\.toml:%d:%d: \[geo\] databases: \S*missing\.mmdb: No such file or "
+                    r"directory" % (line, col))
+            out = srv.tool(os.environ.get("GEOACME_BIN"), "check", "-c", srv.config_path)
+            self.assertEqual(out.returncode, 3, out.stderr)
+            self.assertRegex(out.stderr, want)
+            with self.assertRaises(AssertionError):
+                srv.start()
+            self.assertEqual(srv.exit_code, 3)
+            self.assertRegex(srv.log(), want)
+        finally:
+            srv.cleanup()
+
+
 if __name__ == "__main__":
     main()

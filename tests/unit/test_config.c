@@ -614,9 +614,48 @@ static void test_sites_errors(void)
 	problem(text, "9:1: unknown key 'intervall' in [sites.health]; did you mean 'interval'?",
 	        "unknown health key");
 
-	snprintf(text, sizeof(text), "%sport = 80\n", site);
+	snprintf(text, sizeof(text), "%sport = 80\nverify = false\n", site);
+	problem(text, "9:10: expected 'tls = true' with 'verify' (it applies to TLS checks only)",
+	        "verify without tls");
+	snprintf(text, sizeof(text), "%sport = 80\nhttp_path = \"/\"\nhttp_status = [200, 700, \"3x\"]\n",
+	         site);
+	problems(text, (const char *const[]){
+	                   "10:21: expected an HTTP status code (100..599) or a class like \"2xx\" in "
+	                   "'http_status'",
+	                   "10:26: expected an HTTP status code (100..599) or a class like \"2xx\" in "
+	                   "'http_status'" },
+	         2, "http_status values");
+	snprintf(text, sizeof(text), "%sport = 80\nhttp_status = [200]\n", site);
+	problem(text, "9:15: expected 'http_path' with 'http_status' (statuses need an HTTP request)",
+	        "http_status without http_path");
+
+	snprintf(text, sizeof(text), "%sport = 443\nhttp_path = \"/\"\nhttp_status = [204, \"3xx\"]\n"
+	         "ca_file = \"ca.pem\"\n", site);
 	struct config *c = load_text(text);
+	ok(c != NULL, "https health");
+	if (c) {
+		const struct config_health *h = &c->sites[0].health;
+		ok(h->tls && h->verify, "port 443: tls and verify by default");
+		ok(h->ca_file && strcmp(h->ca_file + strlen(h->ca_file) - 7, "/ca.pem") == 0,
+		   "ca_file resolved against the config folder (%s)", h->ca_file);
+		ok((h->http_status[204 / 64] >> (204 % 64)) & 1, "204 accepted");
+		ok(!((h->http_status[200 / 64] >> (200 % 64)) & 1), "200 not accepted when not listed");
+		ok((h->http_status[302 / 64] >> (302 % 64)) & 1 &&
+		   (h->http_status[399 / 64] >> (399 % 64)) & 1, "\"3xx\" is 300..399");
+	}
+	config_free(c);
+
+	snprintf(text, sizeof(text), "%sport = 80\n", site);
+	c = load_text(text);
 	ok(c != NULL, "health with only a port");
+	if (c) {
+		const struct config_health *h = &c->sites[0].health;
+		ok(!h->tls, "port 80: no tls by default");
+		ok((h->http_status[200 / 64] >> (200 % 64)) & 1 &&
+		   (h->http_status[399 / 64] >> (399 % 64)) & 1 &&
+		   !((h->http_status[400 / 64] >> (400 % 64)) & 1) &&
+		   !((h->http_status[199 / 64] >> (199 % 64)) & 1), "default statuses 200..399");
+	}
 	is_str(c ? c->sites[0].health.http_host : NULL, "p", "http_host defaults to the site name");
 	ok(c && c->sites[0].health.http_path == NULL, "no http_path: TCP connect only");
 	config_free(c);
