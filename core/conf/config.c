@@ -968,8 +968,9 @@ static void load_health(struct loader *l, struct toml_node *site_t, struct confi
 	get_str(l, t, "http_host", false, &h->http_host);
 	if (!h->http_host && s->name)
 		h->http_host = xstrdup(l, s->name);
-	/* Port 443 is HTTPS unless said otherwise: a plain request there fails. */
-	h->tls = h->port == 443;
+	/* An HTTP request to port 443 is HTTPS unless said otherwise: a plain
+	 * one fails there.  A bare connect check on 443 stays a bare connect. */
+	h->tls = h->port == 443 && h->http_path;
 	get_bool(l, t, "tls", &h->tls);
 	h->verify = true;
 	struct toml_node *vn = toml_get(t, "verify");

@@ -10,7 +10,7 @@
  * A probe, every `interval_ms` (from the start of one check to the start
  * of the next), bounded by `timeout_ms` from connect to verdict:
  *   - a non-blocking TCP connect to the address on `port`;
- *   - with `tls` (the default on port 443): a TLS handshake with SNI
+ *   - with `tls` (the default for HTTP on port 443): a TLS handshake with SNI
  *     `http_host`, the certificate verified against `ca_file` or the
  *     system store and the name `http_host`, unless `verify` is false
  *     (health_tls.h);

@@ -635,7 +635,7 @@ static void test_sites_errors(void)
 	ok(c != NULL, "https health");
 	if (c) {
 		const struct config_health *h = &c->sites[0].health;
-		ok(h->tls && h->verify, "port 443: tls and verify by default");
+		ok(h->tls && h->verify, "port 443 with http_path: tls and verify by default");
 		ok(h->ca_file && strcmp(h->ca_file + strlen(h->ca_file) - 7, "/ca.pem") == 0,
 		   "ca_file resolved against the config folder (%s)", h->ca_file);
 		ok((h->http_status[204 / 64] >> (204 % 64)) & 1, "204 accepted");
@@ -651,6 +651,16 @@ static void test_sites_errors(void)
 	if (c) {
 		const struct config_health *h = &c->sites[0].health;
 		ok(!h->tls, "port 80: no tls by default");
+	}
+	config_free(c);
+	snprintf(text, sizeof(text), "%sport = 443\n", site);
+	c = load_text(text);
+	ok(c && !c->sites[0].health.tls, "port 443 without http_path: a bare connect, no tls");
+	config_free(c);
+	snprintf(text, sizeof(text), "%sport = 80\n", site);
+	c = load_text(text);
+	if (c) {
+		const struct config_health *h = &c->sites[0].health;
 		ok((h->http_status[200 / 64] >> (200 % 64)) & 1 &&
 		   (h->http_status[399 / 64] >> (399 % 64)) & 1 &&
 		   !((h->http_status[400 / 64] >> (400 % 64)) & 1) &&
