@@ -152,7 +152,7 @@ static void finish(struct probe *p, bool ok, const char *reason)
 		p->ok_run++;
 		log_debug("health: site %s: check passed (%s)", p->name, p->where);
 		if (p->first) {
-			log_info("health: site %s is up: first check passed (%s)", p->name, p->where);
+			log_info("health: site %s is in service: first check passed (%s)", p->name, p->where);
 			set_alive(p, true);
 		} else if (!alive && p->ok_run >= p->rise) {
 			log_info("health: site %s is up: %u consecutive checks passed (%s)", p->name,

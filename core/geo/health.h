@@ -25,7 +25,8 @@
  *
  * Start: a probe whose liveness was not carried over from a previous
  * generation (geo_sites_copy_alive) starts dead and its first check
- * decides at once, either way; so no site is answered before one check
+ * decides at once, either way (logged "is in service" or "is down ...
+ * (first check)"); so no site is answered before one check
  * has passed.  health_first_round_done() says when every probe has had
  * its first verdict (bounded by the largest timeout plus the stagger), so
  * the server can wait for it before it reports ready.  A carried probe

@@ -246,7 +246,7 @@ class HttpsHealth(unittest.TestCase):
 
     def test_https_with_a_valid_certificate_is_up(self):
         self.up("good", "127.0.0.21")
-        self.log_has(r"info: health: site good is up: first check passed "
+        self.log_has(r"info: health: site good is in service: first check passed "
                      r"\(IPv4 127\.0\.0\.21 port \d+ tls\)")
         # SNI and the Host header carry http_host.
         self.assertIn("good.test", self.sites["good"].sni)
@@ -279,7 +279,7 @@ class HttpsHealth(unittest.TestCase):
         # Alive over IPv6 only: AAAA answers it, A does not.
         self.down("v6only")
         self.assertEqual(self.answer("v6only", "AAAA"), ["::1"])
-        self.log_has(r"info: health: site v6only is up: first check passed \(IPv6 ::1 port \d+\)")
+        self.log_has(r"info: health: site v6only is in service: first check passed \(IPv6 ::1 port \d+\)")
         self.log_has(r"warn: health: site v6only is down: IPv4 127\.0\.0\.27 port \d+: connect: "
                      r"Connection refused \(first check\)")
 
