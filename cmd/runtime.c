@@ -210,7 +210,8 @@ static bool geo_name_has_alive(const struct geo_sets *sets, const struct geo_sit
 	const struct geo_rule *r = geo_sets_rule(sets);
 	for (int f = 0; f < GEO_FAMILIES; f++)
 		for (size_t k = 0; k < geo_rule_candidates(r, (enum geo_family)f); k++)
-			if (geo_site_alive(sites, geo_rule_candidate_site(r, (enum geo_family)f, k)))
+			if (geo_site_alive(sites, geo_rule_candidate_site(r, (enum geo_family)f, k),
+			                   (enum geo_family)f))
 				return true;
 	return false;
 }
@@ -220,13 +221,16 @@ static bool geo_name_has_alive(const struct geo_sets *sets, const struct geo_sit
  * answers as if all were up (fail open).  Logged once when that starts and
  * once when it ends, with the names affected, instead of once per query.
  */
-static void on_health_change(void *arg, size_t site, bool alive)
+static void on_health_change(void *arg, size_t site, enum geo_family f, bool alive)
 {
 	struct generation *g = arg;
 	struct generation_geo refs[GENERATION_GEO_MAX];
-	size_t n = generation_geo_names(g, refs, GENERATION_GEO_MAX);
 	(void)site;
+	(void)f;
 	(void)alive;
+	if (!g->health_settled)
+		return;   /* the first round is still running */
+	size_t n = generation_geo_names(g, refs, GENERATION_GEO_MAX);
 	for (size_t i = 0; i < n && g->failing_open; i++) {
 		bool failing = !geo_name_has_alive(refs[i].sets, g->sites);
 		if (failing && !g->failing_open[i]) {
@@ -240,6 +244,11 @@ static void on_health_change(void *arg, size_t site, bool alive)
 	}
 }
 
+static void first_round_settled(void *arg)
+{
+	generation_health_settled(arg);
+}
+
 /* At start and after a reload: every site's state, once. */
 static void log_sites(const struct generation *g)
 {
@@ -247,7 +256,10 @@ static void log_sites(const struct generation *g)
 		const char *last = health_last_result(g->health, i);
 		log_info("health: site %s: state %s (%s)", geo_site_name(g->sites, i),
 		         !geo_site_enabled(g->sites, i) ? "disabled"
-		         : geo_site_alive(g->sites, i) ? "up" : "down",
+		         : geo_site_up(g->sites, i) ? "up"
+		         : geo_site_alive(g->sites, i, GEO_IPV4) ? "up over IPv4, down over IPv6"
+		         : geo_site_alive(g->sites, i, GEO_IPV6) ? "down over IPv4, up over IPv6"
+		                                                 : "down",
 		         last ? "health-checked" : "not checked");
 	}
 }
@@ -463,8 +475,12 @@ struct generation *generation_new(const char *path, struct loop *loop,
 			goto fail;
 		}
 		health_on_change(g->health, on_health_change, g);
-		on_health_change(g, 0, true);
-		log_sites(g);
+		/* After a reload that adds checked sites, they settle a moment
+		 * later (serve waits for the first round itself at start). */
+		if (health_first_round_done(g->health))
+			generation_health_settled(g);
+		else
+			health_on_first_round(g->health, first_round_settled, g);
 	}
 	if (loop && g->geo_db && geo_db_watch(g->geo_db, loop, GEO_DB_WATCH_MS) < 0) {
 		diag_add(d, NULL, 0, 0, "geo: cannot watch the databases");
@@ -511,6 +527,15 @@ struct generation *generation_new(const char *path, struct loop *loop,
 fail:
 	generation_free(g);
 	return NULL;
+}
+
+void generation_health_settled(struct generation *g)
+{
+	if (!g->health || g->health_settled)
+		return;
+	g->health_settled = true;
+	on_health_change(g, 0, GEO_IPV4, true);
+	log_sites(g);
 }
 
 void generation_free(struct generation *g)

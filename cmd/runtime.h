@@ -39,6 +39,7 @@ struct generation {
 	int64_t resign_timer;
 	struct query_log *query_log; /* NULL: off */
 	bool *failing_open;          /* per geo name (generation_geo_names order) */
+	bool health_settled;         /* every probe has a verdict: fail open is judged */
 };
 
 /* A geo name the generation serves, with its answer sets. */
@@ -60,5 +61,13 @@ struct generation *generation_new(const char *path, struct loop *loop,
                                   const struct generation *prev, bool check_only,
                                   struct diag *d);
 void generation_free(struct generation *g);
+/*
+ * Once every health probe has its first verdict (at once after a reload,
+ * which carries the states over; after the first round at start, which
+ * cmd/serve.c waits for): logs every site's state and starts judging fail
+ * open.  Before that, sites not yet checked count as down, and a geo name
+ * would look like it fails open when it only waits for its checks.
+ */
+void generation_health_settled(struct generation *g);
 /* Logs what a reload changed: sites, zones (serials), databases (build dates). */
 void generation_log_changes(const struct generation *old, const struct generation *g);

@@ -352,6 +352,7 @@ int cmd_serve(int argc, char **argv)
 	}
 	if (wait_first_health_round(&s) < 0)
 		goto out;
+	generation_health_settled(s.gen);
 	net_set_handler(s.net, answer_handle, &s.gen->env);
 	s.status.gen = s.gen;
 	s.status.started = time(NULL);

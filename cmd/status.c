@@ -120,7 +120,7 @@ static void write_metrics(const struct status_ctx *st, FILE *out)
 		for (size_t i = 0; i < geo_sites_count(g->sites); i++) {
 			metrics_label_escape(geo_site_name(g->sites, i), a, sizeof(a));
 			fprintf(out, "geoacme_site_up{site=\"%s\"} %d\n", a,
-			        geo_site_alive(g->sites, i) ? 1 : 0);
+			        geo_site_up(g->sites, i) ? 1 : 0);
 		}
 		family_line(out, "geoacme_site_probes_total", "counter",
 		            "Health probes completed for the site (since it was configured).");
@@ -189,7 +189,7 @@ static void write_json(const struct status_ctx *st, FILE *out)
 		fprintf(out, "%s{\"name\":", i ? "," : "");
 		json_string(out, name);
 		fprintf(out, ",\"latitude\":%.4f,\"longitude\":%.4f,\"up\":%s,\"checked\":%s,"
-		        "\"last_probe\":", lat, lon, geo_site_alive(g->sites, i) ? "true" : "false",
+		        "\"last_probe\":", lat, lon, geo_site_up(g->sites, i) ? "true" : "false",
 		        last ? "true" : "false");
 		if (last)
 			json_string(out, last);
@@ -302,7 +302,7 @@ static void write_page(const struct status_ctx *st, const char *query, FILE *out
 		for (size_t i = 0; i < geo_sites_count(g->sites); i++) {
 			const char *name = geo_site_name(g->sites, i);
 			const char *last = health_last_result(g->health, i);
-			bool up = geo_site_alive(g->sites, i);
+			bool up = geo_site_up(g->sites, i);
 			double lat, lon;
 			geo_site_position(g->sites, i, &lat, &lon);
 			fprintf(out, "<tr class=\"site-row\" data-site=\"");

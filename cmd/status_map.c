@@ -116,7 +116,7 @@ void status_map_svg(FILE *out, const struct geo_rule *rule, const struct geo_sit
 	for (size_t i = 0; i < geo_sites_count(sites); i++) {
 		double lat, lon;
 		geo_site_position(sites, i, &lat, &lon);
-		bool up = geo_site_alive(sites, i);
+		bool up = geo_site_up(sites, i);
 		fprintf(out, "<circle class=\"site %s\" data-site=\"", up ? "up" : "down");
 		status_html_escape(out, geo_site_name(sites, i));
 		fprintf(out, "\" cx=\"%.2f\" cy=\"%.2f\" r=\"2.6\" fill=\"%s\" stroke=\"#000\" "

@@ -226,6 +226,6 @@ int geo_rule_decide_fresh(const struct geo_rule *r, const struct geo_sites *site
 	if ((unsigned)f >= GEO_FAMILIES)
 		return -EINVAL;
 	if (r->fam[f].n)
-		decide(r, &r->fam[f], sites, lat, lon, out);
+		decide(r, &r->fam[f], sites, f, lat, lon, out);
 	return 0;
 }

@@ -152,6 +152,14 @@ void geo_site_set_alive(struct geo_sites *s, size_t i, enum geo_family f, bool a
 	}
 }
 
+bool geo_site_up(const struct geo_sites *s, size_t i)
+{
+	if (i >= s->n)
+		return false;
+	const struct geo_site *g = &s->site[i];
+	return (!g->has_v4 || g->alive[GEO_IPV4]) && (!g->has_v6 || g->alive[GEO_IPV6]);
+}
+
 bool geo_site_carried(const struct geo_sites *s, size_t i)
 {
 	return i < s->n && s->site[i].carried;

@@ -37,6 +37,9 @@ const char *geo_site_name(const struct geo_sites *s, size_t i);
 int geo_sites_find(const struct geo_sites *s, const char *name);   /* index or -ENOENT */
 bool geo_site_alive(const struct geo_sites *s, size_t i, enum geo_family f);
 void geo_site_set_alive(struct geo_sites *s, size_t i, enum geo_family f, bool alive);
+/* Alive in every family the site has an address for (status pages, metrics:
+ * a site half down counts as down there; logs and explain name the family). */
+bool geo_site_up(const struct geo_sites *s, size_t i);
 /* True when geo_sites_copy_alive() gave site i a namesake's liveness. */
 bool geo_site_carried(const struct geo_sites *s, size_t i);
 bool geo_site_enabled(const struct geo_sites *s, size_t i);
