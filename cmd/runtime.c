@@ -254,9 +254,12 @@ static void log_sites(const struct generation *g)
 {
 	for (size_t i = 0; i < geo_sites_count(g->sites); i++) {
 		const char *last = health_last_result(g->health, i);
+		uint8_t addr[16];
+		bool dual = geo_site_address(g->sites, i, 4, addr) && geo_site_address(g->sites, i, 6, addr);
 		log_info("health: site %s: state %s (%s)", geo_site_name(g->sites, i),
 		         !geo_site_enabled(g->sites, i) ? "disabled"
 		         : geo_site_up(g->sites, i) ? "up"
+		         : !dual ? "down"
 		         : geo_site_alive(g->sites, i, GEO_IPV4) ? "up over IPv4, down over IPv6"
 		         : geo_site_alive(g->sites, i, GEO_IPV6) ? "down over IPv4, up over IPv6"
 		                                                 : "down",

@@ -208,6 +208,9 @@ class HttpsHealth(unittest.TestCase):
         toml += '[[zones]]\nzone = "example.com"\nfile = "example.com.zone"\n'
         for name in TESTED:
             toml += '[[zones.geo]]\nname = "t-%s"\nsites = ["%s", "ref"]\n' % (name, name)
+        # Both sites checked and up, but checked after "good": while the first
+        # round runs they are not yet known, which is no reason to fail open.
+        toml += '[[zones.geo]]\nname = "pair"\nsites = ["listed", "redirect"]\n'
         cls.server = Server(BASE_CONFIG + toml, {"example.com.zone": ZONE})
         make_mmdb(cls.server.dir, "city")
         cls.server.start()
@@ -289,6 +292,15 @@ class HttpsHealth(unittest.TestCase):
         self.log_has(r"info: health: first round of checks done in \d+ ms")
         log = self.server.log_since_start()
         self.assertLess(log.index("first round of checks done"), log.index("ready:"))
+        # Site states are logged once the round is done, and no name was
+        # judged to fail open while its sites were still being checked.
+        self.assertIn("health: site closed: state down (health-checked)", log)
+        self.assertLess(log.index("first round of checks done"),
+                        log.index("health: site closed: state down (health-checked)"))
+        self.assertIn("health: site ref: state up (not checked)", log)
+        self.assertIn("health: site v6only: state down over IPv4, up over IPv6 (health-checked)",
+                      log)
+        self.assertNotIn("fail open", log)
 
 
 if __name__ == "__main__":
