@@ -486,6 +486,28 @@ static void test_families(void)
 	geo_sets_choose(gs, s, RR_AAAA, 10, 9, &ch);
 	ok(ch.n == 1 && ch.site[0] == 1 && ch.fail_open, "dead lone IPv6 site: fail open");
 
+	/* Liveness is per family: a dual-stack site dead over IPv4 only is out
+	 * of A answers and still in AAAA answers (and the cache notices). */
+	struct site_def dual[] = { { "near", 10, 10, "192.0.2.1", "2001:db8::1" },
+	                           { "far", 10, 40, "192.0.2.2", "2001:db8::2" } };
+	struct test_config tcdual;
+	make_config(&tcdual, dual, 2);
+	struct geo_sites *sdual = geo_sites_new(&tcdual.c, err);
+	struct geo_sets *gdual = geo_sets_build(a, sdual, &gn, err);
+	geo_sets_choose(gdual, sdual, RR_A, 10, 11, &ch);
+	ok(ch.site[0] == 0, "dual: A nearest is near while alive");
+	geo_site_set_alive(sdual, 0, GEO_IPV4, false);
+	ok(!geo_site_alive(sdual, 0, GEO_IPV4) && geo_site_alive(sdual, 0, GEO_IPV6) && !geo_site_up(sdual, 0),
+	   "near: down over IPv4 only; not up as a whole");
+	geo_sets_choose(gdual, sdual, RR_A, 10, 11, &ch);
+	ok(ch.n == 1 && ch.site[0] == 1 && !ch.fail_open, "A: near is out, far alone");
+	geo_sets_choose(gdual, sdual, RR_AAAA, 10, 11, &ch);
+	ok(ch.site[0] == 0 && !ch.fail_open, "AAAA: near still answers");
+	geo_site_set_alive(sdual, 0, GEO_IPV4, true);
+	geo_sets_choose(gdual, sdual, RR_A, 10, 11, &ch);
+	ok(ch.site[0] == 0, "A: near back once alive over IPv4");
+	geo_sites_free(sdual);
+
 	/* No IPv6 anywhere: AAAA has nothing, choose says so. */
 	struct site_def d4[] = { { "a", 1, 1, "192.0.2.1", NULL }, { "b", 2, 2, "192.0.2.2", NULL } };
 	struct test_config tc4;
