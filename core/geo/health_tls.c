@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * OpenSSL behind the small interface of health_tls.h.  SSL_connect,
  * SSL_write and SSL_read are called on a non-blocking socket; their

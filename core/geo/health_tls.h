@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * TLS for health checks (OpenSSL), non-blocking: the caller owns the

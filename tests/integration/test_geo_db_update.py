@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Updating a location database while the server answers under load.
 
 Operators refresh .mmdb files the way their download scripts do: copy over

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Health checks as operators run them: HTTPS, redirects, status lists, IPv6, start-up.
 
 The sites are Python http.server listeners on loopback (127.0.0.2x and
