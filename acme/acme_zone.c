@@ -23,6 +23,7 @@
 #include "core/loop.h"
 #include "core/packet.h"
 #include "core/query.h"
+#include "core/rdata_check.h"
 #include "core/rrset.h"
 #include "core/wire.h"
 #include "core/zone.h"
@@ -587,6 +588,18 @@ static int load_row(void *arg, const struct records_row *row)
 	if (row->rclass != CLASS_IN) {
 		log_warn("%s: ignoring a record of class %u in %s", az->name, (unsigned)row->rclass,
 		         az->journal_path);
+		return 0;
+	}
+	/*
+	 * A row is trusted no more than an UPDATE: one edited by hand (or by a
+	 * bug) must not make the answer path read past its rdata.
+	 */
+	const char *why = NULL;
+	if (rdata_check(row->type, row->rdata, row->rdlen, &why) < 0) {
+		char n[DNAME_MAX * 4 + 2], t[16];
+		name_str(row->name, n, sizeof(n));
+		log_warn("%s: skipping a malformed %s record at %s in %s: %s", az->name,
+		         policy_type_str(row->type, t), n, az->journal_path, why);
 		return 0;
 	}
 	return recset_add(az->rs, row->name, row->type, row->ttl, row->rdata, row->rdlen,

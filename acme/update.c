@@ -11,6 +11,7 @@
 #include "acme/update.h"
 #include "core/arena.h"
 #include "core/query.h"
+#include "core/rdata_check.h"
 #include "core/rrset.h"
 #include "core/wire.h"
 #include "storage/change.h"
@@ -173,20 +174,16 @@ int update_prereq(const struct recset *rs, const uint8_t *apex, const struct upd
 
 /* --- prescan --- */
 
-/* Rdata checks the zone builder would not make, with a precise FORMERR. */
+/*
+ * A record to add or to delete must match its type's wire format
+ * (core/rdata_check.h), empty rdata included: the parser leaves rdata of
+ * length 0 alone because deletions carry it, so this is where an empty
+ * CNAME, NS, MX or PTR -- which the answer path would read as a name
+ * past its end -- or an empty DS is refused.  FORMERR, as BIND answers.
+ */
 static bool rdata_ok(const struct update_rr *u)
 {
-	size_t longest;
-	switch (u->type) {
-	case RR_A:
-		return u->rdlen == 4;
-	case RR_AAAA:
-		return u->rdlen == 16;
-	case RR_TXT:
-		return msg_txt_valid(u->rdata, u->rdlen, &longest);
-	default:
-		return true;
-	}
+	return rdata_check(u->type, u->rdata, u->rdlen, NULL) == 0;
 }
 
 int update_prescan(const uint8_t *apex, const struct update_msg *m)

@@ -15,6 +15,7 @@
 #include "core/dname.h"
 #include "core/geo.h"
 #include "core/hooks.h"
+#include "core/rdata_check.h"
 #include "core/wire.h"
 #include "core/zone.h"
 
@@ -215,6 +216,13 @@ int zone_builder_add(struct zone_builder *b, const uint8_t *owner, uint16_t type
 	dname_lower(name);
 	if (!dname_is_subdomain(name, b->apex) || rrset_type_is_meta(type) || type == RR_RRSIG)
 		return -EINVAL;
+	/*
+	 * The last line of defence: every way in checks the format with a
+	 * better message first, but the answer path reads names inside rdata
+	 * without bounds of its own, so nothing malformed enters a snapshot.
+	 */
+	if (rdata_check(type, rdata, rdlen, NULL) < 0)
+		return -EBADMSG;
 	struct bnode *n = get_node(b, name, len);
 	struct brec *r = arena_alloc(b->arena, sizeof(*r));
 	uint8_t *copy = arena_memdup(b->arena, rdata, rdlen);

@@ -11,6 +11,7 @@
 
 #include "core/diag.h"
 #include "core/dname.h"
+#include "core/rdata_check.h"
 #include "core/rrset.h"
 #include "core/zone_file.h"
 
@@ -19,6 +20,17 @@ static void owner_text(const uint8_t *owner, char *out, size_t cap)
 {
 	if (dname_to_str(owner, out, cap) < 0)
 		snprintf(out, cap, "(name)");
+}
+
+/* "CAA", or "TYPE65280" for a type ldns does not name. */
+static const char *type_text(uint16_t type)
+{
+	static char buf[16];
+	const ldns_rr_descriptor *desc = ldns_rr_descript(type);
+	if (desc && desc->_name && ldns_rr_descriptor_field_type(desc, 0) != LDNS_RDF_TYPE_NONE)
+		return desc->_name;
+	snprintf(buf, sizeof(buf), "TYPE%u", (unsigned)type);
+	return buf;
 }
 
 static int emit(const char *path, int line, ldns_rr *rr, const uint8_t *apex, zone_file_rr_fn fn,
@@ -65,9 +77,16 @@ static int emit(const char *path, int line, ldns_rr *rr, const uint8_t *apex, zo
 	if (!buf)
 		return -ENOMEM;
 	int err = 0;
+	const char *why = NULL;
 	if (ldns_rr_rdata2buffer_wire(buf, rr) != LDNS_STATUS_OK || ldns_buffer_position(buf) > 65535) {
 		owner_text(owner_wire, owner_str, sizeof(owner_str));
 		diag_add(d, path, line, 0, "%s: cannot encode the record data", owner_str);
+		err = -EINVAL;
+	} else if (rdata_check(type, ldns_buffer_begin(buf), ldns_buffer_position(buf), &why) < 0) {
+		/* ldns takes some rdata no client would (an empty DS as "\# 0", a 1-byte CAA). */
+		owner_text(owner_wire, owner_str, sizeof(owner_str));
+		diag_add(d, path, line, 0, "%s: the %s record data does not match its format: %s",
+		         owner_str, type_text(type), why);
 		err = -EINVAL;
 	} else {
 		err = fn(arg, owner_wire, type, ldns_rr_ttl(rr), ldns_buffer_begin(buf),
