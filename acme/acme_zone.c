@@ -419,7 +419,7 @@ static uint8_t do_update(struct acme *a, struct query *q, const struct acme_key 
 		log_info("update for %s from key %s: malformed (rcode %d)", zone, kname, rc);
 		return (uint8_t)rc;
 	}
-	rc = update_prereq(az->rs, az->apex, &m);
+	rc = update_prereq(zone_table_get(a->t, az->apex), az->apex, &m);
 	if (rc != RCODE_NOERROR) {
 		log_info("update for %s from key %s: prerequisite not met (rcode %d)", zone, kname, rc);
 		return (uint8_t)rc;

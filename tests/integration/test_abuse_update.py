@@ -86,8 +86,8 @@ def raw_update(updates):
     return sign(wire)
 
 
-class Rdata(ServerTestCase):
-    """Items 1 and 3: UPDATEs whose rdata does not match the type's format."""
+class AcmeServer(ServerTestCase):
+    """A signed ACME zone and a key that may change many types."""
     CONFIG = CONFIG
     FILES = {"acme.zone": ZONE}
 
@@ -140,6 +140,10 @@ class Rdata(ServerTestCase):
         self.assertIn("->>HEADER<<-", out.stdout)
         return r
 
+
+class Rdata(AcmeServer):
+    """Items 1 and 3: UPDATEs whose rdata does not match the type's format."""
+
     def test_empty_name_rdata_formerr(self):
         """Item 1: CNAME, NS, MX and PTR with RDLENGTH 0 (the answer path read them as
         names past their end and sent adjacent memory); FORMERR as BIND answers."""
@@ -188,6 +192,61 @@ class Rdata(ServerTestCase):
         self.assertEqual(rrs(r, "authority")[0], "child.acme.example.net. 60 IN NS ns.example.com.")
 
 
+class Semantics(AcmeServer):
+    """Item 6: '*' labels, prerequisites on the DNSSEC records the zone serves, DNAME."""
+
+    def update(self, *forms):
+        u = dns.update.UpdateMessage(APEX, keyring=KEYRING, keyname=KEYNAME)
+        for f in forms:
+            getattr(u, f[0])(*f[1:])
+        r = dns.query.udp(u, "127.0.0.1", port=self.server.port, timeout=5)
+        return dns.rcode.to_text(r.rcode())
+
+    def test_star_label_anywhere_refused(self):
+        """x.*.y passed the leftmost-label check, then the snapshot did not build: SERVFAIL
+        and an error logged on every try.  Any '*' label is refused by policy now."""
+        for name in ("x.*.acme.example.net.", "a.b.*.c.acme.example.net.", "*.acme.example.net."):
+            rows, serial = self.rows(), self.serial()
+            self.assertEqual(self.update(("add", name, 60, "TXT", '"w"')), "REFUSED", name)
+            self.assertEqual(self.rows(), rows)
+            self.assertEqual(self.serial(), serial)
+        self.server.wait_log(r"update refused: key admin\., x\.\*\.acme\.example\.net\. TXT: "
+                             r"wildcard names are not allowed")
+        self.assertNotIn("cannot be served", self.server.log_since_start())
+        self.assertNotIn("the change was not applied", self.server.log_since_start())
+
+    def test_prerequisites_see_dnssec_records(self):
+        """yxrrset apex DNSKEY answered NXRRSET: prerequisites looked at the stored
+        records only, not at what the signer adds to the zone."""
+        t = ("add", "pre.acme.example.net.", 60, "TXT", '"p"')
+        self.assertEqual(self.update(("present", APEX, "DNSKEY"), t), "NOERROR")
+        self.assertEqual(self.update(("absent", APEX, "DNSKEY"), t), "YXRRSET")
+        self.assertEqual(self.update(("present", "www.acme.example.net.", "RRSIG"), t), "NOERROR")
+        self.assertEqual(self.update(("present", "www.acme.example.net.", "NSEC"), t), "NOERROR")
+        self.assertEqual(self.update(("absent", "www.acme.example.net.", "NSEC"), t), "YXRRSET")
+        self.assertEqual(self.update(("present", APEX, "CDS"), t), "NXRRSET")
+        # Value dependent: the DNSKEY RRset as served matches; another key does not.
+        dnskey = self.server.query(APEX, "DNSKEY").answer[0][0].to_text()
+        self.assertEqual(self.update(("present", APEX, "DNSKEY", dnskey), t), "NOERROR")
+        other = dnskey.rsplit(" ", 1)[0] + " " + base64.b64encode(b"\1" * 64).decode()
+        self.assertEqual(self.update(("present", APEX, "DNSKEY", other), t), "NXRRSET")
+        # A name with nothing but an empty non-terminal below it is not in use.
+        self.assertEqual(self.update(("add", "a.ent.acme.example.net.", 60, "TXT", '"e"')),
+                         "NOERROR")
+        self.assertEqual(self.update(("present", "ent.acme.example.net."), t), "NXDOMAIN")
+
+    def test_dname_refused(self):
+        """DNAME was stored and served but never followed when answering; refused by
+        policy even for a key whose allow_types lists it."""
+        rows, serial = self.rows(), self.serial()
+        self.assertEqual(self.update(("add", "d.acme.example.net.", 60, "DNAME", "example.org.")),
+                         "REFUSED")
+        self.assertEqual(self.rows(), rows)
+        self.assertEqual(self.serial(), serial)
+        self.server.wait_log(r"update refused: key admin\., d\.acme\.example\.net\. DNAME: "
+                             r"DNAME is not implemented")
+
+
 class ZoneFileRdata(unittest.TestCase):
     """Item 3 at zone-file load: ldns reads generic rdata (RFC 3597 \\#) of known types
     without checking it against their format; the file's line is named."""
@@ -208,6 +267,18 @@ class ZoneFileRdata(unittest.TestCase):
             self.assertEqual(rc, 3, "%r: %s" % (extra, log))
             self.assertRegex(log, r"example\.com\.zone:%d: .*the %s record data does not match "
                                   r"its format" % (line, what), extra)
+
+
+    def test_dname_and_star_labels_refused_at_their_line(self):
+        line = len(ZONE.splitlines()) + 1
+        rc, log = self.start_with("d IN DNAME example.org.\n")
+        self.assertEqual(rc, 3, log)
+        self.assertRegex(log, r"example\.com\.zone:%d: d\.example\.com\.: DNAME is not supported"
+                         % line)
+        rc, log = self.start_with("x.* IN TXT \"w\"\n")
+        self.assertEqual(rc, 3, log)
+        self.assertRegex(log, r"example\.com\.zone:%d: x\.\*\.example\.com\.: a '\*' label makes "
+                              r"a wildcard" % line)
 
 
 class DatabaseRows(unittest.TestCase):
