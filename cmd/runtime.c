@@ -277,8 +277,11 @@ struct generation *generation_new(const char *path, struct loop *loop,
 		}
 		g->env.cookies = &g->cookie;
 	}
-	if (g->acme)
+	if (g->acme) {
+		if (prev)
+			acme_keep_replay(g->acme, prev->acme);
 		g->env.update = acme_update_handler(g->acme, &g->env);
+	}
 	schedule_resign(g);
 	return g;
 
