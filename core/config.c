@@ -30,6 +30,7 @@
 
 #include "core/diag.h"
 #include "core/log.h"
+#include "core/secret_file.h"
 #include "core/toml.h"
 
 #define CONFIG_MAX_BYTES (16u << 20)
@@ -1075,13 +1076,28 @@ static void load_zone_keys(struct loader *l, struct toml_node *zt, struct config
 	}
 }
 
-/* Reads a TSIG key file: the raw secret bytes, as Hickory does. */
+/*
+ * Reads a TSIG key file: the raw secret bytes, as Hickory does.  Refused
+ * like a DNSSEC key when other users could read or change it.
+ */
 static void read_key_file(struct loader *l, struct toml_node *at, struct config_tsig_key *k)
 {
 	FILE *f = fopen(k->key_file, "rb");
 	uint8_t buf[TSIG_SECRET_MAX + 1];
 	if (!f) {
 		err_node(l, at, "cannot read TSIG key file '%s': %s", k->key_file, strerror(errno));
+		return;
+	}
+	struct stat st;
+	char why[256];
+	if (fstat(fileno(f), &st) != 0) {
+		err_node(l, at, "cannot read TSIG key file '%s': %s", k->key_file, strerror(errno));
+		fclose(f);
+		return;
+	}
+	if (!secret_file_mode_ok(k->key_file, &st, why)) {
+		err_node(l, at, "TSIG key file %s", why);
+		fclose(f);
 		return;
 	}
 	size_t n = fread(buf, 1, sizeof(buf), f);

@@ -60,6 +60,8 @@ class Server:
             mode = "wb" if isinstance(content, bytes) else "w"
             with open(path, mode) as f:
                 f.write(content)
+            if name.endswith(".tsig"):
+                os.chmod(path, 0o600)   # geoacme refuses secrets others can read
         self.config_path = os.path.join(self.dir, "config.toml")
         with open(self.config_path, "w") as f:
             f.write(config)

@@ -1,10 +1,12 @@
 """Issue #16, TSIG: a captured signed UPDATE replayed within the fudge
 (item 4), and TSIG key files other users can read (item 7)."""
 import base64
+import os
 import signal
 import socket
 import struct
 import time
+import unittest
 
 import dns.name
 import dns.query
@@ -14,7 +16,8 @@ import dns.rdatatype
 import dns.tsig
 import dns.update
 
-from harness import ServerTestCase, main
+from harness import BASE_CONFIG, Server, ServerTestCase, main
+from test_badinput import serve_once
 
 ZONE = """$ORIGIN acme.example.
 $TTL 300
@@ -137,6 +140,49 @@ class Replay(ServerTestCase):
         for i in range(5):
             self.assertEqual(self.send(self.present('"t%d"' % i))[3] & 0xF, 0, i)
         self.assertEqual(self.txt(), ['"t4"'])
+
+
+KEY_FILE_CONFIG = CONFIG.replace('secret = "%s"' % base64.b64encode(SECRET).decode(),
+                                 'key_file = "lego.key"')
+
+
+class KeyFileModes(unittest.TestCase):
+    """Item 7: a key_file of mode 666 was accepted silently while a DNSSEC key of
+    mode 644 was refused; both are refused alike now, naming the chmod fix."""
+
+    def start_with_mode(self, mode, wait=8):
+        def setup(srv):
+            srv.write("lego.key", SECRET, mode)
+        return serve_once(KEY_FILE_CONFIG, {"acme.zone": ZONE}, setup=setup, wait=wait)
+
+    def test_readable_by_others_refused(self):
+        for mode in (0o666, 0o644, 0o640, 0o604, 0o660):
+            rc, log = self.start_with_mode(mode)
+            self.assertEqual(rc, 3, "mode %o: %s" % (mode, log))
+            self.assertRegex(log, r"config\.toml:\d+:\d+: TSIG key file (/\S+/lego\.key): "
+                                  r"(readable|writable) by other users \(mode %04o\); "
+                                  r"run: chmod 600 \1" % mode)
+            self.assertNotIn("ready:", log)
+
+    def test_owner_only_accepted(self):
+        for mode in (0o600, 0o400):
+            rc, log = self.start_with_mode(mode, wait=2)
+            self.assertIsNone(rc, "mode %o: %s" % (mode, log))
+            self.assertIn("ready:", log)
+
+    def test_reload_with_a_readable_key_keeps_serving(self):
+        srv = Server(BASE_CONFIG + KEY_FILE_CONFIG, {"acme.zone": ZONE})
+        try:
+            srv.write("lego.key", SECRET, 0o600)
+            srv.start()
+            os.chmod(srv.path("lego.key"), 0o644)
+            srv.send_signal(signal.SIGHUP)
+            srv.wait_log(r"TSIG key file .*lego\.key: readable by other users \(mode 0644\)")
+            r = srv.query("acme.example.", "SOA")
+            self.assertEqual(dns.rcode.to_text(r.rcode()), "NOERROR")
+            self.assertEqual(srv.stop(), 0)
+        finally:
+            srv.cleanup()
 
 
 if __name__ == "__main__":

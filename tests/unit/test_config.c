@@ -33,10 +33,11 @@ static const char *fixtures(void)
 	return buf;
 }
 
+/* Mode 0600, as geoacme wants TSIG key files (core/secret_file.h). */
 static void write_file(const char *path, const char *text, size_t len)
 {
 	FILE *f = fopen(path, "wb");
-	if (!f || fwrite(text, 1, len, f) != len) {
+	if (!f || fwrite(text, 1, len, f) != len || fchmod(fileno(f), 0600) != 0) {
 		printf("# cannot write %s: %s\n", path, strerror(errno));
 		exit(2);
 	}
@@ -77,6 +78,9 @@ static void test_full(void)
 	snprintf(path, sizeof(path), "%s/config/full.toml", fixtures());
 	snprintf(want, sizeof(want), "%s/config", fixtures());
 	ok(realpath(want, dir) != NULL, "fixture folder exists");
+	/* git keeps no modes but the x bit, and a TSIG key file must be 0600. */
+	snprintf(want, sizeof(want), "%s/config/sub/update.tsig", fixtures());
+	ok(chmod(want, 0600) == 0, "fixture key file made 0600");
 
 	diag_clear(&d);
 	struct config *c = config_load(path, &d);
@@ -250,6 +254,9 @@ static void test_defaults(void)
 	snprintf(path, sizeof(path), "%s/config/minimal.toml", fixtures());
 	snprintf(want, sizeof(want), "%s/config", fixtures());
 	ok(realpath(want, dir) != NULL, "fixture folder exists");
+	/* git keeps no modes but the x bit, and a TSIG key file must be 0600. */
+	snprintf(want, sizeof(want), "%s/config/sub/update.tsig", fixtures());
+	ok(chmod(want, 0600) == 0, "fixture key file made 0600");
 	diag_clear(&d);
 	struct config *c = config_load(path, &d);
 	ok(c != NULL, "minimal.toml loads");
@@ -788,6 +795,29 @@ static void test_tsig_errors(void)
 		         "Permission denied", cfg_path, tmp);
 		is_str(d.n ? d.msgs[0] : NULL, want, "unreadable key file");
 	}
+	config_free(c);
+	chmod(kpath, 0600);
+
+	/* Readable or writable by others: refused like a DNSSEC key, naming the fix. */
+	static const struct { unsigned mode; const char *what; } modes[] = {
+		{ 0666, "readable by other users (mode 0666)" },
+		{ 0644, "readable by other users (mode 0644)" },
+		{ 0640, "readable by other users (mode 0640)" },
+		{ 0620, "writable by other users (mode 0620)" },
+	};
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		chmod(kpath, modes[i].mode);
+		c = load_text(text);
+		snprintf(want, sizeof(want), "%s:11:12: TSIG key file %s/locked.tsig: %s; run: "
+		         "chmod 600 %s/locked.tsig", cfg_path, tmp, modes[i].what, tmp);
+		is_str(d.n ? d.msgs[0] : NULL, want, "TSIG key file mode %04o refused",
+		       modes[i].mode);
+		ok(c == NULL, "and the config with it (%04o)", modes[i].mode);
+		config_free(c);
+	}
+	chmod(kpath, 0400);
+	c = load_text(text);
+	ok(c != NULL, "mode 0400 loads");
 	config_free(c);
 	chmod(kpath, 0600);
 }
