@@ -266,6 +266,11 @@ struct generation *generation_new(const char *path, struct loop *loop,
 			.buckets = 65536,
 		};
 		g->rrl = rrl_new(&rc);
+		if (!g->rrl) {
+			diag_add(d, NULL, 0, 0, "cannot set up response rate limiting (no memory or "
+			         "no random bytes)");
+			goto fail;
+		}
 		g->env.rrl = g->rrl;
 	}
 	if (c->cookies) {
