@@ -338,10 +338,9 @@ void answer_query(struct query *q, struct answer_env *env)
 	packet_write(q, &plan);
 }
 
-void answer_handle(void *envp, struct query *q)
+/* Everything that answers a message, or leaves q->tx_len 0 to send nothing. */
+static void respond(struct answer_env *env, struct query *q, uint32_t now)
 {
-	struct answer_env *env = envp;
-	env->queries++;
 	int err = packet_parse(q);
 	if (err == -EINVAL) {
 		env->dropped++;
@@ -363,8 +362,6 @@ void answer_handle(void *envp, struct query *q)
 		packet_write_error(q);
 		return;
 	}
-	/* time() is a vDSO read on Linux: no syscall on the query path. */
-	uint32_t now = (uint32_t)time(NULL);
 	if (q->edns.cookie_present && env->cookies) {
 		q->cookie_valid = cookie_process(env->cookies, q, now, q->cookie_out);
 		q->cookie_out_set = true;
@@ -392,20 +389,41 @@ void answer_handle(void *envp, struct query *q)
 		return;
 	}
 	answer_query(q, env);
-	if (env->rrl && q->transport == QUERY_UDP && !q->cookie_valid && q->tx_len) {
-		switch (rrl_check(env->rrl, q, now)) {
-		case RRL_SEND:
-			break;
-		case RRL_DROP:
-			env->rate_limited++;
-			q->tx_len = 0;
-			break;
-		case RRL_SLIP:
-			/* Truncated and empty: a real client retries over TCP. */
-			env->slipped++;
-			q->tc = true;
-			packet_write_error(q);
-			break;
-		}
+}
+
+/*
+ * Every UDP response counts against its client's prefix, errors included
+ * (the "errors" category of BIND's RRL): a FORMERR, NOTIMP, REFUSED,
+ * BADVERS (with a server cookie) or NOTAUTH (BADKEY, BADSIG) is as good
+ * a reflection as an answer to whoever's address the query was forged
+ * with.  A valid server cookie proves the address and exempts it.
+ */
+static void rate_limit(struct answer_env *env, struct query *q, uint32_t now)
+{
+	if (!env->rrl || q->transport != QUERY_UDP || q->cookie_valid || !q->tx_len)
+		return;
+	switch (rrl_check(env->rrl, q, now)) {
+	case RRL_SEND:
+		break;
+	case RRL_DROP:
+		env->rate_limited++;
+		q->tx_len = 0;
+		break;
+	case RRL_SLIP:
+		/* Truncated and empty: a real client retries over TCP. */
+		env->slipped++;
+		q->tc = true;
+		packet_write_error(q);
+		break;
 	}
+}
+
+void answer_handle(void *envp, struct query *q)
+{
+	struct answer_env *env = envp;
+	env->queries++;
+	/* time() is a vDSO read on Linux: no syscall on the query path. */
+	uint32_t now = (uint32_t)time(NULL);
+	respond(env, q, now);
+	rate_limit(env, q, now);
 }

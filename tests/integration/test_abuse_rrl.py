@@ -1,12 +1,17 @@
 """Issue #16, response rate limiting: prefixes that collide in the table
 (item 2) and error responses (item 5).  Spoofed sources are loopback
 addresses in other /24s of 127/8 (all of it is local on Linux)."""
+import base64
 import socket
 import time
 
+import dns.edns
 import dns.flags
 import dns.message
+import dns.opcode
 import dns.rcode
+import dns.tsig
+import dns.update
 
 from harness import ServerTestCase, main, rrs
 
@@ -100,6 +105,111 @@ class Collisions(ServerTestCase):
             self.assertLessEqual(answered, RATE * seconds,
                                  "%d of 500 answered at rrl_rate %d" % (answered, RATE))
             self.assertLessEqual(abs(slipped - (500 - answered) / 2), 2)
+
+
+ACME_ZONE = """$ORIGIN acme.example.
+$TTL 300
+@ IN SOA ns1.example. hostmaster.example. 1 3600 600 86400 60
+@ IN NS ns1.example.
+"""
+SECRET = b"a-secret-for-the-rate-limit-test"
+
+ERRORS_CONFIG = CONFIG + """
+[[zones]]
+zone = "acme.example"
+[zones.stores]
+type = "sqlite"
+allow_update = true
+journal_path = "acme.sqlite"
+zone_path = "acme.zone"
+[[zones.stores.tsig_keys]]
+name = "key.acme.example."
+algorithm = "hmac-sha256"
+secret = "%s"
+""" % base64.b64encode(SECRET).decode()
+
+
+class Errors(ServerTestCase):
+    """Item 5: error responses were never limited.  Each kind is sent 100 times
+    at once from its own /24 (so budgets do not mix); at rrl_rate = 5 at most
+    5 a second go out whole, about half of the rest truncated, the rest dropped."""
+    CONFIG = ERRORS_CONFIG
+    FILES = {"example.com.zone": ZONE, "acme.zone": ACME_ZONE}
+
+    def burst(self, source, wire, n=100):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
+        s.bind((source, 0))
+        replies = []
+        start = time.time()
+        try:
+            for _ in range(n):
+                s.sendto(wire, ("127.0.0.1", self.server.port))
+            s.settimeout(1.0)
+            while True:
+                try:
+                    replies.append(s.recv(65535))
+                except socket.timeout:
+                    break
+        finally:
+            s.close()
+        return replies, int(time.time() - start) + 2
+
+    def assert_limited(self, source, wire, rcode):
+        replies, seconds = self.burst(source, wire)
+        whole = [r for r in replies if not r[2] & 0x02]
+        slipped = [r for r in replies if r[2] & 0x02]
+        for r in replies:
+            self.assertEqual(r[:2], wire[:2])
+        for r in whole:
+            # The extended rcode of BADVERS sits in the OPT record; the header has its low bits.
+            self.assertEqual(r[3] & 0xF, rcode & 0xF, "%s: rcode" % source)
+        self.assertGreaterEqual(len(whole), RATE, source)
+        self.assertLessEqual(len(whole), RATE * seconds, "%s: %d of 100 sent whole" %
+                             (source, len(whole)))
+        self.assertLessEqual(abs(len(slipped) - (100 - len(whole)) / 2), 2, source)
+        return whole
+
+    def test_formerr(self):
+        q = self.server.make_query("www.example.com").to_wire()
+        bad = q[:4] + b"\x00\x02" + q[6:]       # QDCOUNT 2, one question
+        self.assert_limited("127.20.1.1", bad, dns.rcode.FORMERR)
+
+    def test_badvers_with_a_server_cookie(self):
+        q = self.server.make_query("www.example.com")
+        q.use_edns(1, 0, 1232, options=[dns.edns.GenericOption(10, b"\x01" * 8)])
+        whole = self.assert_limited("127.20.2.1", q.to_wire(), dns.rcode.BADVERS)
+        m = dns.message.from_wire(whole[0])
+        self.assertEqual(m.rcode(), dns.rcode.BADVERS)
+        self.assertTrue(any(o.otype == 10 and len(o.to_wire()) == 24 for o in m.options),
+                        "the answer carries a server cookie")
+
+    def test_notimp(self):
+        q = self.server.make_query("www.example.com")
+        q.set_opcode(dns.opcode.NOTIFY)
+        self.assert_limited("127.20.3.1", q.to_wire(), dns.rcode.NOTIMP)
+
+    def test_refused(self):
+        self.assert_limited("127.20.4.1", self.server.make_query("example.org").to_wire(),
+                            dns.rcode.REFUSED)
+        u = dns.update.UpdateMessage("acme.example.")   # unsigned: REFUSED by the update handler
+        u.add("x.acme.example.", 60, "TXT", "x")
+        self.assert_limited("127.20.8.1", u.to_wire(), dns.rcode.REFUSED)
+
+    def test_badkey_and_badsig(self):
+        for i, key in enumerate((dns.tsig.Key("nobody.example.", SECRET, "hmac-sha256"),
+                                 dns.tsig.Key("key.acme.example.", b"wrong", "hmac-sha256"))):
+            u = dns.update.UpdateMessage("acme.example.", keyring=key)
+            u.add("x.acme.example.", 60, "TXT", "x")
+            self.assert_limited("127.20.%d.1" % (5 + i), u.to_wire(), dns.rcode.NOTAUTH)
+
+    def test_answers_still_limited_and_tcp_never(self):
+        self.assert_limited("127.20.9.1", self.server.make_query("www.example.com").to_wire(),
+                            dns.rcode.NOERROR)
+        self.assert_limited("127.20.10.1", self.server.make_query("nx.example.com").to_wire(),
+                            dns.rcode.NXDOMAIN)
+        r = self.server.query("example.org", tcp=True, source="127.20.4.1")
+        self.assertEqual(r.rcode(), dns.rcode.REFUSED)
 
 
 if __name__ == "__main__":
