@@ -710,8 +710,8 @@ static void load_top(struct loader *l, struct toml_node *root)
 static void load_server(struct loader *l, struct toml_node *root)
 {
 	static const char *const keys[] = {
-		"udp_max_size", "tcp_max_connections", "rrl_rate", "rrl_slip", "rrl_ipv4_prefix",
-		"rrl_ipv6_prefix", "cookies", NULL,
+		"udp_max_size", "tcp_max_connections", "tcp_max_connections_per_prefix", "rrl_rate",
+		"rrl_slip", "rrl_ipv4_prefix", "rrl_ipv6_prefix", "cookies", NULL,
 	};
 	struct config *c = l->c;
 	struct toml_node *t = get_table(l, root, "server");
@@ -721,6 +721,8 @@ static void load_server(struct loader *l, struct toml_node *root)
 	if (get_int(l, t, "udp_max_size", 512, 4096, &v))
 		c->udp_max_size = (uint16_t)v;
 	get_u32(l, t, "tcp_max_connections", 1, 65535, &c->tcp_max_connections);
+	get_u32(l, t, "tcp_max_connections_per_prefix", 1, 65535,
+	        &c->tcp_max_connections_per_prefix);
 	get_u32(l, t, "rrl_rate", 0, 1000000, &c->rrl_rate);
 	get_u32(l, t, "rrl_slip", 0, 10, &c->rrl_slip);
 	if (get_int(l, t, "rrl_ipv4_prefix", 8, 32, &v))
@@ -1532,6 +1534,7 @@ struct config *config_load(const char *path, struct diag *d)
 	c->log_level = LOG_INFO;
 	c->udp_max_size = 1232;
 	c->tcp_max_connections = 256;
+	c->tcp_max_connections_per_prefix = 16;
 	c->rrl_rate = 0;
 	c->rrl_slip = 2;
 	c->rrl_ipv4_prefix = 24;

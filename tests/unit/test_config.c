@@ -106,6 +106,7 @@ static void test_full(void)
 	is_str(c->pid_file, want, "pid_file resolved against directory");
 	is_int(c->udp_max_size, 1400, "udp_max_size");
 	is_int(c->tcp_max_connections, 64, "tcp_max_connections");
+	is_int(c->tcp_max_connections_per_prefix, 8, "tcp_max_connections_per_prefix");
 	is_int(c->rrl_rate, 20, "rrl_rate");
 	is_int(c->rrl_slip, 3, "rrl_slip");
 	is_int(c->rrl_ipv4_prefix, 28, "rrl_ipv4_prefix");
@@ -142,7 +143,7 @@ static void test_full(void)
 		is_int(s->health.timeout_ms, 250, "timeout 250ms");
 		is_int(s->health.rise, 1, "rise");
 		is_int(s->health.fall, 5, "fall");
-		is_int(s->pos.line, 31, "site position");
+		is_int(s->pos.line, 32, "site position");
 		s = &c->sites[1];
 		ok(!s->has_v4 && s->has_v6, "sydney is IPv6 only");
 		ok(s->latitude == -33.0, "integer latitude accepted");
@@ -243,7 +244,7 @@ static void test_full(void)
 		is_int(k->n_allow_names, 2, "two allowed names");
 		if (k->n_allow_names == 2)
 			is_str(k->allow_names[0], "_acme-challenge", "allowed name as written");
-		is_int(k->pos.line, 108, "TSIG key position");
+		is_int(k->pos.line, 109, "TSIG key position");
 	}
 	config_free(c);
 }
@@ -272,6 +273,7 @@ static void test_defaults(void)
 	ok(c->pid_file == NULL, "no pid_file by default");
 	is_int(c->udp_max_size, 1232, "default udp_max_size");
 	is_int(c->tcp_max_connections, 256, "default tcp_max_connections");
+	is_int(c->tcp_max_connections_per_prefix, 16, "default tcp_max_connections_per_prefix");
 	is_int(c->rrl_rate, 0, "rate limiting off by default");
 	is_int(c->rrl_slip, 2, "default rrl_slip");
 	is_int(c->rrl_ipv4_prefix, 24, "default rrl_ipv4_prefix");
