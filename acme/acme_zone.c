@@ -14,6 +14,7 @@
 #include "acme/msg.h"
 #include "acme/policy.h"
 #include "acme/recset.h"
+#include "acme/replay.h"
 #include "acme/tsig.h"
 #include "acme/update.h"
 #include "core/conf/config.h"
@@ -23,6 +24,7 @@
 #include "core/wire/dname.h"
 #include "core/wire/packet.h"
 #include "core/wire/query.h"
+#include "core/wire/rdata_check.h"
 #include "core/wire/rrset.h"
 #include "core/wire/wire.h"
 #include "core/zone/answer.h"
@@ -41,6 +43,7 @@ struct acme_zone;
 struct acme_key {
 	struct tsig_key tk;
 	struct policy pol;
+	struct replay *replay;       /* the UPDATEs it signed lately (replay.h) */
 	struct acme_zone *zone;
 };
 
@@ -465,7 +468,7 @@ static uint8_t do_update(struct acme *a, struct query *q, const struct acme_key 
 		log_info("update for %s from key %s: malformed (rcode %d)", zone, kname, rc);
 		return (uint8_t)rc;
 	}
-	rc = update_prereq(az->rs, az->apex, &m);
+	rc = update_prereq(zone_table_get(a->t, az->apex), az->apex, &m);
 	if (rc != RCODE_NOERROR) {
 		log_info("update for %s from key %s: prerequisite not met (rcode %d)", zone, kname, rc);
 		return (uint8_t)rc;
@@ -577,6 +580,23 @@ static int handle(void *ctx, struct query *q)
 			signed_query(a, q, &r);
 			return 0;
 		}
+		/*
+		 * A replayed UPDATE verifies like the original.  Refused as
+		 * RFC 8945 5.2.3 refuses a time signed earlier than the last
+		 * one seen: NOTAUTH, BADTIME, signed, our clock in Other Data.
+		 * Signed queries change nothing, so they are not remembered.
+		 */
+		uint64_t window = t.fudge < key->tk.fudge ? t.fudge : key->tk.fudge;
+		int seen = replay_check(key->replay, t.time_signed, window, t.mac, t.mac_len, now);
+		if (seen < 0) {
+			static struct log_limit lim_replay;
+			log_limited(&lim_replay, LOG_WARN, "TSIG from key %s: %s (BADTIME)", kname,
+			            seen == -EALREADY ? "a replayed UPDATE: its MAC was accepted before"
+			                              : "an UPDATE signed before this server could remember "
+			                                "it, refused as a possible replay");
+			r.error = TSIG_BADTIME;
+			return reply(q, RCODE_NOTAUTH, &r);
+		}
 	}
 	if (q->opcode != OPCODE_UPDATE)
 		return reply(q, RCODE_NOTIMP, &r);
@@ -609,8 +629,10 @@ static void zone_free_acme(struct acme_zone *az)
 		return;
 	if (az->purge_timer > 0 && az->a->l)
 		loop_timer_cancel(az->a->l, az->purge_timer);
-	for (size_t i = 0; i < az->n_keys; i++)
+	for (size_t i = 0; i < az->n_keys; i++) {
 		policy_clear(&az->keys[i].pol);
+		replay_free(az->keys[i].replay);
+	}
 	free(az->keys);
 	recset_free(az->rs);
 	db_close(az->db);
@@ -628,12 +650,40 @@ void acme_free(struct acme *a)
 	free(a);
 }
 
+void acme_keep_replay(struct acme *a, const struct acme *prev)
+{
+	for (size_t i = 0; a && prev && i < a->n; i++) {
+		const struct acme_zone *old = find_zone(prev, a->zones[i]->apex);
+		for (size_t k = 0; old && k < a->zones[i]->n_keys; k++) {
+			struct acme_key *ak = &a->zones[i]->keys[k];
+			for (size_t j = 0; j < old->n_keys; j++) {
+				const struct tsig_key *o = &old->keys[j].tk;
+				if (o->alg == ak->tk.alg && dname_len(o->name) == dname_len(ak->tk.name) &&
+				    memcmp(o->name, ak->tk.name, dname_len(o->name)) == 0)
+					replay_copy(ak->replay, old->keys[j].replay);
+			}
+		}
+	}
+}
+
 static int load_row(void *arg, const struct records_row *row)
 {
 	struct acme_zone *az = arg;
 	if (row->rclass != CLASS_IN) {
 		log_warn("%s: ignoring a record of class %u in %s", az->name, (unsigned)row->rclass,
 		         az->journal_path);
+		return 0;
+	}
+	/*
+	 * A row is trusted no more than an UPDATE: one edited by hand (or by a
+	 * bug) must not make the answer path read past its rdata.
+	 */
+	const char *why = NULL;
+	if (rdata_check(row->type, row->rdata, row->rdlen, &why) < 0) {
+		char n[DNAME_MAX * 4 + 2], t[16];
+		name_str(row->name, n, sizeof(n));
+		log_warn("%s: skipping a malformed %s record at %s in %s: %s", az->name,
+		         policy_type_str(row->type, t), n, az->journal_path, why);
 		return 0;
 	}
 	return recset_add(az->rs, row->name, row->type, row->ttl, row->rdata, row->rdlen,
@@ -700,10 +750,15 @@ static int add_keys(struct acme_zone *az, const struct config_zone *zc, char err
 		if (tsig_key_init(&ak->tk, k->name, k->algorithm, k->secret, k->secret_len, k->fudge,
 		                  err) < 0)
 			return -EINVAL;
+		/* n_keys counts it from here: zone_free_acme() clears what it made. */
+		az->n_keys = i + 1;
 		if (policy_init(&ak->pol, zc, k, az->apex, err) < 0)
 			return -EINVAL;
+		if (!(ak->replay = replay_new(now_s(az->a)))) {
+			errf(err, "out of memory");
+			return -ENOMEM;
+		}
 		ak->zone = az;
-		az->n_keys = i + 1;
 	}
 	return 0;
 }

@@ -57,6 +57,13 @@ int acme_resign(struct acme *a, const uint8_t *apex, char err[256]);
 int acme_purge_stale(struct acme *a, const uint8_t *apex, int64_t now);
 
 /*
+ * After a reload: each key that `prev` also had (same zone, name and
+ * algorithm) keeps its memory of the UPDATEs it accepted, so a reload
+ * opens no window for replays (replay.h).  NULL-safe.
+ */
+void acme_keep_replay(struct acme *a, const struct acme *prev);
+
+/*
  * The handler for core (hooks.h).  `env` answers signed queries
  * (answer_query); it may be NULL, and signed queries are then REFUSED.
  */

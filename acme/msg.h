@@ -35,7 +35,10 @@ int msg_read_rr(const uint8_t *msg, size_t len, size_t *pos, struct msg_rr *rr);
  * always suffices): names decompressed and lowercased in the types that
  * carry them (RFC 3597 section 4 and RFC 4034 section 6.2), other rdata
  * copied.  Returns the length, or -EBADMSG when the rdata does not match
- * its type's layout (a name running out of the rdata, bytes left over).
+ * its type's wire format (core/wire/rdata_check.h: a name running out of the
+ * rdata, a field of the wrong size, bytes left over).  Empty rdata is
+ * never looked at here: it is what deletions carry, and the prescan
+ * checks it where it must be a record.
  */
 int msg_rdata_canonical(const uint8_t *msg, size_t len, const struct msg_rr *rr, uint8_t *out,
                         size_t cap);

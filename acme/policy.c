@@ -128,6 +128,20 @@ static bool name_allowed(const struct policy *p, const uint8_t *name)
 	return false;
 }
 
+/*
+ * A '*' label anywhere: leftmost it makes a wildcard, which the answer
+ * path does not expand; further right it makes the empty non-terminal
+ * "*.<rest>", a wildcard all the same (RFC 4592 2.2.2), so the snapshot
+ * would not build.
+ */
+static bool has_star_label(const uint8_t *name)
+{
+	for (const uint8_t *p = name; *p; p += *p + 1)
+		if (p[0] == 1 && p[1] == '*')
+			return true;
+	return false;
+}
+
 /* NULL when the key may change records of this type at this name, else why not. */
 static const char *why_not(const struct policy *p, const uint8_t *name, uint16_t type)
 {
@@ -140,8 +154,10 @@ static const char *why_not(const struct policy *p, const uint8_t *name, uint16_t
 		return "DNSSEC records are managed by the signer";
 	if (!name_allowed(p, name))
 		return "name not allowed for this key";
-	if (name[0] == 1 && name[1] == '*')
+	if (has_star_label(name))
 		return "wildcard names are not allowed";
+	if (type == RR_DNAME)
+		return "DNAME is not implemented: answers would not follow it";
 	if (type == RR_ANY)
 		return NULL;   /* checked per type once the changes are known */
 	for (size_t i = 0; i < p->n_types; i++)

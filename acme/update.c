@@ -12,8 +12,10 @@
 #include "acme/update.h"
 #include "core/wire/arena.h"
 #include "core/wire/query.h"
+#include "core/wire/rdata_check.h"
 #include "core/wire/rrset.h"
 #include "core/wire/wire.h"
+#include "core/zone/zone.h"
 #include "storage/change.h"
 
 /* --- parsing --- */
@@ -98,21 +100,78 @@ static bool same_rdata(const struct update_rr *a, const struct update_rr *b)
 }
 
 /*
+ * Prerequisites are evaluated against what the zone serves (RFC 2136 3.2
+ * speaks of the zone, not of what was stored): the snapshot, where the
+ * signer's DNSKEY, CDS, CDNSKEY and NSEC RRsets and every RRSIG live
+ * beside the stored records.  A name is in use when it owns a record
+ * (2.4.4): empty non-terminals are not.  ACME zones have no geo names.
+ */
+static const struct zone_node *name_in_use(const struct zone *z, const uint8_t *name)
+{
+	if (!z)
+		return NULL;
+	const struct zone_node *n = zone_find(z, name, dname_len(name));
+	return n && !(n->flags & ZONE_NODE_ENT) && n->rrset_count > 0 ? n : NULL;
+}
+
+/* One served RRset, or for type RRSIG the signatures at a name (RFC 4035 2.2: one per RRset). */
+struct served {
+	const struct zone_node *node;
+	const struct rrset *set;
+	bool sigs;
+};
+
+static size_t served_count(const struct served *s)
+{
+	if (!s->sigs)
+		return s->set ? s->set->count : 0;
+	size_t n = 0;
+	for (uint16_t i = 0; i < s->node->rrset_count; i++)
+		n += s->node->rrsets[i].sig.len > 0;
+	return n;
+}
+
+static bool served_find(const struct zone *z, const uint8_t *name, uint16_t type,
+                        struct served *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->node = name_in_use(z, name);
+	if (!s->node)
+		return false;
+	if (type == RR_RRSIG)
+		s->sigs = true;
+	else
+		s->set = zone_node_rrset(s->node, type);
+	return served_count(s) > 0;
+}
+
+static bool served_has(const struct served *s, const uint8_t *rdata, uint16_t rdlen)
+{
+	struct rdata want = { rdlen, rdata };
+	for (uint16_t i = 0; i < (s->sigs ? s->node->rrset_count : s->set->count); i++) {
+		const struct rdata *have = s->sigs ? &s->node->rrsets[i].sig : &s->set->rr[i];
+		if ((!s->sigs || have->len) && rdata_canonical_cmp(have, &want) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
  * RRset exists (value dependent): the prerequisite records with this
  * name and type, taken as a set, equal the zone's RRset (TTLs aside).
  */
-static bool rrset_matches(const struct recset *rs, const struct update_msg *m, size_t first)
+static bool rrset_matches(const struct zone *z, const struct update_msg *m, size_t first)
 {
 	const struct update_rr *p = &m->prereq[first];
-	const struct recset_rrset *s = recset_name_rrset(recset_find(rs, p->name), p->type);
-	if (!s)
+	struct served s;
+	if (!served_find(z, p->name, p->type, &s))
 		return false;
 	size_t distinct = 0;
 	for (size_t j = first; j < m->n_prereq; j++) {
 		const struct update_rr *q = &m->prereq[j];
 		if (q->rclass != m->zclass || q->type != p->type || !same_name(q->name, p->name))
 			continue;
-		if (!recset_rrset_find(s, q->rdata, q->rdlen))
+		if (!served_has(&s, q->rdata, q->rdlen))
 			return false;
 		bool dup = false;
 		for (size_t k = first; k < j && !dup; k++) {
@@ -123,10 +182,10 @@ static bool rrset_matches(const struct recset *rs, const struct update_msg *m, s
 		if (!dup)
 			distinct++;
 	}
-	return distinct == s->count;
+	return distinct == served_count(&s);
 }
 
-int update_prereq(const struct recset *rs, const uint8_t *apex, const struct update_msg *m)
+int update_prereq(const struct zone *served, const uint8_t *apex, const struct update_msg *m)
 {
 	for (size_t i = 0; i < m->n_prereq; i++) {
 		const struct update_rr *p = &m->prereq[i];
@@ -134,23 +193,23 @@ int update_prereq(const struct recset *rs, const uint8_t *apex, const struct upd
 			return RCODE_FORMERR;
 		if (!dname_is_subdomain(p->name, apex))
 			return RCODE_NOTZONE;
-		const struct recset_name *n = recset_find(rs, p->name);
+		struct served s;
 		if (p->rclass == CLASS_ANY) {
 			if (p->rdlen != 0)
 				return RCODE_FORMERR;
 			if (p->type == RR_ANY) {
-				if (!n)
+				if (!name_in_use(served, p->name))
 					return RCODE_NXDOMAIN;
-			} else if (!recset_name_rrset(n, p->type)) {
+			} else if (!served_find(served, p->name, p->type, &s)) {
 				return RCODE_NXRRSET;
 			}
 		} else if (p->rclass == CLASS_NONE) {
 			if (p->rdlen != 0)
 				return RCODE_FORMERR;
 			if (p->type == RR_ANY) {
-				if (n)
+				if (name_in_use(served, p->name))
 					return RCODE_YXDOMAIN;
-			} else if (recset_name_rrset(n, p->type)) {
+			} else if (served_find(served, p->name, p->type, &s)) {
 				return RCODE_YXRRSET;
 			}
 		} else if (p->rclass != m->zclass) {
@@ -166,7 +225,7 @@ int update_prereq(const struct recset *rs, const uint8_t *apex, const struct upd
 		for (size_t k = 0; k < i && !seen; k++)
 			seen = m->prereq[k].rclass == m->zclass && m->prereq[k].type == p->type &&
 			       same_name(m->prereq[k].name, p->name);
-		if (!seen && !rrset_matches(rs, m, i))
+		if (!seen && !rrset_matches(served, m, i))
 			return RCODE_NXRRSET;
 	}
 	return RCODE_NOERROR;
@@ -174,20 +233,16 @@ int update_prereq(const struct recset *rs, const uint8_t *apex, const struct upd
 
 /* --- prescan --- */
 
-/* Rdata checks the zone builder would not make, with a precise FORMERR. */
+/*
+ * A record to add or to delete must match its type's wire format
+ * (core/wire/rdata_check.h), empty rdata included: the parser leaves rdata of
+ * length 0 alone because deletions carry it, so this is where an empty
+ * CNAME, NS, MX or PTR -- which the answer path would read as a name
+ * past its end -- or an empty DS is refused.  FORMERR, as BIND answers.
+ */
 static bool rdata_ok(const struct update_rr *u)
 {
-	size_t longest;
-	switch (u->type) {
-	case RR_A:
-		return u->rdlen == 4;
-	case RR_AAAA:
-		return u->rdlen == 16;
-	case RR_TXT:
-		return msg_txt_valid(u->rdata, u->rdlen, &longest);
-	default:
-		return true;
-	}
+	return rdata_check(u->type, u->rdata, u->rdlen, NULL) == 0;
 }
 
 int update_prescan(const uint8_t *apex, const struct update_msg *m)

@@ -2,7 +2,8 @@
 #pragma once
 /*
  * RFC 2136 UPDATE, as pure functions over a parsed message and the zone's
- * records in memory (recset.h), in the RFC's order: parse (FORMERR), zone
+ * records in memory (recset.h; the served snapshot for prerequisites), in
+ * the RFC's order: parse (FORMERR), zone
  * section (done by the caller: NOTAUTH/REFUSED), prerequisites (section
  * 3.2), permissions (policy.h), prescan (3.4.1), then the updates (3.4.2)
  * turned into a change list.  Nothing here touches the database or the
@@ -31,6 +32,7 @@
 struct arena;
 struct change_list;
 struct recset;
+struct zone;
 
 struct update_rr {
 	const uint8_t *name;         /* lowercase wire form, in the arena */
@@ -58,8 +60,13 @@ struct update_msg {
  */
 int update_parse(const uint8_t *msg, size_t len, struct arena *a, struct update_msg *m);
 
-/* Section 3.2: returns RCODE_NOERROR or FORMERR, NOTZONE, NXDOMAIN, YXDOMAIN, NXRRSET, YXRRSET. */
-int update_prereq(const struct recset *rs, const uint8_t *apex, const struct update_msg *m);
+/*
+ * Section 3.2, against the zone as served (`served`, the current snapshot;
+ * NULL: an empty zone): the signer's DNSKEY, CDS, CDNSKEY, NSEC and RRSIG
+ * records count like stored ones.  Returns RCODE_NOERROR or FORMERR,
+ * NOTZONE, NXDOMAIN, YXDOMAIN, NXRRSET, YXRRSET.
+ */
+int update_prereq(const struct zone *served, const uint8_t *apex, const struct update_msg *m);
 
 /* Section 3.4.1: returns RCODE_NOERROR or FORMERR, NOTZONE. */
 int update_prescan(const uint8_t *apex, const struct update_msg *m);

@@ -511,6 +511,11 @@ struct generation *generation_new(const char *path, struct loop *loop,
 			.buckets = 65536,
 		};
 		g->rrl = rrl_new(&rc);
+		if (!g->rrl) {
+			diag_add(d, NULL, 0, 0, "cannot set up response rate limiting (no memory or "
+			         "no random bytes)");
+			goto fail;
+		}
 		g->env.rrl = g->rrl;
 	}
 	if (c->cookies) {
@@ -522,8 +527,11 @@ struct generation *generation_new(const char *path, struct loop *loop,
 		}
 		g->env.cookies = &g->cookie;
 	}
-	if (g->acme)
+	if (g->acme) {
+		if (prev)
+			acme_keep_replay(g->acme, prev->acme);
 		g->env.update = acme_update_handler(g->acme, &g->env);
+	}
 	schedule_resign(g);
 	return g;
 

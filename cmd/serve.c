@@ -329,6 +329,7 @@ int cmd_serve(int argc, char **argv)
 		.udp_max_size = boot->udp_max_size,
 		.tcp_max_connections = boot->tcp_max_connections,
 		.tcp_idle_timeout_ms = boot->tcp_idle_timeout_ms,
+		.tcp_max_per_prefix = boot->tcp_max_connections_per_prefix,
 	};
 	/* The handler context is set once the first generation exists. */
 	s.net = net_new(s.loop, &nc, answer_handle, NULL, err);

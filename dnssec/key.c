@@ -19,6 +19,8 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 
+#include "core/conf/secret_file.h"
+
 struct key {
 	EVP_PKEY *pkey;
 	uint8_t dnskey[KEY_DNSKEY_LEN];
@@ -53,30 +55,6 @@ static void openssl_reason(char *out, size_t cap)
 	else
 		snprintf(out, cap, "no PEM private key found");
 	ERR_clear_error();
-}
-
-/* Refuses key files other users could read or change: a leaked signing key
- * lets anyone forge answers for the zone until the DS is replaced. */
-static bool mode_ok(const char *path, const struct stat *st, char err[256])
-{
-	if (!S_ISREG(st->st_mode)) {
-		snprintf(err, 256, "%s: not a regular file", path);
-		return false;
-	}
-	mode_t m = st->st_mode & 07777;
-	const char *what = NULL;
-	if (m & (S_IRGRP | S_IROTH))
-		what = "readable by other users";
-	else if (m & (S_IWGRP | S_IWOTH))
-		what = "writable by other users";
-	else if (m & (S_IXGRP | S_IXOTH))
-		what = "accessible by other users";
-	if (what) {
-		snprintf(err, 256, "%s: %s (mode %04o); run: chmod 600 %s", path, what,
-		         (unsigned)m, path);
-		return false;
-	}
-	return true;
 }
 
 /* Names the curve (or key type) of a key we cannot use. */
@@ -134,7 +112,8 @@ struct key *key_load(const char *path, char err[256])
 		close(fd);
 		goto fail;
 	}
-	if (!mode_ok(path, &st, err)) {
+	/* Readable by others: refused, as TSIG key files are (core/conf/secret_file.h). */
+	if (!secret_file_mode_ok(path, &st, err)) {
 		close(fd);
 		goto fail;
 	}

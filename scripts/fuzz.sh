@@ -19,7 +19,7 @@ set -eu
 cd "$(dirname "$0")/.."
 secs=${1:-60}
 [ $# -gt 0 ] && shift
-targets=${*:-fuzz_query fuzz_update fuzz_toml fuzz_zonefile}
+targets=${*:-fuzz_query fuzz_update fuzz_toml fuzz_zonefile fuzz_update_answer}
 
 CC=clang cmake -S . -B build-fuzz -DGEOACME_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 # shellcheck disable=SC2086

@@ -32,6 +32,7 @@
 
 #include "core/conf/diag.h"
 #include "core/conf/log.h"
+#include "core/conf/secret_file.h"
 #include "core/conf/toml.h"
 
 #define CONFIG_MAX_BYTES (16u << 20)
@@ -807,8 +808,9 @@ static void load_http_listen(struct loader *l, struct toml_node *t)
 static void load_server(struct loader *l, struct toml_node *root)
 {
 	static const char *const keys[] = {
-		"udp_max_size", "tcp_max_connections", "rrl_rate", "rrl_slip", "rrl_ipv4_prefix",
-		"rrl_ipv6_prefix", "cookies", "http_listen", "query_log_sample", "query_log_rate", NULL,
+		"udp_max_size", "tcp_max_connections", "tcp_max_connections_per_prefix", "rrl_rate",
+		"rrl_slip", "rrl_ipv4_prefix", "rrl_ipv6_prefix", "cookies", "http_listen",
+		"query_log_sample", "query_log_rate", NULL,
 	};
 	struct config *c = l->c;
 	struct toml_node *t = get_table(l, root, "server");
@@ -818,6 +820,8 @@ static void load_server(struct loader *l, struct toml_node *root)
 	if (get_int(l, t, "udp_max_size", 512, 4096, &v))
 		c->udp_max_size = (uint16_t)v;
 	get_u32(l, t, "tcp_max_connections", 1, 65535, &c->tcp_max_connections);
+	get_u32(l, t, "tcp_max_connections_per_prefix", 1, 65535,
+	        &c->tcp_max_connections_per_prefix);
 	get_u32(l, t, "rrl_rate", 0, 1000000, &c->rrl_rate);
 	get_u32(l, t, "rrl_slip", 0, 10, &c->rrl_slip);
 	if (get_int(l, t, "rrl_ipv4_prefix", 8, 32, &v))
@@ -1291,13 +1295,28 @@ static void warn_base64_key_file(const char *path, const uint8_t *b, size_t n)
 	         path, len, len < n ? " and a newline" : "");
 }
 
-/* Reads a TSIG key file: the raw secret bytes, as Hickory does. */
+/*
+ * Reads a TSIG key file: the raw secret bytes, as Hickory does.  Refused
+ * like a DNSSEC key when other users could read or change it.
+ */
 static void read_key_file(struct loader *l, struct toml_node *at, struct config_tsig_key *k)
 {
 	FILE *f = fopen(k->key_file, "rb");
 	uint8_t buf[TSIG_SECRET_MAX + 1];
 	if (!f) {
 		err_node(l, at, "cannot read TSIG key file '%s': %s", k->key_file, strerror(errno));
+		return;
+	}
+	struct stat st;
+	char why[256];
+	if (fstat(fileno(f), &st) != 0) {
+		err_node(l, at, "cannot read TSIG key file '%s': %s", k->key_file, strerror(errno));
+		fclose(f);
+		return;
+	}
+	if (!secret_file_mode_ok(k->key_file, &st, why)) {
+		err_node(l, at, "TSIG key file %s", why);
+		fclose(f);
 		return;
 	}
 	size_t n = fread(buf, 1, sizeof(buf), f);
@@ -1733,6 +1752,7 @@ struct config *config_load(const char *path, struct diag *d)
 	c->log_level = LOG_INFO;
 	c->udp_max_size = 1232;
 	c->tcp_max_connections = 256;
+	c->tcp_max_connections_per_prefix = 16;
 	c->rrl_rate = 0;
 	c->query_log_rate = 10;
 	c->rrl_slip = 2;

@@ -131,6 +131,7 @@ struct config {
 	/* [server] */
 	uint16_t udp_max_size;      /* 1232 */
 	uint32_t tcp_max_connections;   /* 256 */
+	uint32_t tcp_max_connections_per_prefix;   /* 16, per IPv4 /24 or IPv6 /56 */
 	uint32_t tcp_idle_timeout_ms;   /* 10000 (tcp_request_timeout in Hickory, seconds) */
 	/* [server] response rate limiting (off by default) and DNS cookies (on). */
 	uint32_t rrl_rate;              /* responses/s per client prefix; 0 = off */

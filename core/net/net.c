@@ -244,6 +244,8 @@ struct net *net_new(struct loop *l, const struct net_config *cfg, net_handler_fn
 	n->udp = udp_new(l, &n->h, cfg->udp_max_size ? cfg->udp_max_size : 1232, n->n_ls);
 	n->tcp = tcp_new(l, &n->h,
 	                 cfg->tcp_max_connections ? cfg->tcp_max_connections : NET_TCP_DEFAULT_MAX,
+	                 cfg->tcp_max_per_prefix ? cfg->tcp_max_per_prefix
+	                                         : NET_TCP_DEFAULT_PER_PREFIX,
 	                 cfg->tcp_idle_timeout_ms ? cfg->tcp_idle_timeout_ms : NET_TCP_DEFAULT_IDLE_MS,
 	                 n->n_ls);
 	if (!n->udp || !n->tcp)

@@ -5,8 +5,9 @@
  * IPv6.  UDP is served in batches (recvmmsg -> answer each -> sendmmsg)
  * with query contexts and buffers made at start; TCP connections use
  * 2-byte length framing with partial reads and writes, pipelining, an idle
- * timeout and a connection cap (at the cap, the connection idle longest is
- * closed to make room).
+ * timeout and connection caps, in all and per client prefix (at a cap, a
+ * connection that never completed a query is closed first, then the one
+ * idle longest; see tcp.c).
  *
  * The network layer knows nothing of DNS beyond framing: for each message
  * it fills a struct query (rx, client, transport, tx buffer, max_size) and
@@ -27,6 +28,7 @@ struct net_config {
 	uint16_t udp_max_size;      /* cap for UDP responses (EDNS may lower it) */
 	uint32_t tcp_max_connections;
 	uint32_t tcp_idle_timeout_ms;
+	uint32_t tcp_max_per_prefix;   /* per IPv4 /24 or IPv6 /56; 0 = the default (16) */
 };
 
 struct net;

@@ -30,6 +30,7 @@ struct net_handler {
 #define NET_ARENA_CHUNK 16384
 
 #define NET_TCP_DEFAULT_MAX 256
+#define NET_TCP_DEFAULT_PER_PREFIX 16
 #define NET_TCP_DEFAULT_IDLE_MS 10000
 
 /* "127.0.0.1:53", "[::1]:53" */
@@ -51,10 +52,10 @@ void udp_free(struct udp *u);
 
 struct tcp;
 
-/* max_conns and idle_ms must be > 0; max_listeners is how many
- * tcp_listen() calls will come.  Returns NULL when out of memory. */
+/* max_conns, max_per_prefix and idle_ms must be > 0; max_listeners is how
+ * many tcp_listen() calls will come.  Returns NULL when out of memory. */
 struct tcp *tcp_new(struct loop *l, const struct net_handler *h, uint32_t max_conns,
-                    uint32_t idle_ms, size_t max_listeners);
+                    uint32_t max_per_prefix, uint32_t idle_ms, size_t max_listeners);
 /* Takes ownership of a bound, listening, non-blocking socket (closed on
  * failure too).  Returns 0 or a negative errno. */
 int tcp_listen(struct tcp *t, int fd);

@@ -2,8 +2,19 @@
 /*
  * DNS over TCP (RFC 7766): 2-byte length framing, pipelined queries
  * answered in order, partial reads and writes, an idle timeout, a lifetime
- * cap, and a connection cap that closes the connection idle longest to
- * make room, so a pile of idle connections never locks out a real client.
+ * cap, and connection caps that make room by closing connections in an
+ * order that spares real clients:
+ *
+ * - Per client prefix (IPv4 /24, IPv6 /56): at most max_per_peer
+ *   connections.  A new one past that closes one of the same prefix's own
+ *   (the oldest that never completed a query, else the idlest), so one
+ *   host's connect flood only churns its own connections.
+ * - In all: at most max_conns.  A new one past that closes the oldest
+ *   connection that never completed a query (a real client sends its
+ *   query in the same round trip as the handshake), and only when there
+ *   is none, the connection idle longest.  Before this order, one host's
+ *   flood closed every honest client idle for 50 ms, and with it the TCP
+ *   retry that RRL's slip tells a client to make.
  *
  * Each connection is one allocation made at accept: the state, an input
  * buffer for one maximal message, and an output buffer for TCP_OUT_HIGH
@@ -13,9 +24,11 @@
  * wait to be sent, the connection neither answers nor reads: a client that
  * does not read its answers stalls only itself.
  *
- * Connections sit on two lists: by last activity (the LRU: the idle
- * timeout and the cap take from its head) and by accept time (the lifetime
- * cap takes from its head).  One timer is armed for the earliest deadline.
+ * Connections sit on four lists: by last activity (the LRU: the idle
+ * timeout and the cap take from its head), by accept time (the lifetime
+ * cap takes from its head), those that never completed a query (by accept
+ * time: the cap takes from there first), and their prefix's, by last
+ * activity.  One timer is armed for the earliest deadline.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -23,6 +36,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -31,6 +45,7 @@
 #include "core/net/net_internal.h"
 #include "core/wire/arena.h"
 #include "core/wire/query.h"
+#include "core/wire/siphash.h"
 
 #define TCP_IN_SIZE (2 + QUERY_MSG_MAX)
 #define TCP_OUT_HIGH 65536
@@ -40,7 +55,12 @@
 #define TCP_PAUSE_MS 100          /* listeners rest this long when out of descriptors */
 #define TCP_SWEEP_SLACK_MAX 250   /* coalesce expiries a little to save wakeups */
 
-enum { TCP_LRU = 0, TCP_AGE = 1 };
+#define TCP_PEER_V4_BITS 24
+#define TCP_PEER_V6_BITS 56
+#define TCP_PEER_KEY 17   /* family, then the prefix zero-padded to 16 bytes */
+
+/* The lists a connection is on (its link[] index). */
+enum { TCP_LRU = 0, TCP_AGE = 1, TCP_FRESH = 2, TCP_PEER = 3, TCP_LISTS = 4 };
 
 struct tcp_conn;
 
@@ -52,12 +72,22 @@ struct tcp_list {
 	struct tcp_conn *head, *tail;   /* head = oldest */
 };
 
+/* The connections of one client prefix.  A pool of them is made at start. */
+struct tcp_peer {
+	uint8_t key[TCP_PEER_KEY];
+	uint32_t n;
+	struct tcp_list conns;       /* by last activity, idlest first */
+	struct tcp_peer *next;       /* hash chain, or the free list */
+};
+
 struct tcp_conn {
 	struct tcp *t;
 	int fd;
 	int events;          /* what the loop watches for */
 	bool eof;            /* the client closed its side: answer what is buffered, then close */
-	struct tcp_link link[2];
+	bool queried;        /* a complete query arrived: off the fresh list */
+	struct tcp_peer *pfx;     /* its client prefix's connections */
+	struct tcp_link link[TCP_LISTS];
 	uint64_t last_active;
 	uint64_t created;
 	struct sockaddr_storage peer;
@@ -77,9 +107,15 @@ struct tcp {
 	struct loop *loop;
 	const struct net_handler *h;
 	uint32_t max_conns;
+	uint32_t max_per_peer;
 	uint32_t idle_ms;
 	uint32_t n_conns;
-	struct tcp_list list[2];
+	struct tcp_list list[3];   /* TCP_LRU, TCP_AGE, TCP_FRESH */
+	struct tcp_peer *peer_pool;      /* max_conns + 1 */
+	struct tcp_peer *free_peers;
+	struct tcp_peer **peer_tab;      /* hash chains */
+	size_t peer_mask;
+	uint8_t peer_secret[16];   /* a prefix's chain is not for clients to choose */
 	struct tcp_listener *ls;   /* the loop points into it: never reallocated */
 	size_t n_ls, max_ls;
 	bool paused;
@@ -116,14 +152,80 @@ static void list_remove(struct tcp_list *list, struct tcp_conn *c, int k)
 	c->link[k].prev = c->link[k].next = NULL;
 }
 
+static void move_to_tail(struct tcp_list *list, struct tcp_conn *c, int k)
+{
+	if (list->tail != c) {
+		list_remove(list, c, k);
+		list_append(list, c, k);
+	}
+}
+
+/* A complete query arrived. */
 static void touch(struct tcp_conn *c)
 {
 	struct tcp *t = c->t;
 	c->last_active = loop_now_ms(t->loop);
-	if (t->list[TCP_LRU].tail != c) {
-		list_remove(&t->list[TCP_LRU], c, TCP_LRU);
-		list_append(&t->list[TCP_LRU], c, TCP_LRU);
+	move_to_tail(&t->list[TCP_LRU], c, TCP_LRU);
+	move_to_tail(&c->pfx->conns, c, TCP_PEER);
+	if (!c->queried) {
+		c->queried = true;
+		list_remove(&t->list[TCP_FRESH], c, TCP_FRESH);
 	}
+}
+
+/* --- client prefixes --- */
+
+static void peer_key(const struct sockaddr_storage *ss, uint8_t key[TCP_PEER_KEY])
+{
+	const uint8_t *a;
+	size_t bytes, bits;
+	memset(key, 0, TCP_PEER_KEY);
+	if (ss->ss_family == AF_INET6) {
+		a = ((const struct sockaddr_in6 *)ss)->sin6_addr.s6_addr;
+		bytes = 16;
+		bits = TCP_PEER_V6_BITS;
+		key[0] = 6;
+	} else {
+		a = (const uint8_t *)&((const struct sockaddr_in *)ss)->sin_addr.s_addr;
+		bytes = 4;
+		bits = TCP_PEER_V4_BITS;
+		key[0] = 4;
+	}
+	for (size_t i = 0; i < bytes && i * 8 < bits; i++)
+		key[1 + i] = bits - i * 8 >= 8 ? a[i] : (uint8_t)(a[i] & (0xFF00 >> (bits - i * 8)));
+}
+
+static struct tcp_peer **peer_slot(struct tcp *t, const uint8_t key[TCP_PEER_KEY])
+{
+	struct tcp_peer **p = &t->peer_tab[siphash24(t->peer_secret, key, TCP_PEER_KEY) &
+	                                   t->peer_mask];
+	while (*p && memcmp((*p)->key, key, TCP_PEER_KEY) != 0)
+		p = &(*p)->next;
+	return p;
+}
+
+/* The prefix's connections, made on first use from the pool. */
+static struct tcp_peer *peer_get(struct tcp *t, const uint8_t key[TCP_PEER_KEY])
+{
+	struct tcp_peer **slot = peer_slot(t, key);
+	if (*slot || !t->free_peers)
+		return *slot;
+	struct tcp_peer *p = t->free_peers;
+	t->free_peers = p->next;
+	memset(p, 0, sizeof(*p));
+	memcpy(p->key, key, TCP_PEER_KEY);
+	*slot = p;
+	return p;
+}
+
+static void peer_put(struct tcp *t, struct tcp_peer *p)
+{
+	if (--p->n)
+		return;
+	struct tcp_peer **slot = peer_slot(t, p->key);
+	*slot = p->next;
+	p->next = t->free_peers;
+	t->free_peers = p;
 }
 
 /* --- connections --- */
@@ -137,6 +239,10 @@ static void conn_close(struct tcp_conn *c)
 	close(c->fd);
 	list_remove(&t->list[TCP_LRU], c, TCP_LRU);
 	list_remove(&t->list[TCP_AGE], c, TCP_AGE);
+	if (!c->queried)
+		list_remove(&t->list[TCP_FRESH], c, TCP_FRESH);
+	list_remove(&c->pfx->conns, c, TCP_PEER);
+	peer_put(t, c->pfx);
 	t->n_conns--;
 	free(c);
 }
@@ -292,8 +398,42 @@ static void on_conn(struct loop *l, int fd, int events, void *arg)
 	conn_progress(c);
 }
 
+/* Whom to close when the cap is reached: see the top of the file. */
+static struct tcp_conn *victim(struct tcp *t)
+{
+	return t->list[TCP_FRESH].head ? t->list[TCP_FRESH].head : t->list[TCP_LRU].head;
+}
+
+static struct tcp_conn *victim_of(const struct tcp_peer *p)
+{
+	for (struct tcp_conn *c = p->conns.head; c; c = c->link[TCP_PEER].next)
+		if (!c->queried)
+			return c;
+	return p->conns.head;
+}
+
+/* Closes what must go for one more connection from this prefix. */
+static void make_room(struct tcp *t, const uint8_t key[TCP_PEER_KEY])
+{
+	const struct tcp_peer *p = *peer_slot(t, key);
+	if (p && p->n >= t->max_per_peer) {
+		log_limited(&tcp_lim, LOG_INFO, "tcp: a client prefix has %u connections "
+		            "(tcp_max_connections_per_prefix): closing one of its own", p->n);
+		conn_close(victim_of(p));
+	} else if (t->n_conns >= t->max_conns) {
+		conn_close(victim(t));
+	}
+}
+
 static int conn_new(struct tcp *t, int fd, const struct sockaddr_storage *peer, socklen_t len)
 {
+	uint8_t key[TCP_PEER_KEY];
+	peer_key(peer, key);
+	make_room(t, key);
+	/* At most max_conns - 1 prefixes hold a connection now: the pool has one free. */
+	struct tcp_peer *p = peer_get(t, key);
+	if (!p)
+		return -ENOMEM;
 	struct tcp_conn *c = malloc(sizeof(*c) + TCP_IN_SIZE + TCP_OUT_SIZE);
 	if (!c)
 		return -ENOMEM;
@@ -317,6 +457,10 @@ static int conn_new(struct tcp *t, int fd, const struct sockaddr_storage *peer, 
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	list_append(&t->list[TCP_LRU], c, TCP_LRU);
 	list_append(&t->list[TCP_AGE], c, TCP_AGE);
+	list_append(&t->list[TCP_FRESH], c, TCP_FRESH);
+	list_append(&p->conns, c, TCP_PEER);
+	c->pfx = p;
+	p->n++;
 	t->n_conns++;
 	sweep_arm(t);
 	return 0;
@@ -401,7 +545,7 @@ static void on_accept(struct loop *l, int fd, int events, void *arg)
 			if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM) {
 				log_limited(&tcp_lim, LOG_WARN, "tcp: accept: %s", strerror(e));
 				if (t->n_conns) {
-					conn_close(t->list[TCP_LRU].head);
+					conn_close(victim(t));
 					continue;
 				}
 				pause_accepting(t);
@@ -410,8 +554,6 @@ static void on_accept(struct loop *l, int fd, int events, void *arg)
 			log_limited(&tcp_lim, LOG_ERROR, "tcp: accept: %s", strerror(e));
 			return;
 		}
-		if (t->n_conns >= t->max_conns)
-			conn_close(t->list[TCP_LRU].head);   /* idle longest */
 		int rc = conn_new(t, cfd, &peer, len);
 		if (rc < 0) {
 			log_limited(&tcp_lim, LOG_WARN, "tcp: new connection: %s", strerror(-rc));
@@ -423,26 +565,37 @@ static void on_accept(struct loop *l, int fd, int events, void *arg)
 /* --- public (to net.c) --- */
 
 struct tcp *tcp_new(struct loop *l, const struct net_handler *h, uint32_t max_conns,
-                    uint32_t idle_ms, size_t max_listeners)
+                    uint32_t max_per_prefix, uint32_t idle_ms, size_t max_listeners)
 {
 	struct tcp *t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
-	t->ls = calloc(max_listeners ? max_listeners : 1, sizeof(*t->ls));
-	if (!t->ls) {
-		free(t);
-		return NULL;
-	}
-	t->max_ls = max_listeners;
 	t->loop = l;
 	t->h = h;
 	t->max_conns = max_conns ? max_conns : 1;
+	t->max_per_peer = max_per_prefix ? max_per_prefix : 1;
 	t->idle_ms = idle_ms ? idle_ms : 1;
+	t->max_ls = max_listeners;
+	size_t chains = 16;
+	while (chains < 2 * (size_t)t->max_conns)
+		chains <<= 1;
+	t->peer_mask = chains - 1;
+	t->ls = calloc(max_listeners ? max_listeners : 1, sizeof(*t->ls));
+	t->peer_pool = calloc((size_t)t->max_conns + 1, sizeof(*t->peer_pool));
+	t->peer_tab = calloc(chains, sizeof(*t->peer_tab));
 	t->q.arena = arena_new(NET_ARENA_CHUNK);
-	if (!t->q.arena) {
+	if (!t->ls || !t->peer_pool || !t->peer_tab || !t->q.arena ||
+	    getrandom(t->peer_secret, sizeof(t->peer_secret), 0) != (ssize_t)sizeof(t->peer_secret)) {
+		arena_free(t->q.arena);
+		free(t->peer_tab);
+		free(t->peer_pool);
 		free(t->ls);
 		free(t);
 		return NULL;
+	}
+	for (uint32_t i = 0; i <= t->max_conns; i++) {
+		t->peer_pool[i].next = t->free_peers;
+		t->free_peers = &t->peer_pool[i];
 	}
 	return t;
 }
@@ -477,6 +630,8 @@ void tcp_free(struct tcp *t)
 		close(t->ls[i].fd);
 	}
 	arena_free(t->q.arena);
+	free(t->peer_tab);
+	free(t->peer_pool);
 	free(t->ls);
 	free(t);
 }

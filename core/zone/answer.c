@@ -377,31 +377,9 @@ void answer_query(struct query *q, struct answer_env *env)
 		query_log_note(env->query_log, q, plan.geo_site);
 }
 
-static void handle(struct answer_env *env, struct query *q);
-
-void answer_handle(void *envp, struct query *q)
+/* Everything that answers a message, or leaves q->tx_len 0 to send nothing. */
+static void respond(struct answer_env *env, struct query *q, uint32_t now)
 {
-	handle(envp, q);
-#ifdef GEOACME_NO_METRICS
-	return;
-#endif
-	/* Every outcome is counted here, once, whichever path wrote it. */
-	if (q->tx_len == 0) {
-		METRICS_INC(metrics.dropped);
-		return;
-	}
-	/* The handler for UPDATE writes its own response: read the rcode back. */
-	unsigned rcode = q->rcode >= 16 ? q->rcode : (unsigned)(q->tx[3] & 0x0F);
-	METRICS_INC(metrics.responses[rcode < METRICS_RCODES ? rcode : METRICS_RCODES - 1]);
-	if (q->tx[2] & 0x02)
-		METRICS_INC(metrics.truncated);
-	if (q->edns.ecs.present)
-		METRICS_INC(metrics.ecs_queries);
-}
-
-static void handle(struct answer_env *env, struct query *q)
-{
-	env->queries++;
 	int err = packet_parse(q);
 	if (err == -EINVAL) {
 		env->dropped++;
@@ -428,8 +406,6 @@ static void handle(struct answer_env *env, struct query *q)
 		packet_write_error(q);
 		return;
 	}
-	/* time() is a vDSO read on Linux: no syscall on the query path. */
-	uint32_t now = (uint32_t)time(NULL);
 	if (q->edns.cookie_present && env->cookies) {
 		q->cookie_valid = cookie_process(env->cookies, q, now, q->cookie_out);
 		q->cookie_out_set = true;
@@ -457,22 +433,58 @@ static void handle(struct answer_env *env, struct query *q)
 		return;
 	}
 	answer_query(q, env);
-	if (env->rrl && q->transport == QUERY_UDP && !q->cookie_valid && q->tx_len) {
-		switch (rrl_check(env->rrl, q, now)) {
-		case RRL_SEND:
-			break;
-		case RRL_DROP:
-			env->rate_limited++;
-			METRICS_INC(metrics.rrl_dropped);
-			q->tx_len = 0;
-			break;
-		case RRL_SLIP:
-			/* Truncated and empty: a real client retries over TCP. */
-			env->slipped++;
-			METRICS_INC(metrics.rrl_slipped);
-			q->tc = true;
-			packet_write_error(q);
-			break;
-		}
+}
+
+/*
+ * Every UDP response counts against its client's prefix, errors included
+ * (the "errors" category of BIND's RRL): a FORMERR, NOTIMP, REFUSED,
+ * BADVERS (with a server cookie) or NOTAUTH (BADKEY, BADSIG) is as good
+ * a reflection as an answer to whoever's address the query was forged
+ * with.  A valid server cookie proves the address and exempts it.
+ */
+static void rate_limit(struct answer_env *env, struct query *q, uint32_t now)
+{
+	if (!env->rrl || q->transport != QUERY_UDP || q->cookie_valid || !q->tx_len)
+		return;
+	switch (rrl_check(env->rrl, q, now)) {
+	case RRL_SEND:
+		break;
+	case RRL_DROP:
+		env->rate_limited++;
+		METRICS_INC(metrics.rrl_dropped);
+		q->tx_len = 0;
+		break;
+	case RRL_SLIP:
+		/* Truncated and empty: a real client retries over TCP. */
+		env->slipped++;
+		METRICS_INC(metrics.rrl_slipped);
+		q->tc = true;
+		packet_write_error(q);
+		break;
 	}
+}
+
+void answer_handle(void *envp, struct query *q)
+{
+	struct answer_env *env = envp;
+	env->queries++;
+	/* time() is a vDSO read on Linux: no syscall on the query path. */
+	uint32_t now = (uint32_t)time(NULL);
+	respond(env, q, now);
+	rate_limit(env, q, now);
+#ifdef GEOACME_NO_METRICS
+	return;
+#endif
+	/* Every outcome is counted here, once, whichever path wrote it. */
+	if (q->tx_len == 0) {
+		METRICS_INC(metrics.dropped);
+		return;
+	}
+	/* The handler for UPDATE writes its own response: read the rcode back. */
+	unsigned rcode = q->rcode >= 16 ? q->rcode : (unsigned)(q->tx[3] & 0x0F);
+	METRICS_INC(metrics.responses[rcode < METRICS_RCODES ? rcode : METRICS_RCODES - 1]);
+	if (q->tx[2] & 0x02)
+		METRICS_INC(metrics.truncated);
+	if (q->edns.ecs.present)
+		METRICS_INC(metrics.ecs_queries);
 }

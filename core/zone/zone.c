@@ -19,6 +19,7 @@
 #include "core/hooks.h"
 #include "core/wire/arena.h"
 #include "core/wire/dname.h"
+#include "core/wire/rdata_check.h"
 #include "core/wire/wire.h"
 #include "core/zone/geo_sets.h"
 #include "core/zone/zone.h"
@@ -222,6 +223,13 @@ int zone_builder_add(struct zone_builder *b, const uint8_t *owner, uint16_t type
 	dname_lower(name);
 	if (!dname_is_subdomain(name, b->apex) || rrset_type_is_meta(type) || type == RR_RRSIG)
 		return -EINVAL;
+	/*
+	 * The last line of defence: every way in checks the format with a
+	 * better message first, but the answer path reads names inside rdata
+	 * without bounds of its own, so nothing malformed enters a snapshot.
+	 */
+	if (rdata_check(type, rdata, rdlen, NULL) < 0)
+		return -EBADMSG;
 	struct bnode *n = get_node(b, name, len);
 	struct brec *r = arena_alloc(b->arena, sizeof(*r));
 	uint8_t *copy = arena_memdup(b->arena, rdata, rdlen);

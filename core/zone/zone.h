@@ -102,8 +102,10 @@ void zone_builder_free(struct zone_builder *b);   /* NULL-safe; after finish too
 struct arena *zone_builder_arena(struct zone_builder *b);
 /*
  * Adds one record.  Names are lowercased, rdata copied.  Records outside
- * the apex, meta types and wrong classes are rejected with -EINVAL; an
- * RRset whose records disagree on TTL takes the lowest (RFC 2181 5.2).
+ * the apex, meta types and wrong classes are rejected with -EINVAL, rdata
+ * that does not match its type's format (core/wire/rdata_check.h) with
+ * -EBADMSG; an RRset whose records disagree on TTL takes the lowest (RFC
+ * 2181 5.2).
  */
 int zone_builder_add(struct zone_builder *b, const uint8_t *owner, uint16_t type,
                      uint32_t ttl, const uint8_t *rdata, uint16_t rdlen);

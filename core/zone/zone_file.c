@@ -12,6 +12,7 @@
 
 #include "core/conf/diag.h"
 #include "core/wire/dname.h"
+#include "core/wire/rdata_check.h"
 #include "core/wire/rrset.h"
 #include "core/zone/zone_file.h"
 
@@ -20,6 +21,17 @@ static void owner_text(const uint8_t *owner, char *out, size_t cap)
 {
 	if (dname_to_str(owner, out, cap) < 0)
 		snprintf(out, cap, "(name)");
+}
+
+/* "CAA", or "TYPE65280" for a type ldns does not name. */
+static const char *type_text(uint16_t type)
+{
+	static char buf[16];
+	const ldns_rr_descriptor *desc = ldns_rr_descript(type);
+	if (desc && desc->_name && ldns_rr_descriptor_field_type(desc, 0) != LDNS_RDF_TYPE_NONE)
+		return desc->_name;
+	snprintf(buf, sizeof(buf), "TYPE%u", (unsigned)type);
+	return buf;
 }
 
 static int emit(const char *path, int line, ldns_rr *rr, const uint8_t *apex, zone_file_rr_fn fn,
@@ -53,7 +65,22 @@ static int emit(const char *path, int line, ldns_rr *rr, const uint8_t *apex, zo
 		diag_add(d, path, line, 0, "%s: outside the zone %s", owner_str, apex_str);
 		return -EINVAL;
 	}
+	/* Said here with the line; the snapshot build would refuse it without one. */
+	for (const uint8_t *p = owner_wire; *p; p += *p + 1) {
+		if (p[0] == 1 && p[1] == '*') {
+			owner_text(owner_wire, owner_str, sizeof(owner_str));
+			diag_add(d, path, line, 0, "%s: a '*' label makes a wildcard, and wildcards are "
+			         "not supported (list the names explicitly)", owner_str);
+			return -EINVAL;
+		}
+	}
 	uint16_t type = (uint16_t)ldns_rr_get_type(rr);
+	if (type == RR_DNAME) {
+		owner_text(owner_wire, owner_str, sizeof(owner_str));
+		diag_add(d, path, line, 0, "%s: DNAME is not supported (answers would not follow it)",
+		         owner_str);
+		return -EINVAL;
+	}
 	if (rrset_type_is_meta(type) || type == RR_RRSIG || type == RR_NSEC || type == RR_NSEC3 ||
 	    type == RR_NSEC3PARAM || type == RR_DNSKEY || type == RR_CDS || type == RR_CDNSKEY) {
 		owner_text(owner_wire, owner_str, sizeof(owner_str));
@@ -66,9 +93,16 @@ static int emit(const char *path, int line, ldns_rr *rr, const uint8_t *apex, zo
 	if (!buf)
 		return -ENOMEM;
 	int err = 0;
+	const char *why = NULL;
 	if (ldns_rr_rdata2buffer_wire(buf, rr) != LDNS_STATUS_OK || ldns_buffer_position(buf) > 65535) {
 		owner_text(owner_wire, owner_str, sizeof(owner_str));
 		diag_add(d, path, line, 0, "%s: cannot encode the record data", owner_str);
+		err = -EINVAL;
+	} else if (rdata_check(type, ldns_buffer_begin(buf), ldns_buffer_position(buf), &why) < 0) {
+		/* ldns takes some rdata no client would (an empty DS as "\# 0", a 1-byte CAA). */
+		owner_text(owner_wire, owner_str, sizeof(owner_str));
+		diag_add(d, path, line, 0, "%s: the %s record data does not match its format: %s",
+		         owner_str, type_text(type), why);
 		err = -EINVAL;
 	} else {
 		err = fn(arg, owner_wire, type, ldns_rr_ttl(rr), ldns_buffer_begin(buf),

@@ -131,7 +131,7 @@ static uint16_t get16(const uint8_t *p)
  * Pointers must go strictly backwards and not into the header, which also
  * bounds the walk.
  */
-static bool walk_name(const uint8_t *m, size_t len, size_t *pos, uint8_t out[256], size_t *out_len)
+bool fuzz_walk_name(const uint8_t *m, size_t len, size_t *pos, uint8_t out[256], size_t *out_len)
 {
 	size_t p = *pos, end = 0, total = 0;
 	bool jumped = false;
@@ -195,7 +195,7 @@ static void walk(const uint8_t *m, size_t len, struct walked *w)
 	for (unsigned i = 0; i < w->qd; i++) {
 		uint8_t name[256];
 		size_t nlen = 0;
-		if (!walk_name(m, len, &pos, name, &nlen) || len - pos < 4) {
+		if (!fuzz_walk_name(m, len, &pos, name, &nlen) || len - pos < 4) {
 			w->why = "question does not walk";
 			return;
 		}
@@ -210,7 +210,7 @@ static void walk(const uint8_t *m, size_t len, struct walked *w)
 	unsigned total = (unsigned)w->an + w->ns + w->ar;
 	for (unsigned i = 0; i < total; i++) {
 		size_t owner = pos;
-		if (!walk_name(m, len, &pos, NULL, NULL) || len - pos < 10) {
+		if (!fuzz_walk_name(m, len, &pos, NULL, NULL) || len - pos < 10) {
 			w->why = "record header does not walk";
 			return;
 		}

@@ -47,6 +47,14 @@ void fuzz_check_response(const uint8_t *q, size_t qlen, const uint8_t *r, size_t
                          size_t limit);
 
 /*
+ * Walks a possibly compressed name at *pos of message m: pointers strictly
+ * backwards and not into the header, labels up to 63 bytes, 255 in all.
+ * On success moves *pos past the name as it sits in the message and, when
+ * out is given, writes the name uncompressed (and its length to out_len).
+ */
+bool fuzz_walk_name(const uint8_t *m, size_t len, size_t *pos, uint8_t out[256], size_t *out_len);
+
+/*
  * The UDP size a well-formed query offers: 512 without EDNS, else the OPT
  * class (at least 512).  Returns 0 when the query does not parse (then the
  * caller does not know what the server would use).

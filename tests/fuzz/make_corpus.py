@@ -16,6 +16,11 @@ messages change with the clock).
                  UPDATEs with prerequisites for the admin key (mode 2)
   fuzz_toml      the example config, the test fixtures, one snippet per syntax
   fuzz_zonefile  zone snippets: directives, many types, errors
+  fuzz_update_answer  mode byte 0 or 1 (see fuzz_update_answer.c) + an
+                 UPDATE adding many types, delegations, CNAME chains, and the
+                 malformed rdata of issue #16
+
+  make_corpus.py [TARGET...]   writes only the named targets' seeds
 """
 import base64
 import os
@@ -318,6 +323,86 @@ def updates():
     put("fuzz_update", "unsigned_update", b"\x00" + upd().to_wire())
 
 
+# --- what accepted updates make the server answer ---
+
+def raw_update(records, qid=0x5151):
+    """An UPDATE of acme.example.net adding (owner, type, rdata bytes): any rdata at all."""
+    wire = struct.pack("!HHHHHH", qid, 5 << 11, 1, 0, len(records), 0)
+    wire += qname("acme.example.net") + struct.pack("!HH", 6, 1)
+    for owner, rtype, rd in records:
+        wire += qname(owner) + struct.pack("!HHIH", rtype, 1, 300, len(rd)) + rd
+    return wire
+
+
+def update_answers():
+    """fuzz_update_answer: mode 0 (signed by the target with the admin key, UDP), 1 (TCP)."""
+    def upd():
+        return dns.update.UpdateMessage("acme.example.net")
+
+    seeds = {}
+    u = upd()
+    u.add("alias2", 60, "CNAME", "www.acme.example.net.")
+    u.add("chain", 60, "CNAME", "alias2.acme.example.net.")
+    seeds["cname_chain"] = u
+    u = upd()
+    u.add("mail2", 60, "MX", "20 mx2.acme.example.net.")
+    u.add("mx2", 60, "A", "192.0.2.26")
+    u.add("ptr", 60, "PTR", "www.acme.example.net.")
+    seeds["mx_ptr"] = u
+    u = upd()
+    u.add("deleg", 60, "NS", "ns.deleg.acme.example.net.")
+    u.add("ns.deleg", 60, "A", "192.0.2.98")
+    u.add("deleg", 60, "DS", "1234 13 2 "
+          "D4B7D520E7BB5F0F67674A0CCEB1E3E0614B93C4F9E99B8383F6A1E4469DA50A")
+    seeds["delegation_ds_glue"] = u
+    u = upd()
+    u.add("caa", 60, "CAA", '0 issue "letsencrypt.org"')
+    u.add("caa", 60, "CAA", '128 iodef "mailto:x@example.com"')
+    u.add("_sip._tcp", 60, "SRV", "10 60 5060 www.acme.example.net.")
+    seeds["caa_srv"] = u
+    u = upd()
+    u.add("svc", 60, "HTTPS", '1 . alpn="h2,h3" port=8443 ipv4hint=192.0.2.1')
+    u.add("svc2", 60, "SVCB", "0 svc.acme.example.net.")
+    u.add("x", 60, "TYPE65280", "\\# 4 01020304")
+    seeds["svcb_and_unknown"] = u
+    u = upd()
+    u.add("fp", 60, "SSHFP", "4 2 0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF")
+    u.add("_443._tcp", 60, "TLSA", "3 1 1 "
+          "0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF")
+    u.add("n", 60, "NAPTR", '100 10 "U" "E2U+sip" "!^.*$!sip:i@example.com!" .')
+    u.add("loc", 60, "LOC", "52 22 23.000 N 4 53 32.000 E -2.00m 0.00m 10000m 10m")
+    u.add("uri", 60, "URI", '10 1 "https://example.com/"')
+    u.add("hi", 60, "HINFO", '"x86" "linux"')
+    seeds["opaque_types"] = u
+    u = upd()
+    u.present("@", "DNSKEY")
+    u.add("_acme-challenge", 60, "TXT", '"after a DNSSEC prerequisite"')
+    seeds["prereq_dnskey"] = u
+    u = upd()
+    u.delete("www")
+    u.delete("alias", "CNAME")
+    seeds["delete_target_of_cname"] = u
+    u = upd()
+    u.add("a.b.c.d", 60, "TXT", '"below empty non-terminals"')
+    seeds["ent"] = u
+    for name, msg in seeds.items():
+        msg.id = 0x1111
+        put("fuzz_update_answer", name, b"\x00" + msg.to_wire())
+        # Another ID: the same signed bytes twice would be a replay (acme/replay.h).
+        msg.id = 0x2222
+        put("fuzz_update_answer", name + ".tcp", b"\x01" + msg.to_wire())
+    # The malformed rdata of issue #16 (also in regressions/, named for the bug).
+    bad = {
+        "empty_cname": [("e.acme.example.net", 5, b"")],
+        "empty_ds": [("child.acme.example.net", 43, b"")],
+        "caa_one_byte": [("caa.acme.example.net", 257, b"\x00")],
+        "star_label_inside": [("x.*.acme.example.net", 16, b"\x01w")],
+        "dname": [("d.acme.example.net", 39, qname("example.org"))],
+    }
+    for name, records in bad.items():
+        put("fuzz_update_answer", "bad_" + name, b"\x00" + raw_update(records))
+
+
 # --- config and zone files ---
 
 TOML_SNIPPETS = {
@@ -403,11 +488,15 @@ def zones():
         put("fuzz_zonefile", name + "_other", (text + " ").encode())
 
 
+TARGETS = {"fuzz_query": lambda: queries(), "fuzz_update": lambda: updates(),
+           "fuzz_toml": lambda: configs(), "fuzz_zonefile": lambda: zones(),
+           "fuzz_update_answer": lambda: update_answers()}
+
+
 def main():
-    queries()
-    updates()
-    configs()
-    zones()
+    """Every target's seeds, or only those named: make_corpus.py [TARGET...]."""
+    for name in sys.argv[1:] or TARGETS:
+        TARGETS[name]()
 
 
 if __name__ == "__main__":

@@ -62,6 +62,8 @@ class Server:
             mode = "wb" if isinstance(content, bytes) else "w"
             with open(path, mode) as f:
                 f.write(content)
+            if name.endswith(".tsig"):
+                os.chmod(path, 0o600)   # geoacme refuses secrets others can read
         self.config_path = os.path.join(self.dir, config_name)
         self.args = list(args)      # extra `serve` arguments, e.g. ["-p", "5300"]
         self.env = env              # the environment, when not inherited

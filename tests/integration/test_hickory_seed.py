@@ -55,6 +55,8 @@ class HickorySeedTest(unittest.TestCase):
         make_key(os.path.join(cls.dir, "acme.example.net.pem"))
         with open(os.path.join(cls.dir, "update.acme.example.net.key"), "wb") as f:
             f.write(SECRET)
+        # a secret others can read is refused, as a DNSSEC key is
+        os.chmod(os.path.join(cls.dir, "update.acme.example.net.key"), 0o600)
         cls.config = os.path.join(cls.dir, "named.toml")
         with open(os.path.join(SEED, "named.toml"), "rb") as a, open(cls.config, "rb") as b:
             assert a.read() == b.read()      # the seed, byte for byte

@@ -66,8 +66,9 @@ def with_cookie(server, name, data, rdtype="A"):
 
 class TcpConnectionCap(ServerTestCase):
     """400 idle or stalled connections against a cap of 20: UDP and new TCP
-    clients are still answered, because the connection idle longest is
-    closed to make room."""
+    clients are still answered, because connections that never completed a
+    query are closed first to make room (and one /24 keeps at most 16;
+    test_abuse_tcp.py shows the honest clients this spares)."""
     CONFIG = """
 tcp_request_timeout = 60
 [server]

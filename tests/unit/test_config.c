@@ -34,10 +34,11 @@ static const char *fixtures(void)
 	return buf;
 }
 
+/* Mode 0600, as geoacme wants TSIG key files (core/conf/secret_file.h). */
 static void write_file(const char *path, const char *text, size_t len)
 {
 	FILE *f = fopen(path, "wb");
-	if (!f || fwrite(text, 1, len, f) != len) {
+	if (!f || fwrite(text, 1, len, f) != len || fchmod(fileno(f), 0600) != 0) {
 		printf("# cannot write %s: %s\n", path, strerror(errno));
 		exit(2);
 	}
@@ -78,6 +79,9 @@ static void test_full(void)
 	snprintf(path, sizeof(path), "%s/config/full.toml", fixtures());
 	snprintf(want, sizeof(want), "%s/config", fixtures());
 	ok(realpath(want, dir) != NULL, "fixture folder exists");
+	/* git keeps no modes but the x bit, and a TSIG key file must be 0600. */
+	snprintf(want, sizeof(want), "%s/config/sub/update.tsig", fixtures());
+	ok(chmod(want, 0600) == 0, "fixture key file made 0600");
 
 	diag_clear(&d);
 	struct config *c = config_load(path, &d);
@@ -103,6 +107,7 @@ static void test_full(void)
 	is_str(c->pid_file, want, "pid_file resolved against directory");
 	is_int(c->udp_max_size, 1400, "udp_max_size");
 	is_int(c->tcp_max_connections, 64, "tcp_max_connections");
+	is_int(c->tcp_max_connections_per_prefix, 8, "tcp_max_connections_per_prefix");
 	is_int(c->rrl_rate, 20, "rrl_rate");
 	is_int(c->rrl_slip, 3, "rrl_slip");
 	is_int(c->rrl_ipv4_prefix, 28, "rrl_ipv4_prefix");
@@ -139,7 +144,7 @@ static void test_full(void)
 		is_int(s->health.timeout_ms, 250, "timeout 250ms");
 		is_int(s->health.rise, 1, "rise");
 		is_int(s->health.fall, 5, "fall");
-		is_int(s->pos.line, 31, "site position");
+		is_int(s->pos.line, 32, "site position");
 		s = &c->sites[1];
 		ok(!s->has_v4 && s->has_v6, "sydney is IPv6 only");
 		ok(s->latitude == -33.0, "integer latitude accepted");
@@ -240,7 +245,7 @@ static void test_full(void)
 		is_int(k->n_allow_names, 2, "two allowed names");
 		if (k->n_allow_names == 2)
 			is_str(k->allow_names[0], "_acme-challenge", "allowed name as written");
-		is_int(k->pos.line, 108, "TSIG key position");
+		is_int(k->pos.line, 109, "TSIG key position");
 	}
 	config_free(c);
 }
@@ -251,6 +256,9 @@ static void test_defaults(void)
 	snprintf(path, sizeof(path), "%s/config/minimal.toml", fixtures());
 	snprintf(want, sizeof(want), "%s/config", fixtures());
 	ok(realpath(want, dir) != NULL, "fixture folder exists");
+	/* git keeps no modes but the x bit, and a TSIG key file must be 0600. */
+	snprintf(want, sizeof(want), "%s/config/sub/update.tsig", fixtures());
+	ok(chmod(want, 0600) == 0, "fixture key file made 0600");
 	diag_clear(&d);
 	struct config *c = config_load(path, &d);
 	ok(c != NULL, "minimal.toml loads");
@@ -266,6 +274,7 @@ static void test_defaults(void)
 	ok(c->pid_file == NULL, "no pid_file by default");
 	is_int(c->udp_max_size, 1232, "default udp_max_size");
 	is_int(c->tcp_max_connections, 256, "default tcp_max_connections");
+	is_int(c->tcp_max_connections_per_prefix, 16, "default tcp_max_connections_per_prefix");
 	is_int(c->rrl_rate, 0, "rate limiting off by default");
 	is_int(c->rrl_slip, 2, "default rrl_slip");
 	is_int(c->rrl_ipv4_prefix, 24, "default rrl_ipv4_prefix");
@@ -880,6 +889,29 @@ static void test_tsig_errors(void)
 		         "Permission denied", cfg_path, tmp);
 		is_str(d.n ? d.msgs[0] : NULL, want, "unreadable key file");
 	}
+	config_free(c);
+	chmod(kpath, 0600);
+
+	/* Readable or writable by others: refused like a DNSSEC key, naming the fix. */
+	static const struct { unsigned mode; const char *what; } modes[] = {
+		{ 0666, "readable by other users (mode 0666)" },
+		{ 0644, "readable by other users (mode 0644)" },
+		{ 0640, "readable by other users (mode 0640)" },
+		{ 0620, "writable by other users (mode 0620)" },
+	};
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		chmod(kpath, modes[i].mode);
+		c = load_text(text);
+		snprintf(want, sizeof(want), "%s:11:12: TSIG key file %s/locked.tsig: %s; run: "
+		         "chmod 600 %s/locked.tsig", cfg_path, tmp, modes[i].what, tmp);
+		is_str(d.n ? d.msgs[0] : NULL, want, "TSIG key file mode %04o refused",
+		       modes[i].mode);
+		ok(c == NULL, "and the config with it (%04o)", modes[i].mode);
+		config_free(c);
+	}
+	chmod(kpath, 0400);
+	c = load_text(text);
+	ok(c != NULL, "mode 0400 loads");
 	config_free(c);
 	chmod(kpath, 0600);
 }

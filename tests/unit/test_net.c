@@ -95,6 +95,9 @@ static void on_term(struct loop *l, void *arg)
 static const char *const loopbacks[] = { "127.0.0.1", "::1" };
 static const char *const wildcards[] = { "0.0.0.0", "::" };
 
+/* tcp_max_per_prefix for the next server_start(); 0 = the default. */
+static uint32_t server_per_prefix;
+
 static struct server server_start(const char *const *addrs, uint32_t max_conns,
                                   uint32_t idle_ms)
 {
@@ -107,7 +110,7 @@ static struct server server_start(const char *const *addrs, uint32_t max_conns,
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		close(p[0]);
 		log_set_level(LOG_WARN);
-		struct net_config cfg = { addrs, 2, 0, UDP_MAX, max_conns, idle_ms };
+		struct net_config cfg = { addrs, 2, 0, UDP_MAX, max_conns, idle_ms, server_per_prefix };
 		char err[256] = "";
 		struct loop *l = loop_new(err);
 		uint16_t port = 0;
@@ -313,7 +316,7 @@ static void test_setup_errors(void)
 	int before = count_fds();
 
 	static const char *const bad[] = { "127.0.0.1", "not-an-address" };
-	struct net_config cfg = { bad, 2, 0, UDP_MAX, 4, 1000 };
+	struct net_config cfg = { bad, 2, 0, UDP_MAX, 4, 1000, 0 };
 	struct net *n = net_new(l, &cfg, echo, NULL, err);
 	ok(n == NULL, "bad address refused");
 	ok(strstr(err, "not-an-address") != NULL, "error names the address: %s", err);
@@ -330,7 +333,7 @@ static void test_setup_errors(void)
 	getsockname(busy, (struct sockaddr *)&ss, &len);
 	static const char *const lo[] = { "127.0.0.1" };
 	struct net_config taken = { lo, 1, ntohs(((struct sockaddr_in *)&ss)->sin_port), UDP_MAX,
-	                            4, 1000 };
+	                            4, 1000, 0 };
 	before = count_fds();
 	n = net_new(l, &taken, echo, NULL, err);
 	ok(n == NULL, "port in use refused");
@@ -342,7 +345,7 @@ static void test_setup_errors(void)
 	/* Success and cleanup: every socket closed by net_free. */
 	before = count_fds();
 	static const char *const both[] = { "127.0.0.1", "::1" };
-	struct net_config good = { both, 2, 0, UDP_MAX, 4, 1000 };
+	struct net_config good = { both, 2, 0, UDP_MAX, 4, 1000, 0 };
 	n = net_new(l, &good, echo, NULL, err);
 	ok(n != NULL, "net_new on 127.0.0.1 and ::1: %s", n ? "ok" : err);
 	ok(n && net_bound_port(n) != 0, "port 0 became a real port");
@@ -574,6 +577,63 @@ static void test_cap(void)
 	is_int(server_stop(s), 0, "server exits cleanly on SIGTERM");
 }
 
+/*
+ * Issue #16 item 8: at the caps, connections that never completed a query
+ * go first, and a prefix's flood only closes its own connections.  (The
+ * old order closed whatever was idle longest: every honest client.)
+ */
+static void test_cap_fairness(void)
+{
+	/* Cap 4, per prefix 16: the global order alone. */
+	struct server s = server_start(loopbacks, 4, 10000);
+	ok(s.port != 0, "server with a cap of 4 connections");
+	int a = client(AF_INET, SOCK_STREAM, s.port), b = client(AF_INET6, SOCK_STREAM, s.port);
+	ok(tcp_roundtrip(a, 0x301, 2) && tcp_roundtrip(b, 0x302, 2), "two clients answered");
+	usleep(100000);   /* idle for 100 ms: the old order closed them first */
+	int flood[20];
+	for (int i = 0; i < 20; i++)
+		flood[i] = client(AF_INET, SOCK_STREAM, s.port);
+	usleep(100000);
+	ok(!closed_within(a, 200) && !closed_within(b, 200),
+	   "20 connections that never sent a query did not close the two that did");
+	ok(tcp_roundtrip(a, 0x303, 2) && tcp_roundtrip(b, 0x304, 2), "both still answered");
+	int closed = 0;
+	for (int i = 0; i < 20; i++) {
+		closed += closed_within(flood[i], 300);
+		close(flood[i]);
+	}
+	ok(closed >= 18, "the flood's own connections were closed (%d of 20)", closed);
+	close(a);
+	close(b);
+	is_int(server_stop(s), 0, "server exits cleanly on SIGTERM");
+
+	/* Cap 8, 3 per prefix: 127.0.0.1 floods with queries, ::1 is not touched. */
+	server_per_prefix = 3;
+	s = server_start(loopbacks, 8, 10000);
+	server_per_prefix = 0;
+	b = client(AF_INET6, SOCK_STREAM, s.port);
+	ok(tcp_roundtrip(b, 0x305, 2), "the IPv6 client answered");
+	int busy[10];
+	bool all = true;
+	for (int i = 0; i < 10; i++) {
+		busy[i] = client(AF_INET, SOCK_STREAM, s.port);
+		all &= tcp_roundtrip(busy[i], (uint16_t)(0x310 + i), 2);
+		usleep(2000);
+	}
+	ok(all, "each of the IPv4 host's 10 connections answered in turn");
+	ok(!closed_within(b, 200) && tcp_roundtrip(b, 0x306, 2),
+	   "the other prefix's connection survived the flood");
+	closed = 0;
+	for (int i = 0; i < 7; i++)
+		closed += closed_within(busy[i], 300);
+	is_int(closed, 7, "the host kept its newest 3, its own older ones closed");
+	ok(tcp_roundtrip(busy[9], 0x320, 2), "its newest still answered");
+	for (int i = 0; i < 10; i++)
+		close(busy[i]);
+	close(b);
+	is_int(server_stop(s), 0, "server exits cleanly on SIGTERM");
+}
+
 /* Bound to the wildcard addresses, a reply must leave from the address
  * the query was sent to: a client connected to 127.0.0.2 drops a reply
  * from 127.0.0.1 (the source the routing table would pick). */
@@ -609,6 +669,7 @@ int main(void)
 
 	test_idle();
 	test_cap();
+	test_cap_fairness();
 	test_wildcard();
 	return done_testing();
 }

@@ -122,6 +122,7 @@ static void add_txt(struct mb *m, const char *name, uint32_t ttl, const char *s)
 static struct query q;
 static uint8_t txbuf[65535 + 1024];
 static uint8_t last_req_mac[TSIG_MAC_MAX];
+static uint16_t last_id;
 static size_t last_req_mac_len;
 
 static int run(const uint8_t *msg, size_t len, enum query_transport tr)
@@ -137,11 +138,17 @@ static int run(const uint8_t *msg, size_t len, enum query_transport tr)
 	return q.tx_len >= 12 ? (q.tx[3] & 0xF) : -1;
 }
 
-static int send_at(const struct mb *m, const struct tsig_key *k, uint64_t when,
-                   enum query_transport tr)
+/* The message with a fresh ID, signed by k (when not NULL) at `when`, into out. */
+static size_t sign_copy(const struct mb *m, const struct tsig_key *k, uint64_t when, uint8_t *out,
+                        size_t cap)
 {
-	static uint8_t signed_msg[65535 + 1024];
-	memcpy(signed_msg, m->buf, m->len);
+	/*
+	 * Each message its own ID, as real clients do: the same signed UPDATE
+	 * sent twice is a replay, refused (acme/replay.h).
+	 */
+	static uint16_t next_id = 0x4242;
+	memcpy(out, m->buf, m->len);
+	wire_set_u16(out, last_id = next_id++);
 	size_t len = m->len;
 	last_req_mac_len = 0;
 	if (k) {
@@ -151,10 +158,18 @@ static int send_at(const struct mb *m, const struct tsig_key *k, uint64_t when,
 		memcpy(f.alg_name, tsig_alg_name(k->alg), dname_len(tsig_alg_name(k->alg)));
 		f.time_signed = when;
 		f.fudge = 300;
-		f.orig_id = wire_get_u16(m->buf);
-		int n = tsig_append(signed_msg, &len, sizeof(signed_msg), &f, k, NULL, 0, last_req_mac);
+		f.orig_id = last_id;
+		int n = tsig_append(out, &len, cap, &f, k, NULL, 0, last_req_mac);
 		last_req_mac_len = n > 0 ? (size_t)n : 0;
 	}
+	return len;
+}
+
+static int send_at(const struct mb *m, const struct tsig_key *k, uint64_t when,
+                   enum query_transport tr)
+{
+	static uint8_t signed_msg[65535 + 1024];
+	size_t len = sign_copy(m, k, when, signed_msg, sizeof(signed_msg));
 	return run(signed_msg, len, tr);
 }
 
@@ -374,7 +389,7 @@ static void test_basic_forms(void)
 	ok(response_verifies(&kdefault), "the response is signed with the request's key");
 	is_int(q.tx[2] & 0x80, 0x80, "QR set");
 	is_int((q.tx[2] >> 3) & 0xF, OPCODE_UPDATE, "opcode UPDATE echoed");
-	is_int(wire_get_u16(q.tx), 0x4242, "ID echoed");
+	is_int(wire_get_u16(q.tx), last_id, "ID echoed");
 	is_int(wire_get_u16(q.tx + 4), 1, "zone section echoed");
 	is_int(wire_get_u16(q.tx + 6) + wire_get_u16(q.tx + 8), 0, "no prerequisite/update sections");
 
@@ -832,7 +847,7 @@ static void test_tsig_errors(void)
 	memcpy(f.alg_name, "\x0bhmac-sha256", 13);
 	f.time_signed = now;
 	f.fudge = 300;
-	f.orig_id = 0x4242;
+	f.orig_id = wire_get_u16(m.buf);
 	tsig_append(buf, &len, sizeof(buf), &f, &kdefault, NULL, 0, NULL);
 	/* Rewrite the MAC size from 32 to 8 and drop 24 bytes of MAC. */
 	size_t mac_at = m.len + dname_len(kdefault.name) + 10 + 13 + 10;
@@ -852,6 +867,70 @@ static void test_tsig_errors(void)
 	len += 15;
 	wire_set_u16(buf + 10, 2);
 	is_int(run(buf, len, QUERY_UDP), RCODE_FORMERR, "TSIG not last: FORMERR");
+}
+
+/* Issue #16 item 4: a captured signed UPDATE, sent again within the fudge. */
+static void test_replay(void)
+{
+	struct mb m;
+	struct tsig_rr t;
+	static uint8_t add[2048], cut[2048];
+	const char *n = "replay.acme.example.";
+	uint64_t now = (uint64_t)time(NULL);
+	mb_init(&m, OPCODE_UPDATE, "acme.example.", RR_SOA, CLASS_IN);
+	add_txt(&m, n, 60, "challenge-1");
+	size_t add_len = sign_copy(&m, &kdefault, now, add, sizeof(add));
+
+	uint32_t s0 = serial();
+	is_int(run(add, add_len, QUERY_UDP), RCODE_NOERROR, "the UPDATE: NOERROR");
+	is_int(serial(), s0 + 1, "applied");
+	is_int(run(add, add_len, QUERY_UDP), RCODE_NOTAUTH, "the same bytes again: NOTAUTH");
+	ok(tsig_find(q.tx, q.tx_len, &t) == 1 && t.error == TSIG_BADTIME, "TSIG error BADTIME");
+	ok(response_verifies(&kdefault), "the refusal is signed, as BADTIME answers are");
+	is_int(serial(), s0 + 1, "the replay changed nothing");
+	is_int(run(add, add_len, QUERY_TCP), RCODE_NOTAUTH, "over TCP too");
+
+	/* Lego's cleanup, then the captured present replayed: the record must stay gone. */
+	struct mb del;
+	mb_init(&del, OPCODE_UPDATE, "acme.example.", RR_SOA, CLASS_IN);
+	uint8_t rd[64];
+	mb_rr(&del, 2, n, RR_TXT, CLASS_NONE, 0, rd, txt(rd, "challenge-1"));
+	is_int(send_msg(&del, &kdefault), RCODE_NOERROR, "cleanup: NOERROR");
+	is_int(run(add, add_len, QUERY_UDP), RCODE_NOTAUTH, "the old present replayed: NOTAUTH");
+	is_int(count_at(n, RR_TXT), 0, "it did not come back");
+
+	/* The MAC cut to 16 of its 32 bytes still verifies (RFC 8945 5.2.2.1): still a replay. */
+	memcpy(cut, add, add_len);
+	size_t mac_at = m.len + dname_len(kdefault.name) + 10 + 13 + 10;
+	wire_set_u16(cut + mac_at - 2, 16);
+	memmove(cut + mac_at + 16, cut + mac_at + 32, add_len - mac_at - 32);
+	size_t rdlen_at = m.len + dname_len(kdefault.name) + 8;
+	wire_set_u16(cut + rdlen_at, (uint16_t)(wire_get_u16(cut + rdlen_at) - 16));
+	is_int(run(cut, add_len - 16, QUERY_UDP), RCODE_NOTAUTH, "replayed with a truncated MAC");
+	ok(tsig_find(q.tx, q.tx_len, &t) == 1 && t.error == TSIG_BADTIME, "BADTIME");
+
+	/* What Lego does: several UPDATEs within one second, each its own MAC. */
+	for (int i = 0; i < 3; i++) {
+		mb_init(&m, OPCODE_UPDATE, "acme.example.", RR_SOA, CLASS_IN);
+		add_txt(&m, n, 60, i == 1 ? "b" : "a");
+		is_int(send_at(&m, &kdefault, now, QUERY_UDP), RCODE_NOERROR,
+		       "UPDATE %d of the same second: NOERROR", i);
+	}
+
+	/* Signed before the server started (within the fudge): the process before a restart
+	 * may have accepted it. */
+	mb_init(&m, OPCODE_UPDATE, "acme.example.", RR_SOA, CLASS_IN);
+	add_txt(&m, n, 60, "before-start");
+	is_int(send_at(&m, &kdefault, now - 200, QUERY_UDP), RCODE_NOTAUTH,
+	       "signed before the server started: NOTAUTH");
+	ok(tsig_find(q.tx, q.tx_len, &t) == 1 && t.error == TSIG_BADTIME, "BADTIME");
+	ok(!has_txt(n, "before-start"), "not applied");
+
+	/* Signed queries change nothing and are not remembered. */
+	mb_init(&m, OPCODE_QUERY, "www.acme.example.", RR_A, CLASS_IN);
+	size_t qlen = sign_copy(&m, &kdefault, now, cut, sizeof(cut));
+	is_int(run(cut, qlen, QUERY_UDP), RCODE_NOERROR, "a signed query");
+	is_int(run(cut, qlen, QUERY_UDP), RCODE_NOERROR, "the same signed query again");
 }
 
 static void test_signed_query(void)
@@ -937,6 +1016,7 @@ int main(void)
 	test_serial_wrap();
 	test_large();
 	test_tsig_errors();
+	test_replay();
 	test_signed_query();
 	test_purge();
 	test_restart();
