@@ -7,6 +7,7 @@ the port is read back from the "ready" log line), and is stopped by PID.
 Queries go through dnspython (Debian's python3-dnspython) or real tools
 (kdig, dig, delv, nsupdate) found on PATH.
 """
+import json
 import os
 import re
 import shutil
@@ -14,6 +15,7 @@ import signal
 import socket
 import struct
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
@@ -427,3 +429,62 @@ def make_key(path):
                     "ec_paramgen_curve:P-256", "-out", path], check=True,
                    stderr=subprocess.DEVNULL)
     os.chmod(path, 0o600)
+
+
+def enter_private_netns():
+    """Runs the calling test program again inside a network namespace of its
+    own that has only the loopback interface, and exits with its status.
+
+    Inside it nothing can leave the machine (there is no other interface)
+    and port 53 on any 127.0.0.0/8 address is free.  Needs root (CI) or
+    unprivileged user namespaces; without either it exits 77, which ctest
+    reports as skipped (SKIP_RETURN_CODE), never as passed.
+    """
+    if os.environ.get("GEOACME_IN_NETNS") == "1":
+        subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+        return
+    unshare = ["unshare", "-n"] if os.geteuid() == 0 else ["unshare", "-rn"]
+    probe = subprocess.run(unshare + ["true"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        print("skipped: cannot make a network namespace (%s): %s"
+              % (" ".join(unshare), probe.stderr.strip()))
+        sys.exit(77)
+    env = dict(os.environ, GEOACME_IN_NETNS="1")
+    sys.exit(subprocess.call(unshare + [sys.executable] + sys.argv, env=env))
+
+
+def demo_server(listen_v4=("127.0.0.1",), listen_v6=("::1",), port=0, edit_zone=None):
+    """A Server (not started) running config.toml.example itself with the
+    demo zones (demo/example.com.zone, demo/acme.example.net.zone): only the
+    listen addresses and port, the log level and the geo database (the test
+    fixture instead of DB-IP) are changed; its keys and TSIG secret are made
+    as scripts/demo.sh makes them.  edit_zone(name, text) may rewrite a zone
+    file's text (name is "example.com" or "acme.example.net")."""
+    with open(os.path.join(REPO, "config.toml.example")) as f:
+        conf = f.read()
+    for key, value in (("listen_addrs_ipv4", json.dumps(list(listen_v4))),
+                       ("listen_addrs_ipv6", json.dumps(list(listen_v6))),
+                       ("listen_port", str(port)), ("log_level", '"debug"'),
+                       ("databases", '["city.mmdb"]')):
+        conf, n = re.subn(r"(?m)^%s = .*$" % key, "%s = %s" % (key, value), conf)
+        assert n == 1, "config.toml.example has no single %s line" % key
+    files = {}
+    for zone in ("example.com", "acme.example.net"):
+        with open(os.path.join(REPO, "demo", zone + ".zone")) as f:
+            text = f.read()
+        files["demo/%s.zone" % zone] = edit_zone(zone, text) if edit_zone else text
+    server = Server(conf, files)
+    make_mmdb(server.dir)
+    run = server.path("demo/run")
+    os.makedirs(run, mode=0o700)
+    for zone in ("example.com", "acme.example.net"):
+        make_key(os.path.join(run, zone + ".pem"))
+    subprocess.run([BIN, "keygen", "--tsig", os.path.join(run, "update.acme.example.net.tsig")],
+                   check=True, stdout=subprocess.DEVNULL)
+    return server
+
+
+def ds_records(server, *zones):
+    """The DS record `geoacme ds` prints for each of the server's zones."""
+    return [subprocess.run([BIN, "ds", "-c", server.config_path, zone], capture_output=True,
+                           text=True, check=True).stdout.strip() for zone in zones]
