@@ -453,19 +453,22 @@ def enter_private_netns():
     sys.exit(subprocess.call(unshare + [sys.executable] + sys.argv, env=env))
 
 
-def demo_server(listen_v4=("127.0.0.1",), listen_v6=("::1",), port=0, edit_zone=None):
+def demo_server(listen_v4=("127.0.0.1",), listen_v6=("::1",), port=0, edit_zone=None, settings=None,
+                env=None):
     """A Server (not started) running config.toml.example itself with the
     demo zones (demo/example.com.zone, demo/acme.example.net.zone): only the
     listen addresses and port, the log level and the geo database (the test
     fixture instead of DB-IP) are changed; its keys and TSIG secret are made
     as scripts/demo.sh makes them.  edit_zone(name, text) may rewrite a zone
-    file's text (name is "example.com" or "acme.example.net")."""
+    file's text (name is "example.com" or "acme.example.net"); settings
+    replaces other `key = value` lines of the example ({"rrl_rate": "10"});
+    env adds to the server's environment."""
     with open(os.path.join(REPO, "config.toml.example")) as f:
         conf = f.read()
     for key, value in (("listen_addrs_ipv4", json.dumps(list(listen_v4))),
                        ("listen_addrs_ipv6", json.dumps(list(listen_v6))),
                        ("listen_port", str(port)), ("log_level", '"debug"'),
-                       ("databases", '["city.mmdb"]')):
+                       ("databases", '["city.mmdb"]')) + tuple((settings or {}).items()):
         conf, n = re.subn(r"(?m)^%s = .*$" % key, "%s = %s" % (key, value), conf)
         assert n == 1, "config.toml.example has no single %s line" % key
     files = {}
@@ -473,7 +476,7 @@ def demo_server(listen_v4=("127.0.0.1",), listen_v6=("::1",), port=0, edit_zone=
         with open(os.path.join(REPO, "demo", zone + ".zone")) as f:
             text = f.read()
         files["demo/%s.zone" % zone] = edit_zone(zone, text) if edit_zone else text
-    server = Server(conf, files)
+    server = Server(conf, files, env=dict(os.environ, **env) if env else None)
     make_mmdb(server.dir)
     run = server.path("demo/run")
     os.makedirs(run, mode=0o700)
