@@ -142,43 +142,44 @@ class TcpClientThatNeverReads(ServerTestCase):
                     sent += 1
                 except BlockingIOError:
                     time.sleep(0.01)
+            # Answered at all (no duration is asserted: a loaded machine
+            # stretches them); a server blocked by the stalled client would
+            # answer neither.
             for _ in range(5):
-                start = time.time()
-                self.assertEqual(rrs(self.server.query("www.example.com"), "answer"), WWW)
-                r = self.server.query("www.example.com", tcp=True, timeout=3)
+                self.assertEqual(rrs(self.server.query("www.example.com", timeout=10), "answer"), WWW)
+                r = self.server.query("www.example.com", tcp=True, timeout=10)
                 self.assertEqual(rrs(r, "answer"), WWW)
-                self.assertLess(time.time() - start, 2)
         finally:
             s.close()
         self.assertTrue(self.server.alive())
 
 
 class TcpIdleTimeout(ServerTestCase):
-    """tcp_request_timeout (Hickory's key, seconds) closes idle connections."""
-    CONFIG = "tcp_request_timeout = 1\n" + ZONE_CONFIG
+    """tcp_request_timeout (Hickory's key, seconds) closes idle connections.
+
+    No duration is asserted (a loaded machine stretches them): idle and
+    stalled connections get closed, a busy one with gaps well under the
+    timeout is kept past it, a trickling one is closed before it completes
+    a query.  That timers never fire early is tests/unit/test_loop.c's."""
+    CONFIG = "tcp_request_timeout = 2\n" + ZONE_CONFIG
     FILES = FILES
 
-    def closed_after(self, s, limit):
-        """Seconds until the server closes s (EOF or reset), None past limit."""
-        start = time.time()
+    def closed(self, s, limit=30):
+        """True when the server closes s (EOF or reset) within a generous limit."""
         s.settimeout(limit)
         try:
             while True:
-                data = s.recv(65535)
-                if not data:
-                    return time.time() - start
-        except (ConnectionResetError, OSError) as e:
-            if isinstance(e, socket.timeout):
-                return None
-            return time.time() - start
+                if not s.recv(65535):
+                    return True
+        except socket.timeout:
+            return False
+        except (ConnectionResetError, OSError):
+            return True
 
     def test_idle_connection_closed(self):
         s = socket.create_connection(("127.0.0.1", self.server.port), timeout=5)
         try:
-            t = self.closed_after(s, 5)
-            self.assertIsNotNone(t, "idle connection still open after 5 s")
-            self.assertGreater(t, 0.8)
-            self.assertLess(t, 3.0)
+            self.assertTrue(self.closed(s), "idle connection still open after 30 s")
         finally:
             s.close()
 
@@ -186,23 +187,23 @@ class TcpIdleTimeout(ServerTestCase):
         s = socket.create_connection(("127.0.0.1", self.server.port), timeout=5)
         try:
             s.sendall(b"\x00\x20\x12")
-            t = self.closed_after(s, 5)
-            self.assertIsNotNone(t, "stalled connection still open after 5 s")
-            self.assertLess(t, 3.0)
+            self.assertTrue(self.closed(s), "stalled connection still open after 30 s")
         finally:
             s.close()
 
     def test_busy_connection_kept(self):
-        s = socket.create_connection(("127.0.0.1", self.server.port), timeout=5)
+        """Eleven queries 0.4 s apart (4 s, twice the timeout): only a stall
+        of 1.6 s between two of them could close the connection."""
+        s = socket.create_connection(("127.0.0.1", self.server.port), timeout=10)
         try:
             wire = self.server.make_query("www.example.com").to_wire()
-            start = time.time()
-            while time.time() - start < 2.5:
+            for i in range(11):
+                if i:
+                    time.sleep(0.4)
                 s.sendall(struct.pack("!H", len(wire)) + wire)
                 n = struct.unpack("!H", s.recv(2))[0]
                 r = dns.message.from_wire(s.recv(n))
                 self.assertEqual(rrs(r, "answer"), WWW)
-                time.sleep(0.4)
         finally:
             s.close()
 
@@ -212,12 +213,12 @@ class TcpIdleTimeout(ServerTestCase):
         s = socket.create_connection(("127.0.0.1", self.server.port), timeout=5)
         wire = self.server.make_query("www.example.com").to_wire()
         data = struct.pack("!H", len(wire)) + wire
-        start = time.time()
         closed = False
         try:
+            # One byte every 0.4 s, never the last one: the query is never
+            # complete, so the connection must be closed before the loop ends
+            # (about 13 s, six times the timeout).
             for b in data[:-1]:
-                if time.time() - start > 6:
-                    break
                 try:
                     s.sendall(bytes([b]))
                 except (BrokenPipeError, ConnectionResetError):
@@ -234,9 +235,7 @@ class TcpIdleTimeout(ServerTestCase):
                         break
         finally:
             s.close()
-        self.assertTrue(closed, "a trickling client kept its connection for %.1f s "
-                        "with tcp_request_timeout = 1" % (time.time() - start))
-        self.assertLess(time.time() - start, 3.5)
+        self.assertTrue(closed, "a trickling client kept its connection with tcp_request_timeout = 2")
 
 
 class UdpSize(ServerTestCase):
