@@ -5,7 +5,7 @@ a temporary directory, it listens on 127.0.0.1 on a free port, sends every
 query for the test's zones to geoacme (stub or forward zones), trusts only
 the DS records the test gives it (no root anchor), and is stopped by PID.
 
-  Unbound(stubs, anchors, subnet=False)   unbound (harness.Unbound)
+  Unbound(stubs, anchors, subnet=False)   unbound (subnet: ECS through subnetcache)
   Kresd(stubs, anchors)                   Knot Resolver 5 (kresd)
   NamedResolver(stubs, anchors)           BIND 9 named, recursive
   NamedAuth(zones, address, port)         BIND 9 named, authoritative only
@@ -23,7 +23,7 @@ import dns.edns
 import dns.message
 import dns.query
 
-from harness import Unbound, free_port  # noqa: F401  (Unbound is re-exported)
+from harness import free_port
 
 
 class Daemon:
@@ -47,6 +47,7 @@ class Daemon:
         raise NotImplementedError
 
     def start(self, timeout=15):
+        """Starts the daemon and waits until it answers a query (any answer)."""
         self.log_file = open(self.log_path, "ab")
         self.proc = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL, stdout=self.log_file,
                                      stderr=self.log_file, cwd=self.dir)
@@ -99,6 +100,50 @@ def ds_fields(ds):
     f = ds.split()
     i = f.index("DS")
     return (f[0] if f[0].endswith(".") else f[0] + ".",) + tuple(f[i + 1:i + 4]) + ("".join(f[i + 4:]),)
+
+
+class Unbound(Daemon):
+    """Debian's unbound as a validating resolver with stub zones; with subnet,
+    its subnetcache module forwards the client's ECS (any prefix length)."""
+    NAME = "unbound"
+
+    def __init__(self, stubs, trust_anchors, subnet=False, extra=""):
+        super().__init__()
+        anchors = "".join('  trust-anchor: "%s"\n' % ta for ta in trust_anchors)
+        modules = "subnetcache validator iterator" if subnet else "validator iterator"
+        subnet_conf = ""
+        if subnet:
+            subnet_conf = ("  send-client-subnet: 127.0.0.1\n  send-client-subnet: ::1\n"
+                           "  client-subnet-always-forward: yes\n  max-client-subnet-ipv4: 32\n"
+                           "  max-client-subnet-ipv6: 128\n")
+        stub_conf = "".join('stub-zone:\n  name: "%s"\n  stub-addr: 127.0.0.1@%d\n' % (z, p)
+                            for z, p in stubs)
+        self.conf = self.write("unbound.conf", """server:
+  interface: 127.0.0.1
+  port: {port}
+  do-not-query-localhost: no
+  username: ""
+  chroot: ""
+  directory: "{dir}"
+  pidfile: "{dir}/unbound.pid"
+  use-syslog: no
+  logfile: "{log}"
+  verbosity: 1
+  val-log-level: 2
+  module-config: "{modules}"
+  qname-minimisation: no
+  access-control: 127.0.0.0/8 allow
+  cache-max-ttl: 0
+  cache-max-negative-ttl: 0
+{anchors}{subnet}{extra}
+{stubs}
+remote-control:
+  control-enable: no
+""".format(port=self.port, dir=self.dir, log=self.log_path, modules=modules, anchors=anchors,
+           subnet=subnet_conf, extra=extra, stubs=stub_conf))
+
+    def command(self):
+        return ["unbound", "-d", "-c", self.conf]
 
 
 class Kresd(Daemon):

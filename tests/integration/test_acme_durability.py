@@ -1,53 +1,28 @@
 # SPDX-License-Identifier: MIT
 """The ACME zone survives kill -9: an acknowledged UPDATE is never lost,
 an UPDATE is never half applied, and the SQLite database stays intact."""
-import base64
 import random
 import signal
 import sqlite3
-import subprocess
 import threading
 import time
 import unittest
 
-import dns.query
 import dns.rcode
-import dns.tsig
-import dns.update
 
+from acme_helpers import (TsigKey, acme_files, acme_zone_toml, nsupdate, seed_zone, serial, signed_update,
+                          txt)
 from harness import BASE_CONFIG, Server, main
 
-ZONE = """$ORIGIN acme.example.
-$TTL 300
-@  IN SOA ns1.example. hostmaster.example. 1 3600 600 86400 60
-@  IN NS  ns1.example.
-"""
+KEY = TsigKey("update.acme.example.", "hmac-sha256", b"durability-test-secret-32-bytes!")
 
-SECRET = b"durability-test-secret-32-bytes!"
-
-CONFIG = BASE_CONFIG + """
-[[zones]]
-zone = "acme.example"
-zone_type = "Primary"
-
-[zones.stores]
-type = "sqlite"
-allow_update = true
-journal_path = "acme.sqlite"
-zone_path = "acme.zone"
-
-[[zones.stores.tsig_keys]]
-name = "update.acme.example."
-algorithm = "hmac-sha256"
-secret = "%s"
-""" % base64.b64encode(SECRET).decode()
-
-KEY = dns.tsig.Key("update.acme.example.", SECRET, "hmac-sha256")
+CONFIG = BASE_CONFIG + acme_zone_toml("acme.example", [KEY])
+FILES = acme_files(seed_zone("acme.example."), [KEY])
 
 
 class Durability(unittest.TestCase):
     def setUp(self):
-        self.server = Server(CONFIG, {"acme.zone": ZONE})
+        self.server = Server(CONFIG, FILES)
         self.server.start()
 
     def tearDown(self):
@@ -57,11 +32,10 @@ class Durability(unittest.TestCase):
         self.server.start()
 
     def txt(self, name):
-        r = self.server.query(name, "TXT")
-        return sorted(rd.to_text() for rrset in r.answer for rd in rrset)
+        return txt(self.server, name)
 
     def serial(self):
-        return self.server.query("acme.example.", "SOA").answer[0][0].serial
+        return serial(self.server, "acme.example.")
 
     def integrity(self):
         db = sqlite3.connect(self.server.path("acme.sqlite"))
@@ -72,12 +46,8 @@ class Durability(unittest.TestCase):
             db.close()
 
     def test_kill9_right_after_ack(self):
-        key = "hmac-sha256:update.acme.example.:" + base64.b64encode(SECRET).decode()
-        script = ("server 127.0.0.1 %d\nzone acme.example.\n"
-                  "update add bernat.ch.acme.example. 60 TXT \"acknowledged\"\nsend\n"
-                  % self.server.port)
-        r = subprocess.run(["nsupdate", "-y", key], input=script, capture_output=True, text=True,
-                           timeout=20)
+        r = nsupdate(self.server, KEY.nsupdate_arg(),
+                     ['update add bernat.ch.acme.example. 60 TXT "acknowledged"'], "acme.example.")
         self.assertEqual(r.returncode, 0, r.stderr)
         # The response was received: kill at once, no chance for a clean shutdown.
         self.assertEqual(self.server.kill9(), -signal.SIGKILL)
@@ -95,18 +65,17 @@ class Durability(unittest.TestCase):
             acked = []
             sent = []
             stop = threading.Event()
-            port = self.server.port
+            server = self.server
 
             def burst(base):
                 i = 0
                 while not stop.is_set():
                     n = base + i
-                    u = dns.update.UpdateMessage("acme.example.", keyring=KEY)
-                    u.add("a%d.pairs.acme.example." % n, 60, "TXT", "\"pair %d\"" % n)
-                    u.add("b%d.pairs.acme.example." % n, 60, "TXT", "\"pair %d\"" % n)
                     sent.append(n)
                     try:
-                        r = dns.query.udp(u, "127.0.0.1", port=port, timeout=1)
+                        r = signed_update(server, "acme.example.", KEY, timeout=1, add=[
+                            ("%s%d.pairs.acme.example." % (ab, n), 60, "TXT", '"pair %d"' % n)
+                            for ab in "ab"])
                     except Exception:
                         return
                     if r.rcode() == dns.rcode.NOERROR:

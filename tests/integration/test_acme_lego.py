@@ -17,15 +17,11 @@ import unittest
 
 import dns.rcode
 
-from harness import BASE_CONFIG, Server, Unbound, free_port, main
+from acme_helpers import TsigKey, acme_files, acme_zone_toml, seed_zone
+from harness import BASE_CONFIG, Server, free_port, main
+from resolvers import Unbound
 
 TOOLS = all(shutil.which(t) for t in ("lego", "pebble", "unbound", "openssl"))
-
-ACME_ZONE = """$ORIGIN acme.example.
-$TTL 300
-@  IN SOA ns1.example. hostmaster.example. 1 3600 600 86400 60
-@  IN NS  ns1.example.
-"""
 
 SITE_ZONE = """$ORIGIN site.example.
 $TTL 300
@@ -35,35 +31,18 @@ www  IN A   192.0.2.80
 _acme-challenge.www IN CNAME www.site.example.acme.example.
 """
 
-SECRET_SHA1 = b"lego-secret-hmac-sha1-bytes!"
-SECRET_SHA256 = b"lego-secret-hmac-sha256-bytes-32"
+SHA1 = TsigKey("lego.acme.example.", "hmac-sha1", b"lego-secret-hmac-sha1-bytes!",
+               key_file="lego-sha1.tsig")
+SHA256 = TsigKey("lego256.acme.example.", "hmac-sha256", b"lego-secret-hmac-sha256-bytes-32",
+                 key_file="lego-sha256.tsig")
 
 CONFIG = BASE_CONFIG + """
 [[zones]]
 zone = "site.example"
 zone_type = "Primary"
 file = "site.zone"
-
-[[zones]]
-zone = "acme.example"
-zone_type = "Primary"
-
-[zones.stores]
-type = "sqlite"
-allow_update = true
-journal_path = "acme.sqlite"
-zone_path = "acme.zone"
-
-[[zones.stores.tsig_keys]]
-name = "lego.acme.example."
-algorithm = "hmac-sha1"
-key_file = "lego-sha1.tsig"
-
-[[zones.stores.tsig_keys]]
-name = "lego256.acme.example."
-algorithm = "hmac-sha256"
-key_file = "lego-sha256.tsig"
-"""
+""" + acme_zone_toml("acme.example", [SHA1, SHA256])
+FILES = dict(acme_files(seed_zone("acme.example."), [SHA1, SHA256]), **{"site.zone": SITE_ZONE})
 
 
 class LegoPebble(unittest.TestCase):
@@ -72,9 +51,7 @@ class LegoPebble(unittest.TestCase):
         # CI installs these (scripts/deps.sh): missing tools are a failure, not a skip.
         if not TOOLS:
             raise AssertionError("needs lego, pebble, unbound and openssl on PATH")
-        cls.server = Server(CONFIG, {"acme.zone": ACME_ZONE, "site.zone": SITE_ZONE,
-                                     "lego-sha1.tsig": SECRET_SHA1,
-                                     "lego-sha256.tsig": SECRET_SHA256})
+        cls.server = Server(CONFIG, FILES)
         cls.server.start()
         cls.unbound = Unbound([("site.example", cls.server.port),
                                ("acme.example", cls.server.port)], [])
@@ -155,7 +132,7 @@ class LegoPebble(unittest.TestCase):
 
     def test_cname_delegated_challenge_sha1(self):
         """Lego's default: hmac-sha1, RFC2136_TSIG_ALGORITHM unset."""
-        r, cert = self.lego("www.site.example", "lego.acme.example.", SECRET_SHA1)
+        r, cert = self.lego("www.site.example", SHA1.name, SHA1.secret)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("DNS:www.site.example", self.san(cert))
         self.server.wait_log(r"update for acme\.example\. from key lego\.acme\.example\.: "
@@ -167,7 +144,7 @@ class LegoPebble(unittest.TestCase):
         self.assertEqual(q.rcode(), dns.rcode.NXDOMAIN)
 
     def test_name_in_the_acme_zone_sha256(self):
-        r, cert = self.lego("direct.acme.example", "lego256.acme.example.", SECRET_SHA256,
+        r, cert = self.lego("direct.acme.example", SHA256.name, SHA256.secret,
                             algorithm="hmac-sha256.")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("DNS:direct.acme.example", self.san(cert))
@@ -175,7 +152,7 @@ class LegoPebble(unittest.TestCase):
         self.assertEqual(q.rcode(), dns.rcode.NXDOMAIN)
 
     def test_wrong_secret_fails(self):
-        r, cert = self.lego("wrong.acme.example", "lego.acme.example.", b"not the secret")
+        r, cert = self.lego("wrong.acme.example", SHA1.name, b"not the secret")
         self.assertNotEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertFalse(os.path.exists(cert))
         self.server.wait_log(r"TSIG from key lego\.acme\.example\.: wrong MAC \(BADSIG\)")

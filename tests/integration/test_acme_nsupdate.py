@@ -5,9 +5,7 @@ algorithms), wrong keys and secrets, unsigned updates, a skewed clock
 (crafted with dnspython), zones we refuse, large updates, and the stale
 purge timer."""
 import base64
-import re
 import struct
-import subprocess
 import time
 
 import dns.message
@@ -21,6 +19,8 @@ import dns.renderer
 import dns.tsig
 import dns.update
 
+from acme_helpers import (TsigKey, acme_files, acme_zone_toml, knsupdate, nsupdate, nsupdate_rcode,
+                          serial, signed_update, txt)
 from harness import ServerTestCase, main
 
 ZONE = """$ORIGIN acme.example.
@@ -39,76 +39,29 @@ $TTL 300
 """
 
 SECRET_RAW = b"raw-secret-bytes-as-hickory-has"       # key_file, hmac-sha256
-SECRET_SHA1 = b"lego-default-is-hmac-sha1"
-SECRET_SHA512 = b"sub-key-secret-for-hmac-sha512-xxxxxxxx"
-SECRET_SHA384 = b"wide-key-secret-for-hmac-sha384"
-SECRET_SHA224 = b"sha224-key-secret"
 
-KEYS = {
-    "update.acme.example.": ("hmac-sha256", SECRET_RAW),
-    "lego.acme.example.": ("hmac-sha1", SECRET_SHA1),
-    "sub.acme.example.": ("hmac-sha512", SECRET_SHA512),
-    "wide.acme.example.": ("hmac-sha384", SECRET_SHA384),
-    "k224.acme.example.": ("hmac-sha224", SECRET_SHA224),
-}
+KEYS = {k.name: k for k in (
+    TsigKey("update.acme.example.", "hmac-sha256", SECRET_RAW, key_file="update.tsig"),
+    TsigKey("lego.acme.example.", "hmac-sha1", b"lego-default-is-hmac-sha1"),
+    TsigKey("sub.acme.example.", "hmac-sha512", b"sub-key-secret-for-hmac-sha512-xxxxxxxx",
+            policy='allow_names = ["sub"]\n'),
+    TsigKey("wide.acme.example.", "hmac-sha384", b"wide-key-secret-for-hmac-sha384",
+            policy='allow_types = ["TXT", "A"]\n'),
+    TsigKey("k224.acme.example.", "hmac-sha224", b"sha224-key-secret"))}
+UPDATE_KEY = KEYS["update.acme.example."]
 
-CONFIG = """
-[[zones]]
-zone = "acme.example"
-zone_type = "Primary"
-
-[zones.stores]
-type = "sqlite"
-allow_update = true
-journal_path = "acme.sqlite"
-zone_path = "acme.zone"
-max_records_per_name = 8
-
-[[zones.stores.tsig_keys]]
-name = "update.acme.example."
-algorithm = "hmac-sha256"
-key_file = "update.tsig"
-
-[[zones.stores.tsig_keys]]
-name = "lego.acme.example."
-algorithm = "hmac-sha1"
-secret = "%s"
-
-[[zones.stores.tsig_keys]]
-name = "sub.acme.example."
-algorithm = "hmac-sha512"
-secret = "%s"
-allow_names = ["sub"]
-
-[[zones.stores.tsig_keys]]
-name = "wide.acme.example."
-algorithm = "hmac-sha384"
-secret = "%s"
-allow_types = ["TXT", "A"]
-
-[[zones.stores.tsig_keys]]
-name = "k224.acme.example."
-algorithm = "hmac-sha224"
-secret = "%s"
-
+CONFIG = acme_zone_toml("acme.example", KEYS.values(), store="max_records_per_name = 8\n") + """
 [[zones]]
 zone = "static.example"
 zone_type = "Primary"
 file = "static.zone"
-""" % tuple(base64.b64encode(s).decode() for s in (SECRET_SHA1, SECRET_SHA512, SECRET_SHA384,
-                                                 SECRET_SHA224))
+"""
 
-FILES = {"acme.zone": ZONE, "static.zone": STATIC_ZONE, "update.tsig": SECRET_RAW}
-
-
-def key_arg(name):
-    alg, secret = KEYS[name]
-    return "%s:%s:%s" % (alg, name, base64.b64encode(secret).decode())
+FILES = dict(acme_files(ZONE, KEYS.values()), **{"static.zone": STATIC_ZONE})
 
 
 def tsig_key(name, secret=None):
-    alg, s = KEYS[name]
-    return dns.tsig.Key(name, secret if secret is not None else s, alg)
+    return KEYS[name].key(secret)
 
 
 def tsig_of(wire):
@@ -137,35 +90,22 @@ class AcmeUpdateTest(ServerTestCase):
     # --- helpers ---
 
     def nsupdate(self, key, lines, tcp=False, zone="acme.example."):
-        script = "server 127.0.0.1 %d\nzone %s\n%s\nsend\n" % (self.server.port, zone,
-                                                               "\n".join(lines))
-        args = ["nsupdate", "-t", "5"] + (["-v"] if tcp else [])
-        if key:
-            args += ["-y", key if ":" in key else key_arg(key)]
-        return subprocess.run(args, input=script, capture_output=True, text=True, timeout=30)
+        """key: a key's name, or nsupdate's own "alg:name:secret" form."""
+        return nsupdate(self.server, key if not key or ":" in key else KEYS[key].nsupdate_arg(), lines,
+                        zone, tcp=tcp)
 
-    def nsupdate_rcode(self, key, lines, **kw):
-        r = self.nsupdate(key, lines, **kw)
-        if r.returncode == 0:
-            return "NOERROR"
-        m = re.search(r"update failed: (\S+)", r.stderr + r.stdout)
-        return m.group(1) if m else "rc=%d: %s" % (r.returncode, (r.stderr + r.stdout).strip())
+    def nsupdate_rcode(self, key, lines, tcp=False, zone="acme.example."):
+        return nsupdate_rcode(self.server, key if not key or ":" in key else KEYS[key].nsupdate_arg(),
+                              lines, zone, tcp=tcp)
 
     def knsupdate(self, key, lines, tcp=False):
-        alg, secret = KEYS[key]
-        script = "server 127.0.0.1 %d\nzone acme.example.\nkey %s:%s %s\n%s\nsend\nanswer\n" % (
-            self.server.port, alg, key, base64.b64encode(secret).decode(), "\n".join(lines))
-        args = ["knsupdate"] + (["-v"] if tcp else [])
-        return subprocess.run(args, input=script, capture_output=True, text=True, timeout=30)
+        return knsupdate(self.server, KEYS[key], lines, "acme.example.", tcp=tcp)
 
     def txt(self, name):
-        r = self.server.query(name, "TXT")
-        return sorted(rd.to_text() for rrset in r.answer for rd in rrset
-                      if rrset.rdtype == dns.rdatatype.TXT)
+        return txt(self.server, name)
 
     def serial(self):
-        r = self.server.query("acme.example.", "SOA")
-        return r.answer[0][0].serial
+        return serial(self.server, "acme.example.")
 
     def send_raw(self, msg, tcp=False, **kw):
         """dnspython UPDATE; returns the response message."""
@@ -440,36 +380,18 @@ class AcmeUpdateTest(ServerTestCase):
 
 
 class AcmeStalePurgeTest(ServerTestCase):
-    CONFIG = """
-[[zones]]
-zone = "acme.example"
-zone_type = "Primary"
-
-[zones.stores]
-type = "sqlite"
-allow_update = true
-journal_path = "acme.sqlite"
-zone_path = "acme.zone"
-stale_txt_age = "2s"
-
-[[zones.stores.tsig_keys]]
-name = "update.acme.example."
-algorithm = "hmac-sha256"
-key_file = "update.tsig"
-"""
+    CONFIG = acme_zone_toml("acme.example", [UPDATE_KEY], store='stale_txt_age = "2s"\n')
     FILES = FILES
 
     def test_stale_txt_removed(self):
         n = "old.acme.example."
-        u = dns.update.UpdateMessage("acme.example.", keyring=tsig_key("update.acme.example."))
-        u.add(n, 60, "TXT", "challenge")
-        r = dns.query.udp(u, "127.0.0.1", port=self.server.port, timeout=5)
+        r = signed_update(self.server, "acme.example.", UPDATE_KEY, add=[(n, 60, "TXT", "challenge")])
         self.assertRcode(r, "NOERROR")
-        serial = self.server.query("acme.example.", "SOA").answer[0][0].serial
+        s0 = serial(self.server, "acme.example.")
         self.server.wait_log(r"removed 1 stale TXT records", timeout=10)
         r = self.server.query(n, "TXT")
         self.assertRcode(r, "NXDOMAIN")
-        self.assertEqual(self.server.query("acme.example.", "SOA").answer[0][0].serial, serial + 1)
+        self.assertEqual(serial(self.server, "acme.example."), s0 + 1)
         # Records from the zone file are never stale.
         r = self.server.query("static.acme.example.", "TXT")
         self.assertEqual(r.answer[0][0].to_text(), '"from the zone file"')

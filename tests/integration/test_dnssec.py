@@ -14,8 +14,10 @@ import dns.query
 import dns.rcode
 import dns.rdatatype
 
-from harness import (BASE_CONFIG, SITES_TOML, Server, Unbound, main, make_key, make_mmdb, rr_types,
+from acme_helpers import TsigKey, acme_files, acme_zone_toml, signed_update
+from harness import (BASE_CONFIG, SITES_TOML, Server, ds_records, main, make_key, make_mmdb, rr_types,
                      rrs)
+from resolvers import Unbound
 
 ZONE = """$ORIGIN example.com.
 $TTL 3600
@@ -50,6 +52,15 @@ GEO_CLIENTS = [("192.0.2.0", 26), ("192.0.2.128", 26), ("198.51.100.0", 25), ("2
 GEO_CLIENTS6 = [("2001:db8:1::", 48), ("2001:db8:5::", 48)]
 
 
+def start_server():
+    """The signed geo zone's server, started, and its DS record."""
+    server = Server(BASE_CONFIG + CONFIG, {"example.com.zone": ZONE})
+    make_key(server.path("example.com.pem"))
+    make_mmdb(server.dir)
+    server.start()
+    return server, ds_records(server, "example.com")[0]
+
+
 def ad(msg):
     return bool(msg.flags & dns.flags.AD)
 
@@ -57,13 +68,7 @@ def ad(msg):
 class Validation(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.server = Server(BASE_CONFIG + CONFIG, {"example.com.zone": ZONE})
-        make_key(cls.server.path("example.com.pem"))
-        make_mmdb(cls.server.dir)
-        cls.server.start()
-        out = subprocess.run([os.environ["GEOACME_BIN"], "ds", "-c", cls.server.config_path,
-                              "example.com"], capture_output=True, text=True, check=True)
-        cls.ds = out.stdout.strip()
+        cls.server, cls.ds = start_server()
         cls.unbound = Unbound([("example.com", cls.server.port)], [cls.ds], subnet=True).start()
 
     @classmethod
@@ -199,45 +204,22 @@ $TTL 3600
 @ IN NS ns1.example.com.
 """
 
-ACME_CONFIG = """
-[[zones]]
-zone = "acme.example.net"
-zone_type = "Primary"
-[zones.stores]
-type = "sqlite"
-allow_update = true
-journal_path = "acme.sqlite"
-zone_path = "acme.zone"
-[[zones.stores.tsig_keys]]
-name = "update.acme.example.net."
-algorithm = "hmac-sha256"
-secret = "c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LTEyMzQ="
-[[zones.keys]]
-algorithm = "ECDSAP256SHA256"
-key_path = "acme.pem"
-"""
+ACME_KEY = TsigKey("update.acme.example.net.", "hmac-sha256", b"secret-secret-secret-secret-1234")
+ACME_CONFIG = acme_zone_toml("acme.example.net", [ACME_KEY], signing_key="acme.pem")
 
 
 class AcmeUpdates(unittest.TestCase):
     """A TXT record added by a TSIG-signed UPDATE validates, and so does its removal."""
 
     def test_updated_txt_validates(self):
-        import dns.tsigkeyring
-        import dns.update
-        srv = Server(BASE_CONFIG + ACME_CONFIG, {"acme.zone": ACME_ZONE})
+        srv = Server(BASE_CONFIG + ACME_CONFIG, acme_files(ACME_ZONE, [ACME_KEY]))
         make_key(srv.path("acme.pem"))
         try:
             srv.start()
-            ds = subprocess.run([os.environ["GEOACME_BIN"], "ds", "-c", srv.config_path],
-                                capture_output=True, text=True, check=True).stdout.strip()
-            ub = Unbound([("acme.example.net", srv.port)], [ds]).start()
+            ub = Unbound([("acme.example.net", srv.port)], ds_records(srv, "acme.example.net")).start()
             try:
-                keyring = dns.tsigkeyring.from_text(
-                    {"update.acme.example.net.": "c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LTEyMzQ="})
-                up = dns.update.UpdateMessage("acme.example.net", keyring=keyring,
-                                              keyalgorithm="hmac-sha256")
-                up.add("example.com", 120, "TXT", '"token-123"')
-                r = dns.query.udp(up, "127.0.0.1", port=srv.port, timeout=5)
+                r = signed_update(srv, "acme.example.net", ACME_KEY,
+                                  add=[("example.com", 120, "TXT", '"token-123"')])
                 self.assertEqual(dns.rcode.to_text(r.rcode()), "NOERROR")
                 r = ub.query("example.com.acme.example.net", "TXT")
                 self.assertTrue(ad(r), ub.log()[-2000:])
@@ -250,10 +232,8 @@ class AcmeUpdates(unittest.TestCase):
                 r = ub.query("other.acme.example.net", "TXT")
                 self.assertEqual(dns.rcode.to_text(r.rcode()), "NXDOMAIN")
                 self.assertTrue(ad(r))
-                up = dns.update.UpdateMessage("acme.example.net", keyring=keyring,
-                                              keyalgorithm="hmac-sha256")
-                up.delete("example.com", "TXT", '"token-123"')
-                r = dns.query.udp(up, "127.0.0.1", port=srv.port, timeout=5)
+                r = signed_update(srv, "acme.example.net", ACME_KEY,
+                                  delete=[("example.com", "TXT", '"token-123"')])
                 self.assertEqual(dns.rcode.to_text(r.rcode()), "NOERROR")
                 r = ub.query("example.com.acme.example.net", "TXT")
                 self.assertEqual(dns.rcode.to_text(r.rcode()), "NXDOMAIN")
@@ -372,13 +352,7 @@ class Failures(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.server = Server(BASE_CONFIG + CONFIG, {"example.com.zone": ZONE})
-        make_key(cls.server.path("example.com.pem"))
-        make_mmdb(cls.server.dir)
-        cls.server.start()
-        out = subprocess.run([os.environ["GEOACME_BIN"], "ds", "-c", cls.server.config_path],
-                             capture_output=True, text=True, check=True)
-        cls.ds = out.stdout.strip().splitlines()[0]
+        cls.server, cls.ds = start_server()
 
     @classmethod
     def tearDownClass(cls):

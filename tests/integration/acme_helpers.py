@@ -1,0 +1,128 @@
+"""What the ACME tests share: an ACME zone kept in SQLite with its TSIG keys
+(config and files), signed UPDATEs sent with dnspython, BIND's nsupdate or
+Knot's knsupdate, and reading back TXT records and the SOA serial.
+
+    KEY = TsigKey("update.acme.example.", "hmac-sha256", b"secret bytes")
+    server = Server(BASE_CONFIG + acme_zone_toml("acme.example", [KEY]),
+                    acme_files(seed_zone("acme.example."), [KEY]))
+    signed_update(server, "acme.example.", KEY, add=[("x.acme.example.", 60, "TXT", '"v"')])
+    nsupdate(server, KEY.nsupdate_arg(), ["update add x.acme.example. 60 TXT v"], "acme.example.")
+"""
+import base64
+import re
+import subprocess
+
+import dns.query
+import dns.rdatatype
+import dns.tsig
+import dns.update
+
+
+class TsigKey:
+    """A TSIG key as the config declares it and as the clients use it.
+
+    key_file: the key is written to that file (raw bytes, Hickory's form)
+    and the config points at it; otherwise the config carries the secret in
+    base64.  policy: extra `key = value` lines for its tsig_keys table
+    (allow_names, allow_types)."""
+
+    def __init__(self, name, algorithm, secret, key_file=None, policy=""):
+        self.name = name
+        self.algorithm = algorithm
+        self.secret = secret
+        self.key_file = key_file
+        self.policy = policy
+
+    @property
+    def b64(self):
+        return base64.b64encode(self.secret).decode()
+
+    def toml(self):
+        where = 'key_file = "%s"' % self.key_file if self.key_file else 'secret = "%s"' % self.b64
+        return '\n[[zones.stores.tsig_keys]]\nname = "%s"\nalgorithm = "%s"\n%s\n%s' % (
+            self.name, self.algorithm, where, self.policy)
+
+    def key(self, secret=None):
+        """The dnspython key (with another secret, for a wrong-secret test)."""
+        return dns.tsig.Key(self.name, secret if secret is not None else self.secret, self.algorithm)
+
+    def nsupdate_arg(self):
+        """nsupdate -y's argument."""
+        return "%s:%s:%s" % (self.algorithm, self.name, self.b64)
+
+    def knsupdate_line(self):
+        return "key %s:%s %s" % (self.algorithm, self.name, self.b64)
+
+
+def acme_zone_toml(zone, keys, store="", signing_key=None):
+    """A [[zones]] table for an ACME zone in SQLite (acme.sqlite, seeded from
+    acme.zone) that takes UPDATEs signed by keys; store adds lines to its
+    [zones.stores]; signing_key is a key_path to sign it with."""
+    out = '\n[[zones]]\nzone = "%s"\nzone_type = "Primary"\n' % zone
+    if signing_key:
+        out += '\n[[zones.keys]]\nalgorithm = "ECDSAP256SHA256"\nkey_path = "%s"\n' % signing_key
+    out += ('\n[zones.stores]\ntype = "sqlite"\nallow_update = true\njournal_path = "acme.sqlite"\n'
+            'zone_path = "acme.zone"\n' + store)
+    return out + "".join(k.toml() for k in keys)
+
+
+def acme_files(zone_text, keys):
+    """The files acme_zone_toml's table names: the seed zone and the key files."""
+    files = {"acme.zone": zone_text}
+    files.update({k.key_file: k.secret for k in keys if k.key_file})
+    return files
+
+
+def seed_zone(origin, ttl=300, serial=1, extra=""):
+    """A minimal seed zone: SOA and one NS, then extra lines."""
+    return ("$ORIGIN %s\n$TTL %d\n@  IN SOA ns1.example. hostmaster.example. %d 3600 600 86400 60\n"
+            "@  IN NS  ns1.example.\n%s" % (origin, ttl, serial, extra))
+
+
+def signed_update(server, zone, key, add=(), delete=(), tcp=False, timeout=5):
+    """A dnspython UPDATE signed with key (a TsigKey): add and delete are
+    (name, ttl, type, data) and (name, type[, data]) tuples.  Returns the
+    response."""
+    u = dns.update.UpdateMessage(zone, keyring=key.key())
+    for name, ttl, rdtype, data in add:
+        u.add(name, ttl, rdtype, data)
+    for d in delete:
+        u.delete(*d)
+    fn = dns.query.tcp if tcp else dns.query.udp
+    return fn(u, "127.0.0.1", port=server.port, timeout=timeout)
+
+
+def nsupdate(server, key_arg, lines, zone, tcp=False):
+    """BIND's nsupdate with `-y key_arg` (None: unsigned) sending lines as one update."""
+    script = "server 127.0.0.1 %d\nzone %s\n%s\nsend\n" % (server.port, zone, "\n".join(lines))
+    args = ["nsupdate", "-t", "5"] + (["-v"] if tcp else [])
+    if key_arg:
+        args += ["-y", key_arg]
+    return subprocess.run(args, input=script, capture_output=True, text=True, timeout=30)
+
+
+def nsupdate_rcode(server, key_arg, lines, zone, tcp=False):
+    """nsupdate's outcome as an RCODE name (NOERROR when it exits 0)."""
+    r = nsupdate(server, key_arg, lines, zone, tcp=tcp)
+    if r.returncode == 0:
+        return "NOERROR"
+    m = re.search(r"update failed: (\S+)", r.stderr + r.stdout)
+    return m.group(1) if m else "rc=%d: %s" % (r.returncode, (r.stderr + r.stdout).strip())
+
+
+def knsupdate(server, key, lines, zone, tcp=False):
+    """Knot's knsupdate signing with key (a TsigKey)."""
+    script = "server 127.0.0.1 %d\nzone %s\n%s\n%s\nsend\nanswer\n" % (
+        server.port, zone, key.knsupdate_line(), "\n".join(lines))
+    args = ["knsupdate"] + (["-v"] if tcp else [])
+    return subprocess.run(args, input=script, capture_output=True, text=True, timeout=30)
+
+
+def txt(server, name):
+    """The TXT strings the server answers for name, sorted."""
+    r = server.query(name, "TXT")
+    return sorted(rd.to_text() for rrset in r.answer for rd in rrset if rrset.rdtype == dns.rdatatype.TXT)
+
+
+def serial(server, zone):
+    return server.query(zone, "SOA").answer[0][0].serial
