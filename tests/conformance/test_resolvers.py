@@ -110,27 +110,28 @@ class ResolverChecks:
             self.assertEqual(have[key][1], data, key)
             self.assertLessEqual(have[key][0], ttl, key)
 
-    def test_positive_answers_validate(self):
-        for name, rdtype in POSITIVE:
+    def check(self, cases, rcode, same_answer):
+        """Each (name, type) validates with rcode and geoacme's own records
+        (same_answer) or with none (NODATA)."""
+        for name, rdtype in cases:
             with self.subTest(name=name, type=rdtype):
                 r = self.ask(name, rdtype)
-                self.assertEqual(dns.rcode.to_text(r.rcode()), "NOERROR")
-                self.assertTrue(r.answer)
-                self.assertSameAnswer(r, SERVER.query(name, rdtype, dnssec=True))
+                self.assertEqual(dns.rcode.to_text(r.rcode()), rcode)
+                if same_answer:
+                    self.assertSameAnswer(r, SERVER.query(name, rdtype, dnssec=True))
+                else:
+                    self.assertEqual(rrsets(r), {})
+
+    def test_positive_answers_validate(self):
+        self.check(POSITIVE, "NOERROR", True)
+        for name, rdtype in POSITIVE:
+            self.assertTrue(self.resolver.query(name, rdtype).answer, (name, rdtype))
 
     def test_nxdomain_validates(self):
-        for name, rdtype in NXDOMAIN:
-            with self.subTest(name=name, type=rdtype):
-                r = self.ask(name, rdtype)
-                self.assertEqual(dns.rcode.to_text(r.rcode()), "NXDOMAIN")
-                self.assertSameAnswer(r, SERVER.query(name, rdtype, dnssec=True))
+        self.check(NXDOMAIN, "NXDOMAIN", True)
 
     def test_nodata_validates(self):
-        for name, rdtype in NODATA:
-            with self.subTest(name=name, type=rdtype):
-                r = self.ask(name, rdtype)
-                self.assertEqual(dns.rcode.to_text(r.rcode()), "NOERROR")
-                self.assertEqual(rrsets(r), {})
+        self.check(NODATA, "NOERROR", False)
 
     def test_wrong_anchor_is_servfail(self):
         for name, rdtype in (("www.example.com", "A"), ("example.com", "SOA"), ("nope.example.com", "A"),

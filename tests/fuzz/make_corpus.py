@@ -45,6 +45,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "../.."))
 CORPUS = os.path.join(HERE, "corpus")
 
+sys.path.insert(0, os.path.join(HERE, "../integration"))
+from harness import header, qname  # noqa: E402  (hand-made messages, as the bad-input tests make them)
+
 ACME_KEY = ("lego.acme.example.net.", "hmac-sha256", b"0123456789abcdef0123456789abcdef")
 ADMIN_KEY = ("admin.", "hmac-sha512",
              b"admin-secret-for-fuzzing-only-0123456789abcdef0123456789abcdef!")
@@ -65,18 +68,6 @@ def query(name, rdtype="A", payload=1232, edns=True, dnssec=False, options=(), q
     q.id = qid
     q.flags &= ~dns.flags.RD
     return q.to_wire()
-
-
-def header(qid=0x1234, flags=0, qd=1, an=0, ns=0, ar=0):
-    return struct.pack("!HHHHHH", qid, flags, qd, an, ns, ar)
-
-
-def qname(name):
-    out = b""
-    for label in name.split("."):
-        if label:
-            out += bytes([len(label)]) + label.encode()
-    return out + b"\0"
 
 
 def queries():

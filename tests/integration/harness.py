@@ -41,6 +41,30 @@ log_level = "debug"
 """
 
 
+def example_zone(records=""):
+    """The example.com zone file most tests start from: SOA, NS and ns1's
+    address, then records."""
+    return ("$ORIGIN example.com.\n$TTL 3600\n"
+            "@       IN SOA  ns1.example.com. hostmaster.example.com. 2026113001 7200 3600 1209600 300\n"
+            "@       IN NS   ns1.example.com.\n"
+            "ns1     IN A    192.0.2.53\n" + records)
+
+
+def geo_toml(default_location=(48.86, 2.35), databases=("city.mmdb",)):
+    """The [geo] table with the fixture database (make_mmdb)."""
+    return "\n[geo]\ndatabases = %s\ndefault_location = [%s, %s]\n" % (
+        json.dumps(list(databases)), default_location[0], default_location[1])
+
+
+def zone_toml(zone="example.com", file="example.com.zone", body="", signing_key=None):
+    """A [[zones]] table served from a zone file; body adds TOML after its
+    head (e.g. [[zones.geo]] tables); signing_key is a key_path to sign with."""
+    out = '\n[[zones]]\nzone = "%s"\nzone_type = "Primary"\nfile = "%s"\n%s' % (zone, file, body)
+    if signing_key:
+        out += '[[zones.keys]]\nalgorithm = "ECDSAP256SHA256"\nkey_path = "%s"\n' % signing_key
+    return out
+
+
 def have_ipv6():
     try:
         s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)

@@ -4,7 +4,6 @@ knsupdate (every prerequisite and update form, UDP and TCP, the five TSIG
 algorithms), wrong keys and secrets, unsigned updates, a skewed clock
 (crafted with dnspython), zones we refuse, large updates, and the stale
 purge timer."""
-import base64
 import struct
 import time
 
@@ -219,44 +218,38 @@ class AcmeUpdateTest(ServerTestCase):
         self.assertEqual(self.serial(), s0)
         self.server.wait_log(r"update for acme\.example\. refused: not signed with TSIG")
 
-    def test_wrong_key_name(self):
-        n = "wrongkey.acme.example."
-        key = "hmac-sha256:nobody.example.:%s" % base64.b64encode(SECRET_RAW).decode()
-        r = self.nsupdate(key, ["update add %s 60 TXT \"x\"" % n])
+    def assert_nsupdate_fails(self, n, key_arg):
+        r = self.nsupdate(key_arg, ['update add %s 60 TXT "x"' % n])
         self.assertNotEqual(r.returncode, 0)
         self.assertEqual(self.txt(n), [])
-        u = dns.update.UpdateMessage("acme.example.",
-                                     keyring=dns.tsig.Key("nobody.example.", SECRET_RAW,
-                                                          "hmac-sha256"))
+
+    def assert_tsig_error(self, n, key, error):
+        """An UPDATE signed with key (dnspython's) gets NOTAUTH with the TSIG
+        error and no MAC; returns the UPDATE."""
+        u = dns.update.UpdateMessage("acme.example.", keyring=key)
         u.add(n, 60, "TXT", "x")
         wire = self.server.raw_udp(u.to_wire())
         self.assertEqual(wire[3] & 0xF, dns.rcode.NOTAUTH)
         t = tsig_of(wire)
-        self.assertEqual(t.error, dns.rcode.BADKEY)
+        self.assertEqual(t.error, error)
         self.assertEqual(t.mac, b"")
+        return u
+
+    def test_wrong_key_name(self):
+        n = "wrongkey.acme.example."
+        nobody = TsigKey("nobody.example.", "hmac-sha256", SECRET_RAW)
+        self.assert_nsupdate_fails(n, nobody.nsupdate_arg())
+        self.assert_tsig_error(n, nobody.key(), dns.rcode.BADKEY)
         self.server.wait_log(r"TSIG from key nobody\.example\.: unknown key or algorithm")
 
     def test_wrong_algorithm(self):
-        n = "wrongalg.acme.example."
-        key = "hmac-sha512:update.acme.example.:%s" % base64.b64encode(SECRET_RAW).decode()
-        r = self.nsupdate(key, ["update add %s 60 TXT \"x\"" % n])
-        self.assertNotEqual(r.returncode, 0)
-        self.assertEqual(self.txt(n), [])
+        self.assert_nsupdate_fails("wrongalg.acme.example.",
+                                   TsigKey(UPDATE_KEY.name, "hmac-sha512", SECRET_RAW).nsupdate_arg())
 
     def test_wrong_secret(self):
         n = "wrongsecret.acme.example."
-        key = "hmac-sha256:update.acme.example.:%s" % base64.b64encode(b"not the secret").decode()
-        r = self.nsupdate(key, ["update add %s 60 TXT \"x\"" % n])
-        self.assertNotEqual(r.returncode, 0)
-        self.assertEqual(self.txt(n), [])
-        u = dns.update.UpdateMessage("acme.example.",
-                                     keyring=tsig_key("update.acme.example.", b"not the secret"))
-        u.add(n, 60, "TXT", "x")
-        wire = self.server.raw_udp(u.to_wire())
-        self.assertEqual(wire[3] & 0xF, dns.rcode.NOTAUTH)
-        t = tsig_of(wire)
-        self.assertEqual(t.error, dns.rcode.BADSIG)
-        self.assertEqual(t.mac, b"")
+        self.assert_nsupdate_fails(n, TsigKey(UPDATE_KEY.name, "hmac-sha256", b"not the secret").nsupdate_arg())
+        u = self.assert_tsig_error(n, UPDATE_KEY.key(b"not the secret"), dns.rcode.BADSIG)
         with self.assertRaises(dns.tsig.PeerBadSignature):
             self.send_raw(u)
 

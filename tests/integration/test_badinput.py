@@ -25,16 +25,11 @@ import dns.rcode
 import dns.tsigkeyring
 import dns.update
 
-from harness import (BASE_CONFIG, BIN, REPO, Server, ServerTestCase, header, main, make_key,
-                     qname, rrs)
+from harness import (BASE_CONFIG, BIN, REPO, Server, ServerTestCase, example_zone, header, main,
+                     make_key, qname, rrs)
 
-ZONE = """$ORIGIN example.com.
-$TTL 3600
-@       IN SOA  ns1.example.com. hostmaster.example.com. 2026113001 7200 3600 1209600 300
-@       IN NS   ns1.example.com.
-ns1     IN A    192.0.2.53
-www     600 IN A 192.0.2.80
-"""
+ZONE = example_zone("""www     600 IN A 192.0.2.80
+""")
 
 ACME_ZONE = """$ORIGIN acme.example.net.
 $TTL 300

@@ -97,19 +97,15 @@ class CoreAnswers(ServerTestCase):
         r = self.server.query("www.example.com", "AAAA", addr="::1", tcp=True)
         self.assertEqual(rrs(r, "answer"), ["www.example.com. 600 IN AAAA 2001:db8::80"])
 
-    def test_nxdomain(self):
-        r = self.server.query("nope.example.com", "A")
-        self.assertRcode(r, "NXDOMAIN")
-        self.assertFlags(r, "QR", "AA")
-        self.assertEqual(rrs(r, "answer"), [])
-        self.assertEqual(rrs(r, "authority"), [SOA_NEG])
-
-    def test_nodata(self):
-        r = self.server.query("mail.example.com", "AAAA")
-        self.assertRcode(r, "NOERROR")
-        self.assertFlags(r, "QR", "AA")
-        self.assertEqual(rrs(r, "answer"), [])
-        self.assertEqual(rrs(r, "authority"), [SOA_NEG])
+    def test_nxdomain_and_nodata(self):
+        for name, rdtype, rcode in (("nope.example.com", "A", "NXDOMAIN"),
+                                    ("mail.example.com", "AAAA", "NOERROR")):
+            with self.subTest(name=name, type=rdtype):
+                r = self.server.query(name, rdtype)
+                self.assertRcode(r, rcode)
+                self.assertFlags(r, "QR", "AA")
+                self.assertEqual(rrs(r, "answer"), [])
+                self.assertEqual(rrs(r, "authority"), [SOA_NEG])
 
     def test_empty_non_terminal_is_nodata(self):
         r = self.server.query("b.c.example.com", "A")

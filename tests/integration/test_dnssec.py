@@ -15,38 +15,20 @@ import dns.rcode
 import dns.rdatatype
 
 from acme_helpers import TsigKey, acme_files, acme_zone_toml, signed_update
-from harness import (BASE_CONFIG, SITES_TOML, Server, ds_records, main, make_key, make_mmdb, rr_types,
-                     rrs)
+from harness import (BASE_CONFIG, SITES_TOML, Server, ds_records, example_zone, geo_toml, main,
+                     make_key, make_mmdb, rr_types, rrs, zone_toml)
 from resolvers import Unbound
 
-ZONE = """$ORIGIN example.com.
-$TTL 3600
-@       IN SOA  ns1.example.com. hostmaster.example.com. 2026113001 7200 3600 1209600 300
-@       IN NS   ns1.example.com.
-ns1     IN A    192.0.2.53
-mail    IN A    192.0.2.25
+ZONE = example_zone("""mail    IN A    192.0.2.25
 @       IN MX   10 mail.example.com.
 blog    IN CNAME www.example.com.
 a.b     IN TXT  "below an empty non-terminal"
 insecure IN NS  ns.insecure.example.com.
 ns.insecure IN A 192.0.2.99
-"""
+""")
 
-CONFIG = SITES_TOML + """
-[geo]
-databases = ["city.mmdb"]
-default_location = [48.86, 2.35]
-
-[[zones]]
-zone = "example.com"
-zone_type = "Primary"
-file = "example.com.zone"
-[[zones.geo]]
-name = "www"
-[[zones.keys]]
-algorithm = "ECDSAP256SHA256"
-key_path = "example.com.pem"
-"""
+CONFIG = SITES_TOML + geo_toml() + zone_toml(body='[[zones.geo]]\nname = "www"\n',
+                                            signing_key="example.com.pem")
 
 GEO_CLIENTS = [("192.0.2.0", 26), ("192.0.2.128", 26), ("198.51.100.0", 25), ("203.0.113.64", 28)]
 GEO_CLIENTS6 = [("2001:db8:1::", 48), ("2001:db8:5::", 48)]

@@ -29,8 +29,8 @@ import dns.message
 import dns.rcode
 import dns.rdatatype
 
-from harness import (BASE_CONFIG, BIN, FIXTURES, SITES_TOML, Server, ecs_option,
-                     main, make_key, make_mmdb, rr_types, rrs)
+from harness import (BASE_CONFIG, BIN, FIXTURES, SITES_TOML, Server, ecs_option, example_zone,
+                     geo_toml, main, make_key, make_mmdb, rr_types, rrs, zone_toml)
 
 R_MILES = 3958.8
 
@@ -150,15 +150,10 @@ EXPECTED = {
 DEFAULT_LOCATION = (1.29, 103.85)
 DEFAULT_ANSWER = {"A": (120, [SINGAPORE4]), "AAAA": (120, [SINGAPORE6])}
 
-ZONE = """$ORIGIN example.com.
-$TTL 3600
-@       IN SOA  ns1.example.com. hostmaster.example.com. 2026113001 7200 3600 1209600 300
-@       IN NS   ns1.example.com.
-ns1     IN A    192.0.2.53
-static  600 IN A 198.51.100.80
+ZONE = example_zone("""static  600 IN A 198.51.100.80
 www     IN TXT  "static data beside a geo name"
 blog    IN CNAME www.example.com.
-"""
+""")
 
 GEO_NAMES = """
 [[zones]]
@@ -288,21 +283,14 @@ class Rule(GeoTestCase):
 
     # --- 1. the published observations, 2. thresholds ---
 
-    def test_a_with_ipv4_ecs(self):
-        for label, want in EXPECTED["A"].items():
-            v4 = PLACES[label][0]
-            with self.subTest(place=label):
-                got, opt = self.geo("www.example.com", "A", ecs=(host(v4), prefix(v4)))
-                self.assertEqual(got, want)
-                self.assertEcs(opt, 1, host(v4), prefix(v4), prefix(v4))
-
-    def test_aaaa_with_ipv6_ecs(self):
-        for label, want in EXPECTED["AAAA"].items():
-            v6 = PLACES[label][1]
-            with self.subTest(place=label):
-                got, opt = self.geo("www.example.com", "AAAA", ecs=(host(v6), prefix(v6)))
-                self.assertEqual(got, want)
-                self.assertEcs(opt, 2, host(v6), prefix(v6), prefix(v6))
+    def test_a_with_ipv4_ecs_and_aaaa_with_ipv6_ecs(self):
+        for rdtype, family in (("A", 1), ("AAAA", 2)):
+            for label, want in EXPECTED[rdtype].items():
+                net = PLACES[label][family - 1]
+                with self.subTest(place=label, type=rdtype):
+                    got, opt = self.geo("www.example.com", rdtype, ecs=(host(net), prefix(net)))
+                    self.assertEqual(got, want)
+                    self.assertEcs(opt, family, host(net), prefix(net), prefix(net))
 
     def test_ecs_family_is_independent_of_qtype(self):
         for label in ("amsterdam", "houston", "buenos_aires"):
@@ -354,18 +342,15 @@ class Rule(GeoTestCase):
     # --- 3. ECS edge cases ---
 
     def test_scope_is_the_matched_network_for_host_prefixes(self):
-        got, opt = self.geo("www.example.com", "A", ecs=("192.0.2.130", 32))
-        self.assertEqual(got, EXPECTED["A"]["chicago"])
-        self.assertEcs(opt, 1, "192.0.2.130", 32, 26)
-        got, opt = self.geo("www.example.com", "A", ecs=("203.0.113.70", 32))
-        self.assertEqual(got, EXPECTED["A"]["at_sydney"])
-        self.assertEcs(opt, 1, "203.0.113.70", 32, 28)
-        got, opt = self.geo("www.example.com", "AAAA", ecs=("2001:db8:1:2:3:4:5:6", 128))
-        self.assertEqual(got, EXPECTED["AAAA"]["amsterdam"])
-        self.assertEcs(opt, 2, "2001:db8:1:2:3:4:5:6", 128, 48)
-        got, opt = self.geo("www.example.com", "AAAA", ecs=("2001:db8:10:455::1", 128))
-        self.assertEqual(got, EXPECTED["AAAA"]["at_sydney"])
-        self.assertEcs(opt, 2, "2001:db8:10:455::1", 128, 56)
+        for rdtype, family, addr, source, place, scope in (
+                ("A", 1, "192.0.2.130", 32, "chicago", 26),
+                ("A", 1, "203.0.113.70", 32, "at_sydney", 28),
+                ("AAAA", 2, "2001:db8:1:2:3:4:5:6", 128, "amsterdam", 48),
+                ("AAAA", 2, "2001:db8:10:455::1", 128, "at_sydney", 56)):
+            with self.subTest(client=addr):
+                got, opt = self.geo("www.example.com", rdtype, ecs=(addr, source))
+                self.assertEqual(got, EXPECTED[rdtype][place])
+                self.assertEcs(opt, family, addr, source, scope)
 
     def test_scope_longer_than_a_short_source(self):
         # /24 covers four fixture networks; the answer is for the first, and
@@ -752,19 +737,12 @@ longitude = 4.90
 enabled = false
 """
 
-HEALTH_ZONES = """
-[geo]
-databases = ["city.mmdb"]
-default_location = [1.29, 103.85]
-[[zones]]
-zone = "example.com"
-file = "example.com.zone"
-[[zones.geo]]
+HEALTH_ZONES = geo_toml(DEFAULT_LOCATION) + zone_toml(body="""[[zones.geo]]
 name = "www"
 [[zones.geo]]
 name = "eu"
 sites = ["hp", "hn"]
-"""
+""")
 
 AMSTERDAM = ("192.0.2.0", 26)
 

@@ -18,15 +18,10 @@ import dns.message
 import dns.rcode
 import dns.rdatatype
 
-from harness import BASE_CONFIG, Server, ServerTestCase, main, make_key, rrs
+from harness import BASE_CONFIG, Server, ServerTestCase, example_zone, main, make_key, rrs
 
-ZONE = """$ORIGIN example.com.
-$TTL 3600
-@       IN SOA  ns1.example.com. hostmaster.example.com. 2026113001 7200 3600 1209600 300
-@       IN NS   ns1.example.com.
-ns1     IN A    192.0.2.53
-www     600 IN A 192.0.2.80
-""" + "".join('big IN TXT "%s"\n' % (("%d" % i) * 200) for i in range(6)) \
+ZONE = example_zone("""www     600 IN A 192.0.2.80
+""") + "".join('big IN TXT "%s"\n' % (("%d" % i) * 200) for i in range(6)) \
     + "".join('mid IN TXT "%s"\n' % (("%d" % i) * 200) for i in range(3))
 
 ZONE_CONFIG = """
