@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Builds geoacme with warnings as errors and runs the whole test suite
-# (unit, golden and integration tests: ctest labels unit and integration).
+# (ctest labels unit, integration and conformance; see README.md, Tests).
+# Arguments go to ctest, e.g. `scripts/test.sh -L conformance`.
 set -eu
 cd "$(dirname "$0")/.."
 scripts/deps.sh          # installs what is missing (nothing, usually)
