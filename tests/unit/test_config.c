@@ -73,19 +73,27 @@ static void problem(const char *text, const char *want, const char *what)
 
 #define LISTEN "listen_addrs_ipv4 = [\"127.0.0.1\"]\n"
 
+/* Loads fixtures/config/<file>; path receives its path, dir the fixture
+ * folder with symbolic links resolved. */
+static struct config *load_fixture(const char *file, char path[PATH_MAX], char dir[PATH_MAX])
+{
+	char folder[PATH_MAX + 64];
+	snprintf(path, PATH_MAX, "%s/config/%s", fixtures(), file);
+	snprintf(folder, sizeof(folder), "%s/config", fixtures());
+	ok(realpath(folder, dir) != NULL, "fixture folder exists");
+	/* git keeps no modes but the x bit, and a TSIG key file must be 0600. */
+	snprintf(folder, sizeof(folder), "%s/config/sub/update.tsig", fixtures());
+	ok(chmod(folder, 0600) == 0, "fixture key file made 0600");
+	diag_clear(&d);
+	struct config *c = config_load(path, &d);
+	ok(c != NULL, "%s loads", file);
+	return c;
+}
+
 static void test_full(void)
 {
 	char path[PATH_MAX], dir[PATH_MAX], want[PATH_MAX + 64];
-	snprintf(path, sizeof(path), "%s/config/full.toml", fixtures());
-	snprintf(want, sizeof(want), "%s/config", fixtures());
-	ok(realpath(want, dir) != NULL, "fixture folder exists");
-	/* git keeps no modes but the x bit, and a TSIG key file must be 0600. */
-	snprintf(want, sizeof(want), "%s/config/sub/update.tsig", fixtures());
-	ok(chmod(want, 0600) == 0, "fixture key file made 0600");
-
-	diag_clear(&d);
-	struct config *c = config_load(path, &d);
-	ok(c != NULL, "full.toml loads");
+	struct config *c = load_fixture("full.toml", path, dir);
 	is_int(d.n, 0, "no messages");
 	if (!c) {
 		diag_print(&d);
@@ -252,16 +260,8 @@ static void test_full(void)
 
 static void test_defaults(void)
 {
-	char path[PATH_MAX], dir[PATH_MAX], want[PATH_MAX + 64];
-	snprintf(path, sizeof(path), "%s/config/minimal.toml", fixtures());
-	snprintf(want, sizeof(want), "%s/config", fixtures());
-	ok(realpath(want, dir) != NULL, "fixture folder exists");
-	/* git keeps no modes but the x bit, and a TSIG key file must be 0600. */
-	snprintf(want, sizeof(want), "%s/config/sub/update.tsig", fixtures());
-	ok(chmod(want, 0600) == 0, "fixture key file made 0600");
-	diag_clear(&d);
-	struct config *c = config_load(path, &d);
-	ok(c != NULL, "minimal.toml loads");
+	char path[PATH_MAX], dir[PATH_MAX];
+	struct config *c = load_fixture("minimal.toml", path, dir);
 	if (!c)
 		return;
 	is_str(c->directory, dir, "directory defaults to the config file's folder");

@@ -19,16 +19,7 @@
 #include "core/zone/zone.h"
 #include "dnssec/denial.h"
 #include "tests/unit/check.h"
-
-static uint8_t *name(const char *s)
-{
-	static uint8_t bufs[8][DNAME_MAX];
-	static int next;
-	uint8_t *p = bufs[next++ % 8];
-	if (dname_from_str(s, p) < 0)
-		abort();
-	return p;
-}
+#include "tests/unit/ldns_util.h"
 
 static void test_rfc_example(void)
 {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dnssec/sign: RRSIGs over hand-built RRsets, verified by ldns as an
- * independent validator; RRSIG fields; DER -> r||s; timing of one signature.
+ * independent validator; RRSIG fields; DER -> r||s.  (Signing speed is
+ * bench/signing.sh's, not a test's.)
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -9,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include <ldns/ldns.h>
 
@@ -19,6 +19,7 @@
 #include "dnssec/key.h"
 #include "dnssec/sign.h"
 #include "tests/unit/check.h"
+#include "tests/unit/ldns_util.h"
 
 static char dir[64];
 static struct key *key;
@@ -29,35 +30,6 @@ static ldns_rr_list *keys;
 #define NOW 1700000000u
 #define INCEPTION (NOW - 3600)
 #define EXPIRATION (NOW + 14 * 86400)
-
-static uint8_t *name(const char *s)
-{
-	static uint8_t bufs[8][DNAME_MAX];
-	static int next;
-	uint8_t *p = bufs[next++ % 8];
-	if (dname_from_str(s, p) < 0)
-		abort();
-	return p;
-}
-
-/* One RR in wire form, parsed by ldns. */
-static ldns_rr *to_ldns(const uint8_t *owner, uint16_t type, uint32_t ttl, const uint8_t *rd,
-                        uint16_t len)
-{
-	static uint8_t buf[DNAME_MAX + 10 + 65535];
-	size_t n = dname_len(owner);
-	memcpy(buf, owner, n);
-	wire_set_u16(buf + n, type);
-	wire_set_u16(buf + n + 2, CLASS_IN);
-	wire_set_u32(buf + n + 4, ttl);
-	wire_set_u16(buf + n + 8, len);
-	memcpy(buf + n + 10, rd, len);
-	ldns_rr *rr = NULL;
-	size_t pos = 0;
-	if (ldns_wire2rr(&rr, buf, n + 10 + len, &pos, LDNS_SECTION_ANSWER) != LDNS_STATUS_OK)
-		return NULL;
-	return rr;
-}
 
 /* Verifies `sig` over the RRset with ldns at time `when`. */
 static ldns_status verify(const uint8_t *owner, const struct rrset *s, const uint8_t *sig,
@@ -269,27 +241,6 @@ static void test_der(void)
 	ok(out[31] == 1 && out[63] == 2 && out[0] == 0 && out[32] == 0, "padded to 32 each");
 }
 
-static void test_timing(void)
-{
-	struct rdata rr[2] = {
-		{ 4, (const uint8_t *)"\xc0\x00\x02\x01" },
-		{ 4, (const uint8_t *)"\xc0\x00\x02\x02" },
-	};
-	struct rrset s = { .type = RR_A, .count = 2, .ttl = 300, .rr = rr };
-	uint8_t sig[SIGN_RRSIG_MAX];
-	const uint8_t *owner = name("www.example.com");
-	enum { N = 2000 };
-	struct timespec a, b;
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	int bad = 0;
-	for (int i = 0; i < N; i++)
-		bad += sign_rrset(ctx, owner, &s, INCEPTION, EXPIRATION, sig, sizeof(sig)) < 0;
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	double us = ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / N / 1e3;
-	is_int(bad, 0, "%d signatures", N);
-	printf("# one RRSIG (A RRset of 2): %.1f us (%.0f signatures/s)\n", us, 1e6 / us);
-}
-
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/test_dnssec_sign.XXXXXX");
@@ -300,7 +251,6 @@ int main(void)
 	test_kinds();
 	test_many();
 	test_der();
-	test_timing();
 	sign_ctx_free(ctx);
 	key_free(key);
 	ldns_rr_list_deep_free(keys);

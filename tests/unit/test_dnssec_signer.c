@@ -34,6 +34,7 @@
 #include "dnssec/sign.h"
 #include "dnssec/signer.h"
 #include "tests/unit/check.h"
+#include "tests/unit/ldns_util.h"
 
 static char dir[64];
 static char key_path[128];
@@ -43,18 +44,17 @@ static char key_path[128];
 #define INCEPTION 3600
 #define REFRESH (7 * 86400)
 
-static uint8_t *name(const char *s)
-{
-	static uint8_t bufs[8][DNAME_MAX];
-	static int next;
-	uint8_t *p = bufs[next++ % 8];
-	if (dname_from_str(s, p) < 0)
-		abort();
-	return p;
-}
-
 /* --- sigcache on its own --- */
 
+
+/* The key of the RRset "many.example.com A <i>"; a4 receives the address. */
+static void many_key(struct sigcache *c, uint32_t i, uint8_t a4[4], struct sigcache_key *k)
+{
+	wire_set_u32(a4, i);
+	struct rdata r[1] = { { 4, a4 } };
+	struct rrset rs = { .type = RR_A, .count = 1, .ttl = 60, .rr = r };
+	sigcache_key(c, name("many.example.com"), &rs, 1, k);
+}
 static void test_sigcache(void)
 {
 	struct sigcache *c = sigcache_new(3);
@@ -126,20 +126,14 @@ static void test_sigcache(void)
 	int put_fail = 0, get_fail = 0;
 	for (uint32_t i = 0; i < 1000; i++) {
 		uint8_t a4[4];
-		wire_set_u32(a4, i);
-		struct rdata r[1] = { { 4, a4 } };
-		struct rrset rs = { .type = RR_A, .count = 1, .ttl = 60, .rr = r };
 		struct sigcache_key k;
-		sigcache_key(c, name("many.example.com"), &rs, 1, &k);
+		many_key(c, i, a4, &k);
 		put_fail += sigcache_put(c, &k, a4, 4, 2000) != 0;
 	}
 	for (uint32_t i = 0; i < 1000; i++) {
 		uint8_t a4[4];
-		wire_set_u32(a4, i);
-		struct rdata r[1] = { { 4, a4 } };
-		struct rrset rs = { .type = RR_A, .count = 1, .ttl = 60, .rr = r };
 		struct sigcache_key k;
-		sigcache_key(c, name("many.example.com"), &rs, 1, &k);
+		many_key(c, i, a4, &k);
 		get_fail += sigcache_get(c, &k, 1000, 100, &got, &exp) != 0 || got.len != 4 ||
 		            memcmp(got.data, a4, 4) != 0;
 	}
@@ -228,24 +222,6 @@ struct sigs {
 	uint16_t type[256];
 	char owner[256][64];
 };
-
-static ldns_rr *to_ldns(const uint8_t *owner, uint16_t type, uint32_t ttl, const uint8_t *rd,
-                        uint16_t len)
-{
-	static uint8_t buf[DNAME_MAX + 10 + 65535];
-	size_t n = dname_len(owner);
-	memcpy(buf, owner, n);
-	wire_set_u16(buf + n, type);
-	wire_set_u16(buf + n + 2, CLASS_IN);
-	wire_set_u32(buf + n + 4, ttl);
-	wire_set_u16(buf + n + 8, len);
-	memcpy(buf + n + 10, rd, len);
-	ldns_rr *rr = NULL;
-	size_t pos = 0;
-	if (ldns_wire2rr(&rr, buf, n + 10 + len, &pos, LDNS_SECTION_ANSWER) != LDNS_STATUS_OK)
-		return NULL;
-	return rr;
-}
 
 struct verify_ctx {
 	ldns_rr_list *keys;
