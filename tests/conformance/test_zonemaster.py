@@ -1,27 +1,28 @@
 """Zonemaster's undelegated test of both demo zones, entirely on loopback.
 
 The test runs in a network namespace of its own with only `lo` (see
-harness.enter_private_netns): geoacme serves config.toml.example's zones
-(example.com, the geo zone, and acme.example.net, the ACME zone) on port 53
-of 127.0.0.53 (ns1.example.com) and 127.0.0.54 (ns2.example.com); BIND's
-named serves a tiny root on 127.0.0.1 with `com.` and `net.` and
-`example.net.` (the ACME zone's parent) and the delegations with DS; and
-zonemaster-cli is given that root with --hints, the name servers with --ns
-and the DS with --ds.  Zonemaster speaks to port 53 only, hence the
-namespace: there port 53 is ours, and nothing can leave the machine.
-
-The demo zone files are served as they are except ns1/ns2's addresses,
-which are where the test's servers listen (and ns1's AAAA is dropped: the
-run is IPv4-only, --no-ipv6, as ::1 cannot hold two name servers).
+harness.enter_private_netns).  There the demo zone's own name server
+addresses (ns1.example.com 192.0.2.53 and 2001:db8::53, ns2.example.com
+198.51.100.53: documentation addresses) are put on `lo`, so geoacme serves
+config.toml.example's zones *unchanged* (example.com, the geo zone, and
+acme.example.net, the ACME zone) on port 53 of those addresses, over IPv4
+and IPv6.  BIND's named serves a tiny root on 127.0.0.1 with `com.`,
+`net.` and `example.net.` (the ACME zone's parent) and the delegations with
+glue and DS; zonemaster-cli is given that root with --hints, the name
+servers with --ns and the DS with --ds.  Zonemaster speaks to port 53 only,
+hence the namespace: there port 53 is ours, and nothing can leave the
+machine.
 
 Any ERROR or CRITICAL message fails the test unless its tag is in
 LOOPBACK_ONLY below, each with the reason it cannot happen on a real
 deployment.  A run with a wrong DS must report DNSSEC errors (the check can
-fail), and every query zonemaster sent must have gone to 127.0.0.0/8.
+fail), and every query zonemaster sent must have gone to an address of the
+namespace.
 """
 import ipaddress
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,18 +30,33 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../integration"))
 
-from harness import demo_server, ds_records, enter_private_netns, main  # noqa: E402
+from harness import demo_server, ds_records, enter_private_netns, main, netns_add_address  # noqa: E402
 from resolvers import NamedAuth  # noqa: E402
 
-NS = (("ns1.example.com", "127.0.0.53"), ("ns2.example.com", "127.0.0.54"))
-ROOT = "127.0.0.1"       # the only address named binds without adding one to lo
+# The demo zone's name servers, at the addresses its zone file gives them.
+NS = (("ns1.example.com", "192.0.2.53"), ("ns1.example.com", "2001:db8::53"),
+      ("ns2.example.com", "198.51.100.53"))
+ROOT = "127.0.0.1"       # the root server's address (lo's own)
+ADDRESSES = {ROOT} | {a for _, a in NS}
 
-# ERROR/CRITICAL tags that only the loopback set-up causes.
+# ERROR/CRITICAL tags that only the test's set-up causes.
 LOOPBACK_ONLY = {
-    # ADDRESS01: the name servers' addresses are in 127.0.0.0/8 (RFC 1122
-    # 3.2.1.3), which is where a test that sends nothing off the machine has
-    # to run them; a real deployment gives them public addresses.
+    # ADDRESS01: the demo zone's name servers have documentation addresses
+    # (RFC 5737, RFC 3849), which the test puts on its namespace's loopback;
+    # a real deployment gives them public addresses.
     "NAMESERVER_IP_PRIVATE_NETWORK",
+}
+
+# KNOWN DEFECT of the demo data, not of the set-up: demo/example.com.zone
+# gives ns1.example.com an AAAA (2001:db8::53) and ns2.example.com none, and
+# Zonemaster's DELEGATION01 wants two IPv6 name servers once any has one
+# (ERROR; with none at all it is only a NOTICE).  Reported to the integrator
+# (issue #14); both zones are delegated to these two servers.  Expected
+# exactly, so that the fix (an AAAA for ns2) makes this test say to remove
+# this set rather than leave a stale allowance behind.
+KNOWN_DEMO_ZONE_ERRORS = {
+    "NOT_ENOUGH_IPV6_NS_CHILD",
+    "NOT_ENOUGH_IPV6_NS_DEL",
 }
 
 # Test cases that log nothing when their condition does not hold.
@@ -61,9 +77,7 @@ com. SOA a.root-servers.net. hostmaster.root-servers.net. 1 7200 3600 1209600 30
 com. NS a.root-servers.net.
 example.com. NS ns1.example.com.
 example.com. NS ns2.example.com.
-ns1.example.com. A {ns1}
-ns2.example.com. A {ns2}
-{ds}
+{glue}{ds}
 """
 NET_ZONE = """$TTL 3600
 net. SOA a.root-servers.net. hostmaster.root-servers.net. 1 7200 3600 1209600 300
@@ -80,21 +94,6 @@ acme.example.net. NS ns2.example.com.
 """
 
 
-def loopback_addresses(zone, text):
-    """The demo zone with ns1/ns2 at the test's addresses."""
-    if zone != "example.com":
-        return text
-    out = []
-    for line in text.splitlines():
-        f = line.split()
-        if len(f) >= 4 and f[0] in ("ns1", "ns2") and f[2] == "AAAA":
-            continue
-        if len(f) >= 4 and f[0] in ("ns1", "ns2") and f[2] == "A":
-            line = "%s IN A %s" % (f[0], dict(NS)[f[0] + ".example.com"])
-        out.append(line)
-    return "\n".join(out) + "\n"
-
-
 def ds_arg(ds):
     """'example.com. IN DS 1 13 2 AB' -> '1,13,2,AB' as --ds wants it."""
     f = ds.split()
@@ -105,15 +104,16 @@ class Zonemaster(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="geoacme-zonemaster-")
-        cls.server = demo_server(listen_v4=[a for _, a in NS], listen_v6=[], port=53,
-                                 edit_zone=loopback_addresses)
+        for _, addr in NS:
+            netns_add_address(addr)
+        cls.server = demo_server(listen_v4=[a for _, a in NS if ":" not in a],
+                                 listen_v6=[a for _, a in NS if ":" in a], port=53)
         cls.server.start()
         cls.ds = dict(zip(("example.com", "acme.example.net"),
                           ds_records(cls.server, "example.com", "acme.example.net")))
-        addrs = dict(NS)
+        glue = "".join("%s. %s %s\n" % (name, "AAAA" if ":" in addr else "A", addr) for name, addr in NS)
         zones = [(".", ROOT_ZONE.format(root=ROOT)),
-                 ("com", COM_ZONE.format(ns1=addrs["ns1.example.com"], ns2=addrs["ns2.example.com"],
-                                         ds=cls.ds["example.com"])),
+                 ("com", COM_ZONE.format(glue=glue, ds=cls.ds["example.com"])),
                  ("net", NET_ZONE.format(root=ROOT)),
                  ("example.net", EXAMPLE_NET_ZONE.format(ds=cls.ds["acme.example.net"]))]
         cls.root = NamedAuth(zones, address=ROOT, port=53)
@@ -126,25 +126,25 @@ class Zonemaster(unittest.TestCase):
         with open(cls.hints, "w") as f:
             f.write(". 3600000 NS a.root-servers.net.\na.root-servers.net. 3600000 A %s\n" % ROOT)
         # The stock profile less connectivity03, which looks the addresses'
-        # AS numbers up in an Internet database (meaningless for 127/8);
-        # IPv4 only; short timeouts, as every server is on loopback.
+        # AS numbers up in an Internet database (meaningless here); short
+        # timeouts, as every server is on loopback.
         profile = json.loads(subprocess.run(["zonemaster-cli", "--dump-profile"], capture_output=True,
                                             text=True, check=True).stdout)
         cls.test_cases = [t for t in profile["test_cases"] if t != "connectivity03"]
         cls.profile = os.path.join(cls.tmp, "profile.json")
         with open(cls.profile, "w") as f:
-            json.dump({"net": {"ipv4": True, "ipv6": False},
+            json.dump({"net": {"ipv4": True, "ipv6": True},
                        "resolver": {"defaults": {"timeout": 2, "retry": 2, "retrans": 1}},
                        "test_cases": cls.test_cases}, f)
 
     @classmethod
     def tearDownClass(cls):
         cls.root.stop()
-        subprocess.run(["rm", "-rf", cls.tmp])
+        shutil.rmtree(cls.tmp, ignore_errors=True)
         cls.server.cleanup()
 
     def zonemaster(self, zone, ds):
-        args = ["zonemaster-cli", "--json", "--level", "DEBUG", "--no-progress", "--no-ipv6",
+        args = ["zonemaster-cli", "--json", "--level", "DEBUG", "--no-progress", "--ipv4", "--ipv6",
                 "--profile", self.profile, "--hints", self.hints]
         for name, addr in NS:
             args += ["--ns", "%s/%s" % (name, addr)]
@@ -163,16 +163,26 @@ class Zonemaster(unittest.TestCase):
         tags = {m["tag"] for m in msgs}
         self.assertIn("ALGORITHM_OK", tags)
         self.assertIn("DS10_HAS_NSEC", tags)
-        # Nothing was sent off the machine.
+        # Nothing was sent anywhere but to the namespace's own addresses,
+        # and both IP versions were used.
+        sent = {m["args"]["ip"] for m in msgs if m["tag"] == "EXTERNAL_QUERY"}
+        self.assertEqual(sent - ADDRESSES, set())
+        self.assertEqual({ipaddress.ip_address(a).version for a in sent}, {4, 6})
+        # Warnings and notices do not fail the test; they are printed for
+        # whoever reads the log (ctest -V).
         for m in msgs:
-            if m["tag"] == "EXTERNAL_QUERY":
-                self.assertTrue(ipaddress.ip_address(m["args"]["ip"]).is_loopback, m)
+            if m["level"] in ("WARNING", "NOTICE"):
+                print("%s: %s %s %s %s" % (zone, m["level"], m["testcase"], m["tag"], m["args"]))
         bad = ["%s %s %s %s" % (m["level"], m["testcase"], m["tag"], m["args"]) for m in msgs
-               if m["level"] in ("ERROR", "CRITICAL") and m["tag"] not in LOOPBACK_ONLY]
+               if m["level"] in ("ERROR", "CRITICAL")
+               and m["tag"] not in LOOPBACK_ONLY | KNOWN_DEMO_ZONE_ERRORS]
         self.assertEqual(bad, [], "zonemaster errors for %s:\n%s\ngeoacme log:\n%s"
                          % (zone, "\n".join(bad), self.server.log()[-3000:]))
         # The allow-listed tags are still there (the set-up is what we think).
         self.assertTrue(LOOPBACK_ONLY <= tags)
+        errors = {m["tag"] for m in msgs if m["level"] in ("ERROR", "CRITICAL")}
+        self.assertEqual(errors & KNOWN_DEMO_ZONE_ERRORS, KNOWN_DEMO_ZONE_ERRORS,
+                         "the demo zone's IPv6 delegation was fixed: remove KNOWN_DEMO_ZONE_ERRORS")
 
     def test_geo_zone(self):
         self.check_zone("example.com")
@@ -185,7 +195,7 @@ class Zonemaster(unittest.TestCase):
         wrong = ",".join(f[:3] + ["%064X" % (int(f[3], 16) ^ 1)])
         msgs = self.zonemaster("example.com", wrong)
         errors = {m["tag"] for m in msgs if m["level"] in ("ERROR", "CRITICAL")}
-        self.assertTrue(errors - LOOPBACK_ONLY, "a wrong DS raised no error")
+        self.assertEqual(errors - LOOPBACK_ONLY - KNOWN_DEMO_ZONE_ERRORS, {"DS02_NO_MATCH_DS_DNSKEY"})
 
 
 if __name__ == "__main__":

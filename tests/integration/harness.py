@@ -394,6 +394,17 @@ def enter_private_netns():
     sys.exit(subprocess.call(unshare + [sys.executable] + sys.argv, env=env))
 
 
+def netns_add_address(addr):
+    """Puts addr on the private namespace's loopback interface (only there:
+    outside enter_private_netns's namespace this refuses)."""
+    if os.environ.get("GEOACME_IN_NETNS") != "1":
+        raise AssertionError("netns_add_address outside the private network namespace")
+    family = ["-6"] if ":" in addr else []
+    extra = ["nodad"] if ":" in addr else []
+    subprocess.run(["ip"] + family + ["addr", "add", addr + ("/128" if ":" in addr else "/32"), "dev", "lo"]
+                   + extra, check=True)
+
+
 def demo_server(listen_v4=("127.0.0.1",), listen_v6=("::1",), port=0, edit_zone=None, settings=None,
                 env=None):
     """A Server (not started) running config.toml.example itself with the
