@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/conf/log.h"
+#include "core/wire/query.h"
 #include "tests/fuzz/fuzz_common.h"
 
 #ifndef FUZZ_FIXTURES_DIR
@@ -282,4 +283,19 @@ void fuzz_check_response(const uint8_t *q, size_t qlen, const uint8_t *r, size_t
 	    (w.qname_len != qw.qname_len || memcmp(w.qname, qw.qname, w.qname_len) != 0 ||
 	     w.qtype != qw.qtype || w.qclass != qw.qclass))
 		fuzz_fail("question differs from the query's", q, qlen, r, rlen);
+}
+
+void fuzz_check_answer(const uint8_t *q, size_t qlen, const uint8_t *tx, size_t tx_len,
+                       size_t tx_cap, bool udp, size_t udp_max)
+{
+	if (!tx_len)
+		return;
+	if (tx_len > tx_cap)
+		fuzz_fail("wrote past the buffer", q, qlen, NULL, 0);
+	size_t limit = QUERY_MSG_MAX;
+	if (udp) {
+		size_t offered = fuzz_offered_udp_size(q, qlen);
+		limit = offered && offered < udp_max ? offered : udp_max;
+	}
+	fuzz_check_response(q, qlen, tx, tx_len, limit);
 }

@@ -60,3 +60,12 @@ bool fuzz_walk_name(const uint8_t *m, size_t len, size_t *pos, uint8_t out[256],
  * caller does not know what the server would use).
  */
 size_t fuzz_offered_udp_size(const uint8_t *q, size_t qlen);
+
+/*
+ * Checks what a handler wrote for query q (tx_len bytes in a buffer of
+ * tx_cap; nothing written is fine): nothing past the buffer, and
+ * fuzz_check_response with a UDP answer's limit (the size the query
+ * offers, at most udp_max) or, over TCP, a whole message's.
+ */
+void fuzz_check_answer(const uint8_t *q, size_t qlen, const uint8_t *tx, size_t tx_len,
+                       size_t tx_cap, bool udp, size_t udp_max);

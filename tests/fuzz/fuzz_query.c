@@ -173,16 +173,7 @@ static void run(const uint8_t *msg, size_t len, enum query_transport t, const ch
 		        t == QUERY_UDP ? "udp" : "tcp", source, q.tx_len, q.tx_len ? q.tx[3] & 15 : 0,
 		        q.tx_len ? q.tx[2] : 0, q.tx_len ? q.tx[3] : 0, q.tx_len ? q.tx[5] : 0,
 		        q.tx_len ? q.tx[7] : 0, q.tx_len ? q.tx[9] : 0, q.tx_len ? q.tx[11] : 0);
-	if (!q.tx_len)
-		return;
-	if (q.tx_len > q.tx_cap)
-		fuzz_fail("wrote past the buffer", msg, len, NULL, 0);
-	size_t limit = QUERY_MSG_MAX;
-	if (t == QUERY_UDP) {
-		size_t offered = fuzz_offered_udp_size(msg, len);
-		limit = offered && offered < UDP_MAX ? offered : UDP_MAX;
-	}
-	fuzz_check_response(msg, len, q.tx, q.tx_len, limit);
+	fuzz_check_answer(msg, len, q.tx, q.tx_len, q.tx_cap, t == QUERY_UDP, UDP_MAX);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -203,16 +203,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	q.tx_cap = TX_CAP;
 	q.max_size = t == QUERY_UDP ? UDP_MAX : QUERY_MSG_MAX;
 	answer_handle(&gen->env, &q);
-	if (q.tx_len) {
-		if (q.tx_len > q.tx_cap)
-			fuzz_fail("wrote past the buffer", exact, len, NULL, 0);
-		size_t limit = QUERY_MSG_MAX;
-		if (t == QUERY_UDP) {
-			size_t offered = fuzz_offered_udp_size(exact, len);
-			limit = offered && offered < UDP_MAX ? offered : UDP_MAX;
-		}
-		fuzz_check_response(exact, len, q.tx, q.tx_len, limit);
-	}
+	fuzz_check_answer(exact, len, q.tx, q.tx_len, q.tx_cap, t == QUERY_UDP, UDP_MAX);
 	free(exact);
 
 	const struct zone *z = zone_table_get(gen->zones, acme_apex);

@@ -238,6 +238,19 @@ static bool udp_roundtrip(int family, uint16_t port, uint16_t id)
 	return good;
 }
 
+/* Sends query `first`, then query `second`, on a UDP socket; true when the
+ * one reply read is the answer to `second` with RCODE code. */
+static bool second_answered(int fd, uint16_t first, uint16_t second, int code)
+{
+	uint8_t q[64], r[512];
+	size_t qlen = make_query(q, first, false);
+	send(fd, q, qlen, 0);
+	qlen = make_query(q, second, false);
+	send(fd, q, qlen, 0);
+	ssize_t n = recv(fd, r, sizeof(r), 0);
+	return n > 0 && is_answer(r, (size_t)n, q, qlen, code);
+}
+
 static bool write_all(int fd, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
@@ -370,12 +383,9 @@ static void test_udp(struct server s)
 	/* No answer for one message, an answer for the next. */
 	int fd = client(AF_INET, SOCK_DGRAM, s.port);
 	uint8_t q[64], r[512];
-	size_t qlen = make_query(q, 0xdead, false);
-	send(fd, q, qlen, 0);
-	qlen = make_query(q, 0x0777, false);
-	send(fd, q, qlen, 0);
-	ssize_t n = recv(fd, r, sizeof(r), 0);
-	ok(n > 0 && is_answer(r, (size_t)n, q, qlen, 1), "tx_len 0 sends nothing");
+	ok(second_answered(fd, 0xdead, 0x0777, 1), "tx_len 0 sends nothing");
+	size_t qlen;
+	ssize_t n;
 
 	/* A burst: every datagram answered exactly once. */
 	enum { BURST = 200 };
@@ -514,13 +524,7 @@ static void test_set_handler(struct server s)
 {
 	/* The echo handler swaps itself for handler2 on id 0x5e75. */
 	int fd = client(AF_INET, SOCK_DGRAM, s.port);
-	uint8_t q[64], r[512];
-	size_t qlen = make_query(q, 0x5e75, false);
-	send(fd, q, qlen, 0);
-	qlen = make_query(q, 0x0202, false);
-	send(fd, q, qlen, 0);
-	ssize_t n = recv(fd, r, sizeof(r), 0);
-	ok(n > 0 && is_answer(r, (size_t)n, q, qlen, 3), "UDP uses the new handler");
+	ok(second_answered(fd, 0x5e75, 0x0202, 3), "UDP uses the new handler");
 	close(fd);
 	fd = client(AF_INET6, SOCK_STREAM, s.port);
 	ok(tcp_roundtrip(fd, 0x0303, 3), "TCP uses the new handler");
