@@ -70,7 +70,7 @@ def rrsets(msg, with_ttl=False):
 def wrong(ds):
     """The DS with one bit of its digest flipped."""
     f = ds.split()
-    return " ".join(f[:-1] + ["%X" % (int(f[-1], 16) ^ 1)])
+    return " ".join(f[:-1] + ["%0*X" % (len(f[-1]), int(f[-1], 16) ^ 1)])
 
 
 class ResolverChecks:

@@ -192,7 +192,7 @@ class Zonemaster(unittest.TestCase):
 
     def test_wrong_ds_is_an_error(self):
         f = ds_arg(self.ds["example.com"]).split(",")
-        wrong = ",".join(f[:3] + ["%064X" % (int(f[3], 16) ^ 1)])
+        wrong = ",".join(f[:3] + ["%0*X" % (len(f[3]), int(f[3], 16) ^ 1)])
         msgs = self.zonemaster("example.com", wrong)
         errors = {m["tag"] for m in msgs if m["level"] in ("ERROR", "CRITICAL")}
         self.assertEqual(errors - LOOPBACK_ONLY - KNOWN_DEMO_ZONE_ERRORS, {"DS02_NO_MATCH_DS_DNSKEY"})

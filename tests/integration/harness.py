@@ -17,6 +17,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 
@@ -63,6 +64,58 @@ def zone_toml(zone="example.com", file="example.com.zone", body="", signing_key=
     if signing_key:
         out += '[[zones.keys]]\nalgorithm = "ECDSAP256SHA256"\nkey_path = "%s"\n' % signing_key
     return out
+
+
+class Listener:
+    """A TCP listener on a loopback address that accepts and closes, in a
+    thread: what a site's health check connects to.  close() makes it
+    refuse; open() again listens on the same port."""
+
+    def __init__(self, addr):
+        self.addr = addr
+        self.port = 0
+        self.sock = None
+        self.thread = None
+        self.stopping = False
+
+    def open(self):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind((self.addr, self.port))
+        s.listen(16)
+        s.settimeout(0.05)
+        self.port = s.getsockname()[1]
+        self.sock = s
+        self.stopping = False
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+        return self
+
+    def _accept(self):
+        while not self.stopping:
+            try:
+                conn, _ = self.sock.accept()
+                conn.close()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+
+    def close(self):
+        if self.sock is None:
+            return
+        self.stopping = True
+        self.thread.join()
+        self.sock.close()
+        self.sock = None
+
+
+def checked_site(name, ipv4, latitude, longitude, port, interval, timeout, rise, fall):
+    """A [[sites]] table with a TCP health check (port may be a "{p1}"
+    placeholder for str.format, filled once a Listener has its port)."""
+    return ('[[sites]]\nname = "%s"\nipv4 = "%s"\nlatitude = %s\nlongitude = %s\n[sites.health]\n'
+            'port = %s\ninterval = "%s"\ntimeout = "%s"\nrise = %d\nfall = %d\n'
+            % (name, ipv4, latitude, longitude, port, interval, timeout, rise, fall))
 
 
 def have_ipv6():
@@ -420,6 +473,7 @@ def demo_server(listen_v4=("127.0.0.1",), listen_v6=("::1",), port=0, edit_zone=
     for key, value in (("listen_addrs_ipv4", json.dumps(list(listen_v4))),
                        ("listen_addrs_ipv6", json.dumps(list(listen_v6))),
                        ("listen_port", str(port)), ("log_level", '"debug"'),
+                       ("http_listen", '["127.0.0.1:0"]'),
                        ("databases", '["city.mmdb"]')) + tuple((settings or {}).items()):
         conf, n = re.subn(r"(?m)^%s = .*$" % key, "%s = %s" % (key, value), conf)
         assert n == 1, "config.toml.example has no single %s line" % key

@@ -16,10 +16,8 @@ import math
 import os
 import re
 import signal
-import socket
 import struct
 import subprocess
-import threading
 import time
 import unittest
 
@@ -29,8 +27,8 @@ import dns.message
 import dns.rcode
 import dns.rdatatype
 
-from harness import (BASE_CONFIG, BIN, FIXTURES, SITES_TOML, Server, ecs_option, example_zone,
-                     geo_toml, main, make_key, make_mmdb, rr_types, rrs, zone_toml)
+from harness import (BASE_CONFIG, BIN, FIXTURES, SITES_TOML, Listener, Server, checked_site, ecs_option,
+                     example_zone, geo_toml, main, make_key, make_mmdb, rr_types, rrs, zone_toml)
 
 R_MILES = 3958.8
 
@@ -188,6 +186,21 @@ def geo_config(databases, default=DEFAULT_LOCATION, signed=False, lookup_path=No
     if signed:
         out += '[[zones.keys]]\nalgorithm = "ECDSAP256SHA256"\nkey_path = "example.com.pem"\n'
     return out
+
+
+def health_listeners():
+    """Listeners for hp (127.0.0.10) and hn (127.0.0.11), and HEALTH_SITES
+    with their ports."""
+    hp = Listener("127.0.0.10").open()
+    hn = Listener("127.0.0.11").open()
+    return hp, hn, HEALTH_SITES.format(p1=hp.port, p2=hn.port)
+
+
+def start_geo_server():
+    """A started server with geo_config's zone and the city fixture database."""
+    server = Server(BASE_CONFIG + geo_config(["city.mmdb"]), {"example.com.zone": ZONE})
+    make_mmdb(server.dir, "city")
+    return server.start()
 
 
 def stop_and_cleanup(server):
@@ -659,72 +672,8 @@ class NoDefaultLocation(GeoTestCase):
                 self.assertEqual(int(m.group(1)), ecs_option(r).scopelen, out.stdout)
 
 
-class Listener:
-    """A TCP listener on a loopback address that accepts and closes, in a thread."""
-
-    def __init__(self, addr):
-        self.addr = addr
-        self.port = 0
-        self.sock = None
-        self.thread = None
-        self.stopping = False
-
-    def open(self):
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        s.bind((self.addr, self.port))
-        s.listen(16)
-        s.settimeout(0.05)
-        self.port = s.getsockname()[1]
-        self.sock = s
-        self.stopping = False
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-        return self
-
-    def _run(self):
-        while not self.stopping:
-            try:
-                conn, _ = self.sock.accept()
-                conn.close()
-            except socket.timeout:
-                continue
-            except OSError:
-                return
-
-    def close(self):
-        if self.sock is None:
-            return
-        self.stopping = True
-        self.thread.join()
-        self.sock.close()
-        self.sock = None
-
-
-HEALTH_SITES = """
-[[sites]]
-name = "hp"
-ipv4 = "127.0.0.10"
-latitude = 48.88
-longitude = 2.22
-[sites.health]
-port = {p1}
-interval = "200ms"
-timeout = "200ms"
-rise = 1
-fall = 2
-[[sites]]
-name = "hn"
-ipv4 = "127.0.0.11"
-latitude = 49.45
-longitude = 11.08
-[sites.health]
-port = {p2}
-interval = "200ms"
-timeout = "200ms"
-rise = 1
-fall = 2
-[[sites]]
+HEALTH_SITES = "\n" + checked_site("hp", "127.0.0.10", 48.88, 2.22, "{p1}", "200ms", "200ms", 1, 2) \
+    + checked_site("hn", "127.0.0.11", 49.45, 11.08, "{p2}", "200ms", "200ms", 1, 2) + """[[sites]]
 name = "ha"
 ipv4 = "5.161.44.145"
 latitude = 39.04
@@ -752,9 +701,7 @@ class Health(GeoTestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.hp = Listener("127.0.0.10").open()
-        cls.hn = Listener("127.0.0.11").open()
-        sites_toml = HEALTH_SITES.format(p1=cls.hp.port, p2=cls.hn.port)
+        cls.hp, cls.hn, sites_toml = health_listeners()
         cls.sites = parse_sites(sites_toml)
         cls.server = Server(BASE_CONFIG + sites_toml + HEALTH_ZONES, {"example.com.zone": ZONE})
         make_mmdb(cls.server.dir, "city")
@@ -842,9 +789,7 @@ class Reload(GeoTestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.server = Server(BASE_CONFIG + geo_config(["city.mmdb"]), {"example.com.zone": ZONE})
-        make_mmdb(cls.server.dir, "city")
-        cls.server.start()
+        cls.server = start_geo_server()
 
     @classmethod
     def tearDownClass(cls):

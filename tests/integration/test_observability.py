@@ -24,28 +24,18 @@ import urllib.request
 import dns.message
 
 from harness import BASE_CONFIG, BIN, Server, ecs_option, have_ipv6, main, make_key, make_mmdb, rrs
-from harness import SITES_TOML
-from test_geo import (AMSTERDAM, HEALTH_SITES, SITES, Listener, ZONE, decide, geo_config,
-                      parse_sites)
+from harness import SITES_TOML, geo_toml, zone_toml
+from test_geo import (AMSTERDAM, SITES, ZONE, decide, geo_config, health_listeners, parse_sites,
+                      start_geo_server)
 
 HTTP = '[server]\nhttp_listen = ["127.0.0.1:0"]\n'
 
-ZONES = """
-[geo]
-databases = ["city.mmdb"]
-default_location = [1.29, 103.85]
-[[zones]]
-zone = "example.com"
-file = "example.com.zone"
-[[zones.keys]]
-algorithm = "ECDSAP256SHA256"
-key_path = "example.com.pem"
-[[zones.geo]]
+ZONES = geo_toml((1.29, 103.85)) + zone_toml(signing_key="example.com.pem", body="""[[zones.geo]]
 name = "www"
 [[zones.geo]]
 name = "eu"
 sites = ["hp", "hn"]
-"""
+""")
 
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                   "--no-first-run", "--disable-background-networking",
@@ -96,9 +86,7 @@ def page_requests(netlog):
 class ObsTestCase(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.hp = Listener("127.0.0.10").open()
-        cls.hn = Listener("127.0.0.11").open()
-        sites_toml = HEALTH_SITES.format(p1=cls.hp.port, p2=cls.hn.port)
+        cls.hp, cls.hn, sites_toml = health_listeners()
         cls.sites = parse_sites(sites_toml)
         cls.server = Server(BASE_CONFIG + HTTP + sites_toml + ZONES, {"example.com.zone": ZONE})
         make_mmdb(cls.server.dir, "city")
@@ -456,9 +444,7 @@ class Explain(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.server = Server(BASE_CONFIG + geo_config(["city.mmdb"]), {"example.com.zone": ZONE})
-        make_mmdb(cls.server.dir, "city")
-        cls.server.start()
+        cls.server = start_geo_server()
 
     @classmethod
     def tearDownClass(cls):

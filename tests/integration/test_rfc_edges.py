@@ -10,9 +10,7 @@
 - an explicit NSEC or RRSIG query is answered whether or not DO is set
   (RFC 3225 3), and at a CNAME owner the CNAME is not followed.
 """
-import os
 import struct
-import subprocess
 import unittest
 
 import dns.edns
@@ -21,33 +19,16 @@ import dns.message
 import dns.rcode
 import dns.rdatatype
 
-from harness import (BASE_CONFIG, SITES_TOML, Server, Unbound, header, main, make_key, make_mmdb,
-                     qname, rr_types, rrs)
+from harness import (BASE_CONFIG, SITES_TOML, Server, ds_records, example_zone, geo_toml, header, main,
+                     make_key, make_mmdb, qname, rr_types, rrs, zone_toml)
+from resolvers import Unbound
 
-ZONE = """$ORIGIN example.com.
-$TTL 3600
-@       IN SOA  ns1.example.com. hostmaster.example.com. 2026113001 7200 3600 1209600 300
-@       IN NS   ns1.example.com.
-ns1     IN A    192.0.2.53
-blog    IN CNAME ns1.example.com.
+ZONE = example_zone("""blog    IN CNAME ns1.example.com.
 a.b     IN TXT  "below an empty non-terminal"
-"""
+""")
 
-CONFIG = SITES_TOML + """
-[geo]
-databases = ["city.mmdb"]
-default_location = [48.86, 2.35]
-
-[[zones]]
-zone = "example.com"
-zone_type = "Primary"
-file = "example.com.zone"
-[[zones.geo]]
-name = "www"
-[[zones.keys]]
-algorithm = "ECDSAP256SHA256"
-key_path = "example.com.pem"
-"""
+CONFIG = SITES_TOML + geo_toml() + zone_toml(body='[[zones.geo]]\nname = "www"\n',
+                                            signing_key="example.com.pem")
 
 ECS = 8
 COOKIE = 10
@@ -266,10 +247,8 @@ class ValidatedByUnbound(_Signed):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        out = subprocess.run([os.environ.get("GEOACME_BIN", "geoacme"), "ds", "-c",
-                              cls.server.config_path, "example.com"],
-                             capture_output=True, text=True, check=True)
-        cls.unbound = Unbound([("example.com", cls.server.port)], [out.stdout.strip()]).start()
+        cls.unbound = Unbound([("example.com", cls.server.port)],
+                              ds_records(cls.server, "example.com")).start()
 
     @classmethod
     def tearDownClass(cls):

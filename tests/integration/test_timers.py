@@ -8,13 +8,9 @@ how many seconds the server's clock runs ahead, re-read on SIGUSR2.  A test
 steps days forward in one loop iteration and then asserts the answers; no
 assertion depends on how long anything took.
 """
-import base64
 import os
 import re
 import signal
-import socket
-import struct
-import threading
 import time
 import unittest
 
@@ -28,7 +24,8 @@ import dns.rdatatype
 import dns.tsig
 import dns.update
 
-from harness import BASE_CONFIG, Server, make_key, make_mmdb, main, rrs
+from harness import (BASE_CONFIG, Listener, Server, checked_site, geo_toml, make_key, make_mmdb, main, rrs,
+                     zone_toml)
 
 
 class Clock:
@@ -309,81 +306,8 @@ signature_refresh = "1d"
         self.assertNotIn("re-signing failed", self.server.log_since_start())
 
 
-class Listener:
-    """A TCP listener the health checks connect to; closed = refused."""
-
-    def __init__(self, addr):
-        self.addr = addr
-        self.port = None
-        self.sock = None
-
-    def open(self):
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        s.bind((self.addr, self.port or 0))
-        s.listen(16)
-        s.settimeout(0.1)
-        self.port = s.getsockname()[1]
-        self.sock = s
-        self.stopping = False
-        self.thread = threading.Thread(target=self._accept, daemon=True)
-        self.thread.start()
-        return self
-
-    def _accept(self):
-        while not self.stopping:
-            try:
-                conn, _ = self.sock.accept()
-                conn.close()
-            except socket.timeout:
-                continue
-            except OSError:
-                return
-
-    def close(self):
-        if self.sock is None:
-            return
-        self.stopping = True
-        self.thread.join()
-        self.sock.close()
-        self.sock = None
-
-
-# Checked once an hour: without the test clock no second check would come
-# within the test's lifetime.
-HEALTH = """
-[[sites]]
-name = "hp"
-ipv4 = "127.0.0.10"
-latitude = 48.88
-longitude = 2.22
-[sites.health]
-port = {p1}
-interval = "1h"
-timeout = "1m"
-rise = 2
-fall = 2
-[[sites]]
-name = "hn"
-ipv4 = "127.0.0.11"
-latitude = 49.45
-longitude = 11.08
-[sites.health]
-port = {p2}
-interval = "1h"
-timeout = "1m"
-rise = 2
-fall = 2
-
-[geo]
-databases = ["city.mmdb"]
-default_location = [1.29, 103.85]
-[[zones]]
-zone = "example.com"
-file = "example.com.zone"
-[[zones.geo]]
-name = "www"
-"""
+HEALTH = "\n" + checked_site("hp", "127.0.0.10", 48.88, 2.22, "{p1}", "1h", "1m", 2, 2) \
+    + checked_site("hn", "127.0.0.11", 49.45, 11.08, "{p2}", "1h", "1m", 2, 2) + geo_toml((1.29, 103.85)) + zone_toml(body='[[zones.geo]]\nname = "www"\n')
 
 GEO_ZONE = """$ORIGIN example.com.
 $TTL 3600
