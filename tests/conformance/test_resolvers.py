@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The demo zones validated by three validating resolvers: unbound, Knot
 Resolver (kresd) and BIND 9 (named).
 

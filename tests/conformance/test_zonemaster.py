@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Zonemaster's undelegated test of both demo zones, entirely on loopback.
 
 The test runs in a network namespace of its own with only `lo` (see

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What the ACME tests share: an ACME zone kept in SQLite with its TSIG keys
 (config and files), signed UPDATEs sent with dnspython, BIND's nsupdate or
 Knot's knsupdate, and reading back TXT records and the SOA serial.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Validating resolvers and a stock authoritative server, on loopback, for tests.
 
 Each resolver is Debian's own daemon started by the test: its config lives in

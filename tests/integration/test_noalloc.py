@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The query path allocates nothing, counted in the whole real process.
 
 The real geoacme binary runs the demo configuration (config.toml.example

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * alloc_count.so: counts every heap allocation of a whole process, for
  * tests/integration/test_noalloc.py.  Preloaded (LD_PRELOAD) into the real

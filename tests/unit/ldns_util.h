@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * Helpers the DNSSEC unit tests share (header-only, like check.h): names
