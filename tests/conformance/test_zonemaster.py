@@ -4,7 +4,7 @@
 The test runs in a network namespace of its own with only `lo` (see
 harness.enter_private_netns).  There the demo zone's own name server
 addresses (ns1.example.com 192.0.2.53 and 2001:db8::53, ns2.example.com
-198.51.100.53: documentation addresses) are put on `lo`, so geoacme serves
+198.51.100.53 and 2001:db8::54: documentation addresses) are put on `lo`, so geoacme serves
 config.toml.example's zones *unchanged* (example.com, the geo zone, and
 acme.example.net, the ACME zone) on port 53 of those addresses, over IPv4
 and IPv6.  BIND's named serves a tiny root on 127.0.0.1 with `com.`,
@@ -36,7 +36,7 @@ from resolvers import NamedAuth  # noqa: E402
 
 # The demo zone's name servers, at the addresses its zone file gives them.
 NS = (("ns1.example.com", "192.0.2.53"), ("ns1.example.com", "2001:db8::53"),
-      ("ns2.example.com", "198.51.100.53"))
+      ("ns2.example.com", "198.51.100.53"), ("ns2.example.com", "2001:db8::54"))
 ROOT = "127.0.0.1"       # the root server's address (lo's own)
 ADDRESSES = {ROOT} | {a for _, a in NS}
 
@@ -46,18 +46,6 @@ LOOPBACK_ONLY = {
     # (RFC 5737, RFC 3849), which the test puts on its namespace's loopback;
     # a real deployment gives them public addresses.
     "NAMESERVER_IP_PRIVATE_NETWORK",
-}
-
-# KNOWN DEFECT of the demo data, not of the set-up: demo/example.com.zone
-# gives ns1.example.com an AAAA (2001:db8::53) and ns2.example.com none, and
-# Zonemaster's DELEGATION01 wants two IPv6 name servers once any has one
-# (ERROR; with none at all it is only a NOTICE).  Reported to the integrator
-# (issue #14); both zones are delegated to these two servers.  Expected
-# exactly, so that the fix (an AAAA for ns2) makes this test say to remove
-# this set rather than leave a stale allowance behind.
-KNOWN_DEMO_ZONE_ERRORS = {
-    "NOT_ENOUGH_IPV6_NS_CHILD",
-    "NOT_ENOUGH_IPV6_NS_DEL",
 }
 
 # Test cases that log nothing when their condition does not hold.
@@ -176,14 +164,11 @@ class Zonemaster(unittest.TestCase):
                 print("%s: %s %s %s %s" % (zone, m["level"], m["testcase"], m["tag"], m["args"]))
         bad = ["%s %s %s %s" % (m["level"], m["testcase"], m["tag"], m["args"]) for m in msgs
                if m["level"] in ("ERROR", "CRITICAL")
-               and m["tag"] not in LOOPBACK_ONLY | KNOWN_DEMO_ZONE_ERRORS]
+               and m["tag"] not in LOOPBACK_ONLY]
         self.assertEqual(bad, [], "zonemaster errors for %s:\n%s\ngeoacme log:\n%s"
                          % (zone, "\n".join(bad), self.server.log()[-3000:]))
         # The allow-listed tags are still there (the set-up is what we think).
         self.assertTrue(LOOPBACK_ONLY <= tags)
-        errors = {m["tag"] for m in msgs if m["level"] in ("ERROR", "CRITICAL")}
-        self.assertEqual(errors & KNOWN_DEMO_ZONE_ERRORS, KNOWN_DEMO_ZONE_ERRORS,
-                         "the demo zone's IPv6 delegation was fixed: remove KNOWN_DEMO_ZONE_ERRORS")
 
     def test_geo_zone(self):
         self.check_zone("example.com")
@@ -196,7 +181,7 @@ class Zonemaster(unittest.TestCase):
         wrong = ",".join(f[:3] + ["%0*X" % (len(f[3]), int(f[3], 16) ^ 1)])
         msgs = self.zonemaster("example.com", wrong)
         errors = {m["tag"] for m in msgs if m["level"] in ("ERROR", "CRITICAL")}
-        self.assertEqual(errors - LOOPBACK_ONLY - KNOWN_DEMO_ZONE_ERRORS, {"DS02_NO_MATCH_DS_DNSKEY"})
+        self.assertEqual(errors - LOOPBACK_ONLY, {"DS02_NO_MATCH_DS_DNSKEY"})
 
 
 if __name__ == "__main__":
