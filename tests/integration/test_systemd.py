@@ -125,6 +125,9 @@ class NotifyTest(unittest.TestCase):
         # SIGTERM: STOPPING=1, and nothing after it.
         self.srv.send_signal(signal.SIGTERM)
         self.assertEqual(self.notify.next(), {"STOPPING": "1", "STATUS": "stopping"})
+        # Wait for the exit: stop() would send a second SIGTERM to a server
+        # still shutting down (slow under ASan), and with it a second STOPPING.
+        self.srv.proc.wait(60)
         self.assertEqual(self.srv.stop(), 0)
         self.assertIsNone(self.notify.none())
 
