@@ -123,6 +123,48 @@ static void add_additional(struct answer_plan *plan, const struct zone *z, const
 	}
 }
 
+/*
+ * RFC 9460 4.1: for an SVCB/HTTPS answer, the A/AAAA of in-zone targets
+ * (the owner's for a ServiceMode "." target), and for AliasMode the
+ * target's own RRset of the same type.  A geo name's addresses are
+ * tailored to the client, so they never go here (RFC 9460 4.4, RFC 7871
+ * 7.3.1): a target that is a geo name is skipped.  What does not fit is
+ * left out by the writer, never a reason for TC.
+ */
+static void add_svcb_additional(struct answer_plan *plan, const struct zone *z,
+                                const uint8_t *owner, const struct rrset *s, bool dnssec)
+{
+	if (s->type != RR_SVCB && s->type != RR_HTTPS)
+		return;
+	for (uint16_t i = 0; i < s->count; i++) {
+		const struct rdata *rd = &s->rr[i];
+		if (rd->len < 3)
+			continue;
+		bool alias = rd->data[0] == 0 && rd->data[1] == 0;
+		const uint8_t *target = rd->data + 2;
+		if (target[0] == 0) {
+			if (alias)
+				continue;   /* "0 .": the service does not exist */
+			target = owner;
+		}
+		uint8_t lower[DNAME_MAX];
+		size_t len = dname_len(target);
+		memcpy(lower, target, len);
+		dname_lower(lower);
+		if (!dname_is_subdomain(lower, z->apex))
+			continue;
+		const struct zone_node *n = zone_find(z, lower, len);
+		if (!n || n->geo || (n->flags & (ZONE_NODE_GLUE | ZONE_NODE_DELEGATION)))
+			continue;
+		const uint16_t types[3] = { RR_A, RR_AAAA, s->type };
+		for (int t = 0; t < (alias ? 3 : 2); t++) {
+			const struct rrset *more = zone_node_rrset(n, types[t]);
+			if (more && !in_plan(&plan->ar, more))
+				add(&plan->ar, n->name, more, more->ttl, dnssec);
+		}
+	}
+}
+
 static void referral(struct answer_plan *plan, const struct zone *z, const struct zone_node *cut,
                      bool dnssec)
 {
@@ -261,13 +303,15 @@ static void resolve(const struct query *q, struct answer_env *env, struct answer
 			add_nsec(plan, zone_nsec_covering(z, name), dnssec);
 			return;
 		}
-		if (node->geo && (qtype == RR_A || qtype == RR_AAAA || qtype == RR_ANY)) {
+		if (node->geo && (qtype == RR_A || qtype == RR_AAAA || qtype == RR_ANY ||
+		                  (qtype == RR_HTTPS && geo_sets_has_type(node->geo, RR_HTTPS)))) {
 			bool reversed = false;
 			uint16_t want = qtype == RR_ANY ? RR_A : qtype;
 			const struct rrset *s = geo_answer(q, env, node, want, plan, &reversed);
 			if (s) {
 				add(&plan->an, node->name, s, s->ttl, dnssec);
 				plan->an.rr[plan->an.n - 1].reversed = reversed;
+				add_svcb_additional(plan, z, node->name, s, dnssec);
 				return;
 			}
 			if (qtype != RR_ANY) {
@@ -310,6 +354,7 @@ static void resolve(const struct query *q, struct answer_env *env, struct answer
 			add(&plan->an, node->name, s, s->ttl, dnssec);
 			if (chain == 0 || qtype != RR_NS)
 				add_additional(plan, z, s, dnssec);
+			add_svcb_additional(plan, z, node->name, s, dnssec);
 			return;
 		}
 		const struct rrset *cname = zone_node_rrset(node, RR_CNAME);
