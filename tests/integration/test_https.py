@@ -354,6 +354,48 @@ class Validated(unittest.TestCase):
                                                      if x.rdtype == dns.rdatatype.RRSIG))
 
 
+class ManySites(unittest.TestCase):
+    """Beyond GEO_PRESIGN_MAX sites, HTTPS pairs are built and signed on first use."""
+
+    def test_https_signed_on_first_use_validates(self):
+        from test_dnssec import grid_sites, miles
+        import re
+        toml, sites = grid_sites(80)
+        config = toml + GEO[:GEO.index("[[zones.geo]]\nname = \"solo\"")] + GEO[GEO.index("[[zones.keys]]"):]
+        srv = Server(BASE_CONFIG + config, {"example.com.zone": ZONE})
+        make_key(srv.path("example.com.pem"))
+        make_mmdb(srv.dir, "city")
+        try:
+            srv.start()
+            # Ahead: A singles (80), HTTPS singles (80), 80 per-site names, their
+            # NSEC records and the static records (334); not 2 x 6320 ordered pairs.
+            built = re.findall(r"example\.com: (\d+) RRsets signed", srv.log())
+            self.assertEqual(len(built), 1)
+            self.assertLess(int(built[0]), 400, srv.log())
+            ds = subprocess.run([os.environ["GEOACME_BIN"], "ds", "-c", srv.config_path,
+                                 "example.com"], capture_output=True, text=True,
+                                check=True).stdout.strip()
+            ub = Unbound([("example.com", srv.port)], [ds], subnet=True).start()
+            try:
+                for addr, prefix, where in (("192.0.2.0", 26, (52.37, 4.90)),
+                                            ("198.51.100.0", 25, (-34.60, -58.38))):
+                    with self.subTest(client=addr):
+                        order = sorted(range(len(sites)), key=lambda k: miles(where, sites[k]))
+                        want = ["s%d.sites.example.com." % order[0],
+                                "s%d.sites.example.com." % order[1], "."]
+                        for _ in range(2):   # first use signs, the second reuses
+                            r = ub.query("www.example.com", "HTTPS", ecs=(addr, prefix))
+                            self.assertTrue(r.flags & dns.flags.AD, ub.log()[-2000:])
+                            https = next(x for x in r.answer if x.rdtype == dns.rdatatype.HTTPS)
+                            self.assertEqual([rd.target.to_text() for rd in
+                                              sorted(https, key=lambda rd: rd.priority)], want)
+            finally:
+                ub.stop()
+            self.assertEqual(srv.stop(), 0)
+        finally:
+            srv.cleanup()
+
+
 class Misconfigured(unittest.TestCase):
     """check: the mistakes a zone or config can make around HTTPS."""
 

@@ -97,6 +97,7 @@ static const char config_text[] =
 	"[[sites]]\nname = \"sydney\"\nipv4 = \"192.0.2.7\"\nipv6 = \"2001:db8::7\"\nlatitude = -33.87\nlongitude = 151.21\n"
 	"[[zones]]\nzone = \"example.com\"\nzone_type = \"Primary\"\nfile = \"example.com.zone\"\n"
 	"[[zones.geo]]\nname = \"geo\"\n"
+	"https = { alpn = [\"h3\", \"h2\"], site_names = \"sites\" }\n"
 	"[[zones.keys]]\nalgorithm = \"ECDSAP256SHA256\"\nkey_path = \"example.com.pem\"\n";
 
 /* A temporary directory with the zone, a fresh key and a fixture database. */
@@ -168,6 +169,9 @@ int main(void)
 		{ "geo A, ECS", "geo.example.com", 1, true, false, "192.0.2.0", 24, 0 },
 		{ "geo A, ECS, DO", "geo.example.com", 1, true, true, "192.0.2.0", 24, 0 },
 		{ "geo AAAA, DO", "geo.example.com", 28, true, true, NULL, 0, 0 },
+		{ "geo HTTPS, ECS, DO (+ Additional)", "geo.example.com", 65, true, true, "192.0.2.0", 24, 0 },
+		{ "geo HTTPS, DO, 512 bytes", "geo.example.com", 65, false, false, NULL, 0, 0 },
+		{ "per-site A, DO", "paris.sites.example.com", 1, true, true, NULL, 0, 0 },
 		{ "refused", "www.example.org", 1, true, true, NULL, 0, 5 },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -188,6 +192,10 @@ int main(void)
 				continue;
 			ok(q.tx_len > 12 && (tx[3] & 0xF) == cases[i].rcode, "%s: answered (rcode %d)",
 			   cases[i].what, tx[3] & 0xF);
+			if (cases[i].type == 65 && cases[i].do_bit)
+				ok(tx[6] == 0 && tx[7] == 4 && tx[10] == 0 && tx[11] == 9,
+				   "%s: 3 HTTPS + RRSIG; 4 signed address sets + OPT in Additional (%u)", cases[i].what,
+				   tx[11]);
 			is_int(allocations, 0, "%s: no heap allocation", cases[i].what);
 		}
 	}
