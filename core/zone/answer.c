@@ -33,6 +33,7 @@ static void add(struct plan_section *s, const uint8_t *owner, const struct rrset
 	struct plan_rrset *p = &s->rr[s->n++];
 	p->owner = owner;
 	p->rrset = rrset;
+	p->block = NULL;
 	p->ttl = ttl;
 	p->reversed = false;
 	p->with_sig = with_sig;
@@ -201,7 +202,7 @@ static void nxdomain_proof(struct answer_plan *plan, const struct zone *z, const
 /* A geo name: choose the sites for this client. */
 static const struct rrset *geo_answer(const struct query *q, struct answer_env *env,
                                       const struct zone_node *node, uint16_t qtype,
-                                      struct answer_plan *plan, bool *reversed)
+                                      struct answer_plan *plan, struct geo_choice *choice)
 {
 	uint8_t addr[16];
 	int family;
@@ -228,19 +229,17 @@ static const struct rrset *geo_answer(const struct query *q, struct answer_env *
 	}
 	/* The network the databases matched, or missed, is where the answer holds. */
 	plan->ecs_scope = loc.prefix;
-	struct geo_choice choice;
-	if (geo_sets_choose(node->geo, env->sites, qtype, lat, lon, &choice) < 0 || !choice.rrset)
+	if (geo_sets_choose(node->geo, env->sites, qtype, lat, lon, choice) < 0 || !choice->rrset)
 		return NULL;
-	if (choice.fail_open) {
+	if (choice->fail_open) {
 		/* Logged once per episode by whoever watches health (cmd/runtime.c). */
 		env->fail_open++;
 		METRICS_INC(metrics.fail_open_answers);
 	}
-	geo_sets_count(node->geo, &choice);
-	plan->geo_site[0] = (int16_t)choice.site[0];
-	plan->geo_site[1] = (int16_t)(choice.n == 2 ? choice.site[1] : -1);
-	*reversed = choice.reversed;
-	return choice.rrset;
+	geo_sets_count(node->geo, choice);
+	plan->geo_site[0] = (int16_t)choice->site[0];
+	plan->geo_site[1] = (int16_t)(choice->n == 2 ? choice->site[1] : -1);
+	return choice->rrset;
 }
 
 /* Resolves into plan; *zone_out is the zone that answered (NULL: none). */
@@ -305,13 +304,19 @@ static void resolve(const struct query *q, struct answer_env *env, struct answer
 		}
 		if (node->geo && (qtype == RR_A || qtype == RR_AAAA || qtype == RR_ANY ||
 		                  (qtype == RR_HTTPS && geo_sets_has_type(node->geo, RR_HTTPS)))) {
-			bool reversed = false;
+			struct geo_choice choice;
 			uint16_t want = qtype == RR_ANY ? RR_A : qtype;
-			const struct rrset *s = geo_answer(q, env, node, want, plan, &reversed);
+			const struct rrset *s = geo_answer(q, env, node, want, plan, &choice);
 			if (s) {
 				add(&plan->an, node->name, s, s->ttl, dnssec);
-				plan->an.rr[plan->an.n - 1].reversed = reversed;
-				add_svcb_additional(plan, z, node->name, s, dnssec);
+				plan->an.rr[plan->an.n - 1].reversed = choice.reversed;
+				plan->an.rr[plan->an.n - 1].block = choice.block[dnssec];
+				/* HTTPS: the targets' per-site addresses, encoded when the
+				 * snapshot was frozen (RFC 9460 4.1; never the geo name's). */
+				for (int i = 0; i < choice.n_extra && plan->ar.n < PLAN_SECTION_MAX; i++) {
+					struct plan_rrset *p = &plan->ar.rr[plan->ar.n++];
+					*p = (struct plan_rrset){ .block = choice.extra[i][dnssec] };
+				}
 				return;
 			}
 			if (qtype != RR_ANY) {

@@ -28,8 +28,10 @@
 #include "core/geo/geo_sites.h"
 #include "core/wire/arena.h"
 #include "core/wire/dname.h"
+#include "core/wire/packet.h"
 #include "core/wire/rrset.h"
 #include "core/zone/svcb.h"
+#include "core/zone/zone.h"
 
 struct set_family {
 	uint16_t type;
@@ -47,6 +49,13 @@ struct https_sets {
 	struct rdata dot;        /* "3 . params" */
 	struct rrset *single;    /* n: records 1 and 3 (ttl_single) */
 	struct rrset **ordered;  /* 2·n·n; NULL on the diagonal, or until built */
+	/* Per candidate, its per-site A and AAAA, encoded for Additional
+	 * without [0] and with [1] RRSIGs (geo_sets_link); NULL: none. */
+	struct plan_block *(*site_block)[2];
+	/* The answer sets encoded the same two ways, parallel to single and
+	 * ordered (geo_sets_link, or on first use). */
+	struct plan_block *(*single_block)[2];
+	struct plan_block *(*ordered_block)[2];
 };
 
 /* A and AAAA sets; HTTPS lives apart (GEO_ANY has no address set). */
@@ -232,7 +241,11 @@ int geo_sets_build_https(struct geo_sets *gs, struct arena *a, const struct geo_
 	h->second = arena_zalloc(a, n * sizeof(*h->second));
 	h->single = arena_zalloc(a, n * sizeof(*h->single));
 	h->ordered = arena_zalloc(a, 2 * n * n * sizeof(*h->ordered));
-	if (!h->first || !h->second || !h->single || !h->ordered)
+	h->site_block = arena_zalloc(a, n * sizeof(*h->site_block));
+	h->single_block = arena_zalloc(a, n * sizeof(*h->single_block));
+	h->ordered_block = arena_zalloc(a, 2 * n * n * sizeof(*h->ordered_block));
+	if (!h->first || !h->second || !h->single || !h->ordered || !h->site_block ||
+	    !h->single_block || !h->ordered_block)
 		goto nomem;
 	const uint8_t root = 0;
 	if (https_rdata(a, 3, &root, params, pl, &h->dot) < 0)
@@ -402,6 +415,146 @@ static const struct rrset *ordered_get(const struct geo_sets *s, size_t t, size_
 	return rr;
 }
 
+/*
+ * Encodes the records of addr[0..1] (and their RRSIGs when sigs) owned by
+ * `owner`, a name below the apex, as a plan_block (see core/wire/packet.h).
+ */
+static struct plan_block *make_block(struct arena *a, const uint8_t *owner, const uint8_t *apex,
+                                     size_t apex_len, const struct rrset *const addr[2], bool sigs)
+{
+	size_t prefix = dname_len(owner) - apex_len;
+	size_t len = prefix + 2, records = 0;
+	for (int t = 0; t < 2; t++) {
+		if (!addr[t])
+			continue;
+		for (uint16_t i = 0; i < addr[t]->count; i++, records++)
+			len += 12 + addr[t]->rr[i].len;
+		if (sigs && addr[t]->sig.len) {
+			len += 12 + addr[t]->sig.len;
+			records++;
+		}
+	}
+	if (records == 0 || len > 0x3000)
+		return NULL;
+	len -= 2;   /* the first owner is the prefix and the apex pointer */
+	struct plan_block *b = arena_zalloc(a, sizeof(*b));
+	uint8_t *d = arena_alloc(a, len);
+	uint16_t *self = arena_alloc(a, records * sizeof(*self));
+	if (!b || !d || !self)
+		return NULL;
+	size_t pos = prefix;
+	memcpy(d, owner, prefix);
+	pos += 2;
+	uint16_t n_self = 0;
+	for (int t = 0; t < 2; t++) {
+		const struct rrset *r = addr[t];
+		if (!r)
+			continue;
+		for (int i = 0; i <= r->count; i++) {
+			const struct rdata *rd = i < r->count ? &r->rr[i] : &r->sig;
+			if (i == r->count && (!sigs || !r->sig.len))
+				break;
+			if (pos > prefix + 2) {
+				self[n_self++] = (uint16_t)pos;
+				pos += 2;
+			}
+			d[pos] = (uint8_t)((i < r->count ? r->type : RR_RRSIG) >> 8);
+			d[pos + 1] = (uint8_t)(i < r->count ? r->type : RR_RRSIG);
+			d[pos + 2] = 0;
+			d[pos + 3] = CLASS_IN;
+			d[pos + 4] = (uint8_t)(r->ttl >> 24);
+			d[pos + 5] = (uint8_t)(r->ttl >> 16);
+			d[pos + 6] = (uint8_t)(r->ttl >> 8);
+			d[pos + 7] = (uint8_t)r->ttl;
+			d[pos + 8] = (uint8_t)(rd->len >> 8);
+			d[pos + 9] = (uint8_t)rd->len;
+			memcpy(d + pos + 10, rd->data, rd->len);
+			pos += 10 + rd->len;
+		}
+	}
+	*b = (struct plan_block){ .data = d, .len = (uint16_t)pos, .records = (uint16_t)records,
+	                          .name = apex, .name_len = (uint8_t)apex_len, .suffix = true,
+	                          .name_at = (uint16_t)prefix, .n_self = n_self, .self_at = self };
+	return b;
+}
+
+/* An answer RRset (and its RRSIG when sigs) as an owner-mode plan_block. */
+static struct plan_block *make_answer_block(struct arena *a, const uint8_t *owner,
+                                            const struct rrset *r, bool sigs)
+{
+	size_t len = 0, records = 0;
+	for (uint16_t i = 0; i < r->count; i++, records++)
+		len += 12 + r->rr[i].len;
+	if (sigs && r->sig.len) {
+		len += 12 + r->sig.len;
+		records++;
+	}
+	if (len > 0x3000)
+		return NULL;
+	struct plan_block *b = arena_zalloc(a, sizeof(*b));
+	uint8_t *d = arena_alloc(a, len);
+	uint16_t *self = arena_alloc(a, records * sizeof(*self));
+	if (!b || !d || !self)
+		return NULL;
+	size_t pos = 0;
+	for (uint16_t i = 0; i < records; i++) {
+		const struct rdata *rd = i < r->count ? &r->rr[i] : &r->sig;
+		uint16_t type = i < r->count ? r->type : RR_RRSIG;
+		self[i] = (uint16_t)pos;
+		uint8_t h[12] = { 0, 0, (uint8_t)(type >> 8), (uint8_t)type, 0, CLASS_IN,
+		                  (uint8_t)(r->ttl >> 24), (uint8_t)(r->ttl >> 16),
+		                  (uint8_t)(r->ttl >> 8), (uint8_t)r->ttl,
+		                  (uint8_t)(rd->len >> 8), (uint8_t)rd->len };
+		memcpy(d + pos, h, sizeof(h));
+		memcpy(d + pos + 12, rd->data, rd->len);
+		pos += 12 + rd->len;
+	}
+	size_t ol = dname_len(owner);
+	*b = (struct plan_block){ .data = d, .len = (uint16_t)pos, .records = (uint16_t)records,
+	                          .name = owner, .name_len = (uint8_t)ol, .suffix = false,
+	                          .n_self = (uint16_t)records, .self_at = self };
+	return b;
+}
+
+/* Encodes an HTTPS answer set both ways (without, with its RRSIG). */
+static void encode_answer(struct arena *a, const uint8_t *owner, const struct rrset *r,
+                          struct plan_block *out[2])
+{
+	for (int sigs = 0; sigs < 2; sigs++)
+		out[sigs] = owner && a ? make_answer_block(a, owner, r, sigs) : NULL;
+}
+
+void geo_sets_link(struct geo_sets *s, const struct zone *z)
+{
+	struct https_sets *h = &s->https;
+	for (size_t k = 0; k < h->n; k++) {
+		const uint8_t *target = h->first[k].data + 2;
+		const struct zone_node *n = zone_find(z, target, dname_len(target));
+		h->site_block[k][0] = h->site_block[k][1] = NULL;
+		if (!n || !s->arena)
+			continue;
+		const struct rrset *addr[2] = { zone_node_rrset(n, RR_A), zone_node_rrset(n, RR_AAAA) };
+		for (int sigs = 0; sigs < 2; sigs++)
+			h->site_block[k][sigs] = make_block(s->arena, n->name, z->apex, z->apex_len, addr,
+			                                    sigs);
+	}
+	for (size_t k = 0; k < h->n; k++)
+		encode_answer(s->arena, s->owner, &h->single[k], h->single_block[k]);
+	for (size_t k = 0; h->n && k < 2 * h->n * h->n; k++)
+		if (h->ordered[k])
+			encode_answer(s->arena, s->owner, h->ordered[k], h->ordered_block[k]);
+}
+
+/* The Additional block pair of candidate k: its per-site A and AAAA. */
+static void add_extra(const struct https_sets *h, size_t k, struct geo_choice *out)
+{
+	if (!h->site_block[k][0] || !h->site_block[k][1])
+		return;
+	out->extra[out->n_extra][0] = h->site_block[k][0];
+	out->extra[out->n_extra][1] = h->site_block[k][1];
+	out->n_extra++;
+}
+
 static int choose_https(const struct geo_sets *s, const struct geo_sites *sites, double lat,
                         double lon, struct geo_choice *out)
 {
@@ -421,9 +574,17 @@ static int choose_https(const struct geo_sets *s, const struct geo_sites *sites,
 	/* The runner-up is listed whenever one competed: it is the fallback,
 	 * even when the rule answers A with the nearest alone. */
 	const struct rrset *rr = NULL;
+	size_t t = d.n == 2 ? 1 : 0;
 	if (d.site[1] >= 0)
-		rr = ordered_get(s, d.n == 2 ? 1 : 0, d.cand[0], d.cand[1]);
+		rr = ordered_get(s, t, d.cand[0], d.cand[1]);
 	out->rrset = rr ? rr : &h->single[d.cand[0]];
+	struct plan_block *const *blk = rr ? h->ordered_block[(t * h->n + d.cand[0]) * h->n + d.cand[1]]
+	                                   : h->single_block[d.cand[0]];
+	out->block[0] = blk[0];
+	out->block[1] = blk[1];
+	add_extra(h, d.cand[0], out);
+	if (rr)
+		add_extra(h, d.cand[1], out);
 	return 0;
 }
 

@@ -22,7 +22,9 @@ struct config_geo_name;
 struct geo_sites;
 struct geo_rule;
 struct geo_sets;
+struct plan_block;
 struct rrset;
+struct zone;
 
 /*
  * Builds, for A and for AAAA over the rule's candidates: one RRset per site
@@ -58,6 +60,13 @@ int geo_sets_site_name(const char *site, const char *site_names, const uint8_t *
 #define GEO_PRESIGN_MAX 64
 void geo_sets_attach(struct geo_sets *s, const uint8_t *owner, struct arena *a,
                      const struct zone_signer *signer);
+/*
+ * Called once the snapshot z is frozen (after geo_sets_attach): finds each
+ * HTTPS target's per-site name in z and encodes its A and AAAA RRsets
+ * (with and without RRSIGs) as blocks in the snapshot's arena, so that an
+ * answer's Additional section costs no lookup and no per-record writing.
+ */
+void geo_sets_link(struct geo_sets *s, const struct zone *z);
 /* Visits every prebuilt RRset (for the signer); stops at a non-zero return. */
 int geo_sets_foreach(struct geo_sets *s, const uint8_t *owner, zone_rrset_fn fn, void *arg);
 /* True when the name can answer this type (A: some candidate has IPv4;
@@ -75,6 +84,14 @@ struct geo_choice {
 	int site[2];
 	double miles[2];
 	bool fail_open;            /* no site alive: answered as if all were */
+	/* HTTPS: each target's per-site A/AAAA (with [1] / without [0] their
+	 * RRSIGs), encoded ahead for the Additional section: static data, the
+	 * same for every client. */
+	int n_extra;
+	const struct plan_block *extra[2][2];
+	/* HTTPS: the answer set encoded ahead, without [0] and with [1] its
+	 * RRSIG; NULL: write rrset the usual way. */
+	const struct plan_block *block[2];
 };
 /*
  * Applies the rule for qtype (RR_A, RR_AAAA or RR_HTTPS) at lat/lon and

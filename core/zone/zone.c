@@ -619,6 +619,9 @@ struct zone *zone_builder_finish(struct zone_builder *b, const struct zone_signe
 		z->buckets[h] = n;
 	}
 	z->node_count = (uint32_t)b->count;
+	for (size_t i = 0; i < b->count; i++)
+		if (b->all[i]->node.geo)
+			geo_sets_link((struct geo_sets *)b->all[i]->node.geo, z);
 
 	if (signer) {
 		size_t k = 0;

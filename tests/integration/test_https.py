@@ -32,6 +32,7 @@ static  IN HTTPS 1 web.example.com. alpn=h2
 web     IN A    192.0.2.80
 web     IN AAAA 2001:db8::80
 alias   IN HTTPS 0 static.example.com.
+blog    IN CNAME www.example.com.
 """
 
 GEO = """
@@ -175,6 +176,24 @@ class GeoHttps(unittest.TestCase):
                 # And the A answer's nearest is the HTTPS nearest (all sites have IPv4).
                 a_ttl2, a_addrs = decide(lat, lon, "A")
                 self.assertEqual(a_addrs[0], site(nearest)["ipv4"])
+
+    def test_through_a_cname(self):
+        # The HTTPS set's owner is then not the question: the writer points
+        # its owners at the CNAME's target name.
+        _, _, lat, lon = PLACES["tokyo"]
+        ttl, (nearest, second) = expect_https(lat, lon)
+        for dnssec in (False, True):
+            r = self.https("blog.example.com", ecs=("203.0.113.80", 28), dnssec=dnssec)
+            self.assertEqual(r.answer[0].rdtype, dns.rdatatype.CNAME)
+            self.check_records(r, "www.example.com.", ttl, nearest, second)
+            self.check_additional(r, nearest, second, dnssec=dnssec)
+            self.assertEqual(len(r.answer), 4 if dnssec else 2)
+
+    def test_tcp_same_answer(self):
+        udp = self.https("www.example.com", ecs=("203.0.113.96", 28), dnssec=True)
+        tcp = self.https("www.example.com", ecs=("203.0.113.96", 28), dnssec=True, tcp=True)
+        self.assertEqual(udp.answer, tcp.answer)
+        self.assertEqual(udp.additional, tcp.additional)
 
     def test_second_is_listed_when_a_answers_the_nearest_alone(self):
         # Chicago: A is Ashburn alone (TTL 120); HTTPS still lists San Jose second.
@@ -336,9 +355,11 @@ class Validated(unittest.TestCase):
         with open(keyfile, "w") as f:
             f.write("".join("%s %d IN DNSKEY %s\n" % (x.name, x.ttl, rd.to_text())
                             for x in r.answer if x.rdtype == dns.rdatatype.DNSKEY for rd in x))
-        for label, fam, net in CLIENTS:
-            with self.subTest(place=label, family=fam):
-                resp = self.server.query("www.example.com", "HTTPS", dnssec=True,
+        for label, fam, net, name in [c + ("www",) for c in CLIENTS] + [("tokyo", "v4",
+                                                                           PLACES["tokyo"][0],
+                                                                           "blog")]:
+            with self.subTest(place=label, family=fam, name=name):
+                resp = self.server.query(name + ".example.com", "HTTPS", dnssec=True,
                                          ecs=first_host(net))
                 self.assertGreaterEqual(len(resp.additional), 2)
                 path = os.path.join(self.server.dir, "resp.bin")
@@ -349,9 +370,14 @@ class Validated(unittest.TestCase):
                 self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
                 lines = out.stdout.splitlines()
                 self.assertIn("ok www.example.com. HTTPS: All OK", lines)
-                # one line per RRSIG: the HTTPS set and each Additional RRset
-                self.assertEqual(len(lines), 1 + sum(len(x) for x in resp.additional
-                                                     if x.rdtype == dns.rdatatype.RRSIG))
+                # one line per RRSIG: the HTTPS set (and CNAME), each Additional RRset
+                self.assertEqual(len(lines), sum(len(x) for x in resp.answer + resp.additional
+                                                 if x.rdtype == dns.rdatatype.RRSIG))
+                sigs = [x for x in resp.additional if x.rdtype == dns.rdatatype.RRSIG]
+                data = [x for x in resp.additional
+                        if x.rdtype not in (dns.rdatatype.RRSIG, dns.rdatatype.OPT)]
+                self.assertEqual(len(sigs), len(data))
+                self.assertGreaterEqual(len(data), 2)
 
 
 class ManySites(unittest.TestCase):
