@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * SVCB/HTTPS rdata: presentation <-> wire, and the wire rules.  See svcb.h.
  */

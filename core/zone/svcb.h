@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * SVCB and HTTPS records (RFC 9460): the rdata's presentation format, its

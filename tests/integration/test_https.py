@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Geo-synthesized HTTPS records (RFC 9460) against the real binary.
 
 For every fixture place (every continent, IPv4 and IPv6 client subnets) the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """SVCB and HTTPS records in zone files (RFC 9460) through the real binary.
 
 The valid vectors of RFC 9460 Appendix D are loaded from a zone file and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* SVCB/HTTPS presentation <-> wire (core/zone/svcb.c). */
 #include <errno.h>
 
