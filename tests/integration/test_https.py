@@ -51,7 +51,7 @@ https = { alpn = ["h3", "h2"], site_names = "sites" }
 name = "solo"
 sites = ["paris"]
 ttl_single = 90
-https = { alpn = ["h2"], site_names = "sites", port = 8443 }
+https = { alpn = ["h2"], site_names = "sites", port = 8443, ech = "AEX+DQ==" }
 [[zones.geo]]
 name = "plain"
 [[zones.keys]]
@@ -110,7 +110,7 @@ class GeoHttps(unittest.TestCase):
         self.assertEqual(set(dns.flags.to_text(r.flags).split()), {"QR", "AA"})
         return r
 
-    def check_records(self, r, owner, ttl, nearest, second, alpn=ALPN, port=None):
+    def check_records(self, r, owner, ttl, nearest, second, alpn=ALPN, port=None, ech=None):
         https = [s for s in r.answer if s.rdtype == dns.rdatatype.HTTPS]
         self.assertEqual(len(https), 1, r.to_text())
         rrset = https[0]
@@ -124,10 +124,13 @@ class GeoHttps(unittest.TestCase):
         self.assertEqual([(rd.priority, rd.target.to_text()) for rd in rrset], want)
         for rd in rrset:
             keys = sorted(int(k) for k in rd.params)
-            self.assertEqual(keys, [1] + ([3] if port else []), "alpn (and port) only, no hints")
+            self.assertEqual(keys, [1] + ([3] if port else []) + ([5] if ech else []),
+                             "alpn (port, ech) only, no hints")
             self.assertEqual(list(rd.params[1].ids), alpn)
             if port:
                 self.assertEqual(rd.params[3].port, port)
+            if ech:
+                self.assertEqual(rd.params[5].ech, ech)
 
     def check_additional(self, r, nearest, second, dnssec):
         """Additional = the per-site A/AAAA of both targets (+ RRSIGs with DO=1), nothing else."""
@@ -206,7 +209,8 @@ class GeoHttps(unittest.TestCase):
 
     def test_one_site_gives_records_1_and_3(self):
         r = self.https("solo.example.com", ecs=("192.0.2.128", 26), dnssec=True)
-        self.check_records(r, "solo.example.com.", 90, "paris", None, alpn=[b"h2"], port=8443)
+        self.check_records(r, "solo.example.com.", 90, "paris", None, alpn=[b"h2"], port=8443,
+                           ech=bytes.fromhex("0045fe0d"))
         self.check_additional(r, "paris", None, dnssec=True)
 
     def test_without_ecs_the_resolver_location_scope_zero(self):
