@@ -1242,15 +1242,27 @@ static void test_https(void)
 	struct geo_choice ch;
 	geo_sets_choose(gs, s, RR_A, -34.60, -58.38, &ch);
 	ok(ch.site[0] == 2, "Buenos Aires A: Ashburn (Sao Paulo has no IPv4)");
-	/* The second is the next alive site. */
-	geo_site_set_alive(s, 1, false);
+	/* A site down over IPv4 only still serves HTTPS clients over IPv6. */
+	geo_site_set_alive(s, 1, GEO_IPV4, false);
+	expect_https(gs, s, 52.37, 4.90, "paris", "nuremberg", 3600, "Nuremberg down over IPv4");
+	geo_sets_choose(gs, s, RR_A, 52.37, 4.90, &ch);
+	ok(ch.n == 1 && ch.site[0] == 0, "Amsterdam A without Nuremberg's IPv4: Paris alone");
+	/* Down in both: the second is the next alive site. */
+	geo_site_set_alive(s, 1, GEO_IPV6, false);
 	expect_https(gs, s, 52.37, 4.90, "paris", "ashburn", 120, "Amsterdam, Nuremberg dead");
 	/* One alive: records 1 and 3, ttl_single. */
-	for (size_t i = 0; i < geo_sites_count(s); i++)
-		geo_site_set_alive(s, i, i == 6);
+	for (size_t i = 0; i < geo_sites_count(s); i++) {
+		geo_site_set_alive(s, i, GEO_IPV4, i == 6);
+		geo_site_set_alive(s, i, GEO_IPV6, i == 6);
+	}
 	expect_https(gs, s, 52.37, 4.90, "sydney", NULL, 120, "only Sydney alive");
+	/* Ashburn has IPv4 only: alive over IPv6 means nothing for it. */
+	geo_site_set_alive(s, 2, GEO_IPV6, true);
+	expect_https(gs, s, 41.88, -87.63, "sydney", NULL, 120, "Ashburn's missing IPv6 is no life");
+	geo_site_set_alive(s, 2, GEO_IPV6, false);
 	/* None alive: fail open as for A. */
-	geo_site_set_alive(s, 6, false);
+	geo_site_set_alive(s, 6, GEO_IPV4, false);
+	geo_site_set_alive(s, 6, GEO_IPV6, false);
 	expect_https(gs, s, 52.37, 4.90, "paris", "nuremberg", 3600, "none alive");
 	geo_sets_choose(gs, s, RR_HTTPS, 52.37, 4.90, &ch);
 	ok(ch.fail_open, "none alive: fail_open");
