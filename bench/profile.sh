@@ -15,7 +15,9 @@
 #   PROFILE_QUERIES=20000 (callgrind: queries measured)   BENCH_KEEP=1 keeps the temp dir
 #   PROFILE_CLASSES=1 also counts user-space instructions per query for every
 #                     query class, for geoacme and PROFILE_PEERS="gdnsd knot"
-#   PROFILE_CLASS=geo_ecs_do|static|static_do|geo_ecs|nx_do|acme_do   PROFILE_SITES=7 (grid beyond 7)
+#   PROFILE_CLASS=geo_ecs_do|static|static_do|geo_ecs|nx_do|acme_do|https_ecs_do   PROFILE_SITES=7 (grid beyond 7)
+#     https_ecs_do: geo HTTPS + ECS + DO (3 records + RRSIG, and 4 signed
+#     per-site address sets in Additional); compare with geo_ecs_do
 #   PROFILE_BUILD=dir PROFILE_CMAKE_ARGS="-D..." build elsewhere, with other options
 set -uo pipefail
 
@@ -70,6 +72,7 @@ CLASS=${PROFILE_CLASS:-geo_ecs_do}
 # The per-class files hold NQ lines each (dnsperf -n 1 reads a file once).
 awk -v n="$NQ" 'BEGIN { for (i = 0; i < n; i++) print "www.example.com A" }' >"$W/q/static"
 awk -v n="$NQ" 'BEGIN { for (i = 0; i < n; i++) print "geo.example.com A" }' >"$W/q/geo.n"
+awk -v n="$NQ" 'BEGIN { for (i = 0; i < n; i++) print "geo.example.com HTTPS" }' >"$W/q/https.n"
 awk -v n="$NQ" 'BEGIN { for (i = 0; i < n; i++) print "_acme-challenge.h7.acme.example.net TXT" }' >"$W/q/acme"
 awk -v n="$NQ" 'BEGIN { srand(7); c = "abcdefghijklmnopqrstuvwxyz0123456789"
 	for (i = 0; i < n; i++) { s = ""; for (j = 0; j < 12; j++) s = s substr(c, int(rand() * 36) + 1, 1); print s ".example.com A" } }' >"$W/q/nx"
@@ -160,9 +163,12 @@ count_instructions() {   # count_instructions SERVER: one line of the table
 	WRAP=()
 	pid=$SERVER_PID
 	wait_ready "$port" "$pid" 180 || { say "$server under valgrind did not start"; bench_stop "$pid"; return; }
-	for class in static static_do geo_ecs geo_ecs_do nx_do acme_do; do
+	for class in static static_do geo_ecs geo_ecs_do https_ecs_do nx_do acme_do; do
 		if [ "$server" = nsd ] && [[ $class == geo* ]]; then row="$row | n/a"; continue; fi
-		if [ "$server" != geoacme ] && [ "$class" = acme_do ]; then row="$row | n/a"; continue; fi
+		if [ "$server" != geoacme ] && [[ $class == acme_do || $class == https_ecs_do ]]; then
+			row="$row | n/a"
+			continue
+		fi
 		local args=()
 		read -r -a args <<<"$(class_args "$class")"
 		run_dnsperf "$port" 1 300 "${args[@]}" >/dev/null   # warm
@@ -192,8 +198,8 @@ profile_classes() {
 	echo
 	echo "### user-space instructions per query (callgrind, $NQ queries per class)"
 	echo
-	echo "| server | static A | static A +DO | geo A +ECS | geo A +ECS +DO | random NXDOMAIN +DO | ACME TXT +DO |"
-	echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+	echo "| server | static A | static A +DO | geo A +ECS | geo A +ECS +DO | geo HTTPS +ECS +DO | random NXDOMAIN +DO | ACME TXT +DO |"
+	echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 	for s in geoacme ${PROFILE_PEERS-gdnsd knot}; do
 		count_instructions "$s"
 	done
@@ -205,9 +211,10 @@ class_args() {   # dnsperf arguments for a class; the files hold NQ queries
 	static_do) echo "-d $W/q/static -D" ;;
 	geo_ecs) echo "-d $W/q/geo.n -E 8:$ECS_HEX" ;;
 	geo_ecs_do) echo "-d $W/q/geo.n -E 8:$ECS_HEX -D" ;;
+	https_ecs_do) echo "-d $W/q/https.n -E 8:$ECS_HEX -D" ;;
 	nx_do) echo "-d $W/q/nx -D" ;;
 	acme_do) echo "-d $W/q/acme -D" ;;
-	*) die "unknown class $1 (static static_do geo_ecs geo_ecs_do nx_do acme_do)" ;;
+	*) die "unknown class $1 (static static_do geo_ecs geo_ecs_do https_ecs_do nx_do acme_do)" ;;
 	esac
 }
 read -r -a ARGS <<<"$(class_args "$CLASS")"

@@ -132,6 +132,7 @@ file = "example.com.zone"
 
 [[zones.geo]]
 name = "geo"
+https = { alpn = ["h3", "h2"], site_names = "sites" }
 
 [[zones.keys]]
 algorithm = "ECDSAP256SHA256"

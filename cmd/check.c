@@ -19,7 +19,73 @@
 #include "core/conf/config.h"
 #include "core/conf/diag.h"
 #include "core/conf/log.h"
+#include "core/wire/dname.h"
+#include "core/wire/rrset.h"
+#include "core/zone/svcb.h"
+#include "core/zone/zone_file.h"
 #include "core/zone/zone_table.h"
+
+struct warn_ctx {
+	const char *file;
+	size_t warnings;
+};
+
+/*
+ * Advice the RFCs give as SHOULD, for records that load fine: a ServiceMode
+ * SVCB/HTTPS record whose target is "." (the owner itself) with address
+ * hints (RFC 9460 7.3: the owner's own A/AAAA are what clients use, and
+ * hints that drift from them mislead), and AliasMode with SvcParams (2.4.2:
+ * they are ignored).
+ */
+static int warn_record(void *arg, const uint8_t *owner, uint16_t type, uint32_t ttl,
+                       const uint8_t *rdata, uint16_t rdlen, int line)
+{
+	struct warn_ctx *w = arg;
+	char name[DNAME_MAX * 4 + 2];
+	(void)ttl;
+	if ((type != RR_SVCB && type != RR_HTTPS) || rdlen < 3)
+		return 0;
+	dname_to_str(owner, name, sizeof(name));
+	const char *tn = type == RR_HTTPS ? "HTTPS" : "SVCB";
+	bool alias = rdata[0] == 0 && rdata[1] == 0;
+	size_t i = 2 + dname_len(rdata + 2);
+	if (alias && i < rdlen) {
+		fprintf(stderr, "%s:%d: warning: %s %s: AliasMode (priority 0) with SvcParams, which "
+		        "clients ignore (RFC 9460 2.4.2)\n", w->file, line, name, tn);
+		w->warnings++;
+	}
+	if (alias || rdata[2] != 0)
+		return 0;
+	for (; i + 4 <= rdlen; i += 4 + (size_t)(rdata[i + 2] << 8 | rdata[i + 3])) {
+		uint16_t key = (uint16_t)(rdata[i] << 8 | rdata[i + 1]);
+		if (key == SVCB_KEY_IPV4HINT || key == SVCB_KEY_IPV6HINT) {
+			fprintf(stderr, "%s:%d: warning: %s %s with target \".\" carries %s: clients use "
+			        "%s's own A/AAAA; drop the hint (RFC 9460 7.3)\n", w->file, line, name, tn,
+			        key == SVCB_KEY_IPV4HINT ? "ipv4hint" : "ipv6hint", name);
+			w->warnings++;
+		}
+	}
+	return 0;
+}
+
+static size_t warn_zone_files(const struct config *c)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < c->n_zones; i++) {
+		const struct config_zone *zc = &c->zones[i];
+		const char *file = zc->file ? zc->file : zc->zone_path;
+		uint8_t apex[DNAME_MAX];
+		if (!file || dname_from_str(zc->zone, apex) < 0)
+			continue;
+		struct warn_ctx w = { file, 0 };
+		struct diag d;
+		diag_init(&d);
+		zone_file_read(file, apex, warn_record, &w, &d);   /* errors were reported already */
+		diag_clear(&d);
+		total += w.warnings;
+	}
+	return total;
+}
 
 static void usage(FILE *out)
 {
@@ -48,8 +114,11 @@ static int run_check(const char *path, const char *as_user)
 		diag_clear(&d);
 		return EXIT_CONFIG;
 	}
-	printf("%s: ok (%zu zones%s%s)\n", path, g->cfg->n_zones, as_user ? ", read as user " : "",
-	       as_user ? as_user : "");
+	size_t warnings = warn_zone_files(g->cfg);
+	printf("%s: ok (%zu zones", path, g->cfg->n_zones);
+	if (warnings)
+		printf(", %zu warning%s", warnings, warnings == 1 ? "" : "s");
+	printf("%s%s)\n", as_user ? ", read as user " : "", as_user ? as_user : "");
 	generation_free(g);
 	diag_clear(&d);
 	return EXIT_OK;

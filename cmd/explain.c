@@ -21,18 +21,21 @@
 #include "core/geo/geo_db.h"
 #include "core/geo/geo_sites.h"
 #include "core/wire/arena.h"
+#include "core/wire/dname.h"
 #include "core/wire/rrset.h"
 #include "core/zone/geo_sets.h"
+#include "core/zone/svcb.h"
 
 static void usage(FILE *out)
 {
 	fprintf(out,
-	        "usage: geoacme explain -c FILE NAME [A|AAAA] (--client IP[/LEN] | --at LAT,LON)\n"
+	        "usage: geoacme explain -c FILE NAME [A|AAAA|HTTPS] (--client IP[/LEN] | --at LAT,LON)\n"
 	        "       geoacme explain -c FILE NAME [A|AAAA] --map[=cities|grid]\n"
 	        "\n"
 	        "Shows how the server answers NAME for one client: where the client is\n"
 	        "located (database, matched network), the distance to every site, the\n"
-	        "decision with its numbers, and the records sent.  NAME is a geo name\n"
+	        "decision with its numbers, and the records sent (for HTTPS, with the\n"
+	        "Additional section).  NAME is a geo name\n"
 	        "from the config, absolute or relative to its zone.  No health checks\n"
 	        "run here: every enabled site counts as alive.\n"
 	        "\n"
@@ -206,9 +209,11 @@ static bool in_name(const struct config_geo_name *gn, const char *site)
 	return false;
 }
 
+/* family 4, 6, or 0 for HTTPS (sites with either address compete). */
 static void print_sites(const struct geo_sites *sites, const struct config_geo_name *gn,
                         int family, double lat, double lon, const struct geo_choice *ch)
 {
+	int want = family;
 	size_t n = geo_sites_count(sites);
 	struct row *rows = calloc(n ? n : 1, sizeof(*rows));
 
@@ -226,6 +231,7 @@ static void print_sites(const struct geo_sites *sites, const struct config_geo_n
 		const char *name = geo_site_name(sites, i);
 		uint8_t addr[16];
 		char text[INET6_ADDRSTRLEN] = "-";
+		family = want ? want : geo_site_address(sites, i, 4, addr) ? 4 : 6;
 		bool has = geo_site_address(sites, i, family, addr);
 		const char *status, *mark = "";
 		if (has)
@@ -240,9 +246,9 @@ static void print_sites(const struct geo_sites *sites, const struct config_geo_n
 		else
 			status = geo_site_alive(sites, i, family == 4 ? GEO_IPV4 : GEO_IPV6) ? "alive" : "dead";
 		if (ch->n >= 1 && (size_t)ch->site[0] == i)
-			mark = ch->n == 1 ? "  <- answer" : "  <- nearest";
+			mark = ch->n == 1 && want ? "  <- answer" : "  <- nearest";
 		else if (ch->site[1] >= 0 && (size_t)ch->site[1] == i)
-			mark = ch->n == 2 ? "  <- second" : "  <- second (not sent)";
+			mark = ch->n == 2 || !want ? "  <- second" : "  <- second (not sent)";
 		printf("%10.2f  %-16s %-26s %s%s\n", rows[k].miles, name, text, status, mark);
 	}
 	free(rows);
@@ -336,6 +342,45 @@ static void print_map(const char *kind, const struct geo_sets *gs, const struct 
 	}
 }
 
+/*
+ * The HTTPS set, then the Additional section: each target's A and AAAA
+ * (per-site names, the same for every client).  The "." record points at
+ * the geo name itself, whose addresses are tailored: never in Additional.
+ */
+static void print_https(const struct geo_sites *sites, const struct config_geo_name *gn,
+                        const char *owner, const uint8_t *apex, const struct geo_choice *ch)
+{
+	char text[4096];
+	printf("HTTPS: the nearest, then the runner-up (listed even when A answers with the "
+	       "nearest alone: it is the browser's fallback), then \".\" = %s itself\n", owner);
+	printf("\nanswer:\n");
+	for (int k = 0; k < ch->rrset->count; k++) {
+		const struct rdata *rd = &ch->rrset->rr[k];
+		if (svcb_to_text(rd->data, rd->len, text, sizeof(text)) < 0)
+			snprintf(text, sizeof(text), "(%u bytes)", rd->len);
+		printf("%s %u IN HTTPS %s\n", owner, ch->rrset->ttl, text);
+	}
+	printf("\nadditional:\n");
+	for (int k = 0; k < 2; k++) {
+		if (ch->site[k] < 0)
+			continue;
+		size_t i = (size_t)ch->site[k];
+		uint8_t name[DNAME_MAX];
+		char ntext[DNAME_MAX * 4 + 2];
+		if (geo_sets_site_name(geo_site_name(sites, i), gn->https.site_names, apex, name) < 0 ||
+		    dname_to_str(name, ntext, sizeof(ntext)) < 0)
+			continue;
+		for (int fam = 4; fam <= 6; fam += 2) {
+			uint8_t addr[16];
+			char atext[INET6_ADDRSTRLEN];
+			if (!geo_site_address(sites, i, fam, addr))
+				continue;
+			inet_ntop(fam == 4 ? AF_INET : AF_INET6, addr, atext, sizeof(atext));
+			printf("%s %u IN %s %s\n", ntext, gn->ttl_pair, fam == 4 ? "A" : "AAAA", atext);
+		}
+	}
+}
+
 int cmd_explain(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -373,13 +418,16 @@ int cmd_explain(int argc, char **argv)
 			qtype = RR_A;
 		} else if (strcasecmp(argv[optind + 1], "AAAA") == 0) {
 			qtype = RR_AAAA;
+		} else if (strcasecmp(argv[optind + 1], "HTTPS") == 0) {
+			qtype = RR_HTTPS;
 		} else {
-			fprintf(stderr, "geoacme explain: type must be A or AAAA, not '%s'\n",
+			fprintf(stderr, "geoacme explain: type must be A, AAAA or HTTPS, not '%s'\n",
 			        argv[optind + 1]);
 			return EXIT_USAGE;
 		}
 	}
-	int family = qtype == RR_A ? 4 : 6;
+	int family = qtype == RR_A ? 4 : qtype == RR_AAAA ? 6 : 0;
+	const char *type_name = qtype == RR_A ? "A" : qtype == RR_AAAA ? "AAAA" : "HTTPS";
 	int client_family = 0;
 	uint8_t client_addr[16] = { 0 };
 	double lat = 0, lon = 0;
@@ -429,13 +477,25 @@ int cmd_explain(int argc, char **argv)
 		fprintf(stderr, "%s:%d: %s\n", path, f.gn->pos.line, a ? err : "out of memory");
 		goto out;
 	}
+	uint8_t apex[DNAME_MAX];
+	if (dname_from_str(f.zone->zone, apex) < 0 ||
+	    geo_sets_build_https(gs, a, sites, f.gn, apex, err) < 0) {
+		fprintf(stderr, "%s:%d: %s\n", path, f.gn->https.pos.line, err);
+		goto out;
+	}
+	if (qtype == RR_HTTPS && !f.gn->https.enabled) {
+		fprintf(stderr, "geoacme explain: %s has no `https` in the config: HTTPS gets NODATA\n",
+		        f.owner);
+		rc = EXIT_OK;
+		goto out;
+	}
 
 	if (map) {
 		print_map(map, gs, sites, f.owner, qtype);
 		rc = EXIT_OK;
 		goto out;
 	}
-	printf("question: %s %s\n", f.owner, family == 4 ? "A" : "AAAA");
+	printf("question: %s %s\n", f.owner, type_name);
 	if (client) {
 		struct geo_location loc = { .db_index = -1 };
 		int r = -ENOENT;
@@ -498,6 +558,11 @@ int cmd_explain(int argc, char **argv)
 	}
 	/* Two candidates competed when there was a runner-up at all. */
 	print_decision(&ch, f.gn, ch.site[1] >= 0);
+	if (qtype == RR_HTTPS) {
+		print_https(sites, f.gn, f.owner, apex, &ch);
+		rc = EXIT_OK;
+		goto out;
+	}
 	printf("\nanswer:\n");
 	for (int k = 0; k < ch.rrset->count; k++) {
 		const struct rdata *rd = &ch.rrset->rr[ch.reversed ? ch.rrset->count - 1 - k : k];

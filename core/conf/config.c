@@ -1124,10 +1124,65 @@ static char *geo_owner(struct loader *l, const char *name, const char *zone)
 	return r;
 }
 
+/* `https = { alpn = [...], site_names = "sites", port = 443, ech = "<base64>" }` */
+static void load_geo_https(struct loader *l, struct toml_node *gt, struct config_geo_name *g)
+{
+	static const char *const keys[] = { "alpn", "site_names", "port", "ech", NULL };
+	struct toml_node *t = get_table(l, gt, "https");
+	if (!t)
+		return;
+	struct config_geo_https *h = &g->https;
+	h->enabled = true;
+	h->pos = (struct config_pos){ t->line, t->col };
+	struct toml_node *alpn = get_str_array(l, t, "alpn");
+	if (alpn) {
+		bool ok = true;
+		for (size_t j = 0; j < alpn->u.arr.n; j++) {
+			struct toml_node *it = alpn->u.arr.items[j];
+			if (strlen(it->u.s) > 255) {
+				err_node(l, it, "expected an ALPN id of at most 255 bytes in 'alpn'");
+				ok = false;
+			}
+		}
+		if (ok)
+			h->alpn = copy_strs(l, alpn, false, &h->n_alpn);
+	}
+	struct toml_node *sn = get_type(l, t, "site_names", TOML_STRING);
+	if (sn) {
+		size_t len = strlen(sn->u.s);
+		if (len == 0 || sn->u.s[len - 1] == '.' || !valid_name(sn->u.s))
+			err_node(l, sn, "expected a name relative to the zone for 'site_names' "
+			         "(e.g. \"sites\"), found '%s'", sn->u.s);
+		else
+			h->site_names = xstrdup(l, sn->u.s);
+	} else if (!toml_get(t, "site_names")) {
+		missing(l, t, "site_names", "https");
+	}
+	int64_t port;
+	if (get_int(l, t, "port", 1, 65535, &port)) {
+		h->has_port = true;
+		h->port = (uint16_t)port;
+	}
+	struct toml_node *ech = get_type(l, t, "ech", TOML_STRING);
+	if (ech) {
+		size_t cap = strlen(ech->u.s) + 1;
+		h->ech = malloc(cap);
+		int n = h->ech ? base64_decode(ech->u.s, h->ech, cap) : -1;
+		if (n <= 0) {
+			err_node(l, ech, "expected a non-empty base64 ECHConfigList for 'ech'");
+			free(h->ech);
+			h->ech = NULL;
+		} else {
+			h->ech_len = (size_t)n;
+		}
+	}
+	check_unknown(l, t, keys, "https");
+}
+
 static void load_zone_geo(struct loader *l, struct toml_node *zt, struct config_zone *z)
 {
 	static const char *const keys[] = {
-		"name", "sites", "ratio", "margin_miles", "ttl_single", "ttl_pair", NULL,
+		"name", "sites", "ratio", "margin_miles", "ttl_single", "ttl_pair", "https", NULL,
 	};
 	struct config *c = l->c;
 	struct toml_node *arr = get_tables(l, zt, "geo", "[[zones.geo]]");
@@ -1199,6 +1254,7 @@ static void load_zone_geo(struct loader *l, struct toml_node *zt, struct config_
 		get_num(l, t, "margin_miles", 0.0, 25000.0, &g->margin_miles);
 		get_u32(l, t, "ttl_single", 0, TTL_MAX, &g->ttl_single);
 		get_u32(l, t, "ttl_pair", 0, TTL_MAX, &g->ttl_pair);
+		load_geo_https(l, t, g);
 		check_unknown(l, t, keys, "[[zones.geo]]");
 	}
 	for (size_t i = 0; owners && i < arr->u.arr.n; i++)
@@ -1846,6 +1902,9 @@ void config_free(struct config *c)
 		for (size_t j = 0; j < z->n_geo; j++) {
 			free(z->geo[j].name);
 			free_strs(z->geo[j].sites, z->geo[j].n_sites);
+			free_strs(z->geo[j].https.alpn, z->geo[j].https.n_alpn);
+			free(z->geo[j].https.site_names);
+			free(z->geo[j].https.ech);
 		}
 		free(z->geo);
 	}

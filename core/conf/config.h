@@ -43,6 +43,22 @@ struct config_zone_key {
 	struct config_pos pos;
 };
 
+/*
+ * `https = { ... }` in a geo name: an HTTPS RRset (RFC 9460) tailored per
+ * client like the A answer, pointing at per-site names.
+ */
+struct config_geo_https {
+	bool enabled;
+	char **alpn;                /* ALPN ids in order ("h3", "h2"); may be empty */
+	size_t n_alpn;
+	char *site_names;           /* "sites": <site>.sites.<zone> holds each site's A/AAAA */
+	bool has_port;
+	uint16_t port;
+	uint8_t *ech;               /* ECHConfigList (decoded from base64); NULL: none */
+	size_t ech_len;
+	struct config_pos pos;
+};
+
 struct config_geo_name {
 	char *name;                 /* owner, relative to the zone or absolute with '.' */
 	char **sites;               /* site names; empty = every site */
@@ -51,6 +67,7 @@ struct config_geo_name {
 	double margin_miles;        /* 1000 */
 	uint32_t ttl_single;        /* 120 */
 	uint32_t ttl_pair;          /* 3600 */
+	struct config_geo_https https;
 	struct config_pos pos;
 };
 

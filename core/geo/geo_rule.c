@@ -34,7 +34,7 @@ struct rule_family {
 };
 
 struct geo_rule {
-	struct rule_family fam[GEO_FAMILIES];
+	struct rule_family fam[GEO_RULE_FAMILIES];
 	double ratio;
 	double margin_miles;
 	uint32_t ttl_single, ttl_pair;
@@ -42,7 +42,19 @@ struct geo_rule {
 
 static bool site_has(const struct geo_site *g, enum geo_family f)
 {
-	return f == GEO_IPV4 ? g->has_v4 : g->has_v6;
+	switch ((int)f) {
+	case GEO_IPV4: return g->has_v4;
+	case GEO_IPV6: return g->has_v6;
+	default: return g->has_v4 || g->has_v6;
+	}
+}
+
+/* GEO_ANY: alive over a family the site has an address in. */
+static bool site_alive(const struct geo_site *g, enum geo_family f)
+{
+	if ((int)f < GEO_FAMILIES)
+		return g->alive[f];
+	return (g->has_v4 && g->alive[GEO_IPV4]) || (g->has_v6 && g->alive[GEO_IPV6]);
 }
 
 static int build_family(struct arena *a, const struct geo_sites *sites, const bool *member,
@@ -90,7 +102,7 @@ struct geo_rule *geo_rule_new(struct arena *a, const struct geo_sites *sites,
 		}
 		member[k] = true;
 	}
-	for (int f = 0; f < GEO_FAMILIES; f++)
+	for (int f = 0; f < GEO_RULE_FAMILIES; f++)
 		if (build_family(a, sites, member, &r->fam[f], (enum geo_family)f) < 0)
 			goto nomem;
 	if (r->fam[GEO_IPV4].n == 0 && r->fam[GEO_IPV6].n == 0) {
@@ -144,7 +156,7 @@ static void scan(const struct rule_family *rf, const struct geo_sites *sites,
 		if (i >= sites->n)
 			continue;
 		const struct geo_site *g = &sites->site[i];
-		if (!g->enabled || (need_alive && !g->alive[f]))
+		if (!g->enabled || (need_alive && !site_alive(g, f)))
 			continue;
 		double c2 = geo_chord2(v, g->v);
 		if (out->count == 0 || nearer(c2, out->c2[0])) {
@@ -203,7 +215,7 @@ int geo_rule_decide(const struct geo_rule *r, const struct geo_sites *sites,
                     enum geo_family f, double lat, double lon, struct geo_decision *out)
 {
 	*out = (struct geo_decision){ .site = { -1, -1 } };
-	if ((unsigned)f >= GEO_FAMILIES)
+	if ((unsigned)f >= GEO_RULE_FAMILIES)
 		return -EINVAL;
 	const struct rule_family *rf = &r->fam[f];
 	if (rf->n == 0)
@@ -223,7 +235,7 @@ int geo_rule_decide_fresh(const struct geo_rule *r, const struct geo_sites *site
                           enum geo_family f, double lat, double lon, struct geo_decision *out)
 {
 	*out = (struct geo_decision){ .site = { -1, -1 } };
-	if ((unsigned)f >= GEO_FAMILIES)
+	if ((unsigned)f >= GEO_RULE_FAMILIES)
 		return -EINVAL;
 	if (r->fam[f].n)
 		decide(r, &r->fam[f], sites, f, lat, lon, out);

@@ -11,10 +11,13 @@
  *  - Distances are haversine, in statute miles, Earth radius 3958.8 mi.
  *  - Candidates are the geo name's sites (config `sites`, or every site)
  *    that are enabled AND have an address of the family asked: the IPv4
- *    family runs the rule over sites with IPv4, IPv6 over sites with IPv6.
- *    So an answer is never empty while any such site exists.
+ *    family runs the rule over sites with IPv4, IPv6 over sites with IPv6,
+ *    and GEO_ANY (the targets of an HTTPS answer, RFC 9460: each target
+ *    name holds the site's A and/or AAAA) over sites with either.  So an
+ *    answer is never empty while any such site exists.
  *  - Of the candidates, only those alive in the family asked compete (a
- *    site's IPv4 and IPv6 addresses are checked apart).  One alive: it alone.
+ *    site's IPv4 and IPv6 addresses are checked apart; for GEO_ANY, alive
+ *    over at least one family it has an address in).  One alive: it alone.
  *    None alive: fail open, i.e. decide as if every candidate were alive,
  *    and set geo_decision.fail_open (the caller logs it loudly).
  *  - Equal distances go to the lower site index (config order), so the
@@ -37,6 +40,13 @@
 #include <stdint.h>
 
 #include "core/geo/geo_sites.h"   /* enum geo_family */
+
+/*
+ * The rule's third candidate set, beside the address families of
+ * geo_sites.h (whose liveness it derives): sites with either address.
+ */
+#define GEO_ANY ((enum geo_family)GEO_FAMILIES)
+#define GEO_RULE_FAMILIES (GEO_FAMILIES + 1)
 
 struct arena;
 struct config_geo_name;

@@ -123,39 +123,94 @@ static int parse_body(struct query *q)
 
 #define COMP_MAX 48
 
+/*
+ * wire_write_bytes, inlined for the writer's many short writes (a record
+ * header is one 10-byte copy the compiler turns into two stores).
+ */
+static inline void put(struct wire *w, const void *p, size_t n)
+{
+	if (w->err || w->cap - w->pos < n) {
+		if (!w->err)
+			w->err = -ENOSPC;
+		return;
+	}
+	memcpy(w->buf + w->pos, p, n);
+	w->pos += n;
+}
+
+static inline void put_u16(struct wire *w, uint16_t v)
+{
+	uint8_t b[2] = { (uint8_t)(v >> 8), (uint8_t)v };
+	put(w, b, 2);
+}
+
 struct comp {
 	uint16_t off[COMP_MAX];
 	uint8_t len[COMP_MAX];
 	const uint8_t *name[COMP_MAX];   /* lowercase suffix as it sits in memory */
 	int n;
+	/* The last name written, by address, and where a pointer to it goes:
+	 * an RRset's records and its RRSIG share one owner pointer, so most
+	 * owners are written without searching. */
+	const uint8_t *last;
+	uint16_t last_off;
+	/* The name plan_blocks point to last, once found in the question. */
+	const uint8_t *block_name;
+	uint16_t block_off;
 };
 
 /*
  * Writes a lowercase name, compressed against names already in the
  * message.  Suffixes written literally are remembered as pointer targets.
+ * The literal labels before the first suffix found go out in one write.
  */
-static void write_name(struct wire *w, struct comp *c, const uint8_t *name)
+static void write_name_search(struct wire *w, struct comp *c, const uint8_t *name)
 {
 	size_t total = dname_len(name);
+	size_t start = w->pos;
 	const uint8_t *p = name;
-	while (*p) {
+	int match = -1;
+	while (*p && match < 0) {
 		size_t len = total - (size_t)(p - name);
 		for (int i = 0; i < c->n; i++) {
 			if (c->len[i] == len && memcmp(c->name[i], p, len) == 0) {
-				wire_write_u16(w, (uint16_t)(0xC000 | c->off[i]));
-				return;
+				match = i;
+				break;
 			}
 		}
-		if (c->n < COMP_MAX && w->pos < 0x4000) {
-			c->off[c->n] = (uint16_t)w->pos;
-			c->len[c->n] = (uint8_t)len;
-			c->name[c->n] = p;
-			c->n++;
-		}
-		wire_write_bytes(w, p, (size_t)*p + 1);
-		p += *p + 1;
+		if (match < 0)
+			p += *p + 1;
 	}
-	wire_write_u8(w, 0);
+	size_t literal = (size_t)(p - name);
+	for (const uint8_t *s = name; s < p && c->n < COMP_MAX; s += *s + 1) {
+		size_t off = start + (size_t)(s - name);
+		if (off >= 0x4000)
+			break;
+		c->off[c->n] = (uint16_t)off;
+		c->len[c->n] = (uint8_t)(total - (size_t)(s - name));
+		c->name[c->n] = s;
+		c->n++;
+	}
+	put(w, name, literal);
+	if (match >= 0)
+		put_u16(w, (uint16_t)(0xC000 | c->off[match]));
+	else
+		put(w, "", 1);
+	if (literal && start < 0x4000) {
+		c->last = name;
+		c->last_off = (uint16_t)start;
+	} else if (!literal && match >= 0) {
+		c->last = name;
+		c->last_off = c->off[match];
+	}
+}
+
+static inline void write_name(struct wire *w, struct comp *c, const uint8_t *name)
+{
+	if (name == c->last)
+		put_u16(w, (uint16_t)(0xC000 | c->last_off));
+	else
+		write_name_search(w, c, name);
 }
 
 /* Forgets pointer targets at or past a rollback mark. */
@@ -163,6 +218,10 @@ static void comp_forget_after(struct comp *c, size_t mark)
 {
 	while (c->n > 0 && c->off[c->n - 1] >= mark)
 		c->n--;
+	if (c->last && c->last_off >= mark)
+		c->last = NULL;
+	if (c->block_name && c->block_off >= mark)
+		c->block_name = NULL;
 }
 
 static void write_rdata(struct wire *w, struct comp *c, uint16_t type, const struct rdata *rd)
@@ -194,29 +253,72 @@ static void write_rdata(struct wire *w, struct comp *c, uint16_t type, const str
 	wire_put_u16_at(w, len_at, (uint16_t)(w->pos - start));
 }
 
+/*
+ * Writes a block encoded ahead; returns its records, or -1 when its name is
+ * not in the message yet (the caller writes the RRset instead).
+ */
+static int write_block(struct wire *w, struct comp *c, const struct plan_block *b)
+{
+	if (c->block_name != b->name) {
+		int at = -1;
+		for (int i = 0; i < c->n; i++) {
+			if (c->len[i] == b->name_len && memcmp(c->name[i], b->name, b->name_len) == 0) {
+				at = i;
+				break;
+			}
+		}
+		if (at < 0)
+			return -1;
+		c->block_name = b->name;   /* forgotten on rollback, like the table */
+		c->block_off = c->off[at];
+	}
+	size_t start = w->pos;
+	if (start >= 0x4000)
+		return -1;
+	put(w, b->data, b->len);
+	if (w->err)
+		return 0;
+	uint16_t self = (uint16_t)(0xC000 | (b->suffix ? start : c->block_off));
+	if (b->suffix)
+		wire_set_u16(w->buf + start + b->name_at, (uint16_t)(0xC000 | c->block_off));
+	for (uint16_t i = 0; i < b->n_self; i++)
+		wire_set_u16(w->buf + start + b->self_at[i], self);
+	return b->records;
+}
+
 /* Writes one planned RRset (and its RRSIG); returns records written. */
 static int write_rrset(struct wire *w, struct comp *c, const struct plan_rrset *pr)
 {
 	const struct rrset *s = pr->rrset;
 	int written = 0;
+	/* Type, class, TTL (and RDLENGTH when the rdata holds no name to
+	 * compress) go out in one write. */
+	uint8_t h[10];
+	wire_set_u16(h, s->type);
+	wire_set_u16(h + 2, CLASS_IN);
+	wire_set_u32(h + 4, pr->ttl);
+	bool names = rrset_type_compressible(s->type);
 	if (!pr->sig_only) {
 		for (uint16_t i = 0; i < s->count; i++) {
 			uint16_t k = pr->reversed ? (uint16_t)(s->count - 1 - i) : i;
 			write_name(w, c, pr->owner);
-			wire_write_u16(w, s->type);
-			wire_write_u16(w, CLASS_IN);
-			wire_write_u32(w, pr->ttl);
-			write_rdata(w, c, s->type, &s->rr[k]);
+			if (names) {
+				put(w, h, 8);
+				write_rdata(w, c, s->type, &s->rr[k]);
+			} else {
+				wire_set_u16(h + 8, s->rr[k].len);
+				put(w, h, 10);
+				put(w, s->rr[k].data, s->rr[k].len);
+			}
 			written++;
 		}
 	}
 	if ((pr->with_sig || pr->sig_only) && s->sig.len) {
 		write_name(w, c, pr->owner);
-		wire_write_u16(w, RR_RRSIG);
-		wire_write_u16(w, CLASS_IN);
-		wire_write_u32(w, pr->ttl);
-		wire_write_u16(w, s->sig.len);
-		wire_write_bytes(w, s->sig.data, s->sig.len);
+		wire_set_u16(h, RR_RRSIG);
+		wire_set_u16(h + 8, s->sig.len);
+		put(w, h, 10);
+		put(w, s->sig.data, s->sig.len);
 		written++;
 	}
 	return written;
@@ -309,6 +411,8 @@ void packet_write(struct query *q, const struct answer_plan *plan)
 	wire_init(&w, q->tx, limit - reserve);
 	struct comp c;
 	c.n = 0;
+	c.last = NULL;
+	c.block_name = NULL;
 	uint16_t counts[4] = { 1, 0, 0, 0 };
 	bool tc = false;
 
@@ -321,7 +425,10 @@ void packet_write(struct query *q, const struct answer_plan *plan)
 	for (int s = 0; s < 3 && !tc; s++) {
 		for (uint8_t i = 0; i < sections[s]->n; i++) {
 			size_t mark = wire_pos(&w);
-			int n = write_rrset(&w, &c, &sections[s]->rr[i]);
+			const struct plan_rrset *pr = &sections[s]->rr[i];
+			int n = pr->block ? write_block(&w, &c, pr->block) : -1;
+			if (n < 0)
+				n = pr->rrset ? write_rrset(&w, &c, pr) : 0;
 			if (w.err == -ENOSPC) {
 				wire_seek(&w, mark);
 				comp_forget_after(&c, mark);
@@ -355,6 +462,8 @@ void packet_write_error(struct query *q)
 	wire_init(&w, q->tx, limit);
 	struct comp c;
 	c.n = 0;
+	c.last = NULL;
+	c.block_name = NULL;
 	uint16_t counts[4] = { 0, 0, 0, 0 };
 	w.pos = 12;
 	if (q->question_ok) {

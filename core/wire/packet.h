@@ -27,9 +27,38 @@ struct rrset;
  */
 #define PLAN_SECTION_MAX 24
 
+/*
+ * Records encoded ahead, for data that is the same in every answer (the
+ * per-site addresses in an HTTPS answer's Additional section, the HTTPS
+ * set itself): one copy instead of a name search and a header per record.
+ * Owners are compression pointers that packet_write fills in for where the
+ * block lands, in one of two ways:
+ *  - suffix mode: the first owner is its labels below `name` (the zone
+ *    apex) then a pointer to `name`, at name_at; self_at lists the later
+ *    owners, which point to the block's start.
+ *  - owner mode: every owner (self_at) points to `name` itself.
+ * `name` must already be in the message (the question holds the zone apex
+ * and, unless a CNAME led there, the owner); when it is not, the block is
+ * not used.
+ */
+struct plan_block {
+	const uint8_t *data;
+	uint16_t len;
+	uint16_t records;
+	const uint8_t *name;         /* lowercase wire name */
+	uint8_t name_len;
+	bool suffix;
+	uint16_t name_at;            /* suffix mode: offset of the pointer to `name` */
+	uint16_t n_self;
+	const uint16_t *self_at;
+};
+
 struct plan_rrset {
 	const uint8_t *owner;        /* lowercase wire name */
 	const struct rrset *rrset;
+	/* Non-NULL: write this instead; when it cannot be used, rrset (if any)
+	 * is written the usual way. */
+	const struct plan_block *block;
 	uint32_t ttl;                /* TTL to write (negative answers lower the SOA's) */
 	bool reversed;               /* geo pair: write rr[1] first (nearest first) */
 	bool with_sig;               /* also write its RRSIG (DO=1, signed zone) */

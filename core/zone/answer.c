@@ -33,6 +33,7 @@ static void add(struct plan_section *s, const uint8_t *owner, const struct rrset
 	struct plan_rrset *p = &s->rr[s->n++];
 	p->owner = owner;
 	p->rrset = rrset;
+	p->block = NULL;
 	p->ttl = ttl;
 	p->reversed = false;
 	p->with_sig = with_sig;
@@ -123,6 +124,48 @@ static void add_additional(struct answer_plan *plan, const struct zone *z, const
 	}
 }
 
+/*
+ * RFC 9460 4.1: for an SVCB/HTTPS answer, the A/AAAA of in-zone targets
+ * (the owner's for a ServiceMode "." target), and for AliasMode the
+ * target's own RRset of the same type.  A geo name's addresses are
+ * tailored to the client, so they never go here (RFC 9460 4.4, RFC 7871
+ * 7.3.1): a target that is a geo name is skipped.  What does not fit is
+ * left out by the writer, never a reason for TC.
+ */
+static void add_svcb_additional(struct answer_plan *plan, const struct zone *z,
+                                const uint8_t *owner, const struct rrset *s, bool dnssec)
+{
+	if (s->type != RR_SVCB && s->type != RR_HTTPS)
+		return;
+	for (uint16_t i = 0; i < s->count; i++) {
+		const struct rdata *rd = &s->rr[i];
+		if (rd->len < 3)
+			continue;
+		bool alias = rd->data[0] == 0 && rd->data[1] == 0;
+		const uint8_t *target = rd->data + 2;
+		if (target[0] == 0) {
+			if (alias)
+				continue;   /* "0 .": the service does not exist */
+			target = owner;
+		}
+		uint8_t lower[DNAME_MAX];
+		size_t len = dname_len(target);
+		memcpy(lower, target, len);
+		dname_lower(lower);
+		if (!dname_is_subdomain(lower, z->apex))
+			continue;
+		const struct zone_node *n = zone_find(z, lower, len);
+		if (!n || n->geo || (n->flags & (ZONE_NODE_GLUE | ZONE_NODE_DELEGATION)))
+			continue;
+		const uint16_t types[3] = { RR_A, RR_AAAA, s->type };
+		for (int t = 0; t < (alias ? 3 : 2); t++) {
+			const struct rrset *more = zone_node_rrset(n, types[t]);
+			if (more && !in_plan(&plan->ar, more))
+				add(&plan->ar, n->name, more, more->ttl, dnssec);
+		}
+	}
+}
+
 static void referral(struct answer_plan *plan, const struct zone *z, const struct zone_node *cut,
                      bool dnssec)
 {
@@ -159,7 +202,7 @@ static void nxdomain_proof(struct answer_plan *plan, const struct zone *z, const
 /* A geo name: choose the sites for this client. */
 static const struct rrset *geo_answer(const struct query *q, struct answer_env *env,
                                       const struct zone_node *node, uint16_t qtype,
-                                      struct answer_plan *plan, bool *reversed)
+                                      struct answer_plan *plan, struct geo_choice *choice)
 {
 	uint8_t addr[16];
 	int family;
@@ -186,19 +229,17 @@ static const struct rrset *geo_answer(const struct query *q, struct answer_env *
 	}
 	/* The network the databases matched, or missed, is where the answer holds. */
 	plan->ecs_scope = loc.prefix;
-	struct geo_choice choice;
-	if (geo_sets_choose(node->geo, env->sites, qtype, lat, lon, &choice) < 0 || !choice.rrset)
+	if (geo_sets_choose(node->geo, env->sites, qtype, lat, lon, choice) < 0 || !choice->rrset)
 		return NULL;
-	if (choice.fail_open) {
+	if (choice->fail_open) {
 		/* Logged once per episode by whoever watches health (cmd/runtime.c). */
 		env->fail_open++;
 		METRICS_INC(metrics.fail_open_answers);
 	}
-	geo_sets_count(node->geo, &choice);
-	plan->geo_site[0] = (int16_t)choice.site[0];
-	plan->geo_site[1] = (int16_t)(choice.n == 2 ? choice.site[1] : -1);
-	*reversed = choice.reversed;
-	return choice.rrset;
+	geo_sets_count(node->geo, choice);
+	plan->geo_site[0] = (int16_t)choice->site[0];
+	plan->geo_site[1] = (int16_t)(choice->n == 2 ? choice->site[1] : -1);
+	return choice->rrset;
 }
 
 /* Resolves into plan; *zone_out is the zone that answered (NULL: none). */
@@ -261,13 +302,21 @@ static void resolve(const struct query *q, struct answer_env *env, struct answer
 			add_nsec(plan, zone_nsec_covering(z, name), dnssec);
 			return;
 		}
-		if (node->geo && (qtype == RR_A || qtype == RR_AAAA || qtype == RR_ANY)) {
-			bool reversed = false;
+		if (node->geo && (qtype == RR_A || qtype == RR_AAAA || qtype == RR_ANY ||
+		                  (qtype == RR_HTTPS && geo_sets_has_type(node->geo, RR_HTTPS)))) {
+			struct geo_choice choice;
 			uint16_t want = qtype == RR_ANY ? RR_A : qtype;
-			const struct rrset *s = geo_answer(q, env, node, want, plan, &reversed);
+			const struct rrset *s = geo_answer(q, env, node, want, plan, &choice);
 			if (s) {
 				add(&plan->an, node->name, s, s->ttl, dnssec);
-				plan->an.rr[plan->an.n - 1].reversed = reversed;
+				plan->an.rr[plan->an.n - 1].reversed = choice.reversed;
+				plan->an.rr[plan->an.n - 1].block = choice.block[dnssec];
+				/* HTTPS: the targets' per-site addresses, encoded when the
+				 * snapshot was frozen (RFC 9460 4.1; never the geo name's). */
+				for (int i = 0; i < choice.n_extra && plan->ar.n < PLAN_SECTION_MAX; i++) {
+					struct plan_rrset *p = &plan->ar.rr[plan->ar.n++];
+					*p = (struct plan_rrset){ .block = choice.extra[i][dnssec] };
+				}
 				return;
 			}
 			if (qtype != RR_ANY) {
@@ -310,6 +359,7 @@ static void resolve(const struct query *q, struct answer_env *env, struct answer
 			add(&plan->an, node->name, s, s->ttl, dnssec);
 			if (chain == 0 || qtype != RR_NS)
 				add_additional(plan, z, s, dnssec);
+			add_svcb_additional(plan, z, node->name, s, dnssec);
 			return;
 		}
 		const struct rrset *cname = zone_node_rrset(node, RR_CNAME);

@@ -8,6 +8,13 @@
  * index: every pair once, no gaps).  The pair lookup stays behind
  * geo_sets_choose so the layout can change when site counts grow (n = 64
  * already means 2016 pairs to sign per family).
+ *
+ * HTTPS (when the geo name has `https`): the candidates are the rule's
+ * GEO_ANY family (sites with either address).  Order matters there, so
+ * the sets are per ordered pair (nearest i, second j), i != j, at
+ * ordered[(t·n + i)·n + j], t = 0 when the rule answers A with the nearest
+ * alone (ttl_single) and 1 when with both (ttl_pair): 7 sites make 2·42
+ * such sets, plus 7 for "only this site is alive".
  */
 #include "core/zone/geo_sets.h"
 
@@ -15,11 +22,16 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/conf/config.h"
 #include "core/conf/metrics.h"
 #include "core/geo/geo_rule.h"
 #include "core/geo/geo_sites.h"
 #include "core/wire/arena.h"
+#include "core/wire/dname.h"
+#include "core/wire/packet.h"
 #include "core/wire/rrset.h"
+#include "core/zone/svcb.h"
+#include "core/zone/zone.h"
 
 struct set_family {
 	uint16_t type;
@@ -29,9 +41,30 @@ struct set_family {
 	struct rrset **pairs;    /* n·(n−1)/2; NULL until built (see GEO_PRESIGN_MAX) */
 };
 
+/* The HTTPS sets; see the top of this file. */
+struct https_sets {
+	size_t n;                /* GEO_ANY candidates; 0: no `https` */
+	struct rdata *first;     /* n: "1 <site k> params" */
+	struct rdata *second;    /* n: "2 <site k> params" */
+	struct rdata dot;        /* "3 . params" */
+	struct rrset *single;    /* n: records 1 and 3 (ttl_single) */
+	struct rrset **ordered;  /* 2·n·n; NULL on the diagonal, or until built */
+	/* Per candidate, its per-site A and AAAA, encoded for Additional
+	 * without [0] and with [1] RRSIGs (geo_sets_link); NULL: none. */
+	struct plan_block *(*site_block)[2];
+	/* The answer sets encoded the same two ways, parallel to single and
+	 * ordered (geo_sets_link, or on first use). */
+	struct plan_block *(*single_block)[2];
+	struct plan_block *(*ordered_block)[2];
+};
+
+/* A and AAAA sets; HTTPS lives apart (GEO_ANY has no address set). */
+#define ADDR_FAMILIES 2
+
 struct geo_sets {
 	const struct geo_rule *rule;
-	struct set_family fam[GEO_FAMILIES];
+	struct set_family fam[ADDR_FAMILIES];
+	struct https_sets https;
 	/* For pairs built on first use; set by geo_sets_attach(). */
 	const uint8_t *owner;
 	struct arena *arena;
@@ -105,6 +138,156 @@ static int build_family(struct arena *a, const struct geo_sites *sites, struct g
 	return 0;
 }
 
+/* "PRIO TARGET params" in wire form, in a. */
+static int https_rdata(struct arena *a, uint16_t prio, const uint8_t *target,
+                       const uint8_t *params, size_t plen, struct rdata *out)
+{
+	size_t tl = dname_len(target);
+	if (2 + tl + plen > 65535)
+		return -EINVAL;
+	uint8_t *d = arena_alloc(a, 2 + tl + plen);
+	if (!d)
+		return -ENOMEM;
+	d[0] = (uint8_t)(prio >> 8);
+	d[1] = (uint8_t)prio;
+	memcpy(d + 2, target, tl);
+	if (plen)
+		memcpy(d + 2 + tl, params, plen);
+	out->data = d;
+	out->len = (uint16_t)(2 + tl + plen);
+	return 0;
+}
+
+static struct rrset *make_ordered(struct arena *a, const struct geo_sets *gs, size_t t,
+                                  size_t k0, size_t k1)
+{
+	const struct https_sets *h = &gs->https;
+	struct rrset *rr = arena_alloc(a, sizeof(*rr));
+	struct rdata *rd = arena_alloc(a, 3 * sizeof(*rd));
+	if (!rr || !rd)
+		return NULL;
+	/* Priorities 1 < 2 < 3 lead the rdata: this is canonical order. */
+	rd[0] = h->first[k0];
+	rd[1] = h->second[k1];
+	rd[2] = h->dot;
+	*rr = (struct rrset){ .type = RR_HTTPS, .count = 3,
+	                      .ttl = geo_rule_ttl(gs->rule, t ? 2 : 1), .rr = rd };
+	return rr;
+}
+
+int geo_sets_site_name(const char *site, const char *site_names, const uint8_t *apex,
+                       uint8_t out[DNAME_MAX])
+{
+	char rel[DNAME_MAX * 4 + 2];
+	uint8_t head[DNAME_MAX];
+	if (snprintf(rel, sizeof(rel), "%s.%s.", site, site_names) >= (int)sizeof(rel))
+		return -EINVAL;
+	int hl = dname_from_str(rel, head);
+	size_t al = dname_len(apex);
+	if (hl < 0 || (size_t)hl - 1 + al > DNAME_MAX)
+		return -EINVAL;
+	memcpy(out, head, (size_t)hl - 1);
+	memcpy(out + hl - 1, apex, al);
+	dname_lower(out);
+	return (int)((size_t)hl - 1 + al);
+}
+
+int geo_sets_build_https(struct geo_sets *gs, struct arena *a, const struct geo_sites *sites,
+                         const struct config_geo_name *gn, const uint8_t *apex, char err[256])
+{
+	const struct config_geo_https *cfg = &gn->https;
+	struct https_sets *h = &gs->https;
+	size_t n = geo_rule_candidates(gs->rule, GEO_ANY);
+	if (!cfg->enabled || n == 0)
+		return 0;
+
+	/* The SvcParams every record shares, keys ascending: alpn, port, ech. */
+	uint8_t params[4096];
+	size_t pl = 0;
+	if (cfg->n_alpn) {
+		size_t at = pl + 2;
+		params[pl++] = 0;
+		params[pl++] = SVCB_KEY_ALPN;
+		pl += 2;
+		for (size_t i = 0; i < cfg->n_alpn; i++) {
+			size_t l = strlen(cfg->alpn[i]);
+			if (l == 0 || l > 255 || pl + 1 + l > sizeof(params))
+				goto too_long;
+			params[pl++] = (uint8_t)l;
+			memcpy(params + pl, cfg->alpn[i], l);
+			pl += l;
+		}
+		params[at] = (uint8_t)((pl - at - 2) >> 8);
+		params[at + 1] = (uint8_t)(pl - at - 2);
+	}
+	if (cfg->has_port) {
+		const uint8_t port[6] = { 0, SVCB_KEY_PORT, 0, 2, (uint8_t)(cfg->port >> 8),
+		                          (uint8_t)cfg->port };
+		memcpy(params + pl, port, sizeof(port));
+		pl += sizeof(port);
+	}
+	if (cfg->ech_len) {
+		if (pl + 4 + cfg->ech_len > sizeof(params))
+			goto too_long;
+		params[pl++] = 0;
+		params[pl++] = SVCB_KEY_ECH;
+		params[pl++] = (uint8_t)(cfg->ech_len >> 8);
+		params[pl++] = (uint8_t)cfg->ech_len;
+		memcpy(params + pl, cfg->ech, cfg->ech_len);
+		pl += cfg->ech_len;
+	}
+
+	h->first = arena_zalloc(a, n * sizeof(*h->first));
+	h->second = arena_zalloc(a, n * sizeof(*h->second));
+	h->single = arena_zalloc(a, n * sizeof(*h->single));
+	h->ordered = arena_zalloc(a, 2 * n * n * sizeof(*h->ordered));
+	h->site_block = arena_zalloc(a, n * sizeof(*h->site_block));
+	h->single_block = arena_zalloc(a, n * sizeof(*h->single_block));
+	h->ordered_block = arena_zalloc(a, 2 * n * n * sizeof(*h->ordered_block));
+	if (!h->first || !h->second || !h->single || !h->ordered || !h->site_block ||
+	    !h->single_block || !h->ordered_block)
+		goto nomem;
+	const uint8_t root = 0;
+	if (https_rdata(a, 3, &root, params, pl, &h->dot) < 0)
+		goto nomem;
+	for (size_t k = 0; k < n; k++) {
+		uint32_t site = geo_rule_candidate_site(gs->rule, GEO_ANY, k);
+		uint8_t target[DNAME_MAX];
+		if (geo_sets_site_name(geo_site_name(sites, site), cfg->site_names, apex, target) < 0) {
+			snprintf(err, 256, "geo name %s: site \"%s\" does not make a valid name under "
+			         "site_names \"%s\"", gn->name, geo_site_name(sites, site),
+			         cfg->site_names);
+			return -EINVAL;
+		}
+		if (https_rdata(a, 1, target, params, pl, &h->first[k]) < 0 ||
+		    https_rdata(a, 2, target, params, pl, &h->second[k]) < 0)
+			goto nomem;
+		struct rdata *rd = arena_alloc(a, 2 * sizeof(*rd));
+		if (!rd)
+			goto nomem;
+		rd[0] = h->first[k];
+		rd[1] = h->dot;
+		h->single[k] = (struct rrset){ .type = RR_HTTPS, .count = 2,
+		                               .ttl = geo_rule_ttl(gs->rule, 1), .rr = rd };
+	}
+	h->n = n;
+	if (n > GEO_PRESIGN_MAX)
+		return 0;   /* ordered pairs are built on first use */
+	for (size_t t = 0; t < 2; t++)
+		for (size_t i = 0; i < n; i++)
+			for (size_t j = 0; j < n; j++)
+				if (i != j && !(h->ordered[(t * n + i) * n + j] = make_ordered(a, gs, t, i, j)))
+					goto nomem;
+	return 0;
+too_long:
+	snprintf(err, 256, "geo name %s: the https parameters are too long", gn->name);
+	return -EINVAL;
+nomem:
+	h->n = 0;
+	snprintf(err, 256, "out of memory building HTTPS answer sets");
+	return -ENOMEM;
+}
+
 struct geo_sets *geo_sets_build(struct arena *a, const struct geo_sites *sites,
                                 const struct config_geo_name *gn, char err[256])
 {
@@ -116,7 +299,7 @@ struct geo_sets *geo_sets_build(struct arena *a, const struct geo_sites *sites,
 	gs->rule = geo_rule_new(a, sites, gn, err);
 	if (!gs->rule)
 		return NULL;
-	for (int f = 0; f < GEO_FAMILIES; f++) {
+	for (int f = 0; f < ADDR_FAMILIES; f++) {
 		if (build_family(a, sites, gs, (enum geo_family)f) < 0) {
 			snprintf(err, 256, "out of memory building geo answer sets");
 			return NULL;
@@ -127,7 +310,20 @@ struct geo_sets *geo_sets_build(struct arena *a, const struct geo_sites *sites,
 
 int geo_sets_foreach(struct geo_sets *s, const uint8_t *owner, zone_rrset_fn fn, void *arg)
 {
-	for (int f = 0; f < GEO_FAMILIES; f++) {
+	const struct https_sets *h = &s->https;
+	for (size_t k = 0; k < h->n; k++) {
+		int r = fn(arg, owner, &h->single[k]);
+		if (r)
+			return r;
+	}
+	for (size_t k = 0; h->n && k < 2 * h->n * h->n; k++) {
+		if (!h->ordered[k])
+			continue;   /* the diagonal, or built on first use */
+		int r = fn(arg, owner, h->ordered[k]);
+		if (r)
+			return r;
+	}
+	for (int f = 0; f < ADDR_FAMILIES; f++) {
 		struct set_family *fam = &s->fam[f];
 		for (size_t k = 0; k < fam->n; k++) {
 			int r = fn(arg, owner, &fam->singles[k]);
@@ -156,6 +352,8 @@ static int family_for(uint16_t type)
 
 bool geo_sets_has_type(const struct geo_sets *s, uint16_t type)
 {
+	if (type == RR_HTTPS)
+		return s->https.n > 0;
 	int f = family_for(type);
 
 	return f >= 0 && s->fam[f].n > 0;
@@ -163,9 +361,9 @@ bool geo_sets_has_type(const struct geo_sets *s, uint16_t type)
 
 size_t geo_sets_rrset_count(const struct geo_sets *s)
 {
-	size_t total = 0;
+	size_t total = s->https.n + 2 * s->https.n * (s->https.n - (s->https.n > 0));
 
-	for (int f = 0; f < GEO_FAMILIES; f++)
+	for (int f = 0; f < ADDR_FAMILIES; f++)
 		total += s->fam[f].n + (s->fam[f].n > 1 ? pair_index(0, s->fam[f].n) : 0);
 	return total;
 }
@@ -200,6 +398,196 @@ static const struct rrset *pair_get(const struct geo_sets *s, const struct set_f
 	return rr;
 }
 
+/* The HTTPS set for nearest k0 and second k1 (ttl index t), built on first use beyond GEO_PRESIGN_MAX. */
+static const struct rrset *ordered_get(const struct geo_sets *s, size_t t, size_t k0, size_t k1)
+{
+	const struct https_sets *h = &s->https;
+	struct rrset **slot = &h->ordered[(t * h->n + k0) * h->n + k1];
+	if (*slot || !s->arena)
+		return *slot;
+	struct rrset *rr = make_ordered(s->arena, s, t, k0, k1);
+	if (!rr)
+		return NULL;
+	if (s->signer && s->signer->sign_rrset &&
+	    s->signer->sign_rrset(s->signer->ctx, s->owner, rr, s->arena) < 0)
+		return NULL;
+	*slot = rr;
+	return rr;
+}
+
+/*
+ * Encodes the records of addr[0..1] (and their RRSIGs when sigs) owned by
+ * `owner`, a name below the apex, as a plan_block (see core/wire/packet.h).
+ */
+static struct plan_block *make_block(struct arena *a, const uint8_t *owner, const uint8_t *apex,
+                                     size_t apex_len, const struct rrset *const addr[2], bool sigs)
+{
+	size_t prefix = dname_len(owner) - apex_len;
+	size_t len = prefix + 2, records = 0;
+	for (int t = 0; t < 2; t++) {
+		if (!addr[t])
+			continue;
+		for (uint16_t i = 0; i < addr[t]->count; i++, records++)
+			len += 12 + addr[t]->rr[i].len;
+		if (sigs && addr[t]->sig.len) {
+			len += 12 + addr[t]->sig.len;
+			records++;
+		}
+	}
+	if (records == 0 || len > 0x3000)
+		return NULL;
+	len -= 2;   /* the first owner is the prefix and the apex pointer */
+	struct plan_block *b = arena_zalloc(a, sizeof(*b));
+	uint8_t *d = arena_alloc(a, len);
+	uint16_t *self = arena_alloc(a, records * sizeof(*self));
+	if (!b || !d || !self)
+		return NULL;
+	size_t pos = prefix;
+	memcpy(d, owner, prefix);
+	pos += 2;
+	uint16_t n_self = 0;
+	for (int t = 0; t < 2; t++) {
+		const struct rrset *r = addr[t];
+		if (!r)
+			continue;
+		for (int i = 0; i <= r->count; i++) {
+			const struct rdata *rd = i < r->count ? &r->rr[i] : &r->sig;
+			if (i == r->count && (!sigs || !r->sig.len))
+				break;
+			if (pos > prefix + 2) {
+				self[n_self++] = (uint16_t)pos;
+				pos += 2;
+			}
+			d[pos] = (uint8_t)((i < r->count ? r->type : RR_RRSIG) >> 8);
+			d[pos + 1] = (uint8_t)(i < r->count ? r->type : RR_RRSIG);
+			d[pos + 2] = 0;
+			d[pos + 3] = CLASS_IN;
+			d[pos + 4] = (uint8_t)(r->ttl >> 24);
+			d[pos + 5] = (uint8_t)(r->ttl >> 16);
+			d[pos + 6] = (uint8_t)(r->ttl >> 8);
+			d[pos + 7] = (uint8_t)r->ttl;
+			d[pos + 8] = (uint8_t)(rd->len >> 8);
+			d[pos + 9] = (uint8_t)rd->len;
+			memcpy(d + pos + 10, rd->data, rd->len);
+			pos += 10 + rd->len;
+		}
+	}
+	*b = (struct plan_block){ .data = d, .len = (uint16_t)pos, .records = (uint16_t)records,
+	                          .name = apex, .name_len = (uint8_t)apex_len, .suffix = true,
+	                          .name_at = (uint16_t)prefix, .n_self = n_self, .self_at = self };
+	return b;
+}
+
+/* An answer RRset (and its RRSIG when sigs) as an owner-mode plan_block. */
+static struct plan_block *make_answer_block(struct arena *a, const uint8_t *owner,
+                                            const struct rrset *r, bool sigs)
+{
+	size_t len = 0, records = 0;
+	for (uint16_t i = 0; i < r->count; i++, records++)
+		len += 12 + r->rr[i].len;
+	if (sigs && r->sig.len) {
+		len += 12 + r->sig.len;
+		records++;
+	}
+	if (len > 0x3000)
+		return NULL;
+	struct plan_block *b = arena_zalloc(a, sizeof(*b));
+	uint8_t *d = arena_alloc(a, len);
+	uint16_t *self = arena_alloc(a, records * sizeof(*self));
+	if (!b || !d || !self)
+		return NULL;
+	size_t pos = 0;
+	for (uint16_t i = 0; i < records; i++) {
+		const struct rdata *rd = i < r->count ? &r->rr[i] : &r->sig;
+		uint16_t type = i < r->count ? r->type : RR_RRSIG;
+		self[i] = (uint16_t)pos;
+		uint8_t h[12] = { 0, 0, (uint8_t)(type >> 8), (uint8_t)type, 0, CLASS_IN,
+		                  (uint8_t)(r->ttl >> 24), (uint8_t)(r->ttl >> 16),
+		                  (uint8_t)(r->ttl >> 8), (uint8_t)r->ttl,
+		                  (uint8_t)(rd->len >> 8), (uint8_t)rd->len };
+		memcpy(d + pos, h, sizeof(h));
+		memcpy(d + pos + 12, rd->data, rd->len);
+		pos += 12 + rd->len;
+	}
+	size_t ol = dname_len(owner);
+	*b = (struct plan_block){ .data = d, .len = (uint16_t)pos, .records = (uint16_t)records,
+	                          .name = owner, .name_len = (uint8_t)ol, .suffix = false,
+	                          .n_self = (uint16_t)records, .self_at = self };
+	return b;
+}
+
+/* Encodes an HTTPS answer set both ways (without, with its RRSIG). */
+static void encode_answer(struct arena *a, const uint8_t *owner, const struct rrset *r,
+                          struct plan_block *out[2])
+{
+	for (int sigs = 0; sigs < 2; sigs++)
+		out[sigs] = owner && a ? make_answer_block(a, owner, r, sigs) : NULL;
+}
+
+void geo_sets_link(struct geo_sets *s, const struct zone *z)
+{
+	struct https_sets *h = &s->https;
+	for (size_t k = 0; k < h->n; k++) {
+		const uint8_t *target = h->first[k].data + 2;
+		const struct zone_node *n = zone_find(z, target, dname_len(target));
+		h->site_block[k][0] = h->site_block[k][1] = NULL;
+		if (!n || !s->arena)
+			continue;
+		const struct rrset *addr[2] = { zone_node_rrset(n, RR_A), zone_node_rrset(n, RR_AAAA) };
+		for (int sigs = 0; sigs < 2; sigs++)
+			h->site_block[k][sigs] = make_block(s->arena, n->name, z->apex, z->apex_len, addr,
+			                                    sigs);
+	}
+	for (size_t k = 0; k < h->n; k++)
+		encode_answer(s->arena, s->owner, &h->single[k], h->single_block[k]);
+	for (size_t k = 0; h->n && k < 2 * h->n * h->n; k++)
+		if (h->ordered[k])
+			encode_answer(s->arena, s->owner, h->ordered[k], h->ordered_block[k]);
+}
+
+/* The Additional block pair of candidate k: its per-site A and AAAA. */
+static void add_extra(const struct https_sets *h, size_t k, struct geo_choice *out)
+{
+	if (!h->site_block[k][0] || !h->site_block[k][1])
+		return;
+	out->extra[out->n_extra][0] = h->site_block[k][0];
+	out->extra[out->n_extra][1] = h->site_block[k][1];
+	out->n_extra++;
+}
+
+static int choose_https(const struct geo_sets *s, const struct geo_sites *sites, double lat,
+                        double lon, struct geo_choice *out)
+{
+	const struct https_sets *h = &s->https;
+	struct geo_decision d;
+	if (h->n == 0)
+		return 0;
+	int rc = geo_rule_decide(s->rule, sites, GEO_ANY, lat, lon, &d);
+	if (rc < 0 || d.n == 0)
+		return rc;
+	out->fail_open = d.fail_open;
+	for (int i = 0; i < 2; i++) {
+		out->site[i] = d.site[i];
+		out->miles[i] = d.miles[i];
+	}
+	out->n = d.n;
+	/* The runner-up is listed whenever one competed: it is the fallback,
+	 * even when the rule answers A with the nearest alone. */
+	const struct rrset *rr = NULL;
+	size_t t = d.n == 2 ? 1 : 0;
+	if (d.site[1] >= 0)
+		rr = ordered_get(s, t, d.cand[0], d.cand[1]);
+	out->rrset = rr ? rr : &h->single[d.cand[0]];
+	struct plan_block *const *blk = rr ? h->ordered_block[(t * h->n + d.cand[0]) * h->n + d.cand[1]]
+	                                   : h->single_block[d.cand[0]];
+	out->block[0] = blk[0];
+	out->block[1] = blk[1];
+	add_extra(h, d.cand[0], out);
+	if (rr)
+		add_extra(h, d.cand[1], out);
+	return 0;
+}
+
 int geo_sets_choose(const struct geo_sets *s, const struct geo_sites *sites, uint16_t qtype,
                     double lat, double lon, struct geo_choice *out)
 {
@@ -207,6 +595,8 @@ int geo_sets_choose(const struct geo_sets *s, const struct geo_sites *sites, uin
 	struct geo_decision d;
 
 	*out = (struct geo_choice){ .site = { -1, -1 } };
+	if (qtype == RR_HTTPS)
+		return choose_https(s, sites, lat, lon, out);
 	if (fam < 0)
 		return -EINVAL;
 	const struct set_family *f = &s->fam[fam];

@@ -22,7 +22,9 @@ struct config_geo_name;
 struct geo_sites;
 struct geo_rule;
 struct geo_sets;
+struct plan_block;
 struct rrset;
+struct zone;
 
 /*
  * Builds, for A and for AAAA over the rule's candidates: one RRset per site
@@ -33,6 +35,19 @@ struct rrset;
  */
 struct geo_sets *geo_sets_build(struct arena *a, const struct geo_sites *sites,
                                 const struct config_geo_name *gn, char err[256]);
+/*
+ * Adds the HTTPS sets when gn has `https` (nothing otherwise): for every
+ * ordered pair of GEO_ANY candidates (nearest, second) and both TTLs the
+ * RRset "1 <nearest>.<site_names>.<apex> params", "2 <second>... params",
+ * "3 . params", and for each candidate alone records 1 and 3 (ttl_single).
+ * params: alpn, port, ech as configured; never address hints.  Fails on a
+ * site name that is not a valid label.
+ */
+int geo_sets_build_https(struct geo_sets *s, struct arena *a, const struct geo_sites *sites,
+                         const struct config_geo_name *gn, const uint8_t *apex, char err[256]);
+/* <site>.<site_names>.<apex> in wire form (lowercase): its length or -EINVAL. */
+int geo_sets_site_name(const char *site, const char *site_names, const uint8_t *apex,
+                       uint8_t out[255]);
 /*
  * Called when the snapshot is frozen: where pairs built on first use go
  * (the snapshot's arena), their owner, and who signs them (NULL: unsigned).
@@ -45,11 +60,19 @@ struct geo_sets *geo_sets_build(struct arena *a, const struct geo_sites *sites,
 #define GEO_PRESIGN_MAX 64
 void geo_sets_attach(struct geo_sets *s, const uint8_t *owner, struct arena *a,
                      const struct zone_signer *signer);
+/*
+ * Called once the snapshot z is frozen (after geo_sets_attach): finds each
+ * HTTPS target's per-site name in z and encodes its A and AAAA RRsets
+ * (with and without RRSIGs) as blocks in the snapshot's arena, so that an
+ * answer's Additional section costs no lookup and no per-record writing.
+ */
+void geo_sets_link(struct geo_sets *s, const struct zone *z);
 /* Visits every prebuilt RRset (for the signer); stops at a non-zero return. */
 int geo_sets_foreach(struct geo_sets *s, const uint8_t *owner, zone_rrset_fn fn, void *arg);
-/* True when the name can answer this type (A: some candidate has IPv4). */
+/* True when the name can answer this type (A: some candidate has IPv4;
+ * HTTPS: the name has `https`). */
 bool geo_sets_has_type(const struct geo_sets *s, uint16_t type);
-/* Number of prebuilt RRsets (singles + pairs, both families). */
+/* Number of RRsets when all are built (singles + pairs, both families, HTTPS). */
 size_t geo_sets_rrset_count(const struct geo_sets *s);
 
 struct geo_choice {
@@ -61,10 +84,19 @@ struct geo_choice {
 	int site[2];
 	double miles[2];
 	bool fail_open;            /* no site alive: answered as if all were */
+	/* HTTPS: each target's per-site A/AAAA (with [1] / without [0] their
+	 * RRSIGs), encoded ahead for the Additional section: static data, the
+	 * same for every client. */
+	int n_extra;
+	const struct plan_block *extra[2][2];
+	/* HTTPS: the answer set encoded ahead, without [0] and with [1] its
+	 * RRSIG; NULL: write rrset the usual way. */
+	const struct plan_block *block[2];
 };
 /*
- * Applies the rule for qtype (RR_A or RR_AAAA) at lat/lon and picks the
- * RRset.  Returns 0 (with rrset NULL and n 0 when no candidate serves the
+ * Applies the rule for qtype (RR_A, RR_AAAA or RR_HTTPS) at lat/lon and
+ * picks the RRset.  For HTTPS, n is the rule's decision (its TTL), and the
+ * set lists the runner-up whenever one is alive, even when n is 1.  Returns 0 (with rrset NULL and n 0 when no candidate serves the
  * type), or -EINVAL for another qtype.  This is the decision the server
  * answers with; `geoacme explain` prints it too.
  */

@@ -248,6 +248,18 @@ int zone_builder_add(struct zone_builder *b, const uint8_t *owner, uint16_t type
 	return 0;
 }
 
+bool zone_builder_has_name(struct zone_builder *b, const uint8_t *owner)
+{
+	uint8_t name[DNAME_MAX];
+	size_t len = dname_len(owner);
+	if (len > DNAME_MAX)
+		return false;
+	memcpy(name, owner, len);
+	dname_lower(name);
+	const struct bnode *n = lookup(b, name, len);
+	return n && (n->pending || n->node.rrset_count || n->node.geo);
+}
+
 int zone_builder_add_geo(struct zone_builder *b, const uint8_t *owner, struct geo_sets *sets)
 {
 	uint8_t name[DNAME_MAX];
@@ -481,12 +493,12 @@ size_t zone_builder_types(struct zone_builder *b, const uint8_t *name, uint16_t 
 		return 0;
 	bool cut = n->node.flags & ZONE_NODE_DELEGATION;
 	size_t k = 0;
-	uint16_t geo_types[2] = { RR_A, RR_AAAA };
+	uint16_t geo_types[3] = { RR_A, RR_AAAA, RR_HTTPS };
 	/* Merge the stored types with the geo types, keeping the order. */
 	size_t gi = 0;
 	for (size_t j = 0; j <= n->node.rrset_count; j++) {
 		uint16_t t = j < n->node.rrset_count ? n->node.rrsets[j].type : 0xFFFF;
-		while (n->node.geo && gi < 2 && geo_types[gi] < t) {
+		while (n->node.geo && gi < 3 && geo_types[gi] < t) {
 			if (geo_sets_has_type(n->node.geo, geo_types[gi]) && k < cap)
 				types[k++] = geo_types[gi];
 			gi++;
@@ -529,6 +541,9 @@ static void check_node(const struct bnode *n, const char *file, struct diag *d)
 		diag_add(d, file, 0, 0,
 		         "%s: A/AAAA records in the zone file conflict with the geo name of the same owner",
 		         name);
+	if (zn->geo && geo_sets_has_type(zn->geo, RR_HTTPS) && node_has(zn, RR_HTTPS))
+		diag_add(d, file, 0, 0,
+		         "%s: HTTPS records in the zone file conflict with the geo name's `https`", name);
 	if (zn->geo && (zn->flags & (ZONE_NODE_GLUE | ZONE_NODE_DELEGATION)))
 		diag_add(d, file, 0, 0, "%s: a geo name cannot sit at or below a delegation", name);
 }
@@ -604,6 +619,9 @@ struct zone *zone_builder_finish(struct zone_builder *b, const struct zone_signe
 		z->buckets[h] = n;
 	}
 	z->node_count = (uint32_t)b->count;
+	for (size_t i = 0; i < b->count; i++)
+		if (b->all[i]->node.geo)
+			geo_sets_link((struct geo_sets *)b->all[i]->node.geo, z);
 
 	if (signer) {
 		size_t k = 0;

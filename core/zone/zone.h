@@ -109,6 +109,8 @@ struct arena *zone_builder_arena(struct zone_builder *b);
  */
 int zone_builder_add(struct zone_builder *b, const uint8_t *owner, uint16_t type,
                      uint32_t ttl, const uint8_t *rdata, uint16_t rdlen);
+/* True when `owner` already holds records or is a geo name. */
+bool zone_builder_has_name(struct zone_builder *b, const uint8_t *owner);
 /* Marks `owner` as a geo name; `sets` must live in zone_builder_arena(b). */
 int zone_builder_add_geo(struct zone_builder *b, const uint8_t *owner,
                          struct geo_sets *sets);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/conf/config.h"
 #include "core/conf/diag.h"
@@ -35,11 +36,63 @@ int zone_load_geo_owner(const struct config_zone *zc, const char *name, uint8_t 
 	return dname_from_str(full, out);
 }
 
+/*
+ * The per-site names of a geo name with `https`: <site>.<site_names>.<zone>
+ * holds the site's A and AAAA, written once in [[sites]].  These never
+ * vary by client (ECS scope 0), so they may go in Additional sections.
+ * Disabled sites get none.  A second geo name with the same site_names
+ * shares them.
+ */
+static void add_site_names(struct zone_builder *b, const struct config *c,
+                           const struct config_zone *zc, size_t gi, const uint8_t *apex,
+                           const struct geo_sites *sites, struct diag *d)
+{
+	const struct config_geo_name *gn = &zc->geo[gi];
+	for (size_t j = 0; j < gi; j++)
+		if (zc->geo[j].https.enabled && zc->geo[j].https.site_names &&
+		    strcasecmp(zc->geo[j].https.site_names, gn->https.site_names) == 0)
+			return;   /* made already */
+	for (size_t i = 0; i < geo_sites_count(sites); i++) {
+		if (!geo_site_enabled(sites, i))
+			continue;
+		uint8_t name[DNAME_MAX];
+		char text[DNAME_MAX * 4 + 2];
+		if (geo_sets_site_name(geo_site_name(sites, i), gn->https.site_names, apex, name) < 0) {
+			diag_add(d, c->path, gn->https.pos.line, gn->https.pos.col,
+			         "site \"%s\" does not make a valid name under site_names \"%s\"",
+			         geo_site_name(sites, i), gn->https.site_names);
+			continue;
+		}
+		dname_to_str(name, text, sizeof(text));
+		if (zone_builder_has_name(b, name)) {
+			diag_add(d, c->path, gn->https.pos.line, gn->https.pos.col,
+			         "%s is the per-site name of site \"%s\" (https.site_names) but the zone "
+			         "file has records there too", text, geo_site_name(sites, i));
+			continue;
+		}
+		for (int fam = 4; fam <= 6; fam += 2) {
+			uint8_t addr[16];
+			if (!geo_site_address(sites, i, fam, addr))
+				continue;
+			int rc = zone_builder_add(b, name, fam == 4 ? RR_A : RR_AAAA, gn->ttl_pair, addr,
+			                          fam == 4 ? 4 : 16);
+			if (rc < 0)
+				diag_add(d, c->path, gn->https.pos.line, gn->https.pos.col,
+				         "cannot add %s: %s", text, strerror(-rc));
+		}
+	}
+}
+
 int zone_load_geo(struct zone_builder *b, const struct config *c, const struct config_zone *zc,
                   const struct geo_sites *sites, struct diag *d)
 {
-	(void)c;
 	size_t before = d->n;
+	uint8_t apex[DNAME_MAX];
+	if (dname_from_str(zc->zone, apex) < 0) {
+		diag_add(d, c->path, zc->pos.line, zc->pos.col, "expected a valid zone name, found '%s'",
+		         zc->zone);
+		return -EINVAL;
+	}
 	for (size_t i = 0; i < zc->n_geo; i++) {
 		const struct config_geo_name *gn = &zc->geo[i];
 		uint8_t owner[DNAME_MAX];
@@ -63,6 +116,13 @@ int zone_load_geo(struct zone_builder *b, const struct config *c, const struct c
 		if (geo_sets_set_counters(sets, zone_builder_arena(b), sites, fqdn) < 0) {
 			diag_add(d, c->path, gn->pos.line, gn->pos.col, "out of memory");
 			continue;
+		}
+		if (gn->https.enabled) {
+			if (geo_sets_build_https(sets, zone_builder_arena(b), sites, gn, apex, err) < 0) {
+				diag_add(d, c->path, gn->https.pos.line, gn->https.pos.col, "%s", err);
+				continue;
+			}
+			add_site_names(b, c, zc, i, apex, sites, d);
 		}
 		int rc = zone_builder_add_geo(b, owner, sets);
 		if (rc == -EINVAL)

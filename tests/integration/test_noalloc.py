@@ -162,6 +162,13 @@ class NoAlloc(unittest.TestCase):
                                                                        payload=512), "NXDOMAIN", check=tc)),
             ("IPv6 transport, geo DO=1", lambda: self.udp(0, self.q("www.example.com", "AAAA", dnssec=True),
                                                           "NOERROR", addr="::1")),
+            ("geo HTTPS, ECS, DO=1 (+ Additional)", lambda: self.udp(26, self.q(
+                "www.example.com", "HTTPS", dnssec=True, ecs=("192.0.2.0", 24)), "NOERROR",
+                check=lambda r: self.assertTrue(r.answer and r.additional))),
+            ("geo HTTPS, DO=1, 512 bytes", lambda: self.udp(27, self.q(
+                "www.example.com", "HTTPS", dnssec=True, payload=512), "NOERROR")),
+            ("per-site A, DO=1", lambda: self.udp(28, self.q("paris.sites.example.com", dnssec=True),
+                                                  "NOERROR", check=ad)),
             ("REFUSED, not our zone", lambda: self.udp(23, self.q("www.example.org"), "REFUSED")),
             ("REFUSED, class CH", lambda: self.udp(24, self.q("version.bind", "TXT", rdclass="CH"), "REFUSED")),
             ("BADVERS, EDNS version 1", self.badvers),

@@ -2,8 +2,8 @@
 /*
  * A second, independent DNSSEC verifier for the integration tests: reads a
  * DNS response (wire format) and the zone's DNSKEY RRset (presentation
- * format), and checks every RRSIG in the answer and authority sections with
- * ldns.  Prints one line per covered RRset; exits 0 only when at least one
+ * format), and checks every RRSIG in the answer, authority and additional
+ * sections with ldns.  Prints one line per covered RRset; exits 0 only when at least one
  * RRSIG was present and every one verified.
  */
 #include <stdio.h>
@@ -76,6 +76,7 @@ int main(int argc, char **argv)
 	int sigs = 0;
 	int bad = check_section(ldns_pkt_answer(pkt), keys, &sigs);
 	bad += check_section(ldns_pkt_authority(pkt), keys, &sigs);
+	bad += check_section(ldns_pkt_additional(pkt), keys, &sigs);
 	ldns_pkt_free(pkt);
 	ldns_rr_list_deep_free(keys);
 	if (!sigs) {

@@ -31,8 +31,10 @@
 #include "core/geo/health.h"
 #include "core/net/loop.h"
 #include "core/wire/arena.h"
+#include "core/wire/dname.h"
 #include "core/wire/rrset.h"
 #include "core/zone/geo_sets.h"
+#include "core/zone/svcb.h"
 #include "tests/unit/check.h"
 
 /*
@@ -1174,6 +1176,119 @@ out:
 	geo_sites_free(s);
 }
 
+/* The target of HTTPS record k (0-based) of a choice, as text. */
+static void https_target(const struct geo_choice *ch, int k, char *out, size_t cap)
+{
+	const struct rdata *rd = &ch->rrset->rr[k];
+	if (dname_to_str(rd->data + 2, out, cap) < 0)
+		snprintf(out, cap, "(bad)");
+}
+
+static void expect_https(const struct geo_sets *gs, const struct geo_sites *s, double lat,
+                         double lon, const char *first, const char *second, uint32_t ttl,
+                         const char *label)
+{
+	struct geo_choice ch;
+	char t[300], want[300];
+	is_int(geo_sets_choose(gs, s, RR_HTTPS, lat, lon, &ch), 0, "%s: choose", label);
+	if (!ok(ch.rrset && ch.rrset->type == RR_HTTPS, "%s: an HTTPS set", label))
+		return;
+	is_int(ch.rrset->count, second ? 3 : 2, "%s: records", label);
+	is_int(ch.rrset->ttl, ttl, "%s: TTL", label);
+	ok(!ch.reversed, "%s: written as stored (priority order)", label);
+	for (int k = 0; k < ch.rrset->count; k++) {
+		const uint8_t *d = ch.rrset->rr[k].data;
+		int prio = d[0] << 8 | d[1];
+		is_int(prio, k == ch.rrset->count - 1 ? 3 : k + 1, "%s: priority of record %d", label, k);
+		https_target(&ch, k, t, sizeof(t));
+		const char *site = k == 0 ? first : k == 1 && second ? second : NULL;
+		if (site)
+			snprintf(want, sizeof(want), "%s.sites.example.com.", site);
+		else
+			snprintf(want, sizeof(want), ".");
+		is_str(t, want, "%s: target of record %d", label, k);
+		char err[256];
+		is_int(svcb_check_wire(d, ch.rrset->rr[k].len, err), 0, "%s: valid SVCB rdata", label);
+	}
+}
+
+static void test_https(void)
+{
+	struct test_config tc;
+	char err[256] = "";
+	static const uint8_t apex[] = { 7, 'e', 'x', 'a', 'm', 'p', 'l', 'e', 3, 'c', 'o', 'm', 0 };
+	static char *alpn[] = { "h3", "h2" };
+	make_config(&tc, example, N_EXAMPLE);
+	tc.s[5].has_v4 = false;   /* saopaulo: no address at all would be refused; give it IPv6 */
+	tc.s[5].has_v6 = inet_pton(AF_INET6, "2001:db8:100::50", tc.s[5].v6) == 1;
+	struct geo_sites *s = geo_sites_new(&tc.c, err);
+	struct arena *a = arena_new(0);
+	struct config_geo_name gn = default_gn();
+	gn.https = (struct config_geo_https){ .enabled = true, .alpn = alpn, .n_alpn = 2,
+	                                      .site_names = "sites" };
+	struct geo_sets *gs = geo_sets_build(a, s, &gn, err);
+	ok(gs && geo_sets_build_https(gs, a, s, &gn, apex, err) == 0, "build HTTPS sets: %s", err);
+	if (!gs)
+		goto out;
+	ok(geo_sets_has_type(gs, RR_HTTPS), "HTTPS answered");
+	/* A: 6 sites (6 + 15), AAAA: 5 (5 + 10), HTTPS: 7 singles + 2 x 42 ordered. */
+	is_int(geo_sets_rrset_count(gs), 21 + 15 + 7 + 84, "7 sites: 42 ordered pairs, both TTLs");
+	/* Amsterdam: Paris + Nuremberg, pair TTL. */
+	expect_https(gs, s, 52.37, 4.90, "paris", "nuremberg", 3600, "Amsterdam");
+	/* Chicago: A is Ashburn alone (120), HTTPS still lists San Jose second. */
+	expect_https(gs, s, 41.88, -87.63, "ashburn", "sanjose", 120, "Chicago");
+	/* Buenos Aires: Sao Paulo has only IPv6 but competes for HTTPS. */
+	expect_https(gs, s, -34.60, -58.38, "saopaulo", "ashburn", 120, "Buenos Aires");
+	struct geo_choice ch;
+	geo_sets_choose(gs, s, RR_A, -34.60, -58.38, &ch);
+	ok(ch.site[0] == 2, "Buenos Aires A: Ashburn (Sao Paulo has no IPv4)");
+	/* A site down over IPv4 only still serves HTTPS clients over IPv6. */
+	geo_site_set_alive(s, 1, GEO_IPV4, false);
+	expect_https(gs, s, 52.37, 4.90, "paris", "nuremberg", 3600, "Nuremberg down over IPv4");
+	geo_sets_choose(gs, s, RR_A, 52.37, 4.90, &ch);
+	ok(ch.n == 1 && ch.site[0] == 0, "Amsterdam A without Nuremberg's IPv4: Paris alone");
+	/* Down in both: the second is the next alive site. */
+	geo_site_set_alive(s, 1, GEO_IPV6, false);
+	expect_https(gs, s, 52.37, 4.90, "paris", "ashburn", 120, "Amsterdam, Nuremberg dead");
+	/* One alive: records 1 and 3, ttl_single. */
+	for (size_t i = 0; i < geo_sites_count(s); i++) {
+		geo_site_set_alive(s, i, GEO_IPV4, i == 6);
+		geo_site_set_alive(s, i, GEO_IPV6, i == 6);
+	}
+	expect_https(gs, s, 52.37, 4.90, "sydney", NULL, 120, "only Sydney alive");
+	/* Ashburn has IPv4 only: alive over IPv6 means nothing for it. */
+	geo_site_set_alive(s, 2, GEO_IPV6, true);
+	expect_https(gs, s, 41.88, -87.63, "sydney", NULL, 120, "Ashburn's missing IPv6 is no life");
+	geo_site_set_alive(s, 2, GEO_IPV6, false);
+	/* None alive: fail open as for A. */
+	geo_site_set_alive(s, 6, GEO_IPV4, false);
+	geo_site_set_alive(s, 6, GEO_IPV6, false);
+	expect_https(gs, s, 52.37, 4.90, "paris", "nuremberg", 3600, "none alive");
+	geo_sets_choose(gs, s, RR_HTTPS, 52.37, 4.90, &ch);
+	ok(ch.fail_open, "none alive: fail_open");
+
+	/* No `https`: no HTTPS sets, HTTPS not a geo type. */
+	struct config_geo_name plain = default_gn();
+	struct geo_sets *gp = geo_sets_build(a, s, &plain, err);
+	ok(gp && geo_sets_build_https(gp, a, s, &plain, apex, err) == 0 &&
+	   !geo_sets_has_type(gp, RR_HTTPS), "without https: no HTTPS sets");
+
+	/* A site name that is no label is refused at build. */
+	struct test_config bad;
+	static const struct site_def bad_sites[] = {
+		{ "a.b", 0, 0, "192.0.2.1", NULL }, { "c", 1, 1, "192.0.2.2", NULL },
+	};
+	make_config(&bad, bad_sites, 2);
+	struct geo_sites *sb = geo_sites_new(&bad.c, err);
+	struct geo_sets *gb = sb ? geo_sets_build(a, sb, &gn, err) : NULL;
+	ok(gb && geo_sets_build_https(gb, a, sb, &gn, apex, err) == 0,
+	   "a dotted site name makes a deeper name (%s)", err);
+	geo_sites_free(sb);
+out:
+	arena_free(a);
+	geo_sites_free(s);
+}
+
 int main(void)
 {
 	test_distance();
@@ -1181,6 +1296,7 @@ int main(void)
 	test_sets();
 	test_thresholds();
 	test_liveness();
+	test_https();
 	test_families();
 	test_ties();
 	test_sites_errors();
