@@ -57,6 +57,7 @@ struct acme_zone {
 	struct zone_signer signer;
 	bool has_signer;
 	bool allow_update;
+	bool serial_per_signing;         /* signed and transferred: see acme_resign */
 	uint32_t stale_age;
 	int64_t purge_timer;
 	struct acme_key *keys;
@@ -242,6 +243,21 @@ int acme_resign(struct acme *a, const uint8_t *apex, char err[256])
 	if (!az) {
 		errf(err, "not an ACME zone");
 		return -ENOENT;
+	}
+	if (az->serial_per_signing) {
+		/*
+		 * Secondaries copy this zone: new signatures need a new serial, or
+		 * they would keep the old ones until those expire.  The bump is a
+		 * change like any other (durable, journaled, announced).
+		 */
+		struct change_list cl;
+		uint32_t serial = 0;
+		change_list_init(&cl);
+		int ret = commit(az, &cl, &serial);
+		change_list_clear(&cl);
+		if (ret < 0)
+			errf(err, "cannot commit the serial of the new signatures");
+		return ret;
 	}
 	struct zone *z = build(az, err);
 	if (!z)
@@ -801,6 +817,7 @@ int acme_add_zone(struct acme *a, const struct config *c, const struct config_zo
 		az->has_signer = true;
 	}
 	az->allow_update = zc->allow_update;
+	az->serial_per_signing = signer && zc->axfr_policy != AXFR_DENY;
 	az->stale_age = zc->stale_txt_age_s;
 	if ((ret = add_keys(az, zc, err)) < 0)
 		goto fail;
@@ -856,6 +873,10 @@ int acme_add_zone(struct acme *a, const struct config *c, const struct config_zo
 		log_warn("%s: allow_update without TSIG keys: every UPDATE will be refused", az->name);
 	log_info("%s: %zu records from %s, serial %u%s", az->name, recset_count(az->rs),
 	         az->journal_path, z->serial, az->has_signer ? ", signed" : "");
+	if (az->serial_per_signing && acme_resign(a, az->apex, err) < 0) {
+		/* Served as loaded; secondaries get the new signatures at the next change. */
+		log_error("%s: %s", az->name, err);
+	}
 	schedule_purge(az);
 	return 0;
 fail:

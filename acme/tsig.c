@@ -293,9 +293,39 @@ size_t tsig_space(const struct tsig_key *key)
 	       tsig_mac_size(key->alg) + 6 + 6;
 }
 
+/* RFC 8945 5.3.1: later messages of a stream cover only the timers. */
+static void hmac_timers(struct hmac *h, const struct tsig_rr *f)
+{
+	uint8_t v[8];
+	wire_set_u16(v, (uint16_t)(f->time_signed >> 32));
+	wire_set_u32(v + 2, (uint32_t)f->time_signed);
+	wire_set_u16(v + 6, f->fudge);
+	hmac_update(h, v, sizeof(v));
+}
+
+static int append(uint8_t *buf, size_t *len, size_t cap, const struct tsig_rr *f,
+                  const struct tsig_key *key, const uint8_t *req_mac, size_t req_mac_len,
+                  uint8_t *mac_out, bool timers_only);
+
 int tsig_append(uint8_t *buf, size_t *len, size_t cap, const struct tsig_rr *f,
                 const struct tsig_key *key, const uint8_t *req_mac, size_t req_mac_len,
                 uint8_t *mac_out)
+{
+	return append(buf, len, cap, f, key, req_mac, req_mac_len, mac_out, false);
+}
+
+int tsig_append_next(uint8_t *buf, size_t *len, size_t cap, const struct tsig_rr *f,
+                     const struct tsig_key *key, const uint8_t *prev_mac, size_t prev_mac_len,
+                     uint8_t *mac_out)
+{
+	if (!key)
+		return -EINVAL;
+	return append(buf, len, cap, f, key, prev_mac, prev_mac_len, mac_out, true);
+}
+
+static int append(uint8_t *buf, size_t *len, size_t cap, const struct tsig_rr *f,
+                  const struct tsig_key *key, const uint8_t *req_mac, size_t req_mac_len,
+                  uint8_t *mac_out, bool timers_only)
 {
 	if (*len < MSG_HEADER_LEN)
 		return -EINVAL;
@@ -312,7 +342,10 @@ int tsig_append(uint8_t *buf, size_t *len, size_t cap, const struct tsig_rr *f,
 			hmac_update(&h, req_mac, req_mac_len);
 		}
 		hmac_update(&h, buf, *len);
-		hmac_variables(&h, f);
+		if (timers_only)
+			hmac_timers(&h, f);
+		else
+			hmac_variables(&h, f);
 		mac_len = hmac_end(&h, mac);
 		if (mac_len < 0)
 			return -EIO;

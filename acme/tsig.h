@@ -98,5 +98,15 @@ int tsig_verify(const uint8_t *msg, const struct tsig_rr *t, const struct tsig_k
 int tsig_append(uint8_t *buf, size_t *len, size_t cap, const struct tsig_rr *f,
                 const struct tsig_key *key, const uint8_t *req_mac, size_t req_mac_len,
                 uint8_t *mac_out);
+/*
+ * The TSIG of a later message in a multi-message answer (a zone transfer,
+ * RFC 8945 section 5.3.1): the MAC covers the previous message's MAC
+ * (2-byte length, then the MAC), this message without its TSIG, and only
+ * the timers (Time Signed, Fudge).  Every message is signed.  Same returns
+ * as tsig_append(); `key` is required.
+ */
+int tsig_append_next(uint8_t *buf, size_t *len, size_t cap, const struct tsig_rr *f,
+                     const struct tsig_key *key, const uint8_t *prev_mac, size_t prev_mac_len,
+                     uint8_t *mac_out);
 /* Bytes tsig_append() adds at most for this key (to reserve room). */
 size_t tsig_space(const struct tsig_key *key);

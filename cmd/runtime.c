@@ -10,6 +10,8 @@
 #include <time.h>
 
 #include "acme/acme_zone.h"
+#include "acme/notify.h"
+#include "acme/xfr.h"
 #include "cmd/runtime.h"
 #include "core/conf/config.h"
 #include "core/conf/diag.h"
@@ -420,7 +422,9 @@ struct generation *generation_new(const char *path, struct loop *loop,
 	}
 	if (!check_only) {
 		g->acme = acme_new(g->zones, loop, err);
-		if (!g->acme) {
+		g->xfr = g->acme ? xfr_new(g->zones, err) : NULL;
+		g->notify = g->xfr && loop ? notify_new(loop, err) : NULL;
+		if (!g->acme || !g->xfr || (loop && !g->notify)) {
 			diag_add(d, c->path, 0, 0, "%s", err);
 			goto fail;
 		}
@@ -435,6 +439,10 @@ struct generation *generation_new(const char *path, struct loop *loop,
 			}
 		}
 		const struct zone_signer *hook = g->signers[i] ? signer_hook(g->signers[i]) : NULL;
+		if (g->xfr && xfr_add_zone(g->xfr, zc, err) < 0)
+			diag_add(d, c->path, zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
+		if (g->notify && notify_add_zone(g->notify, zc, err) < 0)
+			diag_add(d, c->path, zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
 		if (is_sqlite(zc)) {
 			if (zc->n_geo)
 				diag_add(d, c->path, zc->pos.line, zc->pos.col,
@@ -532,6 +540,14 @@ struct generation *generation_new(const char *path, struct loop *loop,
 			acme_keep_replay(g->acme, prev->acme);
 		g->env.update = acme_update_handler(g->acme, &g->env);
 	}
+	if (g->xfr)
+		g->env.xfr = xfr_handler(g->xfr);
+	if (g->notify) {
+		/* Secondaries hear of every zone at start, then of every new serial. */
+		for (size_t i = 0; i < zone_table_count(g->zones); i++)
+			notify_zone_changed(g->notify, zone_table_at(g->zones, i));
+		zone_table_watch(g->zones, notify_zone_changed, g->notify);
+	}
 	schedule_resign(g);
 	return g;
 
@@ -560,6 +576,10 @@ void generation_free(struct generation *g)
 	free(g->failing_open);
 	rrl_free(g->rrl);
 	acme_free(g->acme);
+	xfr_free(g->xfr);
+	if (g->zones)
+		zone_table_watch(g->zones, NULL, NULL);
+	notify_free(g->notify);
 	zone_table_free(g->zones);
 	if (g->cfg && g->signers)
 		for (size_t i = 0; i < g->cfg->n_zones; i++)

@@ -23,6 +23,8 @@ struct zone_table;
 struct acme;
 struct query_log;
 struct geo_sets;
+struct xfr;
+struct notify;
 
 struct generation {
 	struct config *cfg;
@@ -32,6 +34,8 @@ struct generation {
 	struct signer **signers;     /* per config zone; NULL when unsigned */
 	struct zone_table *zones;
 	struct acme *acme;
+	struct xfr *xfr;              /* zone transfers out */
+	struct notify *notify;        /* NOTIFY out; NULL in check mode */
 	struct answer_env env;
 	struct rrl *rrl;
 	struct cookie_secret cookie;  /* kept across reloads so cookies stay valid */

@@ -28,6 +28,18 @@ struct update_handler {
 };
 
 /*
+ * Handles zone transfer requests (opcode QUERY, qtype AXFR or IXFR, signed
+ * with TSIG or not: this handler checks signatures itself).  It answers
+ * like the update handler, or, over TCP, leaves q->tx_len 0 and sets
+ * q->stream to send the transfer as several messages (core/wire/query.h).
+ * Returns 0, or a negative errno (core answers SERVFAIL).
+ */
+struct xfr_handler {
+	void *ctx;
+	int (*handle)(void *ctx, struct query *q);
+};
+
+/*
  * Signs a snapshot while it is being built: adds DNSKEY (and CDS/CDNSKEY),
  * the NSEC chain, and an RRSIG on every authoritative RRset, reusing cached
  * signatures by RRset content.  Sets the zone's refresh point through

@@ -9,7 +9,8 @@ libldns-dev libssl-dev libsqlite3-dev libmaxminddb-dev
 python3 python3-dnspython python3-cryptography sqlite3 mmdb-bin libmaxmind-db-writer-perl
 knot-dnsutils ldnsutils bind9-dnsutils bind9-utils unbound lego pebble openssl dnsperf
 prometheus chromium systemd man-db
-zonemaster-cli knot-resolver bind9 iproute2 util-linux"
+zonemaster-cli knot-resolver bind9 iproute2 util-linux
+knot nsd"
 if [ "${1:-}" = "--list" ]; then
 	echo $PACKAGES
 	exit 0

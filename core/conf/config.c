@@ -510,6 +510,83 @@ static void missing(struct loader *l, const struct toml_node *t, const char *key
 	err_node(l, t, "expected '%s' in %s", key, where);
 }
 
+/* "192.0.2.0/24", "2001:db8::/32", or an address alone (a host). */
+static bool parse_prefix(const char *s, struct config_prefix *p)
+{
+	char buf[INET6_ADDRSTRLEN + 8];
+	if (strlen(s) >= sizeof(buf))
+		return false;
+	strcpy(buf, s);
+	char *slash = strchr(buf, '/');
+	long len = -1;
+	if (slash) {
+		char *end;
+		*slash = '\0';
+		if (!slash[1])
+			return false;
+		len = strtol(slash + 1, &end, 10);
+		if (*end)
+			return false;
+	}
+	memset(p, 0, sizeof(*p));
+	if (inet_pton(AF_INET, buf, p->addr) == 1)
+		p->family = 4;
+	else if (inet_pton(AF_INET6, buf, p->addr) == 1)
+		p->family = 6;
+	else
+		return false;
+	long max = p->family == 4 ? 32 : 128;
+	if (len < 0)
+		len = max;
+	if (len > max)
+		return false;
+	p->len = (uint8_t)len;
+	return true;
+}
+
+/* "192.0.2.2", "192.0.2.2:5300", "2001:db8::2", "[2001:db8::2]:5300". */
+static bool parse_addr_port(const char *s, struct config_addr *a)
+{
+	char buf[INET6_ADDRSTRLEN + 8];
+	const char *port = NULL;
+	if (strlen(s) >= sizeof(buf))
+		return false;
+	memset(a, 0, sizeof(*a));
+	a->port = 53;
+	if (s[0] == '[') {
+		const char *close = strchr(s, ']');
+		if (!close || (size_t)(close - s - 1) >= sizeof(buf))
+			return false;
+		memcpy(buf, s + 1, (size_t)(close - s - 1));
+		buf[close - s - 1] = '\0';
+		if (close[1] == ':')
+			port = close + 2;
+		else if (close[1])
+			return false;
+	} else {
+		strcpy(buf, s);
+		char *colon = strchr(buf, ':');
+		if (colon && !strchr(colon + 1, ':')) {
+			*colon = '\0';
+			port = colon + 1;
+		}
+	}
+	if (port) {
+		char *end;
+		long v = strtol(port, &end, 10);
+		if (!*port || *end || v < 1 || v > 65535)
+			return false;
+		a->port = (uint16_t)v;
+	}
+	if (inet_pton(AF_INET, buf, a->addr) == 1)
+		a->family = 4;
+	else if (inet_pton(AF_INET6, buf, a->addr) == 1)
+		a->family = 6;
+	else
+		return false;
+	return true;
+}
+
 /* ---- record types, TSIG algorithms, base64 ---- */
 
 static const struct {
@@ -1182,7 +1259,8 @@ static void load_geo_https(struct loader *l, struct toml_node *gt, struct config
 static void load_zone_geo(struct loader *l, struct toml_node *zt, struct config_zone *z)
 {
 	static const char *const keys[] = {
-		"name", "sites", "ratio", "margin_miles", "ttl_single", "ttl_pair", "https", NULL,
+		"name", "sites", "ratio", "margin_miles", "ttl_single", "ttl_pair", "https",
+		"fallback_sites", NULL,
 	};
 	struct config *c = l->c;
 	struct toml_node *arr = get_tables(l, zt, "geo", "[[zones.geo]]");
@@ -1255,6 +1333,23 @@ static void load_zone_geo(struct loader *l, struct toml_node *zt, struct config_
 		get_u32(l, t, "ttl_single", 0, TTL_MAX, &g->ttl_single);
 		get_u32(l, t, "ttl_pair", 0, TTL_MAX, &g->ttl_pair);
 		load_geo_https(l, t, g);
+		struct toml_node *fb = get_str_array(l, t, "fallback_sites");
+		if (fb && (fb->u.arr.n < 1 || fb->u.arr.n > 2)) {
+			err_node(l, fb, "expected one or two site names in 'fallback_sites', found %zu",
+			         fb->u.arr.n);
+		} else if (fb) {
+			bool ok = true;
+			for (size_t j = 0; j < fb->u.arr.n; j++) {
+				struct toml_node *it = fb->u.arr.items[j];
+				if (!find_site(c, it->u.s)) {
+					err_node(l, it, "expected the name of a [[sites]] entry in "
+					         "'fallback_sites', found '%s'", it->u.s);
+					ok = false;
+				}
+			}
+			if (ok)
+				g->fallback_sites = copy_strs(l, fb, false, &g->n_fallback_sites);
+		}
 		check_unknown(l, t, keys, "[[zones.geo]]");
 	}
 	for (size_t i = 0; owners && i < arr->u.arr.n; i++)
@@ -1397,7 +1492,8 @@ static void read_key_file(struct loader *l, struct toml_node *at, struct config_
 static void load_tsig_keys(struct loader *l, struct toml_node *st, struct config_zone *z)
 {
 	static const char *const keys[] = {
-		"name", "algorithm", "key_file", "secret", "fudge", "allow_types", "allow_names", NULL,
+		"name", "algorithm", "key_file", "secret", "fudge", "allow_types", "allow_names",
+		"allow_axfr", NULL,
 	};
 	struct toml_node *arr = get_tables(l, st, "tsig_keys", "[[zones.stores.tsig_keys]]");
 	if (!arr || arr->u.arr.n == 0)
@@ -1414,6 +1510,8 @@ static void load_tsig_keys(struct loader *l, struct toml_node *st, struct config
 		const char *where = "[[zones.stores.tsig_keys]]";
 		k->pos = (struct config_pos){ t->line, t->col };
 		k->fudge = 300;
+		k->allow_axfr = true;
+		get_bool(l, t, "allow_axfr", &k->allow_axfr);
 
 		struct toml_node *n = get_type(l, t, "name", TOML_STRING);
 		if (n && !valid_name(n->u.s)) {
@@ -1603,7 +1701,7 @@ static void load_zones(struct loader *l, struct toml_node *root)
 {
 	static const char *const keys[] = {
 		"zone", "zone_type", "file", "publish_cds", "enable_dnssec", "allow_update",
-		"axfr_policy", "allow_axfr", "geo", "keys", "stores", NULL,
+		"axfr_policy", "allow_axfr", "axfr_from", "notify", "geo", "keys", "stores", NULL,
 	};
 	const char *where = "[[zones]]";
 	struct config *c = l->c;
@@ -1657,13 +1755,50 @@ static void load_zones(struct loader *l, struct toml_node *root)
 			z->allow_update = true;
 			upd = toml_get(t, "allow_update");
 		}
-		struct toml_node *ax = get_type(l, t, "axfr_policy", TOML_STRING);
-		if (ax && strcmp(ax->u.s, "Deny") != 0)
-			err_node(l, ax, "expected 'axfr_policy' to be \"Deny\" (zone transfers are not "
-			         "supported), found '%s'", ax->u.s);
+		/* Hickory's older boolean: true is AllowAll; axfr_policy wins when both are set. */
 		if (get_bool(l, t, "allow_axfr", &b) && b)
-			err_node(l, toml_get(t, "allow_axfr"), "expected 'allow_axfr' to be false "
-			         "(zone transfers are not supported)");
+			z->axfr_policy = AXFR_ALLOW_ALL;
+		struct toml_node *ax = get_type(l, t, "axfr_policy", TOML_STRING);
+		if (ax && strcmp(ax->u.s, "Deny") == 0)
+			z->axfr_policy = AXFR_DENY;
+		else if (ax && strcmp(ax->u.s, "AllowAll") == 0)
+			z->axfr_policy = AXFR_ALLOW_ALL;
+		else if (ax && strcmp(ax->u.s, "AllowSigned") == 0)
+			z->axfr_policy = AXFR_ALLOW_SIGNED;
+		else if (ax)
+			err_node(l, ax, "expected 'axfr_policy' to be \"Deny\", \"AllowAll\" or "
+			         "\"AllowSigned\", found '%s'", ax->u.s);
+		struct toml_node *from = get_str_array(l, t, "axfr_from");
+		if (from && from->u.arr.n == 0) {
+			err_node(l, from, "expected at least one address in 'axfr_from' (leave it out to "
+			         "allow any address the policy allows)");
+		} else if (from) {
+			z->axfr_from = calloc(from->u.arr.n, sizeof(*z->axfr_from));
+			if (!z->axfr_from)
+				l->oom = true;
+			for (size_t j = 0; z->axfr_from && j < from->u.arr.n; j++) {
+				struct toml_node *it = from->u.arr.items[j];
+				if (!parse_prefix(it->u.s, &z->axfr_from[z->n_axfr_from]))
+					err_node(l, it, "expected an address or address/prefix in 'axfr_from', "
+					         "found '%s'", it->u.s);
+				else
+					z->n_axfr_from++;
+			}
+		}
+		struct toml_node *nt = get_str_array(l, t, "notify");
+		if (nt && nt->u.arr.n) {
+			z->notify = calloc(nt->u.arr.n, sizeof(*z->notify));
+			if (!z->notify)
+				l->oom = true;
+			for (size_t j = 0; z->notify && j < nt->u.arr.n; j++) {
+				struct toml_node *it = nt->u.arr.items[j];
+				if (!parse_addr_port(it->u.s, &z->notify[z->n_notify]))
+					err_node(l, it, "expected an address with an optional port in 'notify' "
+					         "(\"192.0.2.2:53\", \"[2001:db8::2]:53\"), found '%s'", it->u.s);
+				else
+					z->n_notify++;
+			}
+		}
 
 		struct toml_node *stores = toml_get(t, "stores");
 		struct toml_node *store_upd = load_store(l, t, z);
@@ -1691,6 +1826,14 @@ static void load_zones(struct loader *l, struct toml_node *root)
 
 		load_zone_geo(l, t, z);
 		load_zone_keys(l, t, z);
+		if (z->axfr_policy == AXFR_ALLOW_SIGNED) {
+			bool any = false;
+			for (size_t j = 0; j < z->n_tsig_keys; j++)
+				any = any || z->tsig_keys[j].allow_axfr;
+			if (!any)
+				err_node(l, toml_get(t, "axfr_policy"), "expected a [[zones.stores.tsig_keys]] "
+				         "entry with allow_axfr for axfr_policy = \"AllowSigned\"");
+		}
 		check_unknown(l, t, keys, where);
 	}
 }
@@ -1905,7 +2048,10 @@ void config_free(struct config *c)
 			free_strs(z->geo[j].https.alpn, z->geo[j].https.n_alpn);
 			free(z->geo[j].https.site_names);
 			free(z->geo[j].https.ech);
+			free_strs(z->geo[j].fallback_sites, z->geo[j].n_fallback_sites);
 		}
+		free(z->axfr_from);
+		free(z->notify);
 		free(z->geo);
 	}
 	free(c->zones);

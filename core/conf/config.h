@@ -22,6 +22,23 @@ enum tsig_alg {
 
 struct config_pos { int line, col; };
 
+/* An address block ("192.0.2.0/24", "::1"): family 4 or 6, prefix length. */
+struct config_prefix {
+	uint8_t family;
+	uint8_t len;
+	uint8_t addr[16];
+};
+
+/* An address and port ("192.0.2.2:53", "[2001:db8::2]:53"; port 53 if left out). */
+struct config_addr {
+	uint8_t family;
+	uint8_t addr[16];
+	uint16_t port;
+};
+
+/* Who may transfer a zone (Hickory's axfr_policy). */
+enum config_axfr { AXFR_DENY = 0, AXFR_ALLOW_ALL, AXFR_ALLOW_SIGNED };
+
 struct config_tsig_key {
 	char *name;                 /* "update.acme.luffy.cx." as written */
 	enum tsig_alg algorithm;
@@ -34,6 +51,7 @@ struct config_tsig_key {
 	size_t n_allow_types;
 	char **allow_names;         /* suffixes ("*" style not used); NULL = whole zone below apex */
 	size_t n_allow_names;
+	bool allow_axfr;            /* may sign zone transfers (AllowSigned): true */
 	struct config_pos pos;
 };
 
@@ -68,6 +86,10 @@ struct config_geo_name {
 	uint32_t ttl_single;        /* 120 */
 	uint32_t ttl_pair;          /* 3600 */
 	struct config_geo_https https;
+	/* What a zone transfer carries for this name (1 or 2 site names); NULL =
+	 * the rule's answer at default_location with every site alive. */
+	char **fallback_sites;
+	size_t n_fallback_sites;
 	struct config_pos pos;
 };
 
@@ -86,6 +108,12 @@ struct config_zone {
 	bool publish_cds;           /* CDS + CDNSKEY at the apex (RFC 7344) */
 	struct config_geo_name *geo;
 	size_t n_geo;
+	/* Zone transfers out and NOTIFY. */
+	enum config_axfr axfr_policy;   /* Deny */
+	struct config_prefix *axfr_from;   /* when set, only these clients may transfer */
+	size_t n_axfr_from;
+	struct config_addr *notify;     /* secondaries told of every new serial */
+	size_t n_notify;
 	/* ACME policy and hygiene. */
 	uint32_t stale_txt_age_s;       /* 86400; 0 = never purge */
 	uint32_t max_records_per_name;  /* 16 */

@@ -175,13 +175,13 @@ static void scan(const struct rule_family *rf, const struct geo_sites *sites,
 
 static void decide(const struct geo_rule *r, const struct rule_family *rf,
                    const struct geo_sites *sites, enum geo_family f, double lat, double lon,
-                   struct geo_decision *out)
+                   bool need_alive, struct geo_decision *out)
 {
 	struct nearest best;
 	double v[3];
 
 	geo_unit_vector(lat, lon, v);
-	scan(rf, sites, f, v, true, &best);
+	scan(rf, sites, f, v, need_alive, &best);
 	if (best.count == 0) {
 		out->fail_open = true;
 		scan(rf, sites, f, v, false, &best);
@@ -225,7 +225,7 @@ int geo_rule_decide(const struct geo_rule *r, const struct geo_sites *sites,
 		*out = slot->d;
 		return 0;
 	}
-	decide(r, rf, sites, f, lat, lon, out);
+	decide(r, rf, sites, f, lat, lon, true, out);
 	*slot = (struct decision_slot){ .lat = lat, .lon = lon, .liveness = sites->liveness,
 	                                .used = true, .d = *out };
 	return 0;
@@ -238,6 +238,17 @@ int geo_rule_decide_fresh(const struct geo_rule *r, const struct geo_sites *site
 	if ((unsigned)f >= GEO_RULE_FAMILIES)
 		return -EINVAL;
 	if (r->fam[f].n)
-		decide(r, &r->fam[f], sites, f, lat, lon, out);
+		decide(r, &r->fam[f], sites, f, lat, lon, true, out);
+	return 0;
+}
+
+int geo_rule_decide_all(const struct geo_rule *r, const struct geo_sites *sites,
+                        enum geo_family f, double lat, double lon, struct geo_decision *out)
+{
+	*out = (struct geo_decision){ .site = { -1, -1 } };
+	if ((unsigned)f >= GEO_FAMILIES)
+		return -EINVAL;
+	if (r->fam[f].n)
+		decide(r, &r->fam[f], sites, f, lat, lon, false, out);
 	return 0;
 }

@@ -86,3 +86,10 @@ int geo_rule_decide(const struct geo_rule *r, const struct geo_sites *sites,
  */
 int geo_rule_decide_fresh(const struct geo_rule *r, const struct geo_sites *sites,
                           enum geo_family f, double lat, double lon, struct geo_decision *out);
+/*
+ * The same rule as if every enabled candidate were alive, bypassing the
+ * cache: an answer that does not move with health checks (the fixed set a
+ * zone transfer exports for a geo name).
+ */
+int geo_rule_decide_all(const struct geo_rule *r, const struct geo_sites *sites,
+                        enum geo_family f, double lat, double lon, struct geo_decision *out);

@@ -24,6 +24,12 @@
  * wait to be sent, the connection neither answers nor reads: a client that
  * does not read its answers stalls only itself.
  *
+ * A handler may answer with a stream of messages (a zone transfer, see
+ * struct query_stream): the connection then produces one message each time
+ * its queue is below the high mark, so a transfer of any size uses no more
+ * memory than one answer does, never blocks the loop, and goes only as
+ * fast as the client reads.  Pipelined queries behind it wait their turn.
+ *
  * Connections sit on four lists: by last activity (the LRU: the idle
  * timeout and the cap take from its head), by accept time (the lifetime
  * cap takes from its head), those that never completed a query (by accept
@@ -94,6 +100,7 @@ struct tcp_conn {
 	socklen_t peer_len;
 	size_t in_len;
 	size_t out_off, out_len;   /* unsent bytes are out[out_off .. out_len) */
+	struct query_stream stream;   /* next != NULL: a multi-message answer in progress */
 	uint8_t *in;               /* TCP_IN_SIZE, in the same allocation */
 	uint8_t *out;              /* TCP_OUT_SIZE, in the same allocation */
 };
@@ -235,6 +242,8 @@ static void sweep_arm(struct tcp *t);
 static void conn_close(struct tcp_conn *c)
 {
 	struct tcp *t = c->t;
+	if (c->stream.release)
+		c->stream.release(c->stream.ctx);
 	loop_del_fd(t->loop, c->fd);
 	close(c->fd);
 	list_remove(&t->list[TCP_LRU], c, TCP_LRU);
@@ -252,10 +261,9 @@ static size_t queued(const struct tcp_conn *c)
 	return c->out_len - c->out_off;
 }
 
-/* Answers one message into the output buffer.  Called only while at most
- * TCP_OUT_HIGH bytes are queued, so after compacting there is room for a
- * length prefix and a full NET_TX_SIZE answer. */
-static void answer(struct tcp_conn *c, const uint8_t *msg, size_t len)
+/* Makes room for a length prefix and a full NET_TX_SIZE answer (called
+ * only while at most TCP_OUT_HIGH bytes are queued) and points q->tx at it. */
+static struct query *out_slot(struct tcp_conn *c)
 {
 	struct tcp *t = c->t;
 	if (TCP_OUT_SIZE - c->out_len < 2 + NET_TX_SIZE) {
@@ -265,15 +273,18 @@ static void answer(struct tcp_conn *c, const uint8_t *msg, size_t len)
 	}
 	struct query *q = &t->q;
 	query_reset(q);
-	q->rx = msg;
-	q->rx_len = len;
 	memcpy(&q->client, &c->peer, c->peer_len);
 	q->client_len = c->peer_len;
 	q->transport = QUERY_TCP;
 	q->tx = c->out + c->out_len + 2;
 	q->tx_cap = NET_TX_SIZE;
 	q->max_size = QUERY_MSG_MAX;
-	t->h->fn(t->h->ctx, q);
+	return q;
+}
+
+/* Puts the length prefix before what the handler wrote at q->tx. */
+static void frame(struct tcp_conn *c, struct query *q)
+{
 	if (q->tx_len == 0)
 		return;
 	if (q->tx_len > QUERY_MSG_MAX || q->tx != c->out + c->out_len + 2) {
@@ -286,6 +297,37 @@ static void answer(struct tcp_conn *c, const uint8_t *msg, size_t len)
 	c->out_len += 2 + q->tx_len;
 }
 
+/* Answers one message into the output buffer. */
+static void answer(struct tcp_conn *c, const uint8_t *msg, size_t len)
+{
+	struct tcp *t = c->t;
+	struct query *q = out_slot(c);
+	q->rx = msg;
+	q->rx_len = len;
+	t->h->fn(t->h->ctx, q);
+	frame(c, q);
+	if (q->stream.next) {
+		c->stream = q->stream;
+		q->stream = (struct query_stream){ NULL, NULL, NULL };
+	}
+}
+
+/* The next message of a stream.  Returns 0, or a negative errno when the
+ * stream failed (the connection must close: the answer is cut short). */
+static int stream_step(struct tcp_conn *c)
+{
+	struct query *q = out_slot(c);
+	int rc = c->stream.next(c->stream.ctx, q);
+	frame(c, q);
+	/* The client read enough for another message: that is activity. */
+	touch(c);
+	if (rc <= 0) {
+		c->stream.release(c->stream.ctx);
+		c->stream = (struct query_stream){ NULL, NULL, NULL };
+	}
+	return rc < 0 ? rc : 0;
+}
+
 /* Answers every complete message in the input buffer, in order, until the
  * output is over the high mark.  Returns -EBADMSG on a length below a DNS
  * header (including 0): such a client is broken or hostile, so we close. */
@@ -293,7 +335,14 @@ static int conn_process(struct tcp_conn *c)
 {
 	size_t pos = 0;
 	int rc = 0;
-	while (queued(c) <= TCP_OUT_HIGH && c->in_len - pos >= 2) {
+	while (queued(c) <= TCP_OUT_HIGH) {
+		if (c->stream.next) {
+			if ((rc = stream_step(c)) < 0)
+				break;
+			continue;
+		}
+		if (c->in_len - pos < 2)
+			break;
 		size_t len = (size_t)c->in[pos] << 8 | c->in[pos + 1];
 		if (len < 12) {
 			rc = -EBADMSG;
@@ -348,10 +397,10 @@ static bool conn_progress(struct tcp_conn *c)
 			return false;
 		}
 		/* The flush may have made room for answers held back. */
-		if (queued(c) > TCP_OUT_HIGH || !has_message(c))
+		if (queued(c) > TCP_OUT_HIGH || (!has_message(c) && !c->stream.next))
 			break;
 	}
-	if (c->eof && !queued(c) && !has_message(c)) {
+	if (c->eof && !queued(c) && !has_message(c) && !c->stream.next) {
 		conn_close(c);
 		return false;
 	}

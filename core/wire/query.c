@@ -30,6 +30,7 @@ void query_reset(struct query *q)
 	q->cookie_valid = false;
 	q->cookie_out_set = false;
 	q->tc = false;
+	q->stream = (struct query_stream){ NULL, NULL, NULL };
 	if (q->arena)
 		arena_reset(q->arena);
 }

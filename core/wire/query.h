@@ -15,8 +15,28 @@
 #include "core/wire/edns.h"
 
 struct arena;
+struct query;
 
 #define QUERY_MSG_MAX 65535
+
+/*
+ * An answer of several messages (a zone transfer over TCP, RFC 5936 2.2).
+ * A handler that answers this way leaves q->tx_len at 0 and fills
+ * q->stream; the TCP layer then owns the stream and calls next() whenever
+ * its output queue has room, each time with q->tx pointing at fresh space
+ * of q->tx_cap bytes, and frames whatever next() wrote (q->tx_len, 0 =
+ * nothing this time).  next() returns 1 while more messages follow, 0
+ * after the last, or a negative errno (the connection is closed).  Later
+ * queries on the connection wait until the stream has ended, so answers
+ * stay in order.  release() is called exactly once: at the end, or when
+ * the connection goes away first.  Only TCP takes streams; over UDP a
+ * handler must not set one.
+ */
+struct query_stream {
+	void *ctx;
+	int (*next)(void *ctx, struct query *q);
+	void (*release)(void *ctx);
+};
 
 enum query_transport { QUERY_UDP = 0, QUERY_TCP = 1 };
 
@@ -64,6 +84,7 @@ struct query {
 	bool cookie_out_set;         /* return cookie_out in our OPT */
 	bool tc;                     /* truncated: set by packet_write or a slip */
 	uint8_t cookie_out[16];      /* server cookie to return */
+	struct query_stream stream;  /* next != NULL: more messages follow (TCP only) */
 
 	struct arena *arena;         /* per-query scratch, reset after each reply */
 	void *server;                /* the serving context (struct server), opaque here */

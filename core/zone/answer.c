@@ -465,6 +465,14 @@ static void respond(struct answer_env *env, struct query *q, uint32_t now)
 		packet_write_error(q);
 		return;
 	}
+	if (q->opcode == OPCODE_QUERY && (q->qtype == RR_AXFR || q->qtype == RR_IXFR) &&
+	    env->xfr.handle) {
+		if (env->xfr.handle(env->xfr.ctx, q) < 0) {
+			q->rcode = RCODE_SERVFAIL;
+			packet_write_error(q);
+		}
+		return;
+	}
 	if (q->opcode == OPCODE_UPDATE || q->tsig_offset) {
 		if (env->update.handle) {
 			if (env->update.handle(env->update.ctx, q) < 0) {

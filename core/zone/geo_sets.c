@@ -24,6 +24,7 @@
 
 #include "core/conf/config.h"
 #include "core/conf/metrics.h"
+#include "core/conf/config.h"
 #include "core/geo/geo_rule.h"
 #include "core/geo/geo_sites.h"
 #include "core/wire/arena.h"
@@ -72,6 +73,8 @@ struct geo_sets {
 	/* Decisions counted per site index ([0] rank 1, [1] rank 2); NULL: not counted. */
 	uint64_t **counters;
 	size_t n_counters;
+	/* What a zone transfer carries for the name, per family (NULL: none). */
+	const struct rrset *fallback[GEO_FAMILIES];
 };
 
 static size_t pair_index(size_t i, size_t j)
@@ -652,4 +655,61 @@ void geo_sets_count(const struct geo_sets *s, const struct geo_choice *c)
 const struct geo_rule *geo_sets_rule(const struct geo_sets *s)
 {
 	return s->rule;
+}
+
+/* The prebuilt RRset for candidates k0 (and k1, when two), built now if
+ * pairs are built on first use, into the slot geo_sets_foreach() visits,
+ * so the signer signs it with the rest. */
+static const struct rrset *set_for(struct geo_sets *s, struct arena *a, struct set_family *f,
+                                   size_t k0, size_t k1, int n)
+{
+	if (n == 1 || k0 == k1)
+		return &f->singles[k0];
+	size_t i = k0 < k1 ? k0 : k1, j = k0 < k1 ? k1 : k0;
+	struct rrset **slot = &f->pairs[pair_index(i, j)];
+	if (!*slot)
+		*slot = make_pair(a, s, f, i, j);
+	return *slot;
+}
+
+int geo_sets_set_fallback(struct geo_sets *s, struct arena *a, const struct geo_sites *sites,
+                          const struct config_geo_name *gn, double lat, double lon)
+{
+	for (int fam = 0; fam < GEO_FAMILIES; fam++) {
+		struct set_family *f = &s->fam[fam];
+		s->fallback[fam] = NULL;
+		if (f->n == 0)
+			continue;
+		size_t k[2];
+		int n = 0;
+		/* Configured sites, as far as they are candidates of this family. */
+		for (size_t c = 0; c < f->n && gn->n_fallback_sites; c++) {
+			const char *name = geo_site_name(sites, geo_rule_candidate_site(s->rule,
+			                                 (enum geo_family)fam, c));
+			for (size_t i = 0; i < gn->n_fallback_sites && n < 2; i++)
+				if (strcmp(name, gn->fallback_sites[i]) == 0)
+					k[n++] = c;
+		}
+		if (n == 0) {
+			struct geo_decision d;
+			int rc = geo_rule_decide_all(s->rule, sites, (enum geo_family)fam, lat, lon, &d);
+			if (rc < 0)
+				return rc;
+			if (d.n == 0)
+				continue;
+			k[0] = d.cand[0];
+			k[1] = d.cand[1];
+			n = d.n;
+		}
+		s->fallback[fam] = set_for(s, a, f, k[0], k[1], n);
+		if (!s->fallback[fam])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+const struct rrset *geo_sets_fallback(const struct geo_sets *s, uint16_t type)
+{
+	int f = family_for(type);
+	return f < 0 ? NULL : s->fallback[f];
 }

@@ -67,6 +67,19 @@ void geo_sets_attach(struct geo_sets *s, const uint8_t *owner, struct arena *a,
  * answer's Additional section costs no lookup and no per-record writing.
  */
 void geo_sets_link(struct geo_sets *s, const struct zone *z);
+/*
+ * The fixed answer a zone transfer carries for the name, since a stock
+ * secondary cannot run the rule: for each family, gn->fallback_sites (the
+ * ones that are candidates of the family) or else the rule's answer at
+ * lat/lon as if every enabled site were alive, so health checks do not move
+ * it.  It is one of the prebuilt RRsets (built now in `a` if need be), so
+ * the signer signs it with the others.  Call before the snapshot is signed.
+ * Returns 0 or -ENOMEM.
+ */
+int geo_sets_set_fallback(struct geo_sets *s, struct arena *a, const struct geo_sites *sites,
+                          const struct config_geo_name *gn, double lat, double lon);
+/* That RRset for RR_A or RR_AAAA; NULL when the name has no such answer. */
+const struct rrset *geo_sets_fallback(const struct geo_sets *s, uint16_t type);
 /* Visits every prebuilt RRset (for the signer); stops at a non-zero return. */
 int geo_sets_foreach(struct geo_sets *s, const uint8_t *owner, zone_rrset_fn fn, void *arg);
 /* True when the name can answer this type (A: some candidate has IPv4;

@@ -260,6 +260,37 @@ bool zone_builder_has_name(struct zone_builder *b, const uint8_t *owner)
 	return n && (n->pending || n->node.rrset_count || n->node.geo);
 }
 
+/* RFC 1982: a is newer than b. */
+static bool serial_gt(uint32_t a, uint32_t b)
+{
+	return a != b && (int32_t)(a - b) > 0;
+}
+
+static void raise_soa(struct rdata *rd, uint32_t floor)
+{
+	if (rd->len < 22)
+		return;
+	/* The rdata is the builder's own copy (zone_builder_add). */
+	uint8_t *p = (uint8_t *)rd->data + rd->len - 20;
+	if (serial_gt(floor, wire_get_u32(p)))
+		wire_set_u32(p, floor);
+}
+
+int zone_builder_raise_serial(struct zone_builder *b, uint32_t floor)
+{
+	struct bnode *n = lookup(b, b->apex, b->apex_len);
+	if (!n)
+		return -ENOENT;
+	for (struct brec *r = n->pending; r; r = r->next)
+		if (r->type == RR_SOA)
+			raise_soa(&r->rd, floor);
+	for (uint16_t i = 0; i < n->node.rrset_count; i++)
+		if (n->node.rrsets[i].type == RR_SOA)
+			for (uint16_t k = 0; k < n->node.rrsets[i].count; k++)
+				raise_soa(&n->node.rrsets[i].rr[k], floor);
+	return 0;
+}
+
 int zone_builder_add_geo(struct zone_builder *b, const uint8_t *owner, struct geo_sets *sets)
 {
 	uint8_t name[DNAME_MAX];
@@ -602,6 +633,7 @@ struct zone *zone_builder_finish(struct zone_builder *b, const struct zone_signe
 	z->serial = soa_serial(z->soa);
 	z->signed_zone = signer != NULL;
 	z->expires_at = b->expiry;
+	z->refs = 1;
 
 	uint32_t nb = 16;
 	while (nb < b->count * 2)
@@ -732,8 +764,29 @@ int zone_copy_loaded(const struct zone *z, struct zone_builder *b)
 	return 0;
 }
 
+const struct zone_node *zone_node_next(const struct zone *z, const struct zone_node *prev)
+{
+	uint32_t b = 0;
+	if (prev) {
+		if (prev->hash_next)
+			return prev->hash_next;
+		b = (dname_hash(prev->name, prev->name_len) & z->bucket_mask) + 1;
+	}
+	for (; b <= z->bucket_mask; b++)
+		if (z->buckets[b])
+			return z->buckets[b];
+	return NULL;
+}
+
+struct zone *zone_hold(const struct zone *z)
+{
+	struct zone *m = (struct zone *)z;   /* only the count changes */
+	m->refs++;
+	return m;
+}
+
 void zone_free(struct zone *z)
 {
-	if (z)
+	if (z && --z->refs == 0)
 		arena_free(z->arena);   /* the zone itself lives in its arena */
 }

@@ -67,6 +67,7 @@ struct zone {
 	void *owner_data;              /* opaque pointer for whoever built the zone (acme) */
 	struct metrics_zone *metrics;  /* its query counters (process lifetime, by name) */
 	double build_seconds;          /* from zone_builder_new() to the frozen snapshot */
+	uint32_t refs;                 /* holders: the zone table, and transfers still sending it */
 };
 
 /* --- lookup (query path; allocation-free) --- */
@@ -81,7 +82,20 @@ const struct rrset *zone_node_rrset(const struct zone_node *n, uint16_t type);
  */
 const struct zone_node *zone_nsec_covering(const struct zone *z, const uint8_t *name);
 
-void zone_free(struct zone *z);   /* NULL-safe */
+/*
+ * Every node once, in no particular order: pass NULL for the first.  For
+ * zone transfers, not the query path.
+ */
+const struct zone_node *zone_node_next(const struct zone *z, const struct zone_node *prev);
+
+/*
+ * A snapshot is freed when its last holder lets go.  The zone table holds
+ * the one it serves; a zone transfer holds the snapshot it is sending, so a
+ * swap in the middle of a transfer leaves the transfer consistent.  The
+ * count is the one mutable field of a snapshot (single-threaded).
+ */
+struct zone *zone_hold(const struct zone *z);
+void zone_free(struct zone *z);   /* drops one hold; NULL-safe */
 
 /* --- building --- */
 
@@ -111,6 +125,12 @@ int zone_builder_add(struct zone_builder *b, const uint8_t *owner, uint16_t type
                      uint32_t ttl, const uint8_t *rdata, uint16_t rdlen);
 /* True when `owner` already holds records or is a geo name. */
 bool zone_builder_has_name(struct zone_builder *b, const uint8_t *owner);
+/*
+ * Raises the apex SOA serial to `floor` when floor is newer (RFC 1982),
+ * e.g. the clock for a signed zone that secondaries copy: every signing
+ * then has a serial of its own.  -ENOENT without an apex.
+ */
+int zone_builder_raise_serial(struct zone_builder *b, uint32_t floor);
 /* Marks `owner` as a geo name; `sets` must live in zone_builder_arena(b). */
 int zone_builder_add_geo(struct zone_builder *b, const uint8_t *owner,
                          struct geo_sets *sets);

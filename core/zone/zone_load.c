@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "core/conf/config.h"
 #include "core/conf/diag.h"
@@ -124,6 +125,19 @@ int zone_load_geo(struct zone_builder *b, const struct config *c, const struct c
 			}
 			add_site_names(b, c, zc, i, apex, sites, d);
 		}
+		/* The transfer fallback: the answer for default_location, else for
+		 * a client at the first site (what the query path does too). */
+		double lat, lon;
+		if (c->geo.has_default_location) {
+			lat = c->geo.default_lat;
+			lon = c->geo.default_lon;
+		} else {
+			geo_site_position(sites, 0, &lat, &lon);
+		}
+		if (geo_sets_set_fallback(sets, zone_builder_arena(b), sites, gn, lat, lon) < 0) {
+			diag_add(d, c->path, gn->pos.line, gn->pos.col, "out of memory");
+			continue;
+		}
 		int rc = zone_builder_add_geo(b, owner, sets);
 		if (rc == -EINVAL)
 			diag_add(d, c->path, gn->pos.line, gn->pos.col, "geo name '%s' is outside zone %s",
@@ -164,6 +178,15 @@ struct zone *zone_load_static(const struct config *c, const struct config_zone *
 		zone_builder_free(b);
 		return NULL;
 	}
+	/*
+	 * A signed zone that secondaries copy: new signatures must come with a
+	 * new serial, or the secondaries keep the old ones until they expire.
+	 * Every build signs anew what is not cached (at start, on reload, at
+	 * the refresh point), so the serial is raised to the clock (Knot's
+	 * unixtime serial policy); a zone file serial ahead of the clock wins.
+	 */
+	if (signer && zc->axfr_policy != AXFR_DENY)
+		zone_builder_raise_serial(b, (uint32_t)time(NULL));
 	return zone_builder_finish(b, signer, file, d);
 }
 
@@ -185,6 +208,11 @@ struct zone *zone_load_resign(const struct config *c, const struct config_zone *
 	if (zone_load_geo(b, c, zc, sites, d) < 0) {
 		zone_builder_free(b);
 		return NULL;
+	}
+	/* New signatures, new serial (see zone_load_static), always forward. */
+	if (signer && zc->axfr_policy != AXFR_DENY) {
+		uint32_t now = (uint32_t)time(NULL);
+		zone_builder_raise_serial(b, (int32_t)(now - cur->serial) > 0 ? now : cur->serial + 1);
 	}
 	return zone_builder_finish(b, signer, zc->file ? zc->file : zc->zone_path, d);
 }

@@ -15,7 +15,15 @@
 struct zone_table {
 	struct zone **zones;   /* sorted by label count, longest first */
 	size_t n, cap;
+	zone_table_watch_fn watch;
+	void *watch_ctx;
 };
+
+void zone_table_watch(struct zone_table *t, zone_table_watch_fn fn, void *ctx)
+{
+	t->watch = fn;
+	t->watch_ctx = ctx;
+}
 
 struct zone_table *zone_table_new(void)
 {
@@ -61,6 +69,8 @@ int zone_table_add(struct zone_table *t, struct zone *z)
 	}
 	t->zones[at] = z;
 	t->n++;
+	if (t->watch)
+		t->watch(t->watch_ctx, z);
 	return 0;
 }
 
@@ -71,8 +81,11 @@ int zone_table_replace(struct zone_table *t, struct zone *z)
 		return zone_table_add(t, z);
 	struct zone *old = t->zones[i];
 	t->zones[i] = z;
-	/* Single-threaded: no query is in flight, the old snapshot can go. */
+	/* Single-threaded: no query is in flight, the old snapshot can go
+	 * (a zone transfer still sending it holds its own reference). */
 	zone_free(old);
+	if (t->watch)
+		t->watch(t->watch_ctx, z);
 	return 0;
 }
 

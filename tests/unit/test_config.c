@@ -714,9 +714,40 @@ static void test_zone_errors(void)
 	        "zone_path = \"z\"\nallow_update = true\n",
 	        "7:16: expected [zones.stores] type = \"sqlite\" for 'allow_update'",
 	        "updates on a file store");
-	problem(LISTEN "[[zones]]\nzone = \"a.test\"\nfile = \"z\"\naxfr_policy = \"AllowAll\"\n",
-	        "5:15: expected 'axfr_policy' to be \"Deny\" (zone transfers are not supported), "
-	        "found 'AllowAll'", "axfr_policy");
+	problem(LISTEN "[[zones]]\nzone = \"a.test\"\nfile = \"z\"\naxfr_policy = \"Allow\"\n",
+	        "5:15: expected 'axfr_policy' to be \"Deny\", \"AllowAll\" or \"AllowSigned\", "
+	        "found 'Allow'", "axfr_policy");
+	problem(LISTEN "[[zones]]\nzone = \"a.test\"\nfile = \"z\"\naxfr_policy = \"AllowSigned\"\n",
+	        "5:15: expected a [[zones.stores.tsig_keys]] entry with allow_axfr for "
+	        "axfr_policy = \"AllowSigned\"", "AllowSigned without a key");
+	problem(LISTEN "[[zones]]\nzone = \"a.test\"\nfile = \"z\"\naxfr_from = [\"10.0.0.0/33\"]\n",
+	        "5:14: expected an address or address/prefix in 'axfr_from', found '10.0.0.0/33'",
+	        "axfr_from prefix too long");
+	problem(LISTEN "[[zones]]\nzone = \"a.test\"\nfile = \"z\"\nnotify = [\"192.0.2.2:0\"]\n",
+	        "5:11: expected an address with an optional port in 'notify' (\"192.0.2.2:53\", "
+	        "\"[2001:db8::2]:53\"), found '192.0.2.2:0'", "notify port 0");
+	{
+		struct config *c = load_text(
+		    LISTEN "[[zones]]\nzone = \"a.test\"\nfile = \"z\"\nallow_axfr = true\n"
+		    "axfr_from = [\"10.1.2.0/24\", \"::1\"]\n"
+		    "notify = [\"192.0.2.2\", \"192.0.2.3:5300\", \"[2001:db8::2]:54\", \"2001:db8::3\"]\n");
+		ok(c != NULL, "transfer settings load");
+		if (c) {
+			const struct config_zone *z = &c->zones[0];
+			is_int(z->axfr_policy, AXFR_ALLOW_ALL, "allow_axfr = true is AllowAll");
+			is_int(z->n_axfr_from, 2, "two axfr_from entries");
+			is_int(z->axfr_from[0].family, 4, "v4 prefix");
+			is_int(z->axfr_from[0].len, 24, "prefix length");
+			is_int(z->axfr_from[1].len, 128, "a v6 host is /128");
+			is_int(z->n_notify, 4, "four notify targets");
+			is_int(z->notify[0].port, 53, "port 53 by default");
+			is_int(z->notify[1].port, 5300, "v4 with port");
+			is_int(z->notify[2].family, 6, "bracketed v6");
+			is_int(z->notify[2].port, 54, "bracketed v6 port");
+			is_int(z->notify[3].port, 53, "bare v6");
+			config_free(c);
+		}
+	}
 	problem(LISTEN "[[zones]]\nzone = \"a.test\"\nfile = \"z\"\n[[zones.stores]]\ntype = \"file\"\n"
 	        "zone_path = \"z\"\n[[zones.stores]]\ntype = \"file\"\nzone_path = \"y\"\n",
 	        "5:1: expected exactly one store in [[zones.stores]], found 2", "chained stores");

@@ -1,0 +1,32 @@
+#pragma once
+/*
+ * NOTIFY out (RFC 1996): whenever a zone's serial changes (an UPDATE, a
+ * stale purge, a re-signing, a reload, and once at start), each address in
+ * the zone's `notify` list gets a NOTIFY for the zone's SOA, so its
+ * secondaries fetch the change now rather than at their next refresh.
+ *
+ * Everything runs from the event loop and nothing waits: a NOTIFY is one
+ * datagram from a non-blocking socket, and an unanswered one is sent again
+ * after 1, 2, 4 ... seconds (at most 60 between tries) until the
+ * secondary answers or a newer serial replaces it.  When the zone has a
+ * TSIG key with allow_axfr and its axfr_policy is AllowSigned, NOTIFYs are
+ * signed with the first such key (secondaries commonly require it).
+ */
+#include <stdint.h>
+
+struct config_zone;
+struct loop;
+struct notify;
+struct zone;
+
+struct notify *notify_new(struct loop *l, char err[256]);
+void notify_free(struct notify *n);   /* NULL-safe; cancels retries */
+
+/* Registers a zone's targets (nothing to do when the list is empty). */
+int notify_add_zone(struct notify *n, const struct config_zone *zc, char err[256]);
+
+/*
+ * A zone is served with this snapshot (zone_table_watch_fn): when its
+ * serial differs from the last one announced, NOTIFY every target.
+ */
+void notify_zone_changed(void *n, const struct zone *z);

@@ -1,0 +1,395 @@
+"""Zone transfers out to real secondaries: Knot (knotd), NSD and BIND
+(named) each take a signed static zone with a geo name, a signed ACME zone
+and a large zone from geoacme by AXFR with TSIG, are told of each change by
+NOTIFY, and serve copies that are byte-identical (sorted) to the primary's
+and that ldns-verify-zone accepts.  Also: refusals without the key or with
+a key not allowed to transfer, the IXFR answers geoacme gives, multi-message
+TSIG checked by dnspython, and kill -9 of a secondary and of the primary."""
+import base64
+import os
+import subprocess
+import time
+import unittest
+
+import dns.message
+import dns.name
+import dns.query
+import dns.rcode
+import dns.rdatatype
+import dns.rrset
+import dns.tsig
+import dns.tsigkeyring
+import dns.update
+import dns.zone
+
+from harness import BASE_CONFIG, SITES_TOML, Server, free_port, main, make_key, make_mmdb
+from secondaries import ALL, sorted_records
+
+XFR_KEY = "xfr.example."
+XFR_SECRET = base64.b64encode(b"transfer-secret-for-the-secondaries").decode()
+UPDATE_KEY = "update.acme.example."
+UPDATE_SECRET = base64.b64encode(b"update-secret-for-lego-only").decode()
+
+STATIC = """$ORIGIN example.com.
+$TTL 3600
+@       IN SOA  ns1.example.com. hostmaster.example.com. 1 7200 3600 1209600 300
+@       IN NS   ns1.example.com.
+@       IN NS   ns2.example.com.
+ns1     IN A    192.0.2.53
+ns2     IN A    192.0.2.54
+mail    IN A    192.0.2.25
+@       IN MX   10 mail.example.com.
+blog    IN CNAME www.example.com.
+insecure IN NS  ns.insecure.example.com.
+ns.insecure IN A 192.0.2.99
+"""
+
+ACME = """$ORIGIN acme.example.
+$TTL 300
+@       IN SOA ns1.example.com. hostmaster.example.com. 100 3600 600 86400 60
+@       IN NS  ns1.example.com.
+@       IN NS  ns2.example.com.
+"""
+
+# Big enough for many messages (each about 16 KB): multi-message TSIG.
+BIG = "$ORIGIN big.example.\n$TTL 300\n" \
+      "@ IN SOA ns1.example.com. hostmaster.example.com. 7 3600 600 86400 60\n" \
+      "@ IN NS ns1.example.com.\n" + \
+      "".join('n%04d IN TXT "%s"\n' % (i, "x" * 100) for i in range(1500))
+
+CONFIG = SITES_TOML + """
+[geo]
+databases = ["city.mmdb"]
+default_location = [48.86, 2.35]
+
+[[zones]]
+zone = "example.com"
+zone_type = "Primary"
+axfr_policy = "AllowSigned"
+axfr_from = ["127.0.0.0/8", "::1"]
+notify = [{notify}]
+[[zones.geo]]
+name = "www"
+[[zones.keys]]
+algorithm = "ECDSAP256SHA256"
+key_path = "example.com.pem"
+[zones.stores]
+type = "file"
+zone_path = "example.com.zone"
+[[zones.stores.tsig_keys]]
+name = "{xk}"
+algorithm = "hmac-sha256"
+secret = "{xs}"
+
+[[zones]]
+zone = "acme.example"
+zone_type = "Primary"
+axfr_policy = "AllowSigned"
+notify = [{notify}]
+[[zones.keys]]
+algorithm = "ECDSAP256SHA256"
+key_path = "acme.pem"
+[zones.stores]
+type = "sqlite"
+allow_update = true
+journal_path = "acme.sqlite"
+zone_path = "acme.zone"
+[[zones.stores.tsig_keys]]
+name = "{uk}"
+algorithm = "hmac-sha256"
+secret = "{us}"
+allow_axfr = false
+[[zones.stores.tsig_keys]]
+name = "{xk}"
+algorithm = "hmac-sha256"
+secret = "{xs}"
+allow_types = ["A"]
+allow_names = ["nothing-at-all"]
+
+[[zones]]
+zone = "big.example"
+zone_type = "Primary"
+file = "big.zone"
+allow_axfr = true
+notify = [{notify}]
+
+[[zones]]
+zone = "closed.example"
+zone_type = "Primary"
+file = "closed.zone"
+"""
+
+CLOSED = """$ORIGIN closed.example.
+@ 300 IN SOA ns1.example.com. hostmaster.example.com. 1 3600 600 86400 60
+@ 300 IN NS ns1.example.com.
+"""
+
+ZONES = ["example.com", "acme.example", "big.example"]
+
+
+def keyring():
+    return dns.tsigkeyring.from_text({XFR_KEY: ("hmac-sha256", XFR_SECRET),
+                                      UPDATE_KEY: ("hmac-sha256", UPDATE_SECRET)})
+
+
+class Transfers(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        ports = [free_port() for _ in ALL]
+        notify = ", ".join('"127.0.0.1:%d"' % p for p in ports)
+        cfg = BASE_CONFIG + CONFIG.format(notify=notify, xk=XFR_KEY, xs=XFR_SECRET,
+                                          uk=UPDATE_KEY, us=UPDATE_SECRET)
+        cls.server = Server(cfg, {"example.com.zone": STATIC, "acme.zone": ACME, "big.zone": BIG,
+                                  "closed.zone": CLOSED})
+        make_key(cls.server.path("example.com.pem"))
+        make_key(cls.server.path("acme.pem"))
+        make_mmdb(cls.server.dir)
+        cls.server.start()
+        cls.secondaries = []
+        try:
+            for kind, port in zip(ALL, ports):
+                sec = kind(ZONES, cls.server.port, key=(XFR_KEY, "hmac-sha256", XFR_SECRET),
+                           port=port)
+                cls.secondaries.append(sec)
+                sec.start()
+            for sec in cls.secondaries:
+                for z in ZONES:
+                    sec.wait_serial(z, cls.primary_serial(z))
+        except Exception:
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        for sec in getattr(cls, "secondaries", []):
+            sec.cleanup()
+        rc = cls.server.stop()
+        log = cls.server.log()
+        cls.server.cleanup()
+        if rc != 0:
+            raise AssertionError("geoacme exited with %s:\n%s" % (rc, log[-3000:]))
+
+    @classmethod
+    def primary_serial(cls, zone):
+        r = cls.server.query(zone, "SOA")
+        return r.answer[0][0].serial
+
+    def primary_axfr(self, zone):
+        out = subprocess.run(["kdig", "@127.0.0.1", "-p", str(self.server.port), "-y",
+                              "hmac-sha256:%s:%s" % (XFR_KEY, XFR_SECRET), "+nocomments",
+                              "+nostats", "+noheader", "+noquestion", zone, "AXFR"],
+                             capture_output=True, text=True, timeout=20)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        return out.stdout
+
+    def update(self, name, rdtype, *rdata, delete=False):
+        u = dns.update.UpdateMessage("acme.example", keyring=keyring(),
+                                     keyname=dns.name.from_text(UPDATE_KEY),
+                                     keyalgorithm=dns.tsig.HMAC_SHA256)
+        if delete:
+            u.delete(name, rdtype)
+        else:
+            u.add(name, 300, rdtype, *rdata)
+        r = dns.query.tcp(u, "127.0.0.1", port=self.server.port, timeout=5)
+        self.assertEqual(dns.rcode.to_text(r.rcode()), "NOERROR")
+
+    def assert_copies_match(self, zone):
+        want = sorted_records(self.primary_axfr(zone))
+        self.assertGreater(len(want), 3)
+        for sec in self.secondaries:
+            with self.subTest(secondary=sec.NAME, zone=zone):
+                got = sorted_records(sec.axfr_text(zone))
+                self.assertEqual(got, want, "%s's copy of %s differs" % (sec.NAME, zone))
+
+    def ldns_verify(self, text, zone):
+        path = os.path.join(self.server.dir, "verify-%s.zone" % zone)
+        # ldns-verify-zone wants the SOA first and once.
+        lines = [l for l in text.splitlines() if len(l.split()) > 3 and l.split()[3] != "TSIG"]
+        soa = [l for l in lines if l.split()[3] == "SOA"][:1]
+        rest = [l for l in lines if l.split()[3] != "SOA"]
+        with open(path, "w") as f:
+            f.write("\n".join(soa + rest) + "\n")
+        return subprocess.run(["ldns-verify-zone", path], capture_output=True, text=True,
+                              timeout=30)
+
+    # --- the copies ---
+
+    def test_secondaries_hold_identical_copies(self):
+        for zone in ZONES:
+            self.assert_copies_match(zone)
+
+    def test_copies_verify_with_ldns(self):
+        for zone in ("example.com", "acme.example"):
+            for sec in self.secondaries:
+                with self.subTest(secondary=sec.NAME, zone=zone):
+                    out = self.ldns_verify(sec.axfr_text(zone), zone)
+                    self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+                    self.assertIn("Zone is verified and complete", out.stdout + out.stderr)
+
+    def test_secondaries_answer_validated_data_without_the_key(self):
+        # The secondaries serve the signed answers they received.
+        for sec in self.secondaries:
+            with self.subTest(secondary=sec.NAME):
+                r = sec.query("mail.example.com", "A")
+                types = sorted(dns.rdatatype.to_text(rr.rdtype) for rr in r.answer)
+                self.assertEqual(types, ["A", "RRSIG"])
+
+    def test_geo_name_transfers_its_fallback_set(self):
+        # default_location is Paris: the rule answers Paris and Nuremberg,
+        # whatever the health checks say; a stock secondary serves that set.
+        for sec in self.secondaries:
+            with self.subTest(secondary=sec.NAME):
+                a = sec.query("www.example.com", "A")
+                self.assertEqual(sorted(rd.to_text() for rd in a.answer[0]),
+                                 ["116.203.18.48", "45.90.160.60"])
+                self.assertEqual(a.answer[0].ttl, 3600)
+                aaaa = sec.query("www.example.com", "AAAA")
+                self.assertEqual(sorted(rd.to_text() for rd in aaaa.answer[0]),
+                                 ["2a01:4f8:1c0c:5eb5::1", "2a0c:8881:5:100::1"])
+
+    # --- NOTIFY and changes ---
+
+    def test_update_reaches_every_secondary_by_notify(self):
+        before = self.primary_serial("acme.example")
+        t0 = time.time()
+        name = "_acme-challenge.site%d.acme.example." % before
+        self.update(name, "TXT", '"token-%d"' % before)
+        serial = self.primary_serial("acme.example")
+        self.assertGreater(serial, before)
+        took = {}
+        deadline = time.time() + 30
+        while len(took) < len(self.secondaries) and time.time() < deadline:
+            for sec in self.secondaries:
+                if sec.NAME not in took and sec.serial("acme.example") == serial:
+                    took[sec.NAME] = time.time() - t0
+            time.sleep(0.005)
+        for sec in self.secondaries:
+            sec.wait_serial("acme.example", serial)
+        print("\nUPDATE -> serving on each secondary (s): %s" %
+              ", ".join("%s %.3f" % kv for kv in sorted(took.items())))
+        for sec in self.secondaries:
+            r = sec.query(name, "TXT")
+            self.assertEqual(r.answer[0][0].to_text(), '"token-%d"' % before)
+        self.server.wait_log(r"NOTIFY serial %d answered by 127\.0\.0\.1:%d" %
+                             (serial, self.secondaries[0].port))
+        self.assert_copies_match("acme.example")
+
+    def test_kill9_secondary_then_primary_converge(self):
+        knot = self.secondaries[0]
+        knot.kill9()
+        self.update("_acme-challenge.k9.acme.example.", "TXT", '"while-knot-was-down"')
+        serial = self.primary_serial("acme.example")
+        knot.start()
+        knot.wait_serial("acme.example", serial)
+        # The primary dies; what it acknowledged survives and still propagates.
+        self.update("_acme-challenge.k9b.acme.example.", "TXT", '"before-primary-kill"')
+        serial = self.primary_serial("acme.example")
+        for sec in self.secondaries:
+            sec.wait_serial("acme.example", serial)
+        port = self.server.port
+        self.server.kill9()
+        # The same port: the secondaries know the primary there.
+        cfg_path = self.server.config_path
+        with open(cfg_path) as f:
+            cfg = f.read()
+        with open(cfg_path, "w") as f:
+            f.write(cfg.replace("listen_port = 0", "listen_port = %d" % port, 1))
+        try:
+            self.server.start()
+        finally:
+            with open(cfg_path, "w") as f:
+                f.write(cfg)
+        # Nothing acknowledged was lost; the restart signed anew, so the
+        # serial moved on (RFC 1982 newer) and the secondaries follow.
+        r = self.server.query("_acme-challenge.k9b.acme.example.", "TXT")
+        self.assertEqual(r.answer[0][0].to_text(), '"before-primary-kill"')
+        self.assertEqual(self.primary_serial("acme.example"), serial + 1)
+        self.update("_acme-challenge.k9c.acme.example.", "TXT", '"after-primary-restart"')
+        for zone in ZONES:
+            serial = self.primary_serial(zone)
+            for sec in self.secondaries:
+                sec.wait_serial(zone, serial)
+        for zone in ZONES:
+            self.assert_copies_match(zone)
+
+    # --- access ---
+
+    def kdig_axfr(self, zone, *args):
+        return subprocess.run(["kdig", "@127.0.0.1", "-p", str(self.server.port), *args, zone,
+                               "AXFR"], capture_output=True, text=True, timeout=20)
+
+    def test_refused_without_the_key(self):
+        for zone in ("example.com", "acme.example"):
+            with self.subTest(zone=zone):
+                out = self.kdig_axfr(zone)
+                self.assertIn("server replied with error 'REFUSED'", out.stdout + out.stderr)
+                self.assertNotIn(" SOA ", out.stdout.replace("\t", " "))
+        self.server.wait_log(r"AXFR of acme\.example\. from 127\.0\.0\.1 \(key none\) refused: "
+                             r"not signed with a TSIG key of the zone")
+
+    def test_refused_with_a_key_not_allowed_to_transfer(self):
+        # The update key has allow_axfr = false: BADKEY (dnspython raises it).
+        with self.assertRaises(dns.tsig.PeerBadKey):
+            dns.query.tcp(self.axfr_query("acme.example", UPDATE_KEY), "127.0.0.1",
+                          port=self.server.port, timeout=5)
+        self.server.wait_log(r"AXFR of acme\.example\. from 127\.0\.0\.1 refused: TSIG key "
+                             r"update\.acme\.example\.: unknown key, or not allowed")
+
+    def test_refused_with_a_wrong_secret(self):
+        out = self.kdig_axfr("example.com", "-y", "hmac-sha256:%s:%s" %
+                             (XFR_KEY, base64.b64encode(b"wrong").decode()))
+        self.assertNotIn(" SOA ", out.stdout.replace("\t", " "))
+        self.assertIn("server replied with error 'BADSIG'", out.stdout + out.stderr)
+
+    def test_deny_is_the_default(self):
+        for args in ((), ("-y", "hmac-sha256:%s:%s" % (XFR_KEY, XFR_SECRET))):
+            out = self.kdig_axfr("closed.example", *args)
+            self.assertIn("server replied with error 'REFUSED'", out.stdout + out.stderr)
+        self.server.wait_log(r"AXFR of closed\.example\. from 127\.0\.0\.1 \(key xfr\.example\.\) "
+                             r"refused: axfr_policy is Deny")
+
+    def test_axfr_over_udp_refused(self):
+        q = dns.message.make_query("big.example", "AXFR")
+        r = dns.query.udp(q, "127.0.0.1", port=self.server.port, timeout=3)
+        self.assertEqual(dns.rcode.to_text(r.rcode()), "REFUSED")
+
+    def axfr_query(self, zone, key, rdtype="AXFR", serial=None):
+        q = dns.message.make_query(zone, rdtype)
+        if serial is not None:
+            q.authority.append(dns.rrset.from_text(zone + ".", 0, "IN", "SOA",
+                                                   ". . %d 0 0 0 0" % serial))
+        q.use_tsig(keyring(), keyname=dns.name.from_text(key), algorithm=dns.tsig.HMAC_SHA256)
+        return q
+
+    # --- IXFR answers and multi-message TSIG ---
+
+    def test_ixfr_when_current_is_the_soa_alone(self):
+        serial = self.primary_serial("example.com")
+        for tcp in (False, True):
+            with self.subTest(tcp=tcp):
+                q = self.axfr_query("example.com", XFR_KEY, "IXFR", serial)
+                fn = dns.query.tcp if tcp else dns.query.udp
+                r = fn(q, "127.0.0.1", port=self.server.port, timeout=5)
+                self.assertEqual(dns.rcode.to_text(r.rcode()), "NOERROR")
+                self.assertEqual(len(r.answer), 1)
+                self.assertEqual(r.answer[0].rdtype, dns.rdatatype.SOA)
+                self.assertEqual(r.answer[0][0].serial, serial)
+                self.assertTrue(r.had_tsig)
+
+    def test_ixfr_over_udp_is_the_soa_alone(self):
+        q = self.axfr_query("example.com", XFR_KEY, "IXFR", 1)
+        r = dns.query.udp(q, "127.0.0.1", port=self.server.port, timeout=5)
+        self.assertEqual([rr.rdtype for rr in r.answer], [dns.rdatatype.SOA])
+
+    def test_multi_message_tsig_verified_by_dnspython(self):
+        # dnspython checks every message's TSIG (RFC 8945 5.3.1) as it reads.
+        z = dns.zone.Zone("big.example.")
+        dns.query.inbound_xfr("127.0.0.1", z, port=self.server.port, timeout=10,
+                              query=self.axfr_query("big.example", XFR_KEY))
+        self.assertEqual(len([n for n in z.nodes if str(n).startswith("n")]), 1500)
+        self.server.wait_log(r"transfer of big\.example\. \(serial 7\) to 127\.0\.0\.1: "
+                             r"\d+ records in ([2-9]|\d\d+) messages")
+
+
+if __name__ == "__main__":
+    main()
