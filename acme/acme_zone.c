@@ -29,9 +29,11 @@
 #include "core/wire/wire.h"
 #include "core/zone/answer.h"
 #include "core/zone/zone.h"
+#include "core/zone/zone_diff.h"
 #include "core/zone/zone_table.h"
 #include "storage/change.h"
 #include "storage/db.h"
+#include "storage/journal.h"
 #include "storage/records.h"
 #include "storage/seed.h"
 
@@ -58,6 +60,7 @@ struct acme_zone {
 	bool has_signer;
 	bool allow_update;
 	bool serial_per_signing;         /* signed and transferred: see acme_resign */
+	struct journal_caps caps;        /* the IXFR journal's */
 	uint32_t stale_age;
 	int64_t purge_timer;
 	struct acme_key *keys;
@@ -144,13 +147,6 @@ static struct zone *build(struct acme_zone *az, char err[256])
 	return z;
 }
 
-/*
- * Makes a change: the serial bump is appended, the mirror changed, the new
- * snapshot built (so a change that cannot be served is never committed),
- * the transaction committed durably, and only then the snapshot swapped in.
- * Any failure leaves the database, the mirror and the served zone as they
- * were.
- */
 static int load_row(void *arg, const struct records_row *row);
 
 /*
@@ -186,7 +182,17 @@ static void unapply(struct acme_zone *az, const struct change_list *cl)
 	reload_mirror(az);
 }
 
-static int commit(struct acme_zone *az, struct change_list *cl, uint32_t *serial)
+/*
+ * Makes a change: the serial bump is appended, the mirror changed, the new
+ * snapshot built (so a change that cannot be served is never committed),
+ * its difference from the served snapshot computed, the records and the
+ * difference committed durably in one transaction, and only then the
+ * snapshot swapped in.  Any failure leaves the database, the mirror and
+ * the served zone as they were.  `reset` empties the journal instead of
+ * appending to it (the first signing after a start: secondaries hold the
+ * signatures of the previous run, which no difference describes).
+ */
+static int commit(struct acme_zone *az, struct change_list *cl, uint32_t *serial, bool reset)
 {
 	char err[256] = "";
 	if (az->mirror_stale) {
@@ -218,10 +224,24 @@ static int commit(struct acme_zone *az, struct change_list *cl, uint32_t *serial
 	 * Durable before anyone hears about it: the response is written only
 	 * after this returns.  A client that got NOERROR acts on it (Lego tells
 	 * the CA to look at the TXT record now), so an acknowledged change must
-	 * survive a crash or a power cut the very next moment; records_apply()
+	 * survive a crash or a power cut the very next moment; journal_commit()
 	 * returns once SQLite has synced the WAL (synchronous=FULL).
 	 */
-	ret = records_apply(az->db, cl);
+	const struct zone *old = zone_table_get(az->a->t, az->apex);
+	uint8_t *diff = NULL;
+	size_t diff_len = 0;
+	struct journal_entry e = { 0 };
+	if (old && !reset && az->caps.max_changes) {
+		if (zone_diff(old, z, &diff, &diff_len) < 0) {
+			log_warn("%s: cannot compute the change for the journal; it starts over",
+			         az->name);
+			reset = true;
+		} else {
+			e = (struct journal_entry){ old->serial, z->serial, diff, diff_len };
+		}
+	}
+	ret = journal_commit(az->db, cl, diff ? &e : NULL, reset, &az->caps);
+	free(diff);
 	if (ret < 0) {
 		unapply(az, cl);
 		zone_free(z);
@@ -237,6 +257,23 @@ static int commit(struct acme_zone *az, struct change_list *cl, uint32_t *serial
 	return 0;
 }
 
+static int bump_serial(struct acme_zone *az, bool reset, char err[256])
+{
+	/*
+	 * Secondaries copy this zone: new signatures need a new serial, or
+	 * they would keep the old ones until those expire.  The bump is a
+	 * change like any other (durable, journaled, announced).
+	 */
+	struct change_list cl;
+	uint32_t serial = 0;
+	change_list_init(&cl);
+	int ret = commit(az, &cl, &serial, reset);
+	change_list_clear(&cl);
+	if (ret < 0)
+		errf(err, "cannot commit the serial of the new signatures");
+	return ret;
+}
+
 int acme_resign(struct acme *a, const uint8_t *apex, char err[256])
 {
 	struct acme_zone *az = find_zone(a, apex);
@@ -244,21 +281,8 @@ int acme_resign(struct acme *a, const uint8_t *apex, char err[256])
 		errf(err, "not an ACME zone");
 		return -ENOENT;
 	}
-	if (az->serial_per_signing) {
-		/*
-		 * Secondaries copy this zone: new signatures need a new serial, or
-		 * they would keep the old ones until those expire.  The bump is a
-		 * change like any other (durable, journaled, announced).
-		 */
-		struct change_list cl;
-		uint32_t serial = 0;
-		change_list_init(&cl);
-		int ret = commit(az, &cl, &serial);
-		change_list_clear(&cl);
-		if (ret < 0)
-			errf(err, "cannot commit the serial of the new signatures");
-		return ret;
-	}
+	if (az->serial_per_signing)
+		return bump_serial(az, false, err);
 	struct zone *z = build(az, err);
 	if (!z)
 		return -EINVAL;
@@ -305,7 +329,7 @@ static int purge_zone(struct acme_zone *az, int64_t now)
 	int ret = 0;
 	if (n) {
 		uint32_t serial = 0;
-		ret = commit(az, &cl, &serial);
+		ret = commit(az, &cl, &serial, false);
 		if (ret == 0)
 			log_info("%s: removed %zu stale TXT records (older than %u s), serial %u",
 			         az->name, n, az->stale_age, serial);
@@ -516,7 +540,7 @@ static uint8_t do_update(struct acme *a, struct query *q, const struct acme_key 
 				dels++;
 		}
 		uint32_t serial = 0;
-		if (commit(az, &cl, &serial) < 0)
+		if (commit(az, &cl, &serial, false) < 0)
 			ret = RCODE_SERVFAIL;
 		else
 			log_info("update for %s from key %s: %zu added, %zu deleted, serial %u", zone,
@@ -626,6 +650,18 @@ struct update_handler acme_update_handler(struct acme *a, struct answer_env *env
 }
 
 /* --- setup --- */
+
+struct journal_visit {
+	int (*fn)(void *arg, const uint8_t *apex, const uint8_t *diff, size_t len);
+	void *arg;
+	const uint8_t *apex;
+};
+
+static int journal_visit(void *arg, const struct journal_entry *e)
+{
+	struct journal_visit *v = arg;
+	return v->fn(v->arg, v->apex, e->diff, e->len);
+}
 
 struct acme *acme_new(struct zone_table *t, struct loop *l, char err[256])
 {
@@ -818,6 +854,7 @@ int acme_add_zone(struct acme *a, const struct config *c, const struct config_zo
 	}
 	az->allow_update = zc->allow_update;
 	az->serial_per_signing = signer && zc->axfr_policy != AXFR_DENY;
+	az->caps = (struct journal_caps){ zc->ixfr_max_changes, zc->ixfr_max_bytes };
 	az->stale_age = zc->stale_txt_age_s;
 	if ((ret = add_keys(az, zc, err)) < 0)
 		goto fail;
@@ -873,7 +910,8 @@ int acme_add_zone(struct acme *a, const struct config *c, const struct config_zo
 		log_warn("%s: allow_update without TSIG keys: every UPDATE will be refused", az->name);
 	log_info("%s: %zu records from %s, serial %u%s", az->name, recset_count(az->rs),
 	         az->journal_path, z->serial, az->has_signer ? ", signed" : "");
-	if (az->serial_per_signing && acme_resign(a, az->apex, err) < 0) {
+	/* Signed anew: what the journal says about signatures is from the last run. */
+	if (az->serial_per_signing && bump_serial(az, true, err) < 0) {
 		/* Served as loaded; secondaries get the new signatures at the next change. */
 		log_error("%s: %s", az->name, err);
 	}
@@ -883,4 +921,16 @@ fail:
 	zone_free(z);
 	zone_free_acme(az);
 	return ret < 0 ? ret : -EINVAL;
+}
+
+int acme_journal_foreach(struct acme *a, const uint8_t *apex,
+                         int (*fn)(void *arg, const uint8_t *apex, const uint8_t *diff,
+                                   size_t len),
+                         void *arg)
+{
+	struct acme_zone *az = find_zone(a, apex);
+	if (!az)
+		return -ENOENT;
+	struct journal_visit v = { fn, arg, az->apex };
+	return journal_load(az->db, journal_visit, &v);
 }

@@ -8,7 +8,9 @@
  * memory (recset.h).  An UPDATE is checked against the mirror, committed
  * to SQLite in one durable transaction, then a new snapshot is built from
  * the mirror (signed through the zone_signer hook) and swapped into the
- * zone table, and only then is the response written.  A timer removes TXT
+ * zone table, and only then is the response written.  The difference
+ * between the served snapshots goes into the database's IXFR journal in
+ * the same transaction (storage/journal.h).  A timer removes TXT
  * records older than stale_txt_age_s the same way.
  *
  * The update handler also answers TSIG-signed queries for any zone: it
@@ -62,6 +64,16 @@ int acme_purge_stale(struct acme *a, const uint8_t *apex, int64_t now);
  * opens no window for replays (replay.h).  NULL-safe.
  */
 void acme_keep_replay(struct acme *a, const struct acme *prev);
+
+/*
+ * Calls fn with each difference of the zone's IXFR journal, oldest first
+ * (zone_diff blobs, valid during the call): how the transfer history
+ * survives a restart.  -ENOENT: not an ACME zone.
+ */
+int acme_journal_foreach(struct acme *a, const uint8_t *apex,
+                         int (*fn)(void *arg, const uint8_t *apex, const uint8_t *diff,
+                                   size_t len),
+                         void *arg);
 
 /*
  * The handler for core (hooks.h).  `env` answers signed queries

@@ -177,9 +177,8 @@ static void announce(struct notify_zone *nz)
 	}
 }
 
-void notify_zone_changed(void *ctx, const struct zone *z)
+void notify_zone_changed(struct notify *n, const struct zone *z)
 {
-	struct notify *n = ctx;
 	for (size_t i = 0; i < n->n; i++) {
 		struct notify_zone *nz = n->zones[i];
 		if (dname_len(nz->apex) != z->apex_len || memcmp(nz->apex, z->apex, z->apex_len) != 0)

@@ -29,4 +29,4 @@ int notify_add_zone(struct notify *n, const struct config_zone *zc, char err[256
  * A zone is served with this snapshot (zone_table_watch_fn): when its
  * serial differs from the last one announced, NOTIFY every target.
  */
-void notify_zone_changed(void *n, const struct zone *z);
+void notify_zone_changed(struct notify *n, const struct zone *z);

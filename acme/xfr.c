@@ -24,6 +24,7 @@
 #include "core/wire/wire.h"
 #include "core/zone/geo_sets.h"
 #include "core/zone/zone.h"
+#include "core/zone/zone_diff.h"
 #include "core/zone/zone_table.h"
 
 /*
@@ -33,6 +34,13 @@
  */
 #define XFR_MSG_SOFT 16384
 
+/* One difference of the IXFR history (a zone_diff blob). */
+struct xfr_hist {
+	uint32_t from, to;
+	uint8_t *blob;
+	size_t len;
+};
+
 struct xfr_zone {
 	uint8_t apex[DNAME_MAX];
 	char name[DNAME_MAX * 4 + 2];
@@ -41,6 +49,10 @@ struct xfr_zone {
 	size_t n_from;
 	struct tsig_key *keys;       /* those with allow_axfr */
 	size_t n_keys;
+	/* The IXFR history, oldest first, contiguous in serials. */
+	struct xfr_hist *hist;
+	size_t n_hist, cap_hist, hist_bytes;
+	uint32_t max_changes, max_bytes;
 };
 
 struct xfr {
@@ -60,6 +72,8 @@ struct xfr_item {
 
 struct xfr_stream {
 	struct zone *z;              /* held */
+	uint8_t *data;               /* an IXFR's records (the items point here) */
+	struct rdata *rdata;
 	struct xfr_item *items;
 	size_t n_items, item, rec;
 	uint16_t id, flags;
@@ -73,6 +87,8 @@ struct xfr_stream {
 	bool first;
 	char who[INET6_ADDRSTRLEN + 8];
 	size_t messages, records, bytes;
+	bool incremental;            /* an IXFR from the history */
+	const char *kind;            /* for the log */
 };
 
 static struct log_limit lim_refuse, lim_tsig;
@@ -103,6 +119,9 @@ void xfr_free(struct xfr *x)
 	if (!x)
 		return;
 	for (size_t i = 0; i < x->n; i++) {
+		for (size_t k = 0; k < x->zones[i].n_hist; k++)
+			free(x->zones[i].hist[k].blob);
+		free(x->zones[i].hist);
 		free(x->zones[i].from);
 		explicit_bzero(x->zones[i].keys, x->zones[i].n_keys * sizeof(*x->zones[i].keys));
 		free(x->zones[i].keys);
@@ -128,6 +147,8 @@ int xfr_add_zone(struct xfr *x, const struct config_zone *zc, char err[256])
 	dname_lower(xz->apex);
 	dname_to_str(xz->apex, xz->name, sizeof(xz->name));
 	xz->policy = zc->axfr_policy;
+	xz->max_changes = zc->ixfr_max_changes;
+	xz->max_bytes = zc->ixfr_max_bytes;
 	if (zc->n_axfr_from) {
 		xz->from = malloc(zc->n_axfr_from * sizeof(*xz->from));
 		if (!xz->from) {
@@ -380,6 +401,16 @@ static int build_items(struct xfr_stream *s)
 	return 0;
 }
 
+static void stream_release_quiet(struct xfr_stream *s)
+{
+	zone_free(s->z);
+	free(s->items);
+	free(s->rdata);
+	free(s->data);
+	explicit_bzero(&s->key, sizeof(s->key));
+	free(s);
+}
+
 static void stream_release(void *ctx)
 {
 	struct xfr_stream *s = ctx;
@@ -388,6 +419,8 @@ static void stream_release(void *ctx)
 		         s->z->name, s->z->serial, s->who, s->records);
 	zone_free(s->z);
 	free(s->items);
+	free(s->rdata);
+	free(s->data);
 	explicit_bzero(&s->key, sizeof(s->key));
 	free(s);
 }
@@ -478,23 +511,40 @@ static int stream_next(void *ctx, struct query *q)
 	s->bytes += q->tx_len;
 	if (s->item < s->n_items)
 		return 1;
-	log_info("transfer of %s (serial %u) to %s: %zu records in %zu messages, %zu bytes",
+	log_info("%s of %s (serial %u) to %s: %zu records in %zu messages, %zu bytes", s->kind,
 	         s->z->name, s->z->serial, s->who, s->records, s->messages, s->bytes);
 	return 0;
 }
 
-static int start_stream(struct query *q, const struct zone *z, const struct tsig_rr *req,
+static int ixfr_items(struct xfr_stream *s, const struct xfr_zone *xz, uint32_t serial);
+
+/*
+ * The stream of an AXFR, or of an IXFR from `serial` (ixfr true): the
+ * condensed history when it reaches back that far, else the whole zone.
+ */
+static int start_stream(struct query *q, const struct zone *z, const struct xfr_zone *xz,
+                        bool ixfr, uint32_t serial, const struct tsig_rr *req,
                         const struct tsig_key *key)
 {
 	struct xfr_stream *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	s->z = zone_hold(z);
-	if (build_items(s) < 0) {
-		zone_free(s->z);
-		free(s);
+	int rc = ixfr ? ixfr_items(s, xz, serial) : 0;
+	if (rc == 0) {
+		free(s->items);
+		free(s->rdata);
+		free(s->data);
+		s->items = NULL;
+		s->rdata = NULL;
+		s->data = NULL;
+		rc = build_items(s);
+	}
+	if (rc < 0) {
+		stream_release_quiet(s);
 		return -ENOMEM;
 	}
+	s->kind = !ixfr ? "AXFR" : s->incremental ? "IXFR" : "IXFR (whole zone, AXFR form)";
 	s->id = q->id;
 	s->flags = q->flags;
 	memcpy(s->qname, q->qname_orig, dname_len(q->qname_orig));
@@ -514,6 +564,254 @@ static int start_stream(struct query *q, const struct zone *z, const struct tsig
 	q->tx_len = 0;
 	q->stream = (struct query_stream){ s, stream_next, stream_release };
 	return 0;
+}
+
+/* --- the IXFR history --- */
+
+static struct xfr_zone *zone_mut(struct xfr *x, const uint8_t *apex)
+{
+	return (struct xfr_zone *)find_zone(x, apex);
+}
+
+static void hist_clear(struct xfr_zone *xz)
+{
+	for (size_t k = 0; k < xz->n_hist; k++)
+		free(xz->hist[k].blob);
+	xz->n_hist = 0;
+	xz->hist_bytes = 0;
+}
+
+/* Takes the blob.  A difference that does not continue the history
+ * (a gap, a serial that went back) starts it anew. */
+static void hist_append(struct xfr_zone *xz, uint8_t *blob, size_t len)
+{
+	uint32_t from, to, nd, na;
+	if (zone_diff_header(blob, len, &from, &to, &nd, &na) < 0 || len > xz->max_bytes ||
+	    !xz->max_changes) {
+		hist_clear(xz);
+		free(blob);
+		return;
+	}
+	if (xz->n_hist && xz->hist[xz->n_hist - 1].to != from)
+		hist_clear(xz);
+	if (xz->n_hist == xz->cap_hist) {
+		size_t nc = xz->cap_hist ? xz->cap_hist * 2 : 16;
+		struct xfr_hist *nv = realloc(xz->hist, nc * sizeof(*nv));
+		if (!nv) {
+			hist_clear(xz);
+			free(blob);
+			return;
+		}
+		xz->hist = nv;
+		xz->cap_hist = nc;
+	}
+	xz->hist[xz->n_hist++] = (struct xfr_hist){ from, to, blob, len };
+	xz->hist_bytes += len;
+	/* Capped by count and bytes; the oldest go first. */
+	size_t drop = 0;
+	while (drop < xz->n_hist &&
+	       (xz->n_hist - drop > xz->max_changes || xz->hist_bytes > xz->max_bytes)) {
+		xz->hist_bytes -= xz->hist[drop].len;
+		free(xz->hist[drop].blob);
+		drop++;
+	}
+	if (drop) {
+		memmove(xz->hist, xz->hist + drop, (xz->n_hist - drop) * sizeof(*xz->hist));
+		xz->n_hist -= drop;
+	}
+}
+
+int xfr_history_add(struct xfr *x, const uint8_t *apex, const uint8_t *blob, size_t len)
+{
+	struct xfr_zone *xz = zone_mut(x, apex);
+	if (!xz)
+		return -ENOENT;
+	uint8_t *copy = malloc(len ? len : 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, blob, len);
+	hist_append(xz, copy, len);
+	return 0;
+}
+
+/* RFC 1982: a is newer than b. */
+static bool serial_gt(uint32_t a, uint32_t b)
+{
+	return a != b && (int32_t)(a - b) > 0;
+}
+
+void xfr_zone_changed(struct xfr *x, const struct zone *old, const struct zone *z)
+{
+	struct xfr_zone *xz = zone_mut(x, z->apex);
+	if (!xz || !old || old->serial == z->serial)
+		return;
+	if (!serial_gt(z->serial, old->serial) || !xz->max_changes) {
+		hist_clear(xz);
+		return;
+	}
+	uint8_t *blob;
+	size_t len;
+	int rc = zone_diff(old, z, &blob, &len);
+	if (rc < 0) {
+		log_error("%s: cannot record the change for IXFR (%s); secondaries will use AXFR",
+		          xz->name, strerror(-rc));
+		hist_clear(xz);
+		return;
+	}
+	uint32_t from, to, nd, na;
+	zone_diff_header(blob, len, &from, &to, &nd, &na);
+	log_debug("%s: IXFR history %u -> %u: %u records deleted, %u added (%zu bytes)", xz->name,
+	          from, to, nd, na, len);
+	hist_append(xz, blob, len);
+}
+
+/* --- IXFR: the condensed difference from the client's serial --- */
+
+struct cond_rr {
+	struct zone_diff_rr rr;
+	size_t seq;
+};
+
+struct cond_ctx {
+	struct cond_rr *v;
+	size_t n, cap;
+	size_t seq;
+	uint32_t dels, adds;      /* seen in the current blob */
+	struct zone_diff_rr soa_from;
+	bool have_soa_from;
+	int err;
+};
+
+static int cond_collect(void *arg, const struct zone_diff_rr *rr)
+{
+	struct cond_ctx *c = arg;
+	/* The leading SOA of each section is the difference's frame. */
+	uint32_t *k = rr->add ? &c->adds : &c->dels;
+	if ((*k)++ == 0) {
+		if (!rr->add && !c->have_soa_from) {
+			c->soa_from = *rr;
+			c->have_soa_from = true;
+		}
+		return 0;
+	}
+	if (c->n == c->cap) {
+		size_t nc = c->cap ? c->cap * 2 : 64;
+		struct cond_rr *nv = realloc(c->v, nc * sizeof(*nv));
+		if (!nv)
+			return c->err = -ENOMEM;
+		c->v = nv;
+		c->cap = nc;
+	}
+	c->v[c->n++] = (struct cond_rr){ *rr, c->seq++ };
+	return 0;
+}
+
+static int cond_key_cmp(const struct zone_diff_rr *x, const struct zone_diff_rr *y)
+{
+	size_t lx = dname_len(x->owner), ly = dname_len(y->owner);
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
+	int c = memcmp(x->owner, y->owner, lx);
+	if (c)
+		return c;
+	if (x->type != y->type)
+		return x->type < y->type ? -1 : 1;
+	if (x->ttl != y->ttl)
+		return x->ttl < y->ttl ? -1 : 1;
+	if (x->rdlen != y->rdlen)
+		return x->rdlen < y->rdlen ? -1 : 1;
+	return memcmp(x->rdata, y->rdata, x->rdlen);
+}
+
+static int cond_cmp(const void *a, const void *b)
+{
+	const struct cond_rr *x = a, *y = b;
+	int c = cond_key_cmp(&x->rr, &y->rr);
+	if (c)
+		return c;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/*
+ * The history from `serial` to the served snapshot, condensed into one
+ * difference: a record deleted and added back within the range cancels
+ * out.  Returns 1 and fills the stream's items, 0 when the history does not
+ * reach back to `serial` (the caller sends the whole zone), or -ENOMEM.
+ */
+static int ixfr_items(struct xfr_stream *s, const struct xfr_zone *xz, uint32_t serial)
+{
+	size_t first = 0;
+	while (first < xz->n_hist && xz->hist[first].from != serial)
+		first++;
+	if (first == xz->n_hist || xz->hist[xz->n_hist - 1].to != s->z->serial)
+		return 0;
+	/* A copy of the blobs: the history may move on while we send. */
+	size_t total = 0;
+	for (size_t i = first; i < xz->n_hist; i++)
+		total += xz->hist[i].len;
+	s->data = malloc(total);
+	if (!s->data)
+		return -ENOMEM;
+	struct cond_ctx c = { 0 };
+	size_t off = 0;
+	for (size_t i = first; i < xz->n_hist && !c.err; i++) {
+		memcpy(s->data + off, xz->hist[i].blob, xz->hist[i].len);
+		c.dels = c.adds = 0;
+		int rc = zone_diff_walk(s->data + off, xz->hist[i].len, cond_collect, &c);
+		if (rc < 0 && !c.err)
+			c.err = rc;
+		off += xz->hist[i].len;
+	}
+	if (c.err || !c.have_soa_from) {
+		free(c.v);
+		return c.err == -ENOMEM ? -ENOMEM : 0;
+	}
+	qsort(c.v, c.n, sizeof(*c.v), cond_cmp);
+	/* Net effect per record: present before iff its first operation is a
+	 * deletion, present after iff its last one is an addition. */
+	size_t n_out = 0;
+	for (size_t i = 0; i < c.n;) {
+		size_t j = i;
+		while (j + 1 < c.n && cond_key_cmp(&c.v[j + 1].rr, &c.v[i].rr) == 0)
+			j++;
+		bool before = !c.v[i].rr.add, after = c.v[j].rr.add;
+		if (before != after) {
+			c.v[n_out] = c.v[i];
+			c.v[n_out].rr.add = after;
+			n_out++;
+		}
+		i = j + 1;
+	}
+	s->rdata = calloc(n_out + 1, sizeof(*s->rdata));
+	s->items = calloc(n_out + 5, sizeof(*s->items));
+	if (!s->rdata || !s->items) {
+		free(c.v);
+		return -ENOMEM;
+	}
+	const struct zone *z = s->z;
+	size_t k = 0;
+	s->rdata[n_out] = (struct rdata){ c.soa_from.rdlen, c.soa_from.rdata };
+	/* RFC 1995 4: current SOA, old SOA, deletions, new SOA, additions, current SOA. */
+	s->items[k++] = (struct xfr_item){ z->apex, RR_SOA, 1, z->soa->ttl, &z->soa->rr[0] };
+	s->items[k++] = (struct xfr_item){ c.soa_from.owner, RR_SOA, 1, c.soa_from.ttl,
+	                                   &s->rdata[n_out] };
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1)
+			s->items[k++] = (struct xfr_item){ z->apex, RR_SOA, 1, z->soa->ttl,
+			                                   &z->soa->rr[0] };
+		for (size_t i = 0; i < n_out; i++) {
+			if (c.v[i].rr.add != (pass == 1))
+				continue;
+			s->rdata[i] = (struct rdata){ c.v[i].rr.rdlen, c.v[i].rr.rdata };
+			s->items[k++] = (struct xfr_item){ c.v[i].rr.owner, c.v[i].rr.type, 1,
+			                                   c.v[i].rr.ttl, &s->rdata[i] };
+		}
+	}
+	s->items[k++] = (struct xfr_item){ z->apex, RR_SOA, 1, z->soa->ttl, &z->soa->rr[0] };
+	s->n_items = k;
+	s->incremental = true;
+	free(c.v);
+	return 1;
 }
 
 /* --- the handler --- */
@@ -576,8 +874,9 @@ static int handle(void *ctx, struct query *q)
 		            zname, who, kname, why);
 		return refuse(q, RCODE_REFUSED, req, key, 0, now);
 	}
+	int64_t serial = 0;
 	if (q->qtype == RR_IXFR) {
-		int64_t serial = ixfr_serial(q);
+		serial = ixfr_serial(q);
 		if (serial < 0)
 			return refuse(q, RCODE_FORMERR, req, key, 0, now);
 		if (q->transport == QUERY_UDP || serial_ge((uint32_t)serial, z->serial))
@@ -587,8 +886,12 @@ static int handle(void *ctx, struct query *q)
 		log_limited(&lim_refuse, LOG_INFO, "AXFR of %s from %s over UDP refused", zname, who);
 		return refuse(q, RCODE_REFUSED, req, key, 0, now);
 	}
-	log_info("%s of %s (serial %u) to %s (key %s)", kind, zname, z->serial, who, kname);
-	return start_stream(q, z, req, key);
+	if (q->qtype == RR_IXFR)
+		log_info("IXFR of %s from serial %u to %u for %s (key %s)", zname, (uint32_t)serial,
+		         z->serial, who, kname);
+	else
+		log_info("AXFR of %s (serial %u) to %s (key %s)", zname, z->serial, who, kname);
+	return start_stream(q, z, xz, q->qtype == RR_IXFR, (uint32_t)serial, req, key);
 }
 
 struct xfr_handler xfr_handler(struct xfr *x)

@@ -1,10 +1,16 @@
 #pragma once
 /*
- * Zone transfers out: AXFR (RFC 5936) for every zone we serve, static or
- * ACME, to stock secondaries (Knot, NSD, BIND).  An IXFR (RFC 1995) is
- * answered with the single SOA when the client is current (and always over
- * UDP), else with the whole zone in AXFR form, which RFC 1995 section 4
- * allows a server without the history to send.
+ * Zone transfers out: AXFR (RFC 5936) and IXFR (RFC 1995) for every zone
+ * we serve, static or ACME, to stock secondaries (Knot, NSD, BIND).
+ *
+ * IXFR: each zone keeps a history of differences between the snapshots it
+ * served (core/zone/zone_diff.h), fed by xfr_zone_changed(), capped by
+ * count and bytes (oldest dropped first).  A client that is current, and
+ * any IXFR over UDP, gets the SOA alone; one whose serial the history
+ * reaches gets the differences since, condensed into one; any other gets
+ * the whole zone in AXFR form (RFC 1995 section 4).  A static zone's history
+ * starts at each load; an ACME zone's is also kept in its database
+ * (storage/journal.h) and handed back with xfr_history_add() at start.
  *
  * Why here and not in core: a transfer is checked against TSIG keys
  * (acme/tsig.c), which core may not call.  Core hands AXFR and IXFR queries to the xfr_handler hook
@@ -26,8 +32,12 @@
  */
 #include "core/hooks.h"
 
+#include <stddef.h>
+#include <stdint.h>
+
 struct config_zone;
 struct xfr;
+struct zone;
 struct zone_table;
 
 /* `t` must outlive the xfr. */
@@ -39,6 +49,18 @@ void xfr_free(struct xfr *x);   /* NULL-safe; transfers in flight go on */
  * with allow_axfr).  Returns 0 or a negative errno with err.
  */
 int xfr_add_zone(struct xfr *x, const struct config_zone *zc, char err[256]);
+
+/*
+ * A zone is served with a new snapshot (old NULL: first served): records
+ * the difference in the zone's history.  A serial that did not move
+ * forward (RFC 1982) clears the history.
+ */
+void xfr_zone_changed(struct xfr *x, const struct zone *old, const struct zone *z);
+/*
+ * Appends a difference (a zone_diff blob, copied) to a zone's history; one
+ * that does not continue it starts it anew.  -ENOENT: not a zone of ours.
+ */
+int xfr_history_add(struct xfr *x, const uint8_t *apex, const uint8_t *blob, size_t len);
 
 /* The handler for core (hooks.h). */
 struct xfr_handler xfr_handler(struct xfr *x);

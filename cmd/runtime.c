@@ -138,6 +138,21 @@ static bool is_sqlite(const struct config_zone *zc)
 
 static void resign_check(struct loop *l, void *arg);
 
+static int journal_to_xfr(void *arg, const uint8_t *apex, const uint8_t *diff, size_t len)
+{
+	return xfr_history_add(arg, apex, diff, len) == -ENOMEM ? -ENOMEM : 0;
+}
+
+/* A zone is served with a new snapshot: history first, then the news. */
+static void zone_changed(void *arg, const struct zone *old, const struct zone *z)
+{
+	struct generation *g = arg;
+	if (g->xfr)
+		xfr_zone_changed(g->xfr, old, z);
+	if (g->notify)
+		notify_zone_changed(g->notify, z);
+}
+
 static void schedule_resign(struct generation *g)
 {
 	if (g->loop)
@@ -449,8 +464,16 @@ struct generation *generation_new(const char *path, struct loop *loop,
 				         "zone %s: geo names are served from file-backed zones only", zc->zone);
 			if (check_only)
 				check_journal(c, zc, hook, d);
-			else if (acme_add_zone(g->acme, c, zc, hook, err) < 0)
+			else if (acme_add_zone(g->acme, c, zc, hook, err) < 0) {
 				diag_add(d, c->path, zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
+			} else if (g->xfr) {
+				/* The IXFR history outlives restarts (storage/journal.h). */
+				uint8_t apex[DNAME_MAX];
+				if (dname_from_str(zc->zone, apex) >= 0) {
+					dname_lower(apex);
+					acme_journal_foreach(g->acme, apex, journal_to_xfr, g->xfr);
+				}
+			}
 			continue;
 		}
 		if (zc->n_geo && (!g->sites || (!g->geo_db && !c->geo.has_default_location)))
@@ -546,8 +569,9 @@ struct generation *generation_new(const char *path, struct loop *loop,
 		/* Secondaries hear of every zone at start, then of every new serial. */
 		for (size_t i = 0; i < zone_table_count(g->zones); i++)
 			notify_zone_changed(g->notify, zone_table_at(g->zones, i));
-		zone_table_watch(g->zones, notify_zone_changed, g->notify);
 	}
+	if (g->xfr)
+		zone_table_watch(g->zones, zone_changed, g);
 	schedule_resign(g);
 	return g;
 

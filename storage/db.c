@@ -38,6 +38,13 @@ static const char *const migrations[] = {
 	"CREATE INDEX records_stale ON records(type, created_at);",
 	/* 2 -> 3: mark the file as ours in the SQLite header (db_identify). */
 	"PRAGMA application_id = 1734700897;",   /* DB_APPLICATION_ID */
+	/* 3 -> 4: the IXFR journal (journal.h). */
+	"CREATE TABLE journal ("
+	" seq INTEGER PRIMARY KEY,"
+	" serial_from INTEGER NOT NULL,"
+	" serial_to INTEGER NOT NULL,"
+	" diff BLOB NOT NULL"
+	");",
 };
 
 _Static_assert(DB_APPLICATION_ID == 1734700897, "the migration writes DB_APPLICATION_ID");
@@ -388,7 +395,22 @@ struct db *db_open(const char *path, char err[256])
 	    prepare(db, &db->count, "SELECT count(*) FROM records", err) < 0 ||
 	    prepare(db, &db->meta_get, "SELECT value FROM meta WHERE key = ?1", err) < 0 ||
 	    prepare(db, &db->meta_set,
-	            "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)", err) < 0)
+	            "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)", err) < 0 ||
+	    prepare(db, &db->journal_insert,
+	            "INSERT INTO journal (serial_from, serial_to, diff) VALUES (?1, ?2, ?3)",
+	            err) < 0 ||
+	    prepare(db, &db->journal_load,
+	            "SELECT serial_from, serial_to, diff FROM journal ORDER BY seq", err) < 0 ||
+	    prepare(db, &db->journal_clear, "DELETE FROM journal", err) < 0 ||
+	    /* Keep the newest ?1 entries. */
+	    prepare(db, &db->journal_prune_count,
+	            "DELETE FROM journal WHERE seq <= (SELECT seq FROM journal ORDER BY seq DESC"
+	            " LIMIT 1 OFFSET ?1)", err) < 0 ||
+	    /* Keep the newest entries whose sizes add up to ?1 bytes at most. */
+	    prepare(db, &db->journal_prune_bytes,
+	            "DELETE FROM journal WHERE seq < (SELECT min(seq) FROM (SELECT seq,"
+	            " sum(length(diff)) OVER (ORDER BY seq DESC) AS total FROM journal)"
+	            " WHERE total <= ?1)", err) < 0)
 		goto fail;
 	return db;
 fail:
@@ -402,7 +424,8 @@ void db_close(struct db *db)
 		return;
 	sqlite3_stmt *all[] = {
 		db->begin, db->commit, db->rollback, db->load, db->insert,
-		db->delete_one, db->count, db->meta_get, db->meta_set,
+		db->delete_one, db->count, db->meta_get, db->meta_set, db->journal_insert,
+		db->journal_load, db->journal_clear, db->journal_prune_count, db->journal_prune_bytes,
 	};
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		sqlite3_finalize(all[i]);

@@ -28,6 +28,10 @@
  *                                            'seeded_from', 'seeded_at'
  *   v2: index records_stale ON records(type, created_at)
  *   v3: PRAGMA application_id = DB_APPLICATION_ID
+ *   v4: journal(seq INTEGER PRIMARY KEY, serial_from INTEGER,
+ *               serial_to INTEGER, diff BLOB)
+ *     one row per change of the served zone, oldest first: the IXFR
+ *     history (journal.h; diff is a core/zone/zone_diff.h blob)
  *
  * The serial is not stored apart: it is the apex SOA row's.
  */
@@ -35,7 +39,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DB_SCHEMA_VERSION 3
+#define DB_SCHEMA_VERSION 4
 /* PRAGMA application_id of our files since schema 3: "geoa" in ASCII. */
 #define DB_APPLICATION_ID 0x67656f61
 

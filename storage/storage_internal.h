@@ -21,6 +21,11 @@ struct db {
 	sqlite3_stmt *count;
 	sqlite3_stmt *meta_get;      /* key -> value */
 	sqlite3_stmt *meta_set;      /* key, value */
+	sqlite3_stmt *journal_insert;       /* serial_from, serial_to, diff */
+	sqlite3_stmt *journal_load;
+	sqlite3_stmt *journal_clear;
+	sqlite3_stmt *journal_prune_count;  /* keep the newest ?1 */
+	sqlite3_stmt *journal_prune_bytes;  /* keep the newest adding up to ?1 bytes */
 };
 
 /* BEGIN IMMEDIATE / COMMIT / ROLLBACK through the prepared statements. */

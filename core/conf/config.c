@@ -1701,7 +1701,8 @@ static void load_zones(struct loader *l, struct toml_node *root)
 {
 	static const char *const keys[] = {
 		"zone", "zone_type", "file", "publish_cds", "enable_dnssec", "allow_update",
-		"axfr_policy", "allow_axfr", "axfr_from", "notify", "geo", "keys", "stores", NULL,
+		"axfr_policy", "allow_axfr", "axfr_from", "notify", "ixfr_max_changes", "ixfr_max_bytes",
+		"geo", "keys", "stores", NULL,
 	};
 	const char *where = "[[zones]]";
 	struct config *c = l->c;
@@ -1723,6 +1724,10 @@ static void load_zones(struct loader *l, struct toml_node *root)
 		z->max_records_per_name = 16;
 		z->max_records = 10000;
 		z->max_txt_len = 255;
+		z->ixfr_max_changes = 100;
+		z->ixfr_max_bytes = 1 << 20;
+		get_u32(l, t, "ixfr_max_changes", 0, 100000, &z->ixfr_max_changes);
+		get_u32(l, t, "ixfr_max_bytes", 0, 1u << 30, &z->ixfr_max_bytes);
 
 		struct toml_node *n = get_type(l, t, "zone", TOML_STRING);
 		if (n && !valid_name(n->u.s)) {

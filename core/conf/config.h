@@ -114,6 +114,9 @@ struct config_zone {
 	size_t n_axfr_from;
 	struct config_addr *notify;     /* secondaries told of every new serial */
 	size_t n_notify;
+	/* IXFR history (the journal): oldest differences dropped past either cap. */
+	uint32_t ixfr_max_changes;      /* 100; 0 = no history, IXFR answered by AXFR */
+	uint32_t ixfr_max_bytes;        /* 1 MiB */
 	/* ACME policy and hygiene. */
 	uint32_t stale_txt_age_s;       /* 86400; 0 = never purge */
 	uint32_t max_records_per_name;  /* 16 */

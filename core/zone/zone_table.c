@@ -70,7 +70,7 @@ int zone_table_add(struct zone_table *t, struct zone *z)
 	t->zones[at] = z;
 	t->n++;
 	if (t->watch)
-		t->watch(t->watch_ctx, z);
+		t->watch(t->watch_ctx, NULL, z);
 	return 0;
 }
 
@@ -81,11 +81,11 @@ int zone_table_replace(struct zone_table *t, struct zone *z)
 		return zone_table_add(t, z);
 	struct zone *old = t->zones[i];
 	t->zones[i] = z;
+	if (t->watch)
+		t->watch(t->watch_ctx, old, z);
 	/* Single-threaded: no query is in flight, the old snapshot can go
 	 * (a zone transfer still sending it holds its own reference). */
 	zone_free(old);
-	if (t->watch)
-		t->watch(t->watch_ctx, z);
 	return 0;
 }
 

@@ -25,9 +25,10 @@ const struct zone *zone_table_find(const struct zone_table *t, const uint8_t *na
 const struct zone *zone_table_get(const struct zone_table *t, const uint8_t *apex);
 size_t zone_table_count(const struct zone_table *t);
 /*
- * Calls fn after every add and replace with the zone now served (NOTIFY
- * out watches serials this way).  One watcher; NULL removes it.
+ * Calls fn after every add (old NULL) and replace with the snapshot
+ * replaced and the one now served; `old` is freed after the call.  The IXFR
+ * history and NOTIFY out watch zones this way.  One watcher; NULL removes it.
  */
-typedef void (*zone_table_watch_fn)(void *ctx, const struct zone *z);
+typedef void (*zone_table_watch_fn)(void *ctx, const struct zone *old, const struct zone *z);
 void zone_table_watch(struct zone_table *t, zone_table_watch_fn fn, void *ctx);
 const struct zone *zone_table_at(const struct zone_table *t, size_t i);

@@ -20,6 +20,7 @@ from harness import free_port
 
 class Secondary:
     NAME = "?"
+    SOURCE = "127.0.0.1"    # the address it transfers from: the primary's log tells them apart
 
     def __init__(self, zones, primary_port, key=None, notify_key=True, port=None):
         """zones: names; key: (name, algorithm, base64 secret) used for the
@@ -117,6 +118,7 @@ class Secondary:
 
 class Knot(Secondary):
     NAME = "knot"
+    SOURCE = "127.0.0.2"
 
     def write_config(self):
         key = ""
@@ -142,6 +144,7 @@ database:
 {key}remote:
   - id: primary
     address: 127.0.0.1@{pport}
+    via: {src}
 {remote_key}acl:
   - id: from_primary
     address: 127.0.0.1
@@ -156,7 +159,7 @@ template:
     journal-content: changes
 zone:
 {zones}""".format(d=self.dir, port=self.port, pport=self.primary_port, key=key,
-                  remote_key=remote_key, notify_key=notify_key, zones=zones)
+                  remote_key=remote_key, notify_key=notify_key, zones=zones, src=self.SOURCE)
         with open(self.path("knot.conf"), "w") as f:
             f.write(conf)
 
@@ -166,6 +169,7 @@ zone:
 
 class Nsd(Secondary):
     NAME = "nsd"
+    SOURCE = "127.0.0.3"
 
     def write_config(self):
         key = ""
@@ -183,7 +187,8 @@ class Nsd(Secondary):
   request-xfr: 127.0.0.1@{pport} {k}
   allow-notify: 127.0.0.1 {nk}
   provide-xfr: 127.0.0.1 NOKEY
-""".format(z=z, pport=self.primary_port, k=kname, nk=nkey) for z in self.zones)
+  outgoing-interface: {src}
+""".format(z=z, pport=self.primary_port, k=kname, nk=nkey, src=self.SOURCE) for z in self.zones)
         conf = """server:
   ip-address: 127.0.0.1@{port}
   port: {port}
@@ -206,7 +211,7 @@ class Nsd(Secondary):
   xfrd-reload-timeout: 0
 remote-control:
   control-enable: no
-{key}{zones}""".format(d=self.dir, port=self.port, key=key, zones=zones)
+{key}{zones}""".format(d=self.dir, port=self.port, key=key, zones=zones, src=self.SOURCE)
         with open(self.path("nsd.conf"), "w") as f:
             f.write(conf)
 
@@ -216,6 +221,7 @@ remote-control:
 
 class Bind(Secondary):
     NAME = "bind"
+    SOURCE = "127.0.0.4"
 
     def write_config(self):
         key = ""
@@ -248,6 +254,7 @@ class Bind(Secondary):
   dnssec-validation no;
   allow-transfer {{ 127.0.0.1; }};
   allow-query {{ any; }};
+  transfer-source {src};
 }};
 controls {{ }};
 {key}logging {{
@@ -257,7 +264,7 @@ controls {{ }};
   category notify {{ f; }};
   category lame-servers {{ null; }};
 }};
-{zones}""".format(d=self.dir, port=self.port, key=key, zones=zones)
+{zones}""".format(d=self.dir, port=self.port, key=key, zones=zones, src=self.SOURCE)
         with open(self.path("named.conf"), "w") as f:
             f.write(conf)
 

@@ -7,6 +7,7 @@ a key not allowed to transfer, the IXFR answers geoacme gives, multi-message
 TSIG checked by dnspython, and kill -9 of a secondary and of the primary."""
 import base64
 import os
+import re
 import subprocess
 import time
 import unittest
@@ -20,6 +21,7 @@ import dns.rrset
 import dns.tsig
 import dns.tsigkeyring
 import dns.update
+import dns.xfr
 import dns.zone
 
 from harness import BASE_CONFIG, SITES_TOML, Server, free_port, main, make_key, make_mmdb
@@ -85,6 +87,7 @@ secret = "{xs}"
 zone = "acme.example"
 zone_type = "Primary"
 axfr_policy = "AllowSigned"
+ixfr_max_changes = 4
 notify = [{notify}]
 [[zones.keys]]
 algorithm = "ECDSAP256SHA256"
@@ -272,6 +275,18 @@ class Transfers(unittest.TestCase):
             self.assertEqual(r.answer[0][0].to_text(), '"token-%d"' % before)
         self.server.wait_log(r"NOTIFY serial %d answered by 127\.0\.0\.1:%d" %
                              (serial, self.secondaries[0].port))
+        # Each secondary asked for an IXFR and got the difference alone.
+        sizes = []
+        for sec in self.secondaries:
+            m = re.search(r"IXFR of acme\.example\. \(serial %d\) to %s: (\d+) records in "
+                          r"(\d+) messages, (\d+) bytes" % (serial, re.escape(sec.SOURCE)),
+                          self.server.log_since_start())
+            self.assertIsNotNone(m, "no incremental transfer to %s" % sec.NAME)
+            sizes.append("%s %s records %s bytes" % (sec.NAME, m.group(1), m.group(3)))
+            self.assertEqual(int(m.group(1)), 14)
+        print("IXFR after one UPDATE: " + ", ".join(sizes))
+        self.assertRegex(self.secondaries[0].log(), r"\[acme\.example\.\] IXFR, incoming, "
+                         r"remote 127\.0\.0\.1@\d+, finished")
         self.assert_copies_match("acme.example")
 
     def test_kill9_secondary_then_primary_converge(self):
@@ -381,14 +396,153 @@ class Transfers(unittest.TestCase):
         r = dns.query.udp(q, "127.0.0.1", port=self.server.port, timeout=5)
         self.assertEqual([rr.rdtype for rr in r.answer], [dns.rdatatype.SOA])
 
+    def ixfr_into(self, z, serial):
+        """Applies an IXFR from `serial` to a dnspython zone (dnspython checks
+        the IXFR framing and every message's TSIG)."""
+        q, _ = dns.xfr.make_query(z, serial=serial, keyring=keyring(),
+                                  keyname=dns.name.from_text(XFR_KEY),
+                                  keyalgorithm=dns.tsig.HMAC_SHA256)
+        dns.query.inbound_xfr("127.0.0.1", z, q, port=self.server.port, timeout=10)
+
+    def axfr_zone(self, zone):
+        z = dns.zone.Zone(zone + ".")
+        dns.query.inbound_xfr("127.0.0.1", z, port=self.server.port, timeout=10,
+                              query=self.axfr_query(zone, XFR_KEY))
+        return z
+
+    def test_ixfr_condenses_several_changes(self):
+        z = self.axfr_zone("acme.example")
+        s0 = z.get_soa().serial
+        self.update("_acme-challenge.cond.acme.example.", "TXT", '"first"')
+        self.update("_acme-challenge.cond.acme.example.", "TXT", '"second"')
+        self.update("_acme-challenge.cond.acme.example.", "TXT", delete=True)
+        self.update("_acme-challenge.cond2.acme.example.", "TXT", '"stays"')
+        serial = self.primary_serial("acme.example")
+        self.ixfr_into(z, s0)
+        self.assertEqual(z.get_soa().serial, serial)
+        self.assertEqual(sorted(z.to_text().splitlines()),
+                         sorted(self.axfr_zone("acme.example").to_text().splitlines()))
+        # One condensed difference: what was added and deleted again is not sent.
+        m = re.findall(r"IXFR of acme\.example\. \(serial %d\) to 127\.0\.0\.1: (\d+) records"
+                       % serial, self.server.log_since_start())
+        self.assertTrue(m)
+        r = dns.query.tcp(self.axfr_query("acme.example", XFR_KEY, "IXFR", s0), "127.0.0.1",
+                          port=self.server.port, timeout=5, one_rr_per_rrset=True)
+        soas = [rr[0].serial for rr in r.answer if rr.rdtype == dns.rdatatype.SOA]
+        self.assertEqual(soas, [serial, s0, serial, serial])
+        text = "\n".join(rr.to_text() for rr in r.answer)
+        self.assertNotIn("first", text)
+        self.assertNotIn("second", text)
+        self.assertIn("stays", text)
+
+    def test_ixfr_beyond_the_history_sends_the_whole_zone(self):
+        # ixfr_max_changes = 4: five changes later the old serial is gone.
+        s0 = self.primary_serial("acme.example")
+        for i in range(5):
+            self.update("_acme-challenge.h%d.acme.example." % i, "TXT", '"h%d"' % i)
+        serial = self.primary_serial("acme.example")
+        r = dns.query.tcp(self.axfr_query("acme.example", XFR_KEY, "IXFR", s0), "127.0.0.1",
+                          port=self.server.port, timeout=5, one_rr_per_rrset=True)
+        soas = [rr[0].serial for rr in r.answer if rr.rdtype == dns.rdatatype.SOA]
+        self.assertEqual(soas, [serial, serial])     # AXFR form: SOA first and last only
+        self.server.wait_log(r"IXFR \(whole zone, AXFR form\) of acme\.example\. \(serial %d\)"
+                             % serial)
+        # Four changes back is still in reach.
+        r = dns.query.tcp(self.axfr_query("acme.example", XFR_KEY, "IXFR", serial - 4),
+                          "127.0.0.1", port=self.server.port, timeout=5, one_rr_per_rrset=True)
+        soas = [rr[0].serial for rr in r.answer if rr.rdtype == dns.rdatatype.SOA]
+        self.assertEqual(soas, [serial, serial - 4, serial, serial])
+
     def test_multi_message_tsig_verified_by_dnspython(self):
         # dnspython checks every message's TSIG (RFC 8945 5.3.1) as it reads.
         z = dns.zone.Zone("big.example.")
         dns.query.inbound_xfr("127.0.0.1", z, port=self.server.port, timeout=10,
                               query=self.axfr_query("big.example", XFR_KEY))
         self.assertEqual(len([n for n in z.nodes if str(n).startswith("n")]), 1500)
-        self.server.wait_log(r"transfer of big\.example\. \(serial 7\) to 127\.0\.0\.1: "
+        self.server.wait_log(r"AXFR of big\.example\. \(serial 7\) to 127\.0\.0\.1: "
                              r"\d+ records in ([2-9]|\d\d+) messages")
+
+
+JOURNAL_CONFIG = """
+[[zones]]
+zone = "acme.example"
+zone_type = "Primary"
+allow_axfr = true
+ixfr_max_changes = 3
+
+[zones.stores]
+type = "sqlite"
+allow_update = true
+journal_path = "acme.sqlite"
+zone_path = "acme.zone"
+[[zones.stores.tsig_keys]]
+name = "{uk}"
+algorithm = "hmac-sha256"
+secret = "{us}"
+"""
+
+
+class Journal(unittest.TestCase):
+    """The IXFR journal of an (unsigned) ACME zone lives in its database:
+    written with each change, capped, and still answering IXFR after a
+    kill -9."""
+
+    def setUp(self):
+        self.server = Server(BASE_CONFIG + JOURNAL_CONFIG.format(uk=UPDATE_KEY, us=UPDATE_SECRET),
+                             {"acme.zone": ACME})
+        self.server.start()
+
+    def tearDown(self):
+        self.server.cleanup()
+
+    def update(self, name, text):
+        u = dns.update.UpdateMessage("acme.example", keyring=keyring(),
+                                     keyname=dns.name.from_text(UPDATE_KEY),
+                                     keyalgorithm=dns.tsig.HMAC_SHA256)
+        u.add(name, 300, "TXT", text)
+        r = dns.query.tcp(u, "127.0.0.1", port=self.server.port, timeout=5)
+        self.assertEqual(dns.rcode.to_text(r.rcode()), "NOERROR")
+
+    def serial(self):
+        return self.server.query("acme.example", "SOA").answer[0][0].serial
+
+    def ixfr_soas(self, serial):
+        q = dns.message.make_query("acme.example", "IXFR")
+        q.authority.append(dns.rrset.from_text("acme.example.", 0, "IN", "SOA",
+                                               ". . %d 0 0 0 0" % serial))
+        r = dns.query.tcp(q, "127.0.0.1", port=self.server.port, timeout=5, one_rr_per_rrset=True)
+        return [rr[0].serial for rr in r.answer if rr.rdtype == dns.rdatatype.SOA], r
+
+    def journal_rows(self):
+        out = subprocess.run(["sqlite3", self.server.path("acme.sqlite"),
+                              "SELECT serial_from || '-' || serial_to FROM journal ORDER BY seq"],
+                             capture_output=True, text=True, check=True)
+        return out.stdout.split()
+
+    def test_journal_survives_kill9_and_is_capped(self):
+        s0 = self.serial()
+        for i in range(4):
+            self.update("_acme-challenge.j%d.acme.example." % i, '"j%d"' % i)
+        s4 = self.serial()
+        self.assertEqual(s4, s0 + 4)
+        # Capped at three differences, the oldest gone, in the database too.
+        self.assertEqual(self.journal_rows(), ["%d-%d" % (s0 + i, s0 + i + 1) for i in (1, 2, 3)])
+        port = self.server.port
+        self.server.kill9()
+        with open(self.server.config_path) as f:
+            cfg = f.read()
+        with open(self.server.config_path, "w") as f:
+            f.write(cfg.replace("listen_port = 0", "listen_port = %d" % port, 1))
+        self.server.start()
+        self.assertEqual(self.serial(), s4)
+        soas, r = self.ixfr_soas(s0 + 2)
+        self.assertEqual(soas, [s4, s0 + 2, s4, s4])
+        text = "\n".join(rr.to_text() for rr in r.answer)
+        self.assertIn('"j2"', text)
+        self.assertIn('"j3"', text)
+        self.assertNotIn('"j1"', text)
+        soas, _ = self.ixfr_soas(s0)        # beyond the cap: the whole zone
+        self.assertEqual(soas, [s4, s4])
 
 
 if __name__ == "__main__":

@@ -1,0 +1,68 @@
+/*
+ * The IXFR journal (see journal.h).
+ */
+#include <errno.h>
+
+#include "core/conf/log.h"
+#include "storage/journal.h"
+#include "storage/storage_internal.h"
+
+static int append(struct db *db, const struct journal_entry *e, const struct journal_caps *caps)
+{
+	if (!caps->max_changes || e->len > caps->max_bytes)
+		return db_step_done(db, db->journal_clear, "emptying the journal");
+	sqlite3_stmt *st = db->journal_insert;
+	sqlite3_bind_int64(st, 1, e->serial_from);
+	sqlite3_bind_int64(st, 2, e->serial_to);
+	sqlite3_bind_blob(st, 3, e->diff, (int)e->len, SQLITE_STATIC);
+	if (db_step_done(db, st, "appending to the journal") < 0)
+		return -EIO;
+	sqlite3_bind_int64(db->journal_prune_count, 1, caps->max_changes);
+	if (db_step_done(db, db->journal_prune_count, "pruning the journal") < 0)
+		return -EIO;
+	sqlite3_bind_int64(db->journal_prune_bytes, 1, caps->max_bytes);
+	return db_step_done(db, db->journal_prune_bytes, "pruning the journal");
+}
+
+int journal_commit(struct db *db, const struct change_list *cl, const struct journal_entry *e,
+                   bool reset, const struct journal_caps *caps)
+{
+	if (db_begin(db) < 0)
+		return -EIO;
+	if (records_apply_in_tx(db, cl) < 0 ||
+	    (reset && db_step_done(db, db->journal_clear, "emptying the journal") < 0) ||
+	    (e && append(db, e, caps) < 0)) {
+		db_rollback(db);
+		return -EIO;
+	}
+	/* Durable before the UPDATE is acknowledged (see records_apply). */
+	if (db_commit(db) < 0) {
+		db_rollback(db);
+		return -EIO;
+	}
+	return 0;
+}
+
+int journal_load(struct db *db, journal_fn fn, void *arg)
+{
+	sqlite3_stmt *st = db->journal_load;
+	int rc, ret = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct journal_entry e = {
+			.serial_from = (uint32_t)sqlite3_column_int64(st, 0),
+			.serial_to = (uint32_t)sqlite3_column_int64(st, 1),
+			.diff = sqlite3_column_blob(st, 2),
+			.len = (size_t)sqlite3_column_bytes(st, 2),
+		};
+		if (!e.diff)
+			continue;
+		if ((ret = fn(arg, &e)) != 0)
+			break;
+	}
+	if (!ret && rc != SQLITE_DONE) {
+		log_error("%s: loading the journal: %s", db->path, sqlite3_errmsg(db->sql));
+		ret = -EIO;
+	}
+	sqlite3_reset(st);
+	return ret;
+}

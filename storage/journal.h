@@ -1,0 +1,48 @@
+#pragma once
+/*
+ * The IXFR journal of an ACME zone, in the zone's database (table journal,
+ * db.h): each change of the served zone (an UPDATE, a stale purge, a
+ * re-signing) as the difference between the snapshot before and the one
+ * after (core/zone/zone_diff.h: deleted and added records, both SOA
+ * serials).  A difference is written in the same transaction as the
+ * records it describes, so the two never disagree, even after kill -9.
+ *
+ * Capped by count and by bytes; the oldest entries go first, in that same
+ * transaction.  Storage keeps the blobs opaque: it does not parse them.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct change_list;
+struct db;
+
+struct journal_entry {
+	uint32_t serial_from, serial_to;
+	const uint8_t *diff;
+	size_t len;
+};
+
+struct journal_caps {
+	uint32_t max_changes;     /* 0: keep no history */
+	uint32_t max_bytes;
+};
+
+/*
+ * Applies the change list and, when `e` is not NULL, appends its
+ * difference; with `reset`, empties the journal first (the history no
+ * longer describes what secondaries may hold, e.g. after a restart re-signed
+ * the zone).  One transaction, committed durably (synchronous=FULL) before
+ * returning, as records_apply().  An entry larger than max_bytes, or any
+ * entry with max_changes 0, empties the journal instead.  -EIO on error
+ * (nothing changed).
+ */
+int journal_commit(struct db *db, const struct change_list *cl, const struct journal_entry *e,
+                   bool reset, const struct journal_caps *caps);
+
+/*
+ * Calls fn for every entry, oldest first; pointers are valid during the
+ * call only.  A non-zero return from fn stops the walk and is returned.
+ */
+typedef int (*journal_fn)(void *arg, const struct journal_entry *e);
+int journal_load(struct db *db, journal_fn fn, void *arg);
