@@ -549,6 +549,10 @@ struct generation *generation_new(const char *path, struct loop *loop,
 		}
 		g->env.rrl = g->rrl;
 	}
+	if (c->nsid) {
+		g->env.nsid = (const uint8_t *)c->nsid;
+		g->env.nsid_len = (uint8_t)strlen(c->nsid);
+	}
 	if (c->cookies) {
 		if (prev && prev->env.cookies)
 			g->cookie = prev->cookie;

@@ -887,7 +887,7 @@ static void load_server(struct loader *l, struct toml_node *root)
 	static const char *const keys[] = {
 		"udp_max_size", "tcp_max_connections", "tcp_max_connections_per_prefix", "rrl_rate",
 		"rrl_slip", "rrl_ipv4_prefix", "rrl_ipv6_prefix", "cookies", "http_listen",
-		"query_log_sample", "query_log_rate", NULL,
+		"query_log_sample", "query_log_rate", "nsid", NULL,
 	};
 	struct config *c = l->c;
 	struct toml_node *t = get_table(l, root, "server");
@@ -906,6 +906,11 @@ static void load_server(struct loader *l, struct toml_node *root)
 	if (get_int(l, t, "rrl_ipv6_prefix", 16, 128, &v))
 		c->rrl_ipv6_prefix = (uint8_t)v;
 	get_bool(l, t, "cookies", &c->cookies);
+	struct toml_node *nsid = get_type(l, t, "nsid", TOML_STRING);
+	if (nsid && (!nsid->u.s[0] || strlen(nsid->u.s) > 128))
+		err_node(l, nsid, "expected 1 to 128 bytes for 'nsid', found %zu", strlen(nsid->u.s));
+	else if (nsid)
+		c->nsid = xstrdup(l, nsid->u.s);
 	load_http_listen(l, t);
 	get_u32(l, t, "query_log_sample", 0, 1000000000, &c->query_log_sample);
 	get_u32(l, t, "query_log_rate", 1, 100000, &c->query_log_rate);
@@ -2015,6 +2020,7 @@ void config_free(struct config *c)
 	free(c->user);
 	free(c->group);
 	free(c->pid_file);
+	free(c->nsid);
 	for (size_t i = 0; i < c->n_sites; i++) {
 		free(c->sites[i].name);
 		free(c->sites[i].health.http_path);

@@ -187,6 +187,7 @@ struct config {
 	uint8_t rrl_ipv4_prefix;        /* 24 */
 	uint8_t rrl_ipv6_prefix;        /* 56 */
 	bool cookies;                   /* answer RFC 7873 cookies: true */
+	char *nsid;                     /* NSID identity (RFC 5001); NULL = none */
 	/* [server] observability */
 	char **http_listen;             /* "127.0.0.1:9153"; none = no HTTP endpoint */
 	size_t n_http_listen;

@@ -66,6 +66,9 @@ int edns_parse_options(struct edns *e, const uint8_t *rdata, uint16_t rdlen)
 				memset(&e->ecs, 0, sizeof(e->ecs));
 				e->bad_option = true;
 			}
+		} else if (code == EDNS_OPT_NSID) {
+			/* RFC 5001 2.1: empty in a query; whatever it holds is ignored. */
+			e->nsid = true;
 		} else if (code == EDNS_OPT_COOKIE) {
 			/* Client cookie 8 bytes, optional server cookie 8..32 bytes. */
 			if (len != 8 && (len < 16 || len > 40)) {

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #define EDNS_UDP_DEFAULT 1232     /* our cap on UDP responses unless configured */
+#define EDNS_OPT_NSID 3          /* RFC 5001 */
 #define EDNS_OPT_ECS 8
 #define EDNS_OPT_COOKIE 10
 
@@ -25,6 +26,7 @@ struct edns {
 	bool do_bit;
 	uint16_t udp_size;      /* as advertised by the client */
 	struct edns_ecs ecs;
+	bool nsid;              /* the client asked who answers (RFC 5001) */
 	bool cookie_present;
 	uint8_t cookie_len;
 	uint8_t cookie[40];

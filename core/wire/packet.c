@@ -333,6 +333,8 @@ static size_t opt_size(const struct query *q)
 		n += 4 + 4 + ((size_t)q->edns.ecs.source_prefix + 7) / 8;
 	if (q->cookie_out_set)
 		n += 4 + 8 + 16;
+	if (q->nsid_out_len)
+		n += 4 + q->nsid_out_len;
 	return n;
 }
 
@@ -368,6 +370,11 @@ static void write_opt(struct wire *w, const struct query *q, uint8_t ecs_scope)
 	}
 	if (q->edns.ecs.present)
 		write_ecs(w, &q->edns.ecs, ecs_scope);
+	if (q->nsid_out_len) {
+		wire_write_u16(w, EDNS_OPT_NSID);
+		wire_write_u16(w, q->nsid_out_len);
+		wire_write_bytes(w, q->nsid_out, q->nsid_out_len);
+	}
 	wire_put_u16_at(w, len_at, (uint16_t)(wire_pos(w) - start));
 }
 

@@ -85,6 +85,8 @@ struct query {
 	bool tc;                     /* truncated: set by packet_write or a slip */
 	uint8_t cookie_out[16];      /* server cookie to return */
 	struct query_stream stream;  /* next != NULL: more messages follow (TCP only) */
+	const uint8_t *nsid_out;     /* our identity, sent when the client asked (RFC 5001) */
+	uint8_t nsid_out_len;
 
 	struct arena *arena;         /* per-query scratch, reset after each reply */
 	void *server;                /* the serving context (struct server), opaque here */

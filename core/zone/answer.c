@@ -460,6 +460,10 @@ static void respond(struct answer_env *env, struct query *q, uint32_t now)
 		q->cookie_valid = cookie_process(env->cookies, q, now, q->cookie_out);
 		q->cookie_out_set = true;
 	}
+	if (q->edns.nsid && env->nsid_len) {
+		q->nsid_out = env->nsid;
+		q->nsid_out_len = env->nsid_len;
+	}
 	if (q->edns.present && q->edns.version > 0) {
 		q->rcode = RCODE_BADVERS;
 		packet_write_error(q);

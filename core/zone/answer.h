@@ -32,6 +32,8 @@ struct answer_env {
 	uint16_t udp_max_size;
 	struct rrl *rrl;                 /* NULL: no response rate limiting */
 	const struct cookie_secret *cookies;   /* NULL: DNS cookies off */
+	const uint8_t *nsid;             /* our identity for NSID (RFC 5001); NULL: none */
+	uint8_t nsid_len;
 	struct query_log *query_log;          /* NULL: no sampled query log */
 	struct metrics_zone *outside_metrics;  /* queries that match no zone; NULL: not counted */
 	/* Counters, for logs and benchmarks. */
