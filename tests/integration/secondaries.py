@@ -22,11 +22,15 @@ class Secondary:
     NAME = "?"
     SOURCE = "127.0.0.1"    # the address it transfers from: the primary's log tells them apart
 
-    def __init__(self, zones, primary_port, key=None, notify_key=True, port=None):
+    def __init__(self, zones, primary_port, key=None, notify_key=True, port=None,
+                 addr="127.0.0.1", primary_addr="127.0.0.1"):
         """zones: names; key: (name, algorithm, base64 secret) used for the
-        transfers and required on NOTIFYs when notify_key is true."""
+        transfers and required on NOTIFYs when notify_key is true; addr and
+        port: where it answers; primary_addr and primary_port: geoacme."""
         self.dir = tempfile.mkdtemp(prefix="geoacme-%s-" % self.NAME)
         self.port = port or free_port()
+        self.addr = addr
+        self.primary_addr = primary_addr
         self.zones = zones
         self.primary_port = primary_port
         self.key = key
@@ -39,9 +43,9 @@ class Secondary:
         return os.path.join(self.dir, name)
 
     def start(self):
-        self.proc = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL,
-                                     stdout=open(self.path("stdout.log"), "ab"),
-                                     stderr=subprocess.STDOUT, cwd=self.dir)
+        with open(self.path("stdout.log"), "ab") as out:
+            self.proc = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL, stdout=out,
+                                         stderr=subprocess.STDOUT, cwd=self.dir)
         deadline = time.time() + 20
         while time.time() < deadline:
             if self.proc.poll() is not None:
@@ -49,7 +53,7 @@ class Secondary:
                                                                  self.log()))
             try:
                 q = dns.message.make_query(self.zones[0], "SOA")
-                dns.query.udp(q, "127.0.0.1", port=self.port, timeout=0.3)
+                dns.query.udp(q, self.addr, port=self.port, timeout=0.3)
                 return self
             except Exception:
                 time.sleep(0.1)
@@ -84,7 +88,7 @@ class Secondary:
 
     def query(self, name, rdtype="SOA", timeout=2):
         q = dns.message.make_query(name, rdtype, want_dnssec=True)
-        return dns.query.udp(q, "127.0.0.1", port=self.port, timeout=timeout)
+        return dns.query.udp(q, self.addr, port=self.port, timeout=timeout)
 
     def serial(self, zone):
         try:
@@ -110,7 +114,7 @@ class Secondary:
 
     def axfr_text(self, zone):
         """The secondary's copy, through an AXFR from it (it allows loopback)."""
-        out = subprocess.run(["kdig", "@127.0.0.1", "-p", str(self.port), "+nocomments",
+        out = subprocess.run(["kdig", "@" + self.addr, "-p", str(self.port), "+nocomments",
                               "+nostats", "+noheader", "+noquestion", zone, "AXFR"],
                              capture_output=True, text=True, timeout=20)
         return out.stdout
@@ -134,7 +138,7 @@ class Knot(Secondary):
                         % z for z in self.zones)
         conf = """server:
   rundir: "{d}"
-  listen: 127.0.0.1@{port}
+  listen: {addr}@{port}
   pidfile: "{d}/knot.pid"
 log:
   - target: "{d}/server.log"
@@ -143,11 +147,11 @@ database:
   storage: "{d}"
 {key}remote:
   - id: primary
-    address: 127.0.0.1@{pport}
+    address: {paddr}@{pport}
     via: {src}
 {remote_key}acl:
   - id: from_primary
-    address: 127.0.0.1
+    address: 127.0.0.0/8
     action: notify
 {notify_key}  - id: local
     address: 127.0.0.1
@@ -159,7 +163,8 @@ template:
     journal-content: changes
 zone:
 {zones}""".format(d=self.dir, port=self.port, pport=self.primary_port, key=key,
-                  remote_key=remote_key, notify_key=notify_key, zones=zones, src=self.SOURCE)
+                  remote_key=remote_key, notify_key=notify_key, zones=zones, src=self.SOURCE,
+                  addr=self.addr, paddr=self.primary_addr)
         with open(self.path("knot.conf"), "w") as f:
             f.write(conf)
 
@@ -184,13 +189,14 @@ class Nsd(Secondary):
         zones = "".join("""zone:
   name: "{z}"
   zonefile: "{z}.zone"
-  request-xfr: 127.0.0.1@{pport} {k}
-  allow-notify: 127.0.0.1 {nk}
+  request-xfr: {paddr}@{pport} {k}
+  allow-notify: 127.0.0.0/8 {nk}
   provide-xfr: 127.0.0.1 NOKEY
   outgoing-interface: {src}
-""".format(z=z, pport=self.primary_port, k=kname, nk=nkey, src=self.SOURCE) for z in self.zones)
+""".format(z=z, pport=self.primary_port, k=kname, nk=nkey, src=self.SOURCE,
+           paddr=self.primary_addr) for z in self.zones)
         conf = """server:
-  ip-address: 127.0.0.1@{port}
+  ip-address: {addr}@{port}
   port: {port}
   do-ip6: no
   zonesdir: "{d}"
@@ -211,7 +217,7 @@ class Nsd(Secondary):
   xfrd-reload-timeout: 0
 remote-control:
   control-enable: no
-{key}{zones}""".format(d=self.dir, port=self.port, key=key, zones=zones, src=self.SOURCE)
+{key}{zones}""".format(d=self.dir, port=self.port, key=key, zones=zones, addr=self.addr)
         with open(self.path("nsd.conf"), "w") as f:
             f.write(conf)
 
@@ -237,14 +243,15 @@ class Bind(Secondary):
   type secondary;
   file "{d}/{z}.db";
   masterfile-format text;
-  primaries port {pport} {{ 127.0.0.1{pkey}; }};
+  primaries port {pport} {{ {paddr}{pkey}; }};
   {notify}
 }};
-""".format(z=z, d=self.dir, pport=self.primary_port, pkey=pkey, notify=notify)
+""".format(z=z, d=self.dir, pport=self.primary_port, pkey=pkey, notify=notify,
+           paddr=self.primary_addr)
             for z in self.zones)
         conf = """options {{
   directory "{d}";
-  listen-on port {port} {{ 127.0.0.1; }};
+  listen-on port {port} {{ {addr}; }};
   listen-on-v6 {{ none; }};
   pid-file "{d}/named.pid";
   session-keyfile "{d}/session.key";
@@ -264,7 +271,8 @@ controls {{ }};
   category notify {{ f; }};
   category lame-servers {{ null; }};
 }};
-{zones}""".format(d=self.dir, port=self.port, key=key, zones=zones, src=self.SOURCE)
+{zones}""".format(d=self.dir, port=self.port, key=key, zones=zones, src=self.SOURCE,
+                  addr=self.addr)
         with open(self.path("named.conf"), "w") as f:
             f.write(conf)
 
