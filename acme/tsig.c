@@ -382,3 +382,68 @@ static int append(uint8_t *buf, size_t *len, size_t cap, const struct tsig_rr *f
 	wire_set_u16(buf + 10, (uint16_t)(wire_get_u16(buf + 10) + 1));
 	return mac_len;
 }
+
+int tsig_verify_response(const uint8_t *msg, const struct tsig_rr *t, const struct tsig_key *key,
+                         const uint8_t *prev_mac, size_t prev_len, bool timers_only,
+                         uint64_t now)
+{
+	if (!key || tsig_alg_from_name(t->alg_name) != key->alg ||
+	    dname_len(t->key_name) != dname_len(key->name) ||
+	    memcmp(t->key_name, key->name, dname_len(key->name)) != 0)
+		return TSIG_BADKEY;
+	if (t->error)
+		return t->error;          /* the server refused our signature */
+	size_t full = tsig_mac_size(key->alg);
+	if (t->mac_len > full || t->mac_len < mac_floor(key->alg))
+		return -EBADMSG;
+	uint8_t hdr[MSG_HEADER_LEN];
+	memcpy(hdr, msg, MSG_HEADER_LEN);
+	wire_set_u16(hdr, t->orig_id);
+	wire_set_u16(hdr + 10, (uint16_t)(wire_get_u16(hdr + 10) - 1));
+	struct hmac h;
+	uint8_t mac[TSIG_MAC_MAX], l[2];
+	if (hmac_begin(&h, key) < 0)
+		return TSIG_BADSIG;
+	wire_set_u16(l, (uint16_t)prev_len);
+	hmac_update(&h, l, 2);
+	hmac_update(&h, prev_mac, prev_len);
+	hmac_update(&h, hdr, sizeof(hdr));
+	hmac_update(&h, msg + MSG_HEADER_LEN, t->offset - MSG_HEADER_LEN);
+	if (timers_only)
+		hmac_timers(&h, t);
+	else
+		hmac_variables(&h, t);
+	int n = hmac_end(&h, mac);
+	if (n != (int)full || CRYPTO_memcmp(mac, t->mac, t->mac_len) != 0)
+		return TSIG_BADSIG;
+	uint64_t window = t->fudge < key->fudge ? t->fudge : key->fudge;
+	if (now > t->time_signed + window || t->time_signed > now + window)
+		return TSIG_BADTIME;
+	return TSIG_NOERROR;
+}
+
+int tsig_sign_reply(uint8_t *buf, size_t *len, size_t cap, const struct tsig_rr *req,
+                    const struct tsig_key *key, uint16_t error, uint64_t now)
+{
+	struct tsig_rr f;
+	uint8_t other[6];
+	if (*len < MSG_HEADER_LEN)
+		return -EINVAL;
+	memset(&f, 0, sizeof(f));
+	memcpy(f.key_name, req->key_name, dname_len(req->key_name));
+	memcpy(f.alg_name, req->alg_name, dname_len(req->alg_name));
+	f.fudge = req->fudge;
+	f.orig_id = wire_get_u16(buf);
+	f.error = error;
+	/* Unsigned (BADKEY, BADSIG): the client's time back, nothing we vouch for. */
+	f.time_signed = key ? now : req->time_signed;
+	if (error == TSIG_BADTIME) {
+		/* Section 5.2.3: the client's time signed back, ours in Other Data. */
+		f.time_signed = req->time_signed;
+		wire_set_u16(other, (uint16_t)(now >> 32));
+		wire_set_u32(other + 2, (uint32_t)now);
+		f.other = other;
+		f.other_len = 6;
+	}
+	return tsig_append(buf, len, cap, &f, key, req->mac, req->mac_len, NULL);
+}

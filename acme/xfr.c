@@ -262,24 +262,8 @@ static void sign_reply(struct query *q, const struct tsig_rr *req, const struct 
 {
 	if (!q->tx_len || !req)
 		return;
-	struct tsig_rr f;
-	uint8_t other[6];
-	memset(&f, 0, sizeof(f));
-	memcpy(f.key_name, req->key_name, dname_len(req->key_name));
-	memcpy(f.alg_name, req->alg_name, dname_len(req->alg_name));
-	f.fudge = req->fudge;
-	f.orig_id = wire_get_u16(q->tx);
-	f.error = error;
-	f.time_signed = key ? now : req->time_signed;
-	if (error == TSIG_BADTIME) {
-		f.time_signed = req->time_signed;
-		wire_set_u16(other, (uint16_t)(now >> 32));
-		wire_set_u32(other + 2, (uint32_t)now);
-		f.other = other;
-		f.other_len = 6;
-	}
 	size_t limit = q->max_size < q->tx_cap ? q->max_size : q->tx_cap;
-	if (tsig_append(q->tx, &q->tx_len, limit, &f, key, req->mac, req->mac_len, NULL) < 0)
+	if (tsig_sign_reply(q->tx, &q->tx_len, limit, req, key, error, now) < 0)
 		q->tx_len = 0;
 }
 
@@ -766,7 +750,8 @@ static int ixfr_items(struct xfr_stream *s, const struct xfr_zone *xz, uint32_t 
 		free(c.v);
 		return c.err == -ENOMEM ? -ENOMEM : 0;
 	}
-	qsort(c.v, c.n, sizeof(*c.v), cond_cmp);
+	if (c.n > 1)
+		qsort(c.v, c.n, sizeof(*c.v), cond_cmp);
 	/* Net effect per record: present before iff its first operation is a
 	 * deletion, present after iff its last one is an addition. */
 	size_t n_out = 0;

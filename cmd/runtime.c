@@ -11,6 +11,7 @@
 
 #include "acme/acme_zone.h"
 #include "acme/notify.h"
+#include "acme/secondary.h"
 #include "acme/xfr.h"
 #include "cmd/runtime.h"
 #include "core/conf/config.h"
@@ -439,7 +440,8 @@ struct generation *generation_new(const char *path, struct loop *loop,
 		g->acme = acme_new(g->zones, loop, err);
 		g->xfr = g->acme ? xfr_new(g->zones, err) : NULL;
 		g->notify = g->xfr && loop ? notify_new(loop, err) : NULL;
-		if (!g->acme || !g->xfr || (loop && !g->notify)) {
+		g->secondary = g->notify ? secondary_new(g->zones, loop, err) : NULL;
+		if (!g->acme || !g->xfr || (loop && (!g->notify || !g->secondary))) {
 			diag_add(d, c->path, 0, 0, "%s", err);
 			goto fail;
 		}
@@ -458,6 +460,12 @@ struct generation *generation_new(const char *path, struct loop *loop,
 			diag_add(d, c->path, zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
 		if (g->notify && notify_add_zone(g->notify, zc, err) < 0)
 			diag_add(d, c->path, zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
+		if (zc->secondary) {
+			/* Check mode stops at the config: the copy is the primaries' business. */
+			if (g->secondary && secondary_add_zone(g->secondary, zc, err) < 0)
+				diag_add(d, c->path, zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
+			continue;
+		}
 		if (is_sqlite(zc)) {
 			if (zc->n_geo)
 				diag_add(d, c->path, zc->pos.line, zc->pos.col,
@@ -569,6 +577,8 @@ struct generation *generation_new(const char *path, struct loop *loop,
 	}
 	if (g->xfr)
 		g->env.xfr = xfr_handler(g->xfr);
+	if (secondary_count(g->secondary))
+		g->env.notify = secondary_notify_handler(g->secondary);
 	if (g->notify) {
 		/* Secondaries hear of every zone at start, then of every new serial. */
 		for (size_t i = 0; i < zone_table_count(g->zones); i++)
@@ -605,6 +615,7 @@ void generation_free(struct generation *g)
 	rrl_free(g->rrl);
 	acme_free(g->acme);
 	xfr_free(g->xfr);
+	secondary_free(g->secondary);
 	if (g->zones)
 		zone_table_watch(g->zones, NULL, NULL);
 	notify_free(g->notify);

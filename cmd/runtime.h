@@ -25,6 +25,7 @@ struct query_log;
 struct geo_sets;
 struct xfr;
 struct notify;
+struct secondary;
 
 struct generation {
 	struct config *cfg;
@@ -36,6 +37,7 @@ struct generation {
 	struct acme *acme;
 	struct xfr *xfr;              /* zone transfers out */
 	struct notify *notify;        /* NOTIFY out; NULL in check mode */
+	struct secondary *secondary;  /* zone_type = "Secondary"; NULL in check mode */
 	struct answer_env env;
 	struct rrl *rrl;
 	struct cookie_secret cookie;  /* kept across reloads so cookies stay valid */

@@ -28,8 +28,9 @@ struct update_handler {
 };
 
 /*
- * Handles zone transfer requests (opcode QUERY, qtype AXFR or IXFR, signed
- * with TSIG or not: this handler checks signatures itself).  It answers
+ * Handles zone transfer requests (opcode QUERY, qtype AXFR or IXFR), and,
+ * as a second instance, NOTIFY messages (opcode NOTIFY), signed with TSIG
+ * or not: these handlers check signatures themselves.  It answers
  * like the update handler, or, over TCP, leaves q->tx_len 0 and sets
  * q->stream to send the transfer as several messages (core/wire/query.h).
  * Returns 0, or a negative errno (core answers SERVFAIL).

@@ -402,6 +402,7 @@ struct db *db_open(const char *path, char err[256])
 	    prepare(db, &db->journal_load,
 	            "SELECT serial_from, serial_to, diff FROM journal ORDER BY seq", err) < 0 ||
 	    prepare(db, &db->journal_clear, "DELETE FROM journal", err) < 0 ||
+	    prepare(db, &db->records_clear, "DELETE FROM records", err) < 0 ||
 	    /* Keep the newest ?1 entries. */
 	    prepare(db, &db->journal_prune_count,
 	            "DELETE FROM journal WHERE seq <= (SELECT seq FROM journal ORDER BY seq DESC"
@@ -426,6 +427,7 @@ void db_close(struct db *db)
 		db->begin, db->commit, db->rollback, db->load, db->insert,
 		db->delete_one, db->count, db->meta_get, db->meta_set, db->journal_insert,
 		db->journal_load, db->journal_clear, db->journal_prune_count, db->journal_prune_bytes,
+		db->records_clear,
 	};
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		sqlite3_finalize(all[i]);
@@ -528,4 +530,43 @@ void db_rollback(struct db *db)
 	/* Fails harmlessly when SQLite already rolled back on its own. */
 	sqlite3_step(db->rollback);
 	sqlite3_reset(db->rollback);
+}
+
+int db_meta_set_blob(struct db *db, const char *key, const void *p, int n)
+{
+	sqlite3_bind_text(db->meta_set, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_blob(db->meta_set, 2, p, n, SQLITE_STATIC);
+	return db_step_done(db, db->meta_set, "writing meta");
+}
+
+int db_meta_set_text(struct db *db, const char *key, const char *value)
+{
+	sqlite3_bind_text(db->meta_set, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_text(db->meta_set, 2, value, -1, SQLITE_STATIC);
+	return db_step_done(db, db->meta_set, "writing meta");
+}
+
+int db_meta_set_int(struct db *db, const char *key, int64_t value)
+{
+	sqlite3_bind_text(db->meta_set, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(db->meta_set, 2, value);
+	return db_step_done(db, db->meta_set, "writing meta");
+}
+
+int db_meta_get_int(struct db *db, const char *key, int64_t *out)
+{
+	sqlite3_stmt *st = db->meta_get;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(st);
+	int ret = -ENOENT;
+	if (rc == SQLITE_ROW) {
+		*out = sqlite3_column_int64(st, 0);
+		ret = 0;
+	} else if (rc != SQLITE_DONE) {
+		log_error("%s: reading meta: %s", db->path, sqlite3_errmsg(db->sql));
+		ret = -EIO;
+	}
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return ret;
 }

@@ -49,36 +49,15 @@ int seed_read(const char *path, const uint8_t *apex, struct change_list *cl, str
 	return ret < 0 ? -EINVAL : 0;
 }
 
-static int meta_set_blob(struct db *db, const char *key, const void *p, int n)
-{
-	sqlite3_bind_text(db->meta_set, 1, key, -1, SQLITE_STATIC);
-	sqlite3_bind_blob(db->meta_set, 2, p, n, SQLITE_STATIC);
-	return db_step_done(db, db->meta_set, "writing meta");
-}
-
-static int meta_set_text(struct db *db, const char *key, const char *value)
-{
-	sqlite3_bind_text(db->meta_set, 1, key, -1, SQLITE_STATIC);
-	sqlite3_bind_text(db->meta_set, 2, value, -1, SQLITE_STATIC);
-	return db_step_done(db, db->meta_set, "writing meta");
-}
-
-static int meta_set_int(struct db *db, const char *key, int64_t value)
-{
-	sqlite3_bind_text(db->meta_set, 1, key, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(db->meta_set, 2, value);
-	return db_step_done(db, db->meta_set, "writing meta");
-}
-
 int seed_commit(struct db *db, const struct change_list *cl, const uint8_t *apex,
                 const char *path, int64_t now)
 {
 	if (db_begin(db) < 0)
 		return -EIO;
 	if (records_apply_in_tx(db, cl) < 0 ||
-	    meta_set_blob(db, "apex", apex, (int)dname_len(apex)) < 0 ||
-	    meta_set_text(db, "seeded_from", path) < 0 ||
-	    meta_set_int(db, "seeded_at", now) < 0 ||
+	    db_meta_set_blob(db, "apex", apex, (int)dname_len(apex)) < 0 ||
+	    db_meta_set_text(db, "seeded_from", path) < 0 ||
+	    db_meta_set_int(db, "seeded_at", now) < 0 ||
 	    db_commit(db) < 0) {
 		db_rollback(db);
 		return -EIO;

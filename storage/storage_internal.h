@@ -26,6 +26,7 @@ struct db {
 	sqlite3_stmt *journal_clear;
 	sqlite3_stmt *journal_prune_count;  /* keep the newest ?1 */
 	sqlite3_stmt *journal_prune_bytes;  /* keep the newest adding up to ?1 bytes */
+	sqlite3_stmt *records_clear;        /* every record (a secondary's AXFR) */
 };
 
 /* BEGIN IMMEDIATE / COMMIT / ROLLBACK through the prepared statements. */
@@ -36,6 +37,12 @@ void db_rollback(struct db *db);
 bool db_name_valid(const uint8_t *p, int n);
 /* Runs a prepared statement that returns no rows, then resets it. */
 int db_step_done(struct db *db, sqlite3_stmt *st, const char *what);
+/* Meta values, inside the caller's transaction; 0 or -EIO. */
+int db_meta_set_blob(struct db *db, const char *key, const void *p, int n);
+int db_meta_set_text(struct db *db, const char *key, const char *value);
+int db_meta_set_int(struct db *db, const char *key, int64_t value);
+/* 0 and *out, -ENOENT when the key is not set, or -EIO. */
+int db_meta_get_int(struct db *db, const char *key, int64_t *out);
 /* records.c: applies a change list inside the caller's transaction. */
 struct change_list;
 int records_apply_in_tx(struct db *db, const struct change_list *cl);

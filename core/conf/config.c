@@ -1707,6 +1707,7 @@ static void load_zones(struct loader *l, struct toml_node *root)
 	static const char *const keys[] = {
 		"zone", "zone_type", "file", "publish_cds", "enable_dnssec", "allow_update",
 		"axfr_policy", "allow_axfr", "axfr_from", "notify", "ixfr_max_changes", "ixfr_max_bytes",
+		"primaries",
 		"geo", "keys", "stores", NULL,
 	};
 	const char *where = "[[zones]]";
@@ -1751,10 +1752,30 @@ static void load_zones(struct loader *l, struct toml_node *root)
 		}
 
 		struct toml_node *ty = get_type(l, t, "zone_type", TOML_STRING);
-		if (ty && strcmp(ty->u.s, "Primary") != 0 && strcmp(ty->u.s, "Master") != 0)
-			err_node(l, ty, "expected 'zone_type' to be \"Primary\" (the only type "
-			         "supported), found '%s'", ty->u.s);
-		z->zone_type = xstrdup(l, "Primary");
+		if (ty && (strcmp(ty->u.s, "Secondary") == 0 || strcmp(ty->u.s, "Slave") == 0))
+			z->secondary = true;
+		else if (ty && strcmp(ty->u.s, "Primary") != 0 && strcmp(ty->u.s, "Master") != 0)
+			err_node(l, ty, "expected 'zone_type' to be \"Primary\" or \"Secondary\" "
+			         "(\"Master\" and \"Slave\" are their old names), found '%s'", ty->u.s);
+		z->zone_type = xstrdup(l, z->secondary ? "Secondary" : "Primary");
+		struct toml_node *prim = get_str_array(l, t, "primaries");
+		if (prim && !z->secondary) {
+			err_node(l, prim, "expected 'primaries' only with zone_type = \"Secondary\"");
+		} else if (prim && prim->u.arr.n) {
+			z->primaries = calloc(prim->u.arr.n, sizeof(*z->primaries));
+			if (!z->primaries)
+				l->oom = true;
+			for (size_t j = 0; z->primaries && j < prim->u.arr.n; j++) {
+				struct toml_node *it = prim->u.arr.items[j];
+				if (!parse_addr_port(it->u.s, &z->primaries[z->n_primaries]))
+					err_node(l, it, "expected an address with an optional port in "
+					         "'primaries' (\"192.0.2.1:53\"), found '%s'", it->u.s);
+				else
+					z->n_primaries++;
+			}
+		}
+		if (z->secondary && (!prim || !prim->u.arr.n))
+			err_node(l, ty, "expected 'primaries' (at least one address) for a secondary zone");
 
 		struct toml_node *file = toml_get(t, "file");
 		get_path(l, t, "file", &z->file);
@@ -1826,8 +1847,23 @@ static void load_zones(struct loader *l, struct toml_node *root)
 				free(z->file);
 			z->file = NULL;
 		}
-		if (!file && !stores)
+		if (z->secondary) {
+			/* Served as received: the copy lives in SQLite, nothing else feeds it. */
+			if (file)
+				err_node(l, file, "expected no 'file' in a secondary zone (its records "
+				         "come from the primaries)");
+			if (!sqlite)
+				err_node(l, t, "expected [zones.stores] type = \"sqlite\" with "
+				         "'journal_path' for a secondary zone (where the copy is kept)");
+			if (upd)
+				err_node(l, upd, "expected no 'allow_update' in a secondary zone (UPDATEs "
+				         "go to the primary; a secondary refuses them)");
+			if (toml_get(t, "keys") || toml_get(t, "geo"))
+				err_node(l, t, "expected no [[zones.keys]] or [[zones.geo]] in a secondary "
+				         "zone (it is served as received, signatures included)");
+		} else if (!file && !stores) {
 			err_node(l, t, "expected 'file' or [zones.stores] in %s", where);
+		}
 		if (upd && z->store_type && !sqlite)
 			err_node(l, upd, "expected [zones.stores] type = \"sqlite\" for 'allow_update'");
 		else if (upd && !stores)
@@ -2062,6 +2098,7 @@ void config_free(struct config *c)
 			free_strs(z->geo[j].fallback_sites, z->geo[j].n_fallback_sites);
 		}
 		free(z->axfr_from);
+		free(z->primaries);
 		free(z->notify);
 		free(z->geo);
 	}

@@ -95,7 +95,10 @@ struct config_geo_name {
 
 struct config_zone {
 	char *zone;                 /* "acme.luffy.cx" as written */
-	char *zone_type;            /* "Primary" */
+	char *zone_type;            /* "Primary" or "Secondary" */
+	bool secondary;             /* zone_type = "Secondary": copied from `primaries` */
+	struct config_addr *primaries;  /* where transfers come from; NOTIFY accepted from these */
+	size_t n_primaries;
 	char *file;                 /* zone file of a file-backed zone */
 	char *store_type;           /* "file" or "sqlite"; NULL when no [zones.stores] */
 	bool allow_update;

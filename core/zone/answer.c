@@ -477,6 +477,13 @@ static void respond(struct answer_env *env, struct query *q, uint32_t now)
 		}
 		return;
 	}
+	if (q->opcode == OPCODE_NOTIFY && env->notify.handle) {
+		if (env->notify.handle(env->notify.ctx, q) < 0) {
+			q->rcode = RCODE_SERVFAIL;
+			packet_write_error(q);
+		}
+		return;
+	}
 	if (q->opcode == OPCODE_UPDATE || q->tsig_offset) {
 		if (env->update.handle) {
 			if (env->update.handle(env->update.ctx, q) < 0) {

@@ -29,6 +29,7 @@ struct answer_env {
 	const struct geo_db *geo_db;     /* may be NULL */
 	struct update_handler update;    /* handle == NULL: UPDATE gets NOTIMP */
 	struct xfr_handler xfr;          /* handle == NULL: AXFR and IXFR get REFUSED */
+	struct xfr_handler notify;       /* NOTIFY in (secondary zones); NULL: NOTIMP */
 	uint16_t udp_max_size;
 	struct rrl *rrl;                 /* NULL: no response rate limiting */
 	const struct cookie_secret *cookies;   /* NULL: DNS cookies off */

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "core/conf/diag.h"
+#include "core/conf/log.h"
 #include "core/conf/metrics.h"
 #include "core/geo/geo_db.h"
 #include "core/geo/geo_sites.h"
@@ -34,6 +35,7 @@ struct brec {
 struct bnode {
 	struct zone_node node;   /* the final node, embedded so pointers stay valid */
 	struct brec *pending;
+	struct brec *sigs;       /* RRSIGs of a presigned zone, attached at finish */
 	bool dirty;
 	bool ttl_conflict;
 };
@@ -52,6 +54,8 @@ struct zone_builder {
 	bool structured;         /* ENTs, cuts and glue computed */
 	size_t n_dirty;          /* nodes with pending records: 0 = nothing to normalise */
 	uint64_t expiry;
+	bool presigned;          /* RRSIGs come with the records (a secondary's copy) */
+	bool has_sigs;
 	int err;
 	struct timespec started;   /* for the snapshot's build time (metrics) */
 };
@@ -221,7 +225,8 @@ int zone_builder_add(struct zone_builder *b, const uint8_t *owner, uint16_t type
 		return -EINVAL;
 	memcpy(name, owner, len);
 	dname_lower(name);
-	if (!dname_is_subdomain(name, b->apex) || rrset_type_is_meta(type) || type == RR_RRSIG)
+	if (!dname_is_subdomain(name, b->apex) || rrset_type_is_meta(type) ||
+	    (type == RR_RRSIG && (!b->presigned || rdlen < 18)))
 		return -EINVAL;
 	/*
 	 * The last line of defence: every way in checks the format with a
@@ -239,6 +244,13 @@ int zone_builder_add(struct zone_builder *b, const uint8_t *owner, uint16_t type
 	r->ttl = ttl;
 	r->rd.len = rdlen;
 	r->rd.data = copy;
+	if (type == RR_RRSIG) {
+		/* Kept apart: attached to the RRset it covers when the zone is frozen. */
+		r->next = n->sigs;
+		n->sigs = r;
+		n->node.flags &= (uint8_t)~ZONE_NODE_ENT;
+		return 0;
+	}
 	r->next = n->pending;
 	n->pending = r;
 	if (!n->dirty)
@@ -258,6 +270,34 @@ bool zone_builder_has_name(struct zone_builder *b, const uint8_t *owner)
 	dname_lower(name);
 	const struct bnode *n = lookup(b, name, len);
 	return n && (n->pending || n->node.rrset_count || n->node.geo);
+}
+
+void zone_builder_set_presigned(struct zone_builder *b)
+{
+	b->presigned = true;
+}
+
+/* Each received RRSIG onto the RRset it covers (one per RRset; others are dropped). */
+static size_t attach_sigs(struct zone_builder *b)
+{
+	size_t dropped = 0;
+	for (size_t i = 0; i < b->count; i++) {
+		struct bnode *n = b->all[i];
+		for (struct brec *r = n->sigs; r; r = r->next) {
+			uint16_t covered = wire_get_u16(r->rd.data);
+			struct rrset *s = NULL;
+			for (uint16_t k = 0; k < n->node.rrset_count; k++)
+				if (n->node.rrsets[k].type == covered)
+					s = &n->node.rrsets[k];
+			if (!s || s->sig.len) {
+				dropped++;
+				continue;
+			}
+			s->sig = r->rd;
+			b->has_sigs = true;
+		}
+	}
+	return dropped;
 }
 
 /* RFC 1982: a is newer than b. */
@@ -603,6 +643,12 @@ struct zone *zone_builder_finish(struct zone_builder *b, const struct zone_signe
 	if (d->n > before)
 		goto fail;
 
+	if (b->presigned) {
+		size_t dropped = attach_sigs(b);
+		if (dropped)
+			log_warn("%s: %zu RRSIG records ignored (no RRset they cover, or a second "
+			         "signature of one RRset: one key per zone is served)", apex_str, dropped);
+	}
 	if (signer) {
 		char err[256] = "";
 		if (signer->sign(signer->ctx, b, err) < 0) {
@@ -631,7 +677,7 @@ struct zone *zone_builder_finish(struct zone_builder *b, const struct zone_signe
 	z->apex_node = &apex->node;
 	z->soa = zone_node_rrset(&apex->node, RR_SOA);
 	z->serial = soa_serial(z->soa);
-	z->signed_zone = signer != NULL;
+	z->signed_zone = signer != NULL || b->has_sigs;
 	z->expires_at = b->expiry;
 	z->refs = 1;
 
@@ -655,7 +701,7 @@ struct zone *zone_builder_finish(struct zone_builder *b, const struct zone_signe
 		if (b->all[i]->node.geo)
 			geo_sets_link((struct geo_sets *)b->all[i]->node.geo, z);
 
-	if (signer) {
+	if (z->signed_zone) {
 		size_t k = 0;
 		struct bnode **order = malloc((b->count ? b->count : 1) * sizeof(*order));
 		if (!order)

@@ -126,6 +126,13 @@ int zone_builder_add(struct zone_builder *b, const uint8_t *owner, uint16_t type
 /* True when `owner` already holds records or is a geo name. */
 bool zone_builder_has_name(struct zone_builder *b, const uint8_t *owner);
 /*
+ * A zone served as received (a secondary's copy): zone_builder_add then
+ * takes RRSIG records too, and finish attaches each to the RRset it covers
+ * instead of signing; with any, the zone is served as signed (its NSEC
+ * records make the denial chain).  Call before adding records.
+ */
+void zone_builder_set_presigned(struct zone_builder *b);
+/*
  * Raises the apex SOA serial to `floor` when floor is newer (RFC 1982),
  * e.g. the clock for a signed zone that secondaries copy: every signing
  * then has a serial of its own.  -ENOENT without an apex.

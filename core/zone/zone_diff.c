@@ -101,7 +101,7 @@ static int rec_cmp(const void *a, const void *b)
 
 static void out_bytes(struct out *o, const void *p, size_t n)
 {
-	if (o->err)
+	if (o->err || n == 0)
 		return;
 	if (o->len + n > o->cap) {
 		size_t nc = o->cap ? o->cap : 1024;
@@ -154,8 +154,10 @@ static void diff_node(const struct zone *old, const struct zone_node *on, const 
 	node_records(new, nn, rn, err);
 	if (*err)
 		return;
-	qsort(ro->v, ro->n, sizeof(*ro->v), rec_cmp);
-	qsort(rn->v, rn->n, sizeof(*rn->v), rec_cmp);
+	if (ro->n > 1)
+		qsort(ro->v, ro->n, sizeof(*ro->v), rec_cmp);
+	if (rn->n > 1)
+		qsort(rn->v, rn->n, sizeof(*rn->v), rec_cmp);
 	const uint8_t *owner = nn ? nn->name : on->name;
 	only_in(ro, rn, owner, dels);
 	only_in(rn, ro, owner, adds);

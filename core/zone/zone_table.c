@@ -119,3 +119,15 @@ const struct zone *zone_table_at(const struct zone_table *t, size_t i)
 {
 	return i < t->n ? t->zones[i] : NULL;
 }
+
+int zone_table_remove(struct zone_table *t, const uint8_t *apex)
+{
+	ssize_t i = index_of(t, apex);
+	if (i < 0)
+		return -ENOENT;
+	struct zone *old = t->zones[i];
+	memmove(t->zones + i, t->zones + i + 1, (t->n - (size_t)i - 1) * sizeof(*t->zones));
+	t->n--;
+	zone_free(old);
+	return 0;
+}

@@ -19,6 +19,8 @@ void zone_table_free(struct zone_table *t);
 int zone_table_add(struct zone_table *t, struct zone *z);
 /* Swaps the zone with the same apex for `z` and frees the old one. */
 int zone_table_replace(struct zone_table *t, struct zone *z);
+/* Stops serving a zone and frees its snapshot (a secondary's copy expired); -ENOENT. */
+int zone_table_remove(struct zone_table *t, const uint8_t *apex);
 /* The zone whose apex is the longest suffix of `name`, or NULL. */
 const struct zone *zone_table_find(const struct zone_table *t, const uint8_t *name);
 /* The zone with exactly this apex, or NULL. */

@@ -688,9 +688,38 @@ static void test_zone_errors(void)
 	        "zone without a name");
 	problem(LISTEN "[[zones]]\nzone = \"a..test\"\nfile = \"z\"\n",
 	        "3:8: expected a domain name for 'zone', found 'a..test'", "bad zone name");
-	problem(LISTEN "[[zones]]\nzone = \"a.test\"\nzone_type = \"Secondary\"\nfile = \"z\"\n",
-	        "4:13: expected 'zone_type' to be \"Primary\" (the only type supported), "
-	        "found 'Secondary'", "zone_type");
+	problem(LISTEN "[[zones]]\nzone = \"a.test\"\nzone_type = \"Stub\"\nfile = \"z\"\n",
+	        "4:13: expected 'zone_type' to be \"Primary\" or \"Secondary\" (\"Master\" and "
+	        "\"Slave\" are their old names), found 'Stub'", "zone_type");
+	{
+		const char *const want[] = {
+			"4:13: expected 'primaries' (at least one address) for a secondary zone",
+			"5:8: expected no 'file' in a secondary zone (its records come from the primaries)",
+		};
+		problems(LISTEN "[[zones]]\nzone = \"a.test\"\nzone_type = \"Secondary\"\nfile = \"z\"\n"
+		         "[zones.stores]\ntype = \"sqlite\"\njournal_path = \"j\"\n", want, 2,
+		         "secondary without primaries, with a file");
+	}
+	problem(LISTEN "[[zones]]\nzone = \"a.test\"\nzone_type = \"Secondary\"\n"
+	        "primaries = [\"192.0.2.1:53\"]\n",
+	        "2:1: expected [zones.stores] type = \"sqlite\" with 'journal_path' for a secondary "
+	        "zone (where the copy is kept)", "secondary without a store");
+	problem(LISTEN "[[zones]]\nzone = \"a.test\"\nfile = \"z\"\nprimaries = [\"192.0.2.1\"]\n",
+	        "5:13: expected 'primaries' only with zone_type = \"Secondary\"", "primaries on a primary");
+	{
+		struct config *c = load_text(
+		    LISTEN "[[zones]]\nzone = \"a.test\"\nzone_type = \"Slave\"\n"
+		    "primaries = [\"192.0.2.1\", \"[2001:db8::1]:5300\"]\n"
+		    "[zones.stores]\ntype = \"sqlite\"\njournal_path = \"copy.sqlite\"\n");
+		ok(c != NULL, "a secondary zone loads");
+		if (c) {
+			ok(c->zones[0].secondary, "Slave is an alias of Secondary");
+			is_str(c->zones[0].zone_type, "Secondary", "zone_type");
+			is_int(c->zones[0].n_primaries, 2, "two primaries");
+			is_int(c->zones[0].primaries[1].port, 5300, "primary port");
+			config_free(c);
+		}
+	}
 	problem(LISTEN "[[zones]]\nzone = \"a.test\"\nfile = \"z\"\n[[zones]]\nzone = \"A.TEST.\"\n"
 	        "file = \"y\"\n", "6:8: zone 'A.TEST.' is defined twice (first at line 2)",
 	        "duplicate zones, case and trailing dot ignored");

@@ -1,0 +1,898 @@
+/*
+ * geoacme as a secondary (see secondary.h): SOA timers, NOTIFY in, and the
+ * transfer client, a small state machine on a non-blocking TCP socket.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "acme/msg.h"
+#include "acme/recset.h"
+#include "acme/secondary.h"
+#include "acme/tsig.h"
+#include "core/conf/config.h"
+#include "core/conf/diag.h"
+#include "core/conf/log.h"
+#include "core/net/loop.h"
+#include "core/wire/dname.h"
+#include "core/wire/packet.h"
+#include "core/wire/query.h"
+#include "core/wire/rrset.h"
+#include "core/wire/wire.h"
+#include "core/zone/zone.h"
+#include "core/zone/zone_table.h"
+#include "storage/change.h"
+#include "storage/copy.h"
+#include "storage/db.h"
+#include "storage/records.h"
+
+#define SEC_TIMEOUT_MS 30000        /* a transfer that takes longer is abandoned */
+#define SEC_IN_MAX (2 + 65535)      /* one framed message */
+#define SEC_REQ_MAX 1024
+#define SEC_RETRY_MIN_S 1           /* floors, so a zero in a SOA cannot spin */
+#define SEC_REFRESH_MIN_S 1
+
+/* Where the response to our request stands (RFC 1995 4, RFC 5936 2.2). */
+enum sec_state {
+	ST_FIRST,        /* nothing yet: the first record is the primary's SOA */
+	ST_AFTER_FIRST,  /* the second record tells IXFR (a SOA) from AXFR */
+	ST_AXFR,         /* every record until the closing SOA */
+	ST_DELS,         /* IXFR: deletions of one difference, until its new SOA */
+	ST_ADDS,         /* IXFR: additions, until the next difference or the end */
+	ST_DONE,
+};
+
+struct sec_zone;
+
+struct sec_conn {
+	struct sec_zone *sz;
+	int fd;
+	const struct config_addr *primary;
+	char who[INET6_ADDRSTRLEN + 8];
+	uint8_t req[SEC_REQ_MAX];
+	size_t req_len, req_off;
+	uint8_t *in;
+	size_t in_len;
+	uint16_t id;
+	bool ixfr;
+	uint8_t mac[TSIG_MAC_MAX];   /* the request's, then each message's */
+	size_t mac_len;
+	bool first_msg;
+	int64_t timer;
+	enum sec_state st;
+	uint32_t serial;             /* the primary's (first SOA) */
+	bool incremental;
+	size_t records, messages, bytes;
+	struct change_list cl;       /* AXFR: the zone; IXFR: deletions and additions in order */
+};
+
+struct sec_zone {
+	struct secondary *s;
+	uint8_t apex[DNAME_MAX];
+	char name[DNAME_MAX * 4 + 2];
+	struct config_addr *primaries;
+	size_t n_primaries;
+	bool has_key;
+	struct tsig_key key;
+	char *path;
+	struct db *db;
+	struct recset *rs;
+	bool have_data;
+	uint32_t serial, refresh, retry, expire;
+	int64_t refreshed_at;        /* unix s: the copy was last confirmed current */
+	bool serving;
+	bool force_axfr;             /* the last IXFR could not be applied */
+	int64_t timer;
+	struct sec_conn *conn;
+	size_t next_primary, tries;
+	bool again;                  /* a NOTIFY came during a transfer */
+};
+
+struct secondary {
+	struct zone_table *t;
+	struct loop *l;
+	struct sec_zone **zones;
+	size_t n;
+};
+
+static struct log_limit lim_notify;
+
+__attribute__((format(printf, 2, 3)))
+static void errf(char err[256], const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, 256, fmt, ap);
+	va_end(ap);
+}
+
+static int64_t now_s(void)
+{
+	return (int64_t)time(NULL);
+}
+
+static struct sec_zone *find_zone(const struct secondary *s, const uint8_t *apex)
+{
+	size_t len = dname_len(apex);
+	for (size_t i = 0; i < s->n; i++)
+		if (dname_len(s->zones[i]->apex) == len && memcmp(s->zones[i]->apex, apex, len) == 0)
+			return s->zones[i];
+	return NULL;
+}
+
+/* --- the copy --- */
+
+static const struct recset_rr *soa_of(const struct recset *rs, const uint8_t *apex)
+{
+	const struct recset_rrset *s = recset_name_rrset(recset_find(rs, apex), RR_SOA);
+	return s && s->count == 1 && s->rr[0].rdlen >= 22 ? &s->rr[0] : NULL;
+}
+
+/* Serial and timers from the copy's SOA. */
+static void read_soa(struct sec_zone *sz)
+{
+	const struct recset_rr *soa = soa_of(sz->rs, sz->apex);
+	sz->have_data = soa != NULL;
+	if (!soa)
+		return;
+	const uint8_t *p = soa->rdata + soa->rdlen - 20;
+	sz->serial = wire_get_u32(p);
+	sz->refresh = wire_get_u32(p + 4);
+	sz->retry = wire_get_u32(p + 8);
+	sz->expire = wire_get_u32(p + 12);
+}
+
+static int add_name(void *arg, const struct recset_name *n)
+{
+	struct zone_builder *b = arg;
+	for (uint16_t k = 0; k < n->nsets; k++) {
+		const struct recset_rrset *s = &n->sets[k];
+		for (uint16_t j = 0; j < s->count; j++) {
+			int ret = zone_builder_add(b, n->name, s->type, s->rr[j].ttl, s->rr[j].rdata,
+			                           s->rr[j].rdlen);
+			if (ret < 0)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+/* A snapshot of the records as received, signatures attached as they came. */
+static struct zone *build(struct sec_zone *sz, const struct recset *rs, char err[256])
+{
+	struct zone_builder *b = zone_builder_new(sz->apex);
+	if (!b) {
+		errf(err, "out of memory");
+		return NULL;
+	}
+	zone_builder_set_presigned(b);
+	int ret = recset_foreach(rs, add_name, b);
+	if (ret < 0) {
+		zone_builder_free(b);
+		errf(err, "a received record cannot be served (%s)", strerror(-ret));
+		return NULL;
+	}
+	struct diag d;
+	diag_init(&d);
+	struct zone *z = zone_builder_finish(b, NULL, sz->path, &d);
+	if (!z)
+		errf(err, "%s", d.n ? d.msgs[0] : "cannot build the zone");
+	diag_clear(&d);
+	return z;
+}
+
+static void serve(struct sec_zone *sz, struct zone *z)
+{
+	int ret = sz->serving ? zone_table_replace(sz->s->t, z) : zone_table_add(sz->s->t, z);
+	if (ret < 0) {
+		log_error("%s: cannot serve the copy (%s)", sz->name, strerror(-ret));
+		zone_free(z);
+		return;
+	}
+	sz->serving = true;
+}
+
+/* Past expire since the copy was last confirmed: stop answering for it. */
+static void check_expiry(struct sec_zone *sz)
+{
+	if (!sz->serving || !sz->have_data)
+		return;
+	int64_t age = now_s() - sz->refreshed_at;
+	if (age < (int64_t)sz->expire)
+		return;
+	zone_table_remove(sz->s->t, sz->apex);
+	sz->serving = false;
+	log_error("%s: the copy expired (not confirmed for %lld s, SOA expire %u s); no longer "
+	          "served until a primary answers", sz->name, (long long)age, sz->expire);
+}
+
+/* --- timers --- */
+
+static void start_refresh(struct sec_zone *sz);
+
+static void on_timer(struct loop *l, void *arg)
+{
+	struct sec_zone *sz = arg;
+	(void)l;
+	sz->timer = 0;
+	check_expiry(sz);
+	start_refresh(sz);
+}
+
+static void schedule(struct sec_zone *sz, uint32_t delay_s)
+{
+	struct loop *l = sz->s->l;
+	if (sz->timer > 0)
+		loop_timer_cancel(l, sz->timer);
+	int64_t id = loop_timer_add(l, (uint64_t)delay_s * 1000, on_timer, sz);
+	sz->timer = id > 0 ? id : 0;
+}
+
+/* --- the transfer --- */
+
+static void conn_close(struct sec_conn *c)
+{
+	struct sec_zone *sz = c->sz;
+	struct loop *l = sz->s->l;
+	if (c->fd >= 0) {
+		loop_del_fd(l, c->fd);
+		close(c->fd);
+	}
+	if (c->timer > 0)
+		loop_timer_cancel(l, c->timer);
+	change_list_clear(&c->cl);
+	free(c->in);
+	free(c);
+	sz->conn = NULL;
+}
+
+static void conn_open(struct sec_zone *sz);
+
+/* Done with this round: the next check, sooner when a NOTIFY came meanwhile. */
+static void round_end(struct sec_zone *sz, bool ok)
+{
+	sz->tries = 0;
+	if (sz->again) {
+		sz->again = false;
+		schedule(sz, 0);
+		return;
+	}
+	/* Without a copy there is no SOA to take timers from: ask every 5 s. */
+	uint32_t delay = !sz->have_data ? 5 : ok ? sz->refresh : sz->retry;
+	uint32_t floor = ok ? SEC_REFRESH_MIN_S : SEC_RETRY_MIN_S;
+	schedule(sz, delay < floor ? floor : delay);
+}
+
+__attribute__((format(printf, 2, 3)))
+static void conn_fail(struct sec_conn *c, const char *fmt, ...)
+{
+	struct sec_zone *sz = c->sz;
+	char why[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	log_warn("%s: transfer from %s failed: %s", sz->name, c->who, why);
+	conn_close(c);
+	check_expiry(sz);
+	/* The next primary, once each per round. */
+	if (++sz->tries < sz->n_primaries) {
+		sz->next_primary = (sz->next_primary + 1) % sz->n_primaries;
+		conn_open(sz);
+		return;
+	}
+	round_end(sz, false);
+}
+
+/* The transfer is complete: store it, then serve it. */
+static void conn_done(struct sec_conn *c)
+{
+	struct sec_zone *sz = c->sz;
+	char err[256] = "";
+	int64_t now = now_s();
+	if (c->st != ST_DONE) {
+		conn_fail(c, "the response ended early");
+		return;
+	}
+	if (c->records == 1) {
+		/* The SOA alone: we are current (RFC 1995 4), or the primary wants an AXFR. */
+		if (sz->have_data && c->serial == sz->serial) {
+			if (copy_touch(sz->db, now) == 0)
+				sz->refreshed_at = now;
+			if (!sz->serving) {
+				struct zone *z = build(sz, sz->rs, err);
+				if (z)
+					serve(sz, z);
+			}
+			log_debug("%s: serial %u is current (%s)", sz->name, c->serial, c->who);
+			conn_close(c);
+			round_end(sz, true);
+			return;
+		}
+		sz->force_axfr = true;
+		conn_fail(c, "the SOA alone, for serial %u: asking for the whole zone", c->serial);
+		return;
+	}
+	struct zone *z = NULL;
+	if (c->incremental) {
+		int ret = recset_apply(sz->rs, &c->cl, false);
+		if (ret == 0 && !(z = build(sz, sz->rs, err)))
+			recset_apply(sz->rs, &c->cl, true);
+		if (!z || copy_apply(sz->db, &c->cl, now) < 0) {
+			if (z) {
+				recset_apply(sz->rs, &c->cl, true);
+				zone_free(z);
+			}
+			sz->force_axfr = true;
+			conn_fail(c, "the difference cannot be applied (%s)", err[0] ? err : "storage");
+			return;
+		}
+	} else {
+		struct recset *rs = recset_new();
+		if (!rs || recset_apply(rs, &c->cl, false) < 0 || !(z = build(sz, rs, err)) ||
+		    copy_replace(sz->db, &c->cl, sz->apex, now) < 0) {
+			recset_free(rs);
+			zone_free(z);
+			conn_fail(c, "the zone cannot be stored or served (%s)", err[0] ? err : "storage");
+			return;
+		}
+		recset_free(sz->rs);
+		sz->rs = rs;
+	}
+	uint32_t old = sz->serial;
+	bool had = sz->have_data;
+	read_soa(sz);
+	sz->refreshed_at = now;
+	sz->force_axfr = false;
+	serve(sz, z);
+	log_info("%s: %s from %s, serial %u -> %u: %zu records in %zu messages, %zu bytes",
+	         sz->name, c->incremental ? "IXFR" : "AXFR", c->who, had ? old : 0, sz->serial,
+	         c->records, c->messages, c->bytes);
+	conn_close(c);
+	round_end(sz, true);
+}
+
+static uint32_t soa_serial(const uint8_t *rdata, uint16_t rdlen)
+{
+	return rdlen >= 22 ? wire_get_u32(rdata + rdlen - 20) : 0;
+}
+
+/* One record of the response, through the state machine.  -EBADMSG: not a transfer. */
+static int feed(struct sec_conn *c, const struct msg_rr *rr, const uint8_t *rdata, uint16_t rdlen)
+{
+	struct sec_zone *sz = c->sz;
+	bool soa = rr->type == RR_SOA;
+	if (soa && (rr->name_len != dname_len(sz->apex) || memcmp(rr->name, sz->apex, rr->name_len)))
+		return -EBADMSG;
+	if (!dname_is_subdomain(rr->name, sz->apex) || rr->rclass != CLASS_IN)
+		return -EBADMSG;
+	uint32_t serial = soa ? soa_serial(rdata, rdlen) : 0;
+	enum change_op op = CHANGE_ADD;
+	c->records++;
+	switch (c->st) {
+	case ST_FIRST:
+		if (!soa)
+			return -EBADMSG;
+		c->serial = serial;
+		c->st = ST_AFTER_FIRST;
+		/* Kept for an AXFR; an IXFR's differences carry their own SOAs. */
+		return change_list_add(&c->cl, CHANGE_ADD, rr->name, rr->type, rr->ttl, rdata, rdlen, 0);
+	case ST_AFTER_FIRST:
+		if (soa && c->ixfr && serial != c->serial) {
+			c->incremental = true;
+			change_list_clear(&c->cl);
+			change_list_init(&c->cl);
+			c->st = ST_DELS;
+			op = CHANGE_DEL;
+			break;
+		}
+		if (soa) {
+			c->st = ST_DONE;   /* a zone of its SOA alone: not servable, caught later */
+			return 0;
+		}
+		c->st = ST_AXFR;
+		break;
+	case ST_AXFR:
+		if (soa) {
+			c->st = ST_DONE;
+			return 0;
+		}
+		break;
+	case ST_DELS:
+		if (soa)
+			c->st = ST_ADDS;
+		else
+			op = CHANGE_DEL;
+		break;
+	case ST_ADDS:
+		if (soa && serial == c->serial) {
+			c->st = ST_DONE;
+			return 0;
+		}
+		if (soa) {
+			c->st = ST_DELS;
+			op = CHANGE_DEL;
+		}
+		break;
+	case ST_DONE:
+		return -EBADMSG;   /* records after the end */
+	}
+	return change_list_add(&c->cl, op, rr->name, rr->type, rr->ttl, rdata, rdlen, 0);
+}
+
+/* One whole message of the response.  0, or -1 after conn_fail(). */
+static int on_message(struct sec_conn *c, const uint8_t *msg, size_t len)
+{
+	struct sec_zone *sz = c->sz;
+	if (len < MSG_HEADER_LEN || wire_get_u16(msg) != c->id || !(msg[2] & 0x80) ||
+	    ((msg[2] >> 3) & 0xf) != OPCODE_QUERY) {
+		conn_fail(c, "not a response to our request");
+		return -1;
+	}
+	unsigned rcode = msg[3] & 0xf;
+	if (sz->has_key) {
+		struct tsig_rr t;
+		int found = tsig_find(msg, len, &t);
+		if (found <= 0) {
+			conn_fail(c, found < 0 ? "malformed message" : "a message without TSIG (rcode %u)",
+			          rcode);
+			return -1;
+		}
+		int v = tsig_verify_response(msg, &t, &sz->key, c->mac, c->mac_len, !c->first_msg,
+		                             (uint64_t)now_s());
+		if (v != TSIG_NOERROR) {
+			conn_fail(c, "TSIG of the response: %s (error %d, rcode %u)",
+			          v == TSIG_BADKEY ? "BADKEY" : v == TSIG_BADSIG ? "BADSIG"
+			          : v == TSIG_BADTIME ? "BADTIME" : "refused", v, rcode);
+			return -1;
+		}
+		memcpy(c->mac, t.mac, t.mac_len);
+		c->mac_len = t.mac_len;
+	}
+	if (rcode != RCODE_NOERROR) {
+		conn_fail(c, "the primary answered rcode %u%s", rcode,
+		          rcode == RCODE_REFUSED ? " (REFUSED: check its transfer policy and key)" : "");
+		return -1;
+	}
+	c->first_msg = false;
+	c->messages++;
+	c->bytes += len;
+	size_t pos = MSG_HEADER_LEN;
+	unsigned qd = wire_get_u16(msg + 4), an = wire_get_u16(msg + 6);
+	for (unsigned i = 0; i < qd; i++) {
+		uint8_t name[DNAME_MAX];
+		uint16_t type, rclass;
+		if (msg_read_question(msg, len, &pos, name, &type, &rclass) < 0) {
+			conn_fail(c, "malformed question");
+			return -1;
+		}
+	}
+	static uint8_t rdata[2 * 65535];
+	for (unsigned i = 0; i < an; i++) {
+		struct msg_rr rr;
+		if (msg_read_rr(msg, len, &pos, &rr) < 0) {
+			conn_fail(c, "malformed record");
+			return -1;
+		}
+		int n = msg_rdata_canonical(msg, len, &rr, rdata, sizeof(rdata));
+		if (n < 0 || n > UINT16_MAX || feed(c, &rr, rdata, (uint16_t)n) < 0) {
+			conn_fail(c, "unexpected record %u in message %zu", i, c->messages);
+			return -1;
+		}
+	}
+	/* An IXFR answered with the SOA alone ends with its first message. */
+	if (c->ixfr && c->st == ST_AFTER_FIRST && c->records == 1)
+		c->st = ST_DONE;
+	return 0;
+}
+
+static void on_io(struct loop *l, int fd, int events, void *arg)
+{
+	struct sec_conn *c = arg;
+	(void)events;
+	if (c->req_off < c->req_len) {
+		ssize_t n = send(fd, c->req + c->req_off, c->req_len - c->req_off, MSG_NOSIGNAL);
+		if (n < 0 && (errno == EAGAIN || errno == EINPROGRESS || errno == EINTR))
+			return;
+		if (n <= 0) {
+			conn_fail(c, "sending the request: %s", n < 0 ? strerror(errno) : "closed");
+			return;
+		}
+		c->req_off += (size_t)n;
+		if (c->req_off == c->req_len)
+			loop_mod_fd(l, fd, LOOP_READ);
+		return;
+	}
+	ssize_t n = read(fd, c->in + c->in_len, SEC_IN_MAX - c->in_len);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		conn_fail(c, "%s", n < 0 ? strerror(errno) : "the primary closed the connection");
+		return;
+	}
+	c->in_len += (size_t)n;
+	for (;;) {
+		if (c->in_len < 2)
+			return;
+		size_t len = (size_t)c->in[0] << 8 | c->in[1];
+		if (c->in_len < 2 + len)
+			return;
+		if (on_message(c, c->in + 2, len) < 0)
+			return;   /* c is gone */
+		memmove(c->in, c->in + 2 + len, c->in_len - 2 - len);
+		c->in_len -= 2 + len;
+		if (c->st == ST_DONE) {
+			conn_done(c);
+			return;
+		}
+	}
+}
+
+static void on_timeout(struct loop *l, void *arg)
+{
+	struct sec_conn *c = arg;
+	(void)l;
+	c->timer = 0;
+	conn_fail(c, "no complete answer in %d s", SEC_TIMEOUT_MS / 1000);
+}
+
+/* The request: IXFR with our SOA when we have a copy, else AXFR; signed with the key. */
+static int build_request(struct sec_conn *c)
+{
+	struct sec_zone *sz = c->sz;
+	const struct recset_rr *soa = soa_of(sz->rs, sz->apex);
+	c->ixfr = soa && !sz->force_axfr;
+	uint16_t id;
+	if (getrandom(&id, sizeof(id), 0) != (ssize_t)sizeof(id))
+		id = (uint16_t)loop_now_ms(sz->s->l);
+	c->id = id;
+	struct wire w;
+	wire_init(&w, c->req + 2, sizeof(c->req) - 2);
+	wire_write_u16(&w, id);
+	wire_write_u16(&w, 0);
+	wire_write_u16(&w, 1);
+	wire_write_u16(&w, 0);
+	wire_write_u16(&w, c->ixfr ? 1 : 0);
+	wire_write_u16(&w, 0);
+	wire_write_bytes(&w, sz->apex, dname_len(sz->apex));
+	wire_write_u16(&w, c->ixfr ? RR_IXFR : RR_AXFR);
+	wire_write_u16(&w, CLASS_IN);
+	if (c->ixfr) {
+		wire_write_bytes(&w, sz->apex, dname_len(sz->apex));
+		wire_write_u16(&w, RR_SOA);
+		wire_write_u16(&w, CLASS_IN);
+		wire_write_u32(&w, soa->ttl);
+		wire_write_u16(&w, soa->rdlen);
+		wire_write_bytes(&w, soa->rdata, soa->rdlen);
+	}
+	if (w.err)
+		return w.err;
+	size_t len = wire_pos(&w);
+	if (sz->has_key) {
+		struct tsig_rr f;
+		memset(&f, 0, sizeof(f));
+		memcpy(f.key_name, sz->key.name, dname_len(sz->key.name));
+		const uint8_t *alg = tsig_alg_name(sz->key.alg);
+		memcpy(f.alg_name, alg, dname_len(alg));
+		f.time_signed = (uint64_t)now_s();
+		f.fudge = TSIG_FUDGE;
+		f.orig_id = id;
+		int n = tsig_append(c->req + 2, &len, sizeof(c->req) - 2, &f, &sz->key, NULL, 0, c->mac);
+		if (n < 0)
+			return n;
+		c->mac_len = (size_t)n;
+	}
+	wire_set_u16(c->req, (uint16_t)len);
+	c->req_len = 2 + len;
+	return 0;
+}
+
+static void conn_open(struct sec_zone *sz)
+{
+	struct sec_conn *c = calloc(1, sizeof(*c));
+	if (!c || !(c->in = malloc(SEC_IN_MAX))) {
+		free(c);
+		log_error("%s: out of memory starting a transfer", sz->name);
+		round_end(sz, false);
+		return;
+	}
+	c->sz = sz;
+	c->fd = -1;
+	c->first_msg = true;
+	change_list_init(&c->cl);
+	sz->conn = c;
+	c->primary = &sz->primaries[sz->next_primary % sz->n_primaries];
+	struct sockaddr_storage sa;
+	socklen_t sa_len;
+	memset(&sa, 0, sizeof(sa));
+	char host[INET6_ADDRSTRLEN];
+	if (c->primary->family == 4) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&sa;
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(c->primary->port);
+		memcpy(&sin->sin_addr, c->primary->addr, 4);
+		sa_len = sizeof(*sin);
+		inet_ntop(AF_INET, c->primary->addr, host, sizeof(host));
+		snprintf(c->who, sizeof(c->who), "%s:%u", host, c->primary->port);
+	} else {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&sa;
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(c->primary->port);
+		memcpy(&sin6->sin6_addr, c->primary->addr, 16);
+		sa_len = sizeof(*sin6);
+		inet_ntop(AF_INET6, c->primary->addr, host, sizeof(host));
+		snprintf(c->who, sizeof(c->who), "[%s]:%u", host, c->primary->port);
+	}
+	if (build_request(c) < 0) {
+		conn_fail(c, "cannot build the request");
+		return;
+	}
+	c->fd = socket(sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (c->fd < 0) {
+		conn_fail(c, "socket: %s", strerror(errno));
+		return;
+	}
+	if (connect(c->fd, (struct sockaddr *)&sa, sa_len) < 0 && errno != EINPROGRESS) {
+		conn_fail(c, "connect: %s", strerror(errno));
+		return;
+	}
+	if (loop_add_fd(sz->s->l, c->fd, LOOP_WRITE, on_io, c) < 0) {
+		close(c->fd);
+		c->fd = -1;
+		conn_fail(c, "cannot watch the socket");
+		return;
+	}
+	int64_t id = loop_timer_add(sz->s->l, SEC_TIMEOUT_MS, on_timeout, c);
+	c->timer = id > 0 ? id : 0;
+	log_debug("%s: %s from %s (our serial %u)", sz->name, c->ixfr ? "IXFR" : "AXFR", c->who,
+	          sz->serial);
+}
+
+static void start_refresh(struct sec_zone *sz)
+{
+	if (sz->conn) {
+		sz->again = true;
+		return;
+	}
+	sz->tries = 0;
+	conn_open(sz);
+}
+
+/* --- NOTIFY in --- */
+
+static bool from_primary(const struct sec_zone *sz, const struct query *q)
+{
+	uint8_t addr[16];
+	int family = query_client_addr(q, addr);
+	for (size_t i = 0; i < sz->n_primaries; i++)
+		if (sz->primaries[i].family == family &&
+		    memcmp(sz->primaries[i].addr, addr, family == 4 ? 4 : 16) == 0)
+			return true;
+	return false;
+}
+
+static int notify_reply(struct query *q, uint8_t rcode, const struct tsig_rr *req,
+                        const struct tsig_key *key, uint16_t error, uint64_t now)
+{
+	q->rcode = rcode;
+	packet_write_error(q);
+	if (q->tx_len && rcode == RCODE_NOERROR)
+		q->tx[2] |= 0x04;   /* AA: we serve the zone */
+	if (q->tx_len && req) {
+		size_t limit = q->max_size < q->tx_cap ? q->max_size : q->tx_cap;
+		if (tsig_sign_reply(q->tx, &q->tx_len, limit, req, key, error, now) < 0)
+			q->tx_len = 0;
+	}
+	return 0;
+}
+
+static int notify_handle(void *ctx, struct query *q)
+{
+	struct secondary *s = ctx;
+	uint64_t now = (uint64_t)now_s();
+	char who[INET6_ADDRSTRLEN], zname[DNAME_MAX * 4 + 2];
+	uint8_t addr[16];
+	int family = query_client_addr(q, addr);
+	if (!inet_ntop(family == 4 ? AF_INET : AF_INET6, addr, who, sizeof(who)))
+		snprintf(who, sizeof(who), "?");
+	if (dname_to_str(q->qname, zname, sizeof(zname)) < 0)
+		snprintf(zname, sizeof(zname), "?");
+	q->tx_len = 0;
+	struct sec_zone *sz = find_zone(s, q->qname);
+	struct tsig_rr t;
+	const struct tsig_rr *req = NULL;
+	const struct tsig_key *key = NULL;
+	if (q->tsig_offset) {
+		int found = tsig_find(q->rx, q->rx_len, &t);
+		if (found < 0)
+			return notify_reply(q, RCODE_FORMERR, NULL, NULL, 0, now);
+		if (found) {
+			key = sz && sz->has_key ? &sz->key : NULL;
+			int v = tsig_verify(q->rx, &t, key, now);
+			if (v < 0)
+				return notify_reply(q, RCODE_FORMERR, NULL, NULL, 0, now);
+			req = &t;
+			if (v != TSIG_NOERROR) {
+				log_limited(&lim_notify, LOG_WARN, "NOTIFY for %s from %s: bad TSIG (%d)",
+				            zname, who, v);
+				bool signed_err = v == TSIG_BADTIME || v == TSIG_BADTRUNC;
+				return notify_reply(q, RCODE_NOTAUTH, req, signed_err ? key : NULL,
+				                    (uint16_t)v, now);
+			}
+		}
+	}
+	if (!sz || q->qtype != RR_SOA || q->qclass != CLASS_IN) {
+		log_limited(&lim_notify, LOG_INFO, "NOTIFY for %s from %s: not a zone we copy", zname,
+		            who);
+		return notify_reply(q, RCODE_NOTAUTH, req, key, 0, now);
+	}
+	if (!from_primary(sz, q)) {
+		log_limited(&lim_notify, LOG_WARN, "NOTIFY for %s from %s refused: not one of its "
+		            "primaries", zname, who);
+		return notify_reply(q, RCODE_REFUSED, req, key, 0, now);
+	}
+	log_info("%s: NOTIFY from %s%s; checking now", sz->name, who, req ? " (TSIG)" : "");
+	if (sz->conn)
+		sz->again = true;
+	else
+		schedule(sz, 0);
+	return notify_reply(q, RCODE_NOERROR, req, key, 0, now);
+}
+
+struct xfr_handler secondary_notify_handler(struct secondary *s)
+{
+	return (struct xfr_handler){ .ctx = s, .handle = notify_handle };
+}
+
+/* --- setup --- */
+
+struct secondary *secondary_new(struct zone_table *t, struct loop *l, char err[256])
+{
+	struct secondary *s = calloc(1, sizeof(*s));
+	if (!s) {
+		errf(err, "out of memory");
+		return NULL;
+	}
+	s->t = t;
+	s->l = l;
+	return s;
+}
+
+static void zone_free_sec(struct sec_zone *sz)
+{
+	if (!sz)
+		return;
+	if (sz->conn)
+		conn_close(sz->conn);
+	if (sz->timer > 0)
+		loop_timer_cancel(sz->s->l, sz->timer);
+	explicit_bzero(&sz->key, sizeof(sz->key));
+	recset_free(sz->rs);
+	db_close(sz->db);
+	free(sz->primaries);
+	free(sz->path);
+	free(sz);
+}
+
+void secondary_free(struct secondary *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		zone_free_sec(s->zones[i]);
+	free(s->zones);
+	free(s);
+}
+
+size_t secondary_count(const struct secondary *s)
+{
+	return s ? s->n : 0;
+}
+
+static int load_row(void *arg, const struct records_row *row)
+{
+	struct sec_zone *sz = arg;
+	if (row->rclass != CLASS_IN)
+		return 0;
+	return recset_add(sz->rs, row->name, row->type, row->ttl, row->rdata, row->rdlen, 0);
+}
+
+int secondary_add_zone(struct secondary *s, const struct config_zone *zc, char err[256])
+{
+	struct sec_zone *sz = calloc(1, sizeof(*sz));
+	struct sec_zone **v = realloc(s->zones, (s->n + 1) * sizeof(*v));
+	if (v)
+		s->zones = v;
+	if (!sz || !v) {
+		free(sz);
+		errf(err, "out of memory");
+		return -ENOMEM;
+	}
+	sz->s = s;
+	int ret = -EINVAL;
+	if (dname_from_str(zc->zone, sz->apex) < 0) {
+		errf(err, "'%s' is not a valid zone name", zc->zone);
+		goto fail;
+	}
+	dname_lower(sz->apex);
+	dname_to_str(sz->apex, sz->name, sizeof(sz->name));
+	if (zone_table_get(s->t, sz->apex) || find_zone(s, sz->apex)) {
+		errf(err, "zone %s is configured twice", sz->name);
+		goto fail;
+	}
+	ret = -ENOMEM;
+	sz->primaries = malloc(zc->n_primaries * sizeof(*sz->primaries));
+	sz->path = zc->journal_path ? strdup(zc->journal_path) : NULL;
+	sz->rs = recset_new();
+	if (!sz->primaries || !sz->path || !sz->rs) {
+		errf(err, "out of memory");
+		goto fail;
+	}
+	memcpy(sz->primaries, zc->primaries, zc->n_primaries * sizeof(*sz->primaries));
+	sz->n_primaries = zc->n_primaries;
+	/* The first key that may transfer signs our requests and checks NOTIFYs. */
+	for (size_t i = 0; i < zc->n_tsig_keys && !sz->has_key; i++) {
+		const struct config_tsig_key *k = &zc->tsig_keys[i];
+		if (!k->allow_axfr)
+			continue;
+		if ((ret = tsig_key_init(&sz->key, k->name, k->algorithm, k->secret, k->secret_len,
+		                         k->fudge, err)) < 0)
+			goto fail;
+		sz->has_key = true;
+	}
+	sz->db = db_open(sz->path, err);
+	if (!sz->db) {
+		ret = -EIO;
+		goto fail;
+	}
+	uint8_t owner[DNAME_MAX];
+	ret = db_apex(sz->db, owner);
+	if (ret > 0 && ((size_t)ret != dname_len(sz->apex) || memcmp(owner, sz->apex, (size_t)ret))) {
+		errf(err, "%s holds another zone, not %s", sz->path, sz->name);
+		ret = -EINVAL;
+		goto fail;
+	}
+	if ((ret = records_load(sz->db, load_row, sz)) < 0) {
+		errf(err, "%s: cannot load the copy (%s)", sz->path, strerror(-ret));
+		goto fail;
+	}
+	read_soa(sz);
+	if (sz->have_data) {
+		if (copy_refreshed_at(sz->db, &sz->refreshed_at) < 0)
+			sz->refreshed_at = 0;
+		int64_t age = now_s() - sz->refreshed_at;
+		if (age < (int64_t)sz->expire) {
+			struct zone *z = build(sz, sz->rs, err);
+			if (!z) {
+				ret = -EINVAL;
+				goto fail;
+			}
+			if ((ret = zone_table_add(s->t, z)) < 0) {
+				zone_free(z);
+				errf(err, "zone %s is configured twice", sz->name);
+				goto fail;
+			}
+			sz->serving = true;
+			log_info("%s: serving the copy from %s, serial %u, confirmed %lld s ago (expires "
+			         "after %u s)", sz->name, sz->path, sz->serial, (long long)age, sz->expire);
+		} else {
+			log_warn("%s: the copy in %s (serial %u) has expired; waiting for a primary",
+			         sz->name, sz->path, sz->serial);
+		}
+	}
+	s->zones[s->n++] = sz;
+	if (s->l)
+		schedule(sz, 0);
+	return 0;
+fail:
+	zone_free_sec(sz);
+	return ret < 0 ? ret : -EINVAL;
+}

@@ -1,0 +1,46 @@
+#pragma once
+/*
+ * geoacme as a secondary (zone_type = "Secondary"): the zone is copied
+ * from its `primaries` (another geoacme, Knot, BIND, ...) by IXFR, or AXFR
+ * when the primary cannot give the difference, signed with the zone's TSIG
+ * key when it has one, and served as received: its RRSIG, NSEC and DNSKEY
+ * records as the primary signed them, no key needed here.
+ *
+ * Timers follow the SOA (RFC 1034 4.3.5): a check every `refresh`, every
+ * `retry` after a failure, and the zone stops being served (it is dropped
+ * from the zone table: REFUSED) once `expire` has passed since the copy was
+ * last confirmed current.  A NOTIFY (RFC 1996) from one of the primaries'
+ * addresses starts a check at once; from anyone else it is REFUSED.
+ *
+ * The copy is kept in SQLite (storage/copy.h) before it is served, with
+ * the time it was last confirmed, so a restart serves the last copy until
+ * expire runs out and starts with a check.
+ *
+ * All of it runs from the event loop with non-blocking sockets: a transfer
+ * never holds up queries.  UPDATEs for a secondary zone are REFUSED (this
+ * zone has no ACME store; RFC 2136 section 6 forwarding is not done).
+ */
+#include "core/hooks.h"
+
+struct config_zone;
+struct loop;
+struct secondary;
+struct zone_table;
+
+/* `t` and `l` must outlive the secondary. */
+struct secondary *secondary_new(struct zone_table *t, struct loop *l, char err[256]);
+/* Closes transfers in flight and the databases; the zones stay in the table.  NULL-safe. */
+void secondary_free(struct secondary *s);
+
+/*
+ * Opens the zone's database (zc->journal_path), serves the copy it holds
+ * unless it has expired, and schedules the first check at once.
+ * Returns 0 or a negative errno with err.
+ */
+int secondary_add_zone(struct secondary *s, const struct config_zone *zc, char err[256]);
+
+/* Number of secondary zones configured. */
+size_t secondary_count(const struct secondary *s);
+
+/* The NOTIFY handler for core (hooks.h: opcode NOTIFY). */
+struct xfr_handler secondary_notify_handler(struct secondary *s);

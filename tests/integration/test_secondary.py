@@ -1,0 +1,371 @@
+"""geoacme as a secondary (zone_type = "Secondary"): of a geoacme primary
+(a signed ACME zone, TSIG on the transfer, NOTIFY + IXFR after each UPDATE,
+served as received with the primary's signatures) and of Knot (a zone file
+reloaded on Knot reaches geoacme by NOTIFY).  Also: UPDATEs and NOTIFYs
+from elsewhere are refused, the copy survives kill -9 and is served from
+SQLite while the primary is down, and stops being served once the SOA
+expire has run out."""
+import base64
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+import unittest
+
+import dns.flags
+import dns.message
+import dns.name
+import dns.query
+import dns.rcode
+import dns.rdatatype
+import dns.tsig
+import dns.tsigkeyring
+import dns.update
+
+from harness import BASE_CONFIG, Server, free_port, main, make_key
+from secondaries import sorted_records
+
+XFR_KEY = "xfr.example."
+XFR_SECRET = base64.b64encode(b"transfer-secret-for-the-secondaries").decode()
+UPDATE_KEY = "update.acme.example."
+UPDATE_SECRET = base64.b64encode(b"update-secret-for-lego-only").decode()
+
+ACME = """$ORIGIN acme.example.
+$TTL 300
+@       IN SOA ns1.example.com. hostmaster.example.com. 100 3600 600 86400 60
+@       IN NS  ns1.example.com.
+@       IN NS  ns2.example.com.
+"""
+
+SHORT = """$ORIGIN short.example.
+$TTL 300
+@ IN SOA ns1.example.com. hostmaster.example.com. 1 1 1 4 60
+@ IN NS ns1.example.com.
+www IN A 192.0.2.7
+"""
+
+
+def listen(port):
+    return BASE_CONFIG.replace("listen_port = 0", "listen_port = %d" % port)
+
+
+PRIMARY = """
+[[zones]]
+zone = "acme.example"
+axfr_policy = "AllowSigned"
+notify = ["127.0.0.1:{sp}"]
+[[zones.keys]]
+key_path = "acme.pem"
+[zones.stores]
+type = "sqlite"
+allow_update = true
+journal_path = "acme.sqlite"
+zone_path = "acme.zone"
+[[zones.stores.tsig_keys]]
+name = "{uk}"
+algorithm = "hmac-sha256"
+secret = "{us}"
+allow_axfr = false
+[[zones.stores.tsig_keys]]
+name = "{xk}"
+algorithm = "hmac-sha256"
+secret = "{xs}"
+allow_names = ["no-such-name"]
+
+[[zones]]
+zone = "short.example"
+file = "short.zone"
+allow_axfr = true
+"""
+
+SECONDARY = """
+[[zones]]
+zone = "acme.example"
+zone_type = "Secondary"
+primaries = ["127.0.0.1:{pp}"]
+allow_axfr = true
+[zones.stores]
+type = "sqlite"
+journal_path = "acme-copy.sqlite"
+[[zones.stores.tsig_keys]]
+name = "{xk}"
+algorithm = "hmac-sha256"
+secret = "{xs}"
+
+[[zones]]
+zone = "short.example"
+zone_type = "Secondary"
+primaries = ["127.0.0.1:{pp}"]
+[zones.stores]
+type = "sqlite"
+journal_path = "short-copy.sqlite"
+"""
+
+
+def keyring():
+    return dns.tsigkeyring.from_text({XFR_KEY: ("hmac-sha256", XFR_SECRET),
+                                      UPDATE_KEY: ("hmac-sha256", UPDATE_SECRET)})
+
+
+def axfr_text(port, zone, key=True):
+    args = ["kdig", "@127.0.0.1", "-p", str(port), "+nocomments", "+nostats", "+noheader",
+            "+noquestion"]
+    if key:
+        args += ["-y", "hmac-sha256:%s:%s" % (XFR_KEY, XFR_SECRET)]
+    return subprocess.run(args + [zone, "AXFR"], capture_output=True, text=True,
+                          timeout=20).stdout
+
+
+class OfGeoacme(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.pp, cls.sp = free_port(), free_port()
+        fmt = dict(pp=cls.pp, sp=cls.sp, uk=UPDATE_KEY, us=UPDATE_SECRET, xk=XFR_KEY,
+                   xs=XFR_SECRET)
+        cls.primary = Server(listen(cls.pp) + PRIMARY.format(**fmt),
+                             {"acme.zone": ACME, "short.zone": SHORT})
+        make_key(cls.primary.path("acme.pem"))
+        cls.primary.start()
+        cls.secondary = Server(listen(cls.sp) + SECONDARY.format(**fmt), {})
+        cls.secondary.start()
+        cls.wait_serial("acme.example", cls.serial(cls.primary, "acme.example"))
+        cls.wait_serial("short.example", 1)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.secondary.cleanup()
+        cls.primary.cleanup()
+
+    @staticmethod
+    def serial(server, zone):
+        try:
+            r = server.query(zone, "SOA", timeout=1)
+        except Exception:
+            return None
+        return r.answer[0][0].serial if r.rcode() == 0 and r.answer else None
+
+    @classmethod
+    def wait_serial(cls, zone, serial, timeout=20):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if cls.serial(cls.secondary, zone) == serial:
+                return
+            time.sleep(0.02)
+        raise AssertionError("the secondary never served %s serial %s:\n%s"
+                             % (zone, serial, cls.secondary.log_since_start()[-3000:]))
+
+    def update(self, name, text, port=None):
+        u = dns.update.UpdateMessage("acme.example", keyring=keyring(),
+                                     keyname=dns.name.from_text(UPDATE_KEY),
+                                     keyalgorithm=dns.tsig.HMAC_SHA256)
+        u.add(name, 300, "TXT", text)
+        return dns.query.tcp(u, "127.0.0.1", port=port or self.pp, timeout=5)
+
+    def test_copy_is_identical_and_verifies(self):
+        want = sorted_records(axfr_text(self.pp, "acme.example"))
+        got = sorted_records(axfr_text(self.sp, "acme.example", key=False))
+        self.assertGreater(len(want), 5)
+        self.assertEqual(got, want)
+        path = os.path.join(self.secondary.dir, "copy.zone")
+        lines = [l for l in axfr_text(self.sp, "acme.example", key=False).splitlines()
+                 if len(l.split()) > 3]
+        soa = [l for l in lines if l.split()[3] == "SOA"][:1]
+        with open(path, "w") as f:
+            f.write("\n".join(soa + [l for l in lines if l.split()[3] != "SOA"]) + "\n")
+        out = subprocess.run(["ldns-verify-zone", path], capture_output=True, text=True)
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+
+    def test_served_as_received_with_signatures(self):
+        r = self.secondary.query("acme.example", "DNSKEY", dnssec=True)
+        self.assertEqual(sorted(dns.rdatatype.to_text(rr.rdtype) for rr in r.answer),
+                         ["DNSKEY", "RRSIG"])
+        self.assertTrue(r.flags & dns.flags.AA)
+        want = self.primary.query("acme.example", "DNSKEY", dnssec=True)
+        self.assertEqual(sorted(rr.to_text() for rr in r.answer),
+                         sorted(rr.to_text() for rr in want.answer))
+        # Denial comes from the received NSEC chain, signed by the primary.
+        r = self.secondary.query("nope.acme.example", "A", dnssec=True)
+        self.assertEqual(dns.rcode.to_text(r.rcode()), "NXDOMAIN")
+        self.assertIn("NSEC", [dns.rdatatype.to_text(rr.rdtype) for rr in r.authority])
+
+    def test_update_reaches_the_secondary_by_notify_and_ixfr(self):
+        before = self.serial(self.primary, "acme.example")
+        r = self.update("_acme-challenge.n%d.acme.example." % before, '"via-ixfr"')
+        self.assertEqual(r.rcode(), 0)
+        serial = self.serial(self.primary, "acme.example")
+        self.wait_serial("acme.example", serial)
+        self.secondary.wait_log(r"acme\.example\.: NOTIFY from 127\.0\.0\.1")
+        self.secondary.wait_log(r"acme\.example\.: IXFR from 127\.0\.0\.1:%d, serial %d -> %d"
+                                % (self.pp, before, serial))
+        r = self.secondary.query("_acme-challenge.n%d.acme.example." % before, "TXT")
+        self.assertEqual(r.answer[0][0].to_text(), '"via-ixfr"')
+
+    def test_update_to_the_secondary_is_refused(self):
+        # Not forwarded to the primary (RFC 2136 6 allows either): refused.
+        u = dns.update.UpdateMessage("acme.example")
+        u.add("_acme-challenge.x.acme.example.", 300, "TXT", '"nope"')
+        r = dns.query.tcp(u, "127.0.0.1", port=self.sp, timeout=5)
+        self.assertEqual(dns.rcode.to_text(r.rcode()), "REFUSED")
+        self.secondary.wait_log(r"update for acme\.example\. .*refused: the zone does not allow "
+                                r"updates")
+        # Lego's key is the primary's business: the secondary does not know it.
+        with self.assertRaises(dns.tsig.PeerBadKey):
+            self.update("_acme-challenge.x.acme.example.", '"nope"', port=self.sp)
+        self.assertIsNone(self.secondary.query("_acme-challenge.x.acme.example.", "TXT").answer
+                          or None)
+
+    def test_notify_from_elsewhere_is_refused(self):
+        q = dns.message.make_query("acme.example", "SOA")
+        q.set_opcode(dns.opcode.NOTIFY)
+        r = dns.query.udp(q, "127.0.0.1", port=self.sp, timeout=3, source="127.0.0.9")
+        self.assertEqual(dns.rcode.to_text(r.rcode()), "REFUSED")
+        self.secondary.wait_log(r"NOTIFY for acme\.example\. from 127\.0\.0\.9 refused: not one "
+                                r"of its primaries")
+        q = dns.message.make_query("other.example", "SOA")
+        q.set_opcode(dns.opcode.NOTIFY)
+        r = dns.query.udp(q, "127.0.0.1", port=self.sp, timeout=3)
+        self.assertEqual(dns.rcode.to_text(r.rcode()), "NOTAUTH")
+
+    def test_zz_kill9_restart_serves_copy_then_expires(self):
+        serial = self.serial(self.primary, "acme.example")
+        self.secondary.kill9()
+        self.primary.stop()
+        self.secondary.start()
+        # The primary is down: the last copy is served from SQLite.
+        self.assertEqual(self.serial(self.secondary, "acme.example"), serial)
+        self.assertEqual(self.serial(self.secondary, "short.example"), 1)
+        self.secondary.wait_log(r"acme\.example\.: serving the copy from .*, serial %d" % serial)
+        # short.example's SOA expire is 4 s: once past it, no longer served.
+        self.secondary.wait_log(r"short\.example\.: the copy expired", timeout=15)
+        r = self.secondary.query("short.example", "SOA")
+        self.assertEqual(dns.rcode.to_text(r.rcode()), "REFUSED")
+        self.assertEqual(self.serial(self.secondary, "acme.example"), serial)
+        # The primary comes back on its port: everything converges again.
+        self.primary.start()
+        self.wait_serial("short.example", 1)
+        r = self.update("_acme-challenge.back.acme.example.", '"back"')
+        self.assertEqual(r.rcode(), 0)
+        self.wait_serial("acme.example", self.serial(self.primary, "acme.example"))
+
+
+KNOT_ZONE = """$ORIGIN knot.example.
+$TTL 300
+@ IN SOA ns1.knot.example. hostmaster.knot.example. {serial} 3600 600 86400 60
+@ IN NS ns1.knot.example.
+ns1 IN A 192.0.2.1
+www IN A 192.0.2.{last}
+"""
+
+
+class OfKnot(unittest.TestCase):
+    """Knot as the primary: the zone file changes, knotc reloads it, Knot
+    sends NOTIFY, geoacme transfers with TSIG and serves the change."""
+
+    @classmethod
+    def setUpClass(cls):
+        if not shutil.which("knotd") or not shutil.which("knotc"):
+            raise AssertionError("needs knotd and knotc (scripts/deps.sh: knot)")
+        cls.kp, cls.sp = free_port(), free_port()
+        cls.dir = tempfile.mkdtemp(prefix="geoacme-knotprimary-")
+        with open(os.path.join(cls.dir, "knot.example.zone"), "w") as f:
+            f.write(KNOT_ZONE.format(serial=1, last=10))
+        conf = """server:
+  rundir: "{d}"
+  listen: 127.0.0.1@{kp}
+log:
+  - target: "{d}/knot.log"
+    any: info
+database:
+  storage: "{d}"
+key:
+  - id: {xk}
+    algorithm: hmac-sha256
+    secret: {xs}
+remote:
+  - id: geoacme
+    address: 127.0.0.1@{sp}
+    key: {xk}
+acl:
+  - id: xfr
+    address: 127.0.0.0/8
+    key: {xk}
+    action: transfer
+template:
+  - id: default
+    storage: "{d}"
+    zonefile-load: difference
+    journal-content: changes
+zone:
+  - domain: knot.example
+    notify: geoacme
+    acl: xfr
+""".format(d=cls.dir, kp=cls.kp, sp=cls.sp, xk=XFR_KEY, xs=XFR_SECRET)
+        cls.conf = os.path.join(cls.dir, "knot.conf")
+        with open(cls.conf, "w") as f:
+            f.write(conf)
+        cls.knot = subprocess.Popen(["knotd", "-c", cls.conf], stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        sec = """
+[[zones]]
+zone = "knot.example"
+zone_type = "Secondary"
+primaries = ["127.0.0.1:{kp}"]
+[zones.stores]
+type = "sqlite"
+journal_path = "knot-copy.sqlite"
+[[zones.stores.tsig_keys]]
+name = "{xk}"
+algorithm = "hmac-sha256"
+secret = "{xs}"
+""".format(kp=cls.kp, xk=XFR_KEY, xs=XFR_SECRET)
+        cls.secondary = Server(listen(cls.sp) + sec, {})
+        cls.secondary.start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.secondary.cleanup()
+        if cls.knot.poll() is None:
+            cls.knot.terminate()
+            cls.knot.wait(10)
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def knot_log(self):
+        with open(os.path.join(self.dir, "knot.log"), errors="replace") as f:
+            return f.read()
+
+    def www(self):
+        try:
+            r = self.secondary.query("www.knot.example", "A", timeout=1)
+            return r.answer[0][0].to_text() if r.answer else None
+        except Exception:
+            return None
+
+    def wait_www(self, want, timeout=20):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.www() == want:
+                return
+            time.sleep(0.05)
+        raise AssertionError("geoacme never served %s:\n%s\n%s" %
+                             (want, self.secondary.log_since_start()[-2000:],
+                              self.knot_log()[-2000:]))
+
+    def test_copy_follows_knot(self):
+        self.wait_www("192.0.2.10")
+        self.secondary.wait_log(r"knot\.example\.: AXFR from 127\.0\.0\.1:%d, serial 0 -> 1"
+                                % self.kp)
+        with open(os.path.join(self.dir, "knot.example.zone"), "w") as f:
+            f.write(KNOT_ZONE.format(serial=2, last=20))
+        subprocess.run(["knotc", "-c", self.conf, "zone-reload", "knot.example"],
+                       capture_output=True, check=True, timeout=20)
+        self.wait_www("192.0.2.20")
+        self.secondary.wait_log(r"knot\.example\.: NOTIFY from 127\.0\.0\.1 \(TSIG\)")
+        self.secondary.wait_log(r"knot\.example\.: IXFR from 127\.0\.0\.1:%d, serial 1 -> 2"
+                                % self.kp)
+        self.assertRegex(self.knot_log(), r"\[knot\.example\.\] IXFR, outgoing")
+
+
+if __name__ == "__main__":
+    main()
