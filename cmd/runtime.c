@@ -25,6 +25,7 @@
 #include "core/net/loop.h"
 #include "core/net/rrl.h"
 #include "core/wire/dname.h"
+#include "core/wire/wire.h"
 #include "core/zone/geo_sets.h"
 #include "core/zone/zone.h"
 #include "core/zone/zone_load.h"
@@ -142,6 +143,34 @@ static void resign_check(struct loop *l, void *arg);
 static int journal_to_xfr(void *arg, const uint8_t *apex, const uint8_t *diff, size_t len)
 {
 	return xfr_history_add(arg, apex, diff, len) == -ENOMEM ? -ENOMEM : 0;
+}
+
+/*
+ * A secondary keeps serving its copy until the SOA expire runs out, with
+ * the signatures it received; the oldest of those can have as little as
+ * signature_refresh left when they were sent.  Say so when the expire is
+ * longer: the secondary could outlive its signatures.
+ */
+static void warn_expire(const struct generation *g)
+{
+	const struct config *c = g->cfg;
+	for (size_t i = 0; i < c->n_zones; i++) {
+		const struct config_zone *zc = &c->zones[i];
+		uint8_t apex[DNAME_MAX];
+		if (!zc->n_keys || zc->axfr_policy == AXFR_DENY || dname_from_str(zc->zone, apex) < 0)
+			continue;
+		dname_lower(apex);
+		const struct zone *z = zone_table_get(g->zones, apex);
+		if (!z)
+			continue;
+		const struct rdata *rd = &z->soa->rr[0];
+		uint32_t expire = wire_get_u32(rd->data + rd->len - 8);
+		if (expire > c->sig_refresh_s)
+			log_warn("%s: the SOA expire (%u s) is longer than signature_refresh (%u s): a "
+			         "secondary cut off from this server could serve signatures after they "
+			         "expire; lower the expire or raise signature_refresh", zc->zone, expire,
+			         c->sig_refresh_s);
+	}
 }
 
 /* A zone is served with a new snapshot: history first, then the news. */
@@ -586,6 +615,7 @@ struct generation *generation_new(const char *path, struct loop *loop,
 	}
 	if (g->xfr)
 		zone_table_watch(g->zones, zone_changed, g);
+	warn_expire(g);
 	schedule_resign(g);
 	return g;
 

@@ -237,6 +237,13 @@ class Transfers(unittest.TestCase):
                 types = sorted(dns.rdatatype.to_text(rr.rdtype) for rr in r.answer)
                 self.assertEqual(types, ["A", "RRSIG"])
 
+    def test_expire_longer_than_signature_refresh_is_reported(self):
+        # example.com: expire 14 days > signature_refresh 7 days; acme.example: 1 day.
+        log = self.server.log()
+        self.assertRegex(log, r"example\.com: the SOA expire \(1209600 s\) is longer than "
+                              r"signature_refresh \(604800 s\)")
+        self.assertNotIn("acme.example: the SOA expire", log)
+
     def test_geo_name_transfers_its_fallback_set(self):
         # default_location is Paris: the rule answers Paris and Nuremberg,
         # whatever the health checks say; a stock secondary serves that set.

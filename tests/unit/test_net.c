@@ -6,7 +6,9 @@
  * a pipe.  The handler echoes the message with QR set and marks, in the
  * RCODE bits, what it saw: 1 = UDP with max_size as configured, 2 = TCP
  * with max_size 65535, 3 = the handler installed by net_set_handler,
- * 15 = something was wrong with the context.
+ * 15 = something was wrong with the context.  An ID of 0x57nn over TCP is
+ * answered with a stream (struct query_stream) of nn messages of
+ * STREAM_LEN bytes, each carrying its index in byte 12.
  */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -33,6 +35,7 @@
 
 #define UDP_MAX 1232
 #define BIG_LEN 60000   /* answer size asked for by QDCOUNT = 0xff00 */
+#define STREAM_LEN 20000
 
 static struct net *the_net;
 
@@ -66,11 +69,44 @@ static void handler2(void *ctx, struct query *q)
 	reply(q, 3);
 }
 
+struct stream {
+	uint16_t id;
+	int next, n;
+};
+
+static int stream_next(void *ctx, struct query *q)
+{
+	struct stream *s = ctx;
+	if (q->tx_cap < STREAM_LEN)
+		return -ENOSPC;
+	memset(q->tx, 0, STREAM_LEN);
+	q->tx[0] = (uint8_t)(s->id >> 8);
+	q->tx[1] = (uint8_t)s->id;
+	q->tx[2] = 0x80;
+	q->tx[12] = (uint8_t)s->next;
+	q->tx_len = STREAM_LEN;
+	return ++s->next < s->n ? 1 : 0;
+}
+
+static void stream_release(void *ctx)
+{
+	free(ctx);
+}
+
 static void echo(void *ctx, struct query *q)
 {
 	if (q->rx_len < 12)
 		return;
 	uint16_t id = (uint16_t)(q->rx[0] << 8 | q->rx[1]);
+	if ((id >> 8) == 0x57 && q->transport == QUERY_TCP) {
+		struct stream *s = calloc(1, sizeof(*s));
+		if (!s)
+			return;
+		s->id = id;
+		s->n = id & 0xff;
+		q->stream = (struct query_stream){ s, stream_next, stream_release };
+		return;
+	}
 	if (id == 0xdead)
 		return;   /* no answer */
 	if (id == 0x5e75) {
@@ -488,6 +524,39 @@ static void test_tcp(struct server s)
 	}
 	ok(all, "all %d answers arrived intact and in order", N_BIG);
 	ok(tcp_roundtrip(fd, 0x0b0b, 2), "connection still serves afterwards");
+	close(fd);
+
+	/* A stream of 50 messages of 20000 bytes (1 MB, more than the socket
+	 * buffers hold) to a slow reader, with a query pipelined behind it:
+	 * every message in order, then the query's answer. */
+	fd = client_buf(AF_INET, SOCK_STREAM, s.port, 4096);
+	uint8_t qs[64];
+	size_t ls = make_query(qs, 0x5732, false);
+	len = frame(buf, qs, ls);
+	len += frame(buf + len, q1, l1);
+	ok(write_all(fd, buf, len), "stream request and a pipelined query");
+	usleep(100000);
+	bool stream_ok = true;
+	for (int i = 0; i < 50; i++) {
+		n = tcp_read_msg(fd, big, sizeof(big));
+		stream_ok &= n == STREAM_LEN && big[0] == 0x57 && big[1] == 0x32 && big[12] == i;
+	}
+	ok(stream_ok, "all 50 stream messages, complete and in order");
+	n = tcp_read_msg(fd, r, sizeof(r));
+	ok(n > 0 && is_answer(r, (size_t)n, q1, l1, 2), "the pipelined query answered after the stream");
+	close(fd);
+
+	/* A client that goes away in the middle of a stream: the stream is
+	 * released (no leak at exit) and the server serves on. */
+	fd = client_buf(AF_INET, SOCK_STREAM, s.port, 4096);
+	ls = make_query(qs, 0x57c8, false);
+	len = frame(buf, qs, ls);
+	write_all(fd, buf, len);
+	n = tcp_read_msg(fd, big, sizeof(big));
+	ok(n == STREAM_LEN && big[12] == 0, "first message of a 200-message stream");
+	close(fd);
+	fd = client(AF_INET, SOCK_STREAM, s.port);
+	ok(fd >= 0 && tcp_roundtrip(fd, 0x0e0e, 2), "still serving after a client left mid-stream");
 	close(fd);
 
 	/* The client half-closes after its query: still answered, then closed. */
