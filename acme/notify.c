@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * NOTIFY out (see notify.h).
  */

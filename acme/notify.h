@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * NOTIFY out (RFC 1996): whenever a zone's serial changes (an UPDATE, a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * geoacme as a secondary (see secondary.h): SOA timers, NOTIFY in, and the
  * transfer client, a small state machine on a non-blocking TCP socket.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * geoacme as a secondary (zone_type = "Secondary"): the zone is copied

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Zone transfers out (see xfr.h): access checks, TSIG, and the message
  * stream that walks a held snapshot.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * Zone transfers out: AXFR (RFC 5936) and IXFR (RFC 1995) for every zone

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A secondary's copy of a zone (see copy.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * A secondary's copy of a zone (zone_type = "Secondary"), in the same

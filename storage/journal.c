@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The IXFR journal (see journal.h).
  */

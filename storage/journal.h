@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * The IXFR journal of an ACME zone, in the zone's database (table journal,

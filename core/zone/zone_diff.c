@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Snapshot differences (see zone_diff.h).  Node by node: the records of
  * the same name in both snapshots are sorted and merged, so the cost is

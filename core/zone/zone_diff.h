@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #pragma once
 /*
  * The difference between two snapshots of one zone, as a zone transfer

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Stock secondaries for the transfer tests: Debian's Knot (knotd), NSD and
 BIND (named), each started from its own temporary directory with its own
 config on loopback ports of its own, and stopped by PID.  They never use

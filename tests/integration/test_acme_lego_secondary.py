@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Lego obtains a certificate from Pebble through an ACME zone served by a
 geoacme primary plus a stock secondary (Knot), with Lego's propagation check
 left on: Lego asks *every* NS of the zone for the TXT, on port 53, by name.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """NSID (RFC 5001): with [server] nsid set, a query carrying an empty NSID
 option gets the identity back in the OPT record (UDP and TCP, answers and
 errors alike), so an operator can tell which instance answered; a query

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """geoacme as a secondary (zone_type = "Secondary"): of a geoacme primary
 (a signed ACME zone, TSIG on the transfer, NOTIFY + IXFR after each UPDATE,
 served as received with the primary's signatures) and of Knot (a zone file

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Zone transfers out to real secondaries: Knot (knotd), NSD and BIND
 (named) each take a signed static zone with a geo name, a signed ACME zone
 and a large zone from geoacme by AXFR with TSIG, are told of each change by

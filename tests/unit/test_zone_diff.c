@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/zone/zone_diff and storage/journal: the difference of two snapshots
  * as an IXFR carries it (SOAs leading, a changed TTL as delete + add,
