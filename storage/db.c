@@ -349,6 +349,15 @@ struct db *db_open(const char *path, char err[256])
 		db_close(db);
 		return NULL;
 	}
+	/*
+	 * A damaged file is refused, never worked around: a read that happens to
+	 * miss the damage (an empty answer where a row should be) could have us
+	 * seed the zone again over the records we acknowledged.
+	 */
+	if (info.state == DB_OURS && db_quick_check(path, err) < 0) {
+		db_close(db);
+		return NULL;
+	}
 	int rc = sqlite3_open_v2(path, &db->sql,
 	                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 	                         NULL);

@@ -74,7 +74,9 @@ int db_quick_check(const char *path, char err[256]);
  * schema to DB_SCHEMA_VERSION and prepares every statement.  Refuses a
  * database from a newer geoacme and a file that holds foreign tables
  * (a Hickory journal, say) rather than guessing, and does so after
- * db_identify(), before anything is written to the file.
+ * db_identify(), before anything is written to the file.  A database of
+ * ours that fails PRAGMA quick_check is refused too (err names the first
+ * problem): reads that miss the damage must not make us seed it again.
  */
 struct db *db_open(const char *path, char err[256]);
 void db_close(struct db *db);   /* NULL-safe */
