@@ -3,11 +3,13 @@
 geoacme primary plus a stock secondary (Knot), with Lego's propagation check
 left on: Lego asks *every* NS of the zone for the TXT, on port 53, by name.
 
-So both servers listen on port 53 of their own loopback addresses
-(127.0.53.1 primary, 127.0.53.2 secondary; not 127.0.0.1 or 127.0.0.53,
-where packaged resolvers may listen), and Lego runs in a private mount
-namespace where /etc/hosts names ns1/ns2.acme.example (unshare -m plus a
-bind mount: nothing outside the test sees it).  Pebble validates through
+So the whole test runs in a network and mount namespace of its own (it
+re-executes itself under `unshare -n -m`): a private loopback, where port 53
+is free whatever the machine runs (Debian starts the packaged named, nsd,
+knot and unbound on install; the test neither uses nor collides with them),
+and a private /etc/hosts naming ns1 and ns2.acme.example (a bind mount
+nobody outside sees).  Both servers listen on port 53 of their own loopback
+addresses, 127.0.53.1 (geoacme) and 127.0.53.2 (Knot).  Pebble validates through
 unbound, whose stub for the zone is the secondary.  The negative case
 stops the secondary: Lego's check then fails on ns2, which proves it asked
 the secondary and not only the primary."""
@@ -16,6 +18,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
@@ -70,14 +73,40 @@ allow_names = ["no-such-name"]
 """.format(xk=XFR_KEY, xs=XFR_SECRET)
 
 
+HOSTS = "127.0.0.1 localhost\n%s ns1.acme.example\n%s ns2.acme.example\n" % (PRIMARY, SECONDARY)
+
+
+def in_own_namespaces():
+    """Re-executes this file in new network and mount namespaces (root),
+    with loopback up and /etc/hosts replaced; returns its exit code.  None
+    when already inside."""
+    if os.environ.get("GEOACME_TEST_NETNS") == "1":
+        return None
+    if os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("ip"):
+        print("needs root, unshare and ip (util-linux, iproute2: scripts/deps.sh)")
+        return 1
+    fd, hosts = tempfile.mkstemp(prefix="geoacme-hosts-")
+    with os.fdopen(fd, "w") as f:
+        f.write(HOSTS)
+    os.chmod(hosts, 0o644)
+    script = 'ip link set lo up && mount --bind "$1" /etc/hosts && shift && exec "$@"'
+    env = dict(os.environ, GEOACME_TEST_NETNS="1")
+    try:
+        return subprocess.call(["unshare", "-n", "-m", "sh", "-c", script, "sh", hosts,
+                                sys.executable, os.path.abspath(__file__)] + sys.argv[1:],
+                               env=env)
+    finally:
+        os.unlink(hosts)
+
+
 class LegoWithSecondary(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        for tool in ("lego", "pebble", "unbound", "openssl", "knotd", "unshare", "mount"):
+        for tool in ("lego", "pebble", "unbound", "openssl", "knotd"):
             if not shutil.which(tool):
                 raise AssertionError("needs %s on PATH (scripts/deps.sh)" % tool)
-        if os.geteuid() != 0:
-            raise AssertionError("needs root: port 53 and a private mount namespace for Lego")
+        if os.environ.get("GEOACME_TEST_NETNS") != "1":
+            raise AssertionError("run this file directly: it sets up its own namespaces")
         cls.dir = tempfile.mkdtemp(prefix="geoacme-lego2-")
         cls.server = Server(CONFIG, {"acme.zone": ACME_ZONE, "lego.tsig": LEGO_SECRET})
         make_key(cls.server.path("acme.pem"))
@@ -116,9 +145,6 @@ class LegoWithSecondary(unittest.TestCase):
             time.sleep(0.1)
         else:
             raise AssertionError("pebble did not start")
-        with open(os.path.join(cls.dir, "hosts"), "w") as f:
-            f.write("127.0.0.1 localhost\n%s ns1.acme.example\n%s ns2.acme.example\n"
-                    % (PRIMARY, SECONDARY))
 
     @classmethod
     def tearDownClass(cls):
@@ -155,10 +181,8 @@ class LegoWithSecondary(unittest.TestCase):
                 "--email", "acme@acme.example", "--accept-tos", "--key-type", "ec256",
                 "--domains", domain, "--dns", "rfc2136", "--dns.resolvers", "%s:53" % PRIMARY,
                 "run"]
-        script = 'mount --bind "$1" /etc/hosts && shift && exec "$@"'
-        r = subprocess.run(["unshare", "-m", "sh", "-c", script, "sh",
-                            os.path.join(self.dir, "hosts")] + lego,
-                           capture_output=True, text=True, env=env, timeout=180, cwd=self.dir)
+        r = subprocess.run(lego, capture_output=True, text=True, env=env, timeout=180,
+                           cwd=self.dir)
         return r, os.path.join(path, "certificates", domain + ".crt")
 
     def test_1_certificate_through_primary_and_secondary(self):
@@ -187,4 +211,7 @@ class LegoWithSecondary(unittest.TestCase):
 
 
 if __name__ == "__main__":
+    rc = in_own_namespaces()
+    if rc is not None:
+        sys.exit(rc)
     main()
