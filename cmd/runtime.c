@@ -418,8 +418,8 @@ static void check_journal(const struct config *c, const struct config_zone *zc,
 		diag_add(d, c->path, zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
 		return;
 	}
-	if (info.state == DB_OURS && info.seeded)
-		return;   /* the database is the truth; the zone file is not read again */
+	if (zc->secondary || (info.state == DB_OURS && info.seeded))
+		return;   /* the database is the truth (or the primaries are): no zone file to read */
 	if (!zc->zone_path)
 		diag_add(d, c->path, zc->pos.line, zc->pos.col,
 		         "zone %s: %s is empty and no zone_path is configured to seed it", zc->zone,
@@ -490,8 +490,10 @@ struct generation *generation_new(const char *path, struct loop *loop,
 		if (g->notify && notify_add_zone(g->notify, zc, err) < 0)
 			diag_add(d, c->path, zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
 		if (zc->secondary) {
-			/* Check mode stops at the config: the copy is the primaries' business. */
-			if (g->secondary && secondary_add_zone(g->secondary, zc, err) < 0)
+			/* Check mode reads the stored copy as serve would, and writes nothing. */
+			if (check_only)
+				check_journal(c, zc, hook, d);
+			else if (g->secondary && secondary_add_zone(g->secondary, zc, err) < 0)
 				diag_add(d, c->path, zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
 			continue;
 		}

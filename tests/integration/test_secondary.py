@@ -7,6 +7,7 @@ from elsewhere are refused, the copy survives kill -9 and is served from
 SQLite while the primary is down, and stops being served once the SOA
 expire has run out."""
 import base64
+import hashlib
 import os
 import re
 import shutil
@@ -25,7 +26,7 @@ import dns.tsig
 import dns.tsigkeyring
 import dns.update
 
-from harness import BASE_CONFIG, Server, free_port, main, make_key
+from harness import BASE_CONFIG, BIN, Server, free_port, main, make_key
 from secondaries import sorted_records
 
 XFR_KEY = "xfr.example."
@@ -202,6 +203,17 @@ class OfGeoacme(unittest.TestCase):
                                 % (self.pp, before, serial))
         r = self.secondary.query("_acme-challenge.n%d.acme.example." % before, "TXT")
         self.assertEqual(r.answer[0][0].to_text(), '"via-ixfr"')
+
+    def test_check_reads_the_copy_and_writes_nothing(self):
+        path = os.path.join(self.secondary.dir, "acme-copy.sqlite")
+        with open(path, "rb") as f:
+            before = hashlib.sha256(f.read()).hexdigest()
+        out = subprocess.run([BIN, "check", "-c",
+                              self.secondary.config_path], capture_output=True, text=True,
+                             timeout=30)
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+        with open(path, "rb") as f:
+            self.assertEqual(hashlib.sha256(f.read()).hexdigest(), before)
 
     def test_update_to_the_secondary_is_refused(self):
         # Not forwarded to the primary (RFC 2136 6 allows either): refused.
