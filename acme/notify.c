@@ -20,6 +20,7 @@
 #include "acme/tsig.h"
 #include "core/conf/config.h"
 #include "core/conf/log.h"
+#include "core/conf/metrics.h"
 #include "core/net/loop.h"
 #include "core/wire/dname.h"
 #include "core/wire/query.h"
@@ -139,6 +140,7 @@ static void send_one(struct notify_target *t)
 		log_debug("%s: NOTIFY serial %u to %s (try %u)", t->nz->name, t->serial, t->str,
 		          t->tries + 1);
 	t->tries++;
+	METRICS_INC(metrics.notify_sent);
 	int64_t id = loop_timer_add(n->l, t->delay_ms, retry, t);
 	t->timer = id > 0 ? id : 0;
 	t->delay_ms = t->delay_ms * 2 > NOTIFY_RETRY_MAX_MS ? NOTIFY_RETRY_MAX_MS : t->delay_ms * 2;
@@ -232,6 +234,7 @@ static void on_answer(struct notify *n, const uint8_t *msg, size_t len,
 			if (t->timer > 0)
 				loop_timer_cancel(n->l, t->timer);
 			t->timer = 0;
+			METRICS_INC(metrics.notify_answered);
 			unsigned rcode = flags & 0xf;
 			log_info("%s: NOTIFY serial %u answered by %s (rcode %u) after %llu ms",
 			         nz->name, t->serial, t->str, rcode,

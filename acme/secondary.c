@@ -22,6 +22,7 @@
 #include "core/conf/config.h"
 #include "core/conf/diag.h"
 #include "core/conf/log.h"
+#include "core/conf/metrics.h"
 #include "core/net/loop.h"
 #include "core/wire/dname.h"
 #include "core/wire/packet.h"
@@ -282,6 +283,7 @@ static void conn_fail(struct sec_conn *c, const char *fmt, ...)
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
 	log_warn("%s: transfer from %s failed: %s", sz->name, c->who, why);
+	METRICS_INC(metrics.xfr_in[METRICS_XFRIN_FAILED]);
 	conn_close(c);
 	check_expiry(sz);
 	/* The next primary, once each per round. */
@@ -314,6 +316,7 @@ static void conn_done(struct sec_conn *c)
 					serve(sz, z);
 			}
 			log_debug("%s: serial %u is current (%s)", sz->name, c->serial, c->who);
+			METRICS_INC(metrics.xfr_in[METRICS_XFRIN_CURRENT]);
 			conn_close(c);
 			round_end(sz, true);
 			return;
@@ -354,6 +357,7 @@ static void conn_done(struct sec_conn *c)
 	sz->refreshed_at = now;
 	sz->force_axfr = false;
 	serve(sz, z);
+	METRICS_INC(metrics.xfr_in[c->incremental ? METRICS_XFRIN_IXFR : METRICS_XFRIN_AXFR]);
 	log_info("%s: %s from %s, serial %u -> %u: %zu records in %zu messages, %zu bytes",
 	         sz->name, c->incremental ? "IXFR" : "AXFR", c->who, had ? old : 0, sz->serial,
 	         c->records, c->messages, c->bytes);

@@ -18,6 +18,7 @@
 #include "acme/xfr.h"
 #include "core/conf/config.h"
 #include "core/conf/log.h"
+#include "core/conf/metrics.h"
 #include "core/wire/dname.h"
 #include "core/wire/packet.h"
 #include "core/wire/query.h"
@@ -271,6 +272,7 @@ static void sign_reply(struct query *q, const struct tsig_rr *req, const struct 
 static int refuse(struct query *q, uint8_t rcode, const struct tsig_rr *req,
                   const struct tsig_key *key, uint16_t error, uint64_t now)
 {
+	METRICS_INC(metrics.xfr_out[METRICS_XFR_REFUSED]);
 	q->rcode = rcode;
 	packet_write_error(q);
 	sign_reply(q, req, key, error, now);
@@ -282,6 +284,7 @@ static int soa_only(struct query *q, const struct zone *z, const struct tsig_rr 
                     const struct tsig_key *key, uint64_t now)
 {
 	struct answer_plan plan;
+	METRICS_INC(metrics.xfr_out[METRICS_XFR_SOA]);
 	memset(&plan, 0, sizeof(plan));
 	plan.aa = true;
 	plan.an.n = 1;
@@ -530,6 +533,8 @@ static int start_stream(struct query *q, const struct zone *z, const struct xfr_
 		return -ENOMEM;
 	}
 	s->kind = !ixfr ? "AXFR" : s->incremental ? "IXFR" : "IXFR (whole zone, AXFR form)";
+	METRICS_INC(metrics.xfr_out[!ixfr ? METRICS_XFR_AXFR
+	                            : s->incremental ? METRICS_XFR_IXFR : METRICS_XFR_IXFR_FULL]);
 	s->id = q->id;
 	s->flags = q->flags;
 	memcpy(s->qname, q->qname_orig, dname_len(q->qname_orig));

@@ -233,4 +233,23 @@ void metrics_write_counters(FILE *out)
 	family(out, "geoacme_signatures_made_total", "counter", "RRSIGs computed (cache misses).");
 	fprintf(out, "geoacme_signatures_made_total %llu\n",
 	        (unsigned long long)metrics.signatures_made);
+	static const char *const xfr_out[METRICS_XFR_OUT] = {
+		"axfr", "ixfr", "ixfr_full_zone", "soa_only", "refused",
+	};
+	family(out, "geoacme_transfers_out_total", "counter",
+	       "Zone transfer requests answered, by what was sent.");
+	for (int k = 0; k < METRICS_XFR_OUT; k++)
+		fprintf(out, "geoacme_transfers_out_total{result=\"%s\"} %llu\n", xfr_out[k],
+		        (unsigned long long)metrics.xfr_out[k]);
+	family(out, "geoacme_notify_sent_total", "counter", "NOTIFY messages sent (retries too).");
+	fprintf(out, "geoacme_notify_sent_total %llu\n", (unsigned long long)metrics.notify_sent);
+	family(out, "geoacme_notify_answered_total", "counter", "NOTIFY messages answered.");
+	fprintf(out, "geoacme_notify_answered_total %llu\n",
+	        (unsigned long long)metrics.notify_answered);
+	static const char *const xfr_in[METRICS_XFR_IN] = { "axfr", "ixfr", "current", "failed" };
+	family(out, "geoacme_transfers_in_total", "counter",
+	       "Checks of secondary zones against their primaries, by outcome.");
+	for (int k = 0; k < METRICS_XFR_IN; k++)
+		fprintf(out, "geoacme_transfers_in_total{result=\"%s\"} %llu\n", xfr_in[k],
+		        (unsigned long long)metrics.xfr_in[k]);
 }

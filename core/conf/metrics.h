@@ -48,6 +48,20 @@ enum metrics_update_result {
 	METRICS_UPDATE_RESULTS
 };
 
+enum metrics_xfr_out {
+	METRICS_XFR_AXFR = 0,       /* a whole zone sent for an AXFR */
+	METRICS_XFR_IXFR,           /* a condensed difference sent */
+	METRICS_XFR_IXFR_FULL,      /* an IXFR answered with the whole zone */
+	METRICS_XFR_SOA,            /* an IXFR answered with the SOA alone */
+	METRICS_XFR_REFUSED,        /* refused: policy, key, address */
+	METRICS_XFR_OUT
+};
+
+enum metrics_xfr_in {
+	METRICS_XFRIN_AXFR = 0, METRICS_XFRIN_IXFR, METRICS_XFRIN_CURRENT, METRICS_XFRIN_FAILED,
+	METRICS_XFR_IN
+};
+
 struct metrics_global {
 	uint64_t responses[METRICS_RCODES];  /* by rcode of the response sent */
 	uint64_t dropped;                    /* messages never answered (too short, QR=1) */
@@ -60,6 +74,10 @@ struct metrics_global {
 	uint64_t stale_txt_purged;
 	uint64_t signatures_made;
 	uint64_t probes_ok, probes_failed;
+	/* Zone transfers and NOTIFY (acme/xfr.c, notify.c, secondary.c). */
+	uint64_t xfr_out[METRICS_XFR_OUT];   /* by enum metrics_xfr_out */
+	uint64_t notify_sent, notify_answered;
+	uint64_t xfr_in[METRICS_XFR_IN];     /* by enum metrics_xfr_in */
 };
 extern struct metrics_global metrics;
 

@@ -15,6 +15,7 @@ import subprocess
 import tempfile
 import time
 import unittest
+import urllib.request
 
 import dns.flags
 import dns.message
@@ -83,6 +84,9 @@ allow_axfr = true
 """
 
 SECONDARY = """
+[server]
+http_listen = ["127.0.0.1:0"]
+
 [[zones]]
 zone = "acme.example"
 zone_type = "Secondary"
@@ -214,6 +218,17 @@ class OfGeoacme(unittest.TestCase):
         self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
         with open(path, "rb") as f:
             self.assertEqual(hashlib.sha256(f.read()).hexdigest(), before)
+
+    def test_metrics_count_transfers(self):
+        m = re.search(r"http: listening on \S+ \(port (\d+)\)", self.secondary.log())
+        self.assertIsNotNone(m)
+        with urllib.request.urlopen("http://127.0.0.1:%s/metrics" % m.group(1), timeout=5) as r:
+            text = r.read().decode()
+        got = dict(re.findall(r'^geoacme_transfers_in_total\{result="(\w+)"\} (\d+)$', text,
+                              re.M))
+        self.assertGreaterEqual(int(got["axfr"]), 2, text)   # both zones, once each at least
+        self.assertIn("failed", got)
+        self.assertRegex(text, r'(?m)^geoacme_transfers_out_total\{result="refused"\} \d+$')
 
     def test_update_to_the_secondary_is_refused(self):
         # Not forwarded to the primary (RFC 2136 6 allows either): refused.

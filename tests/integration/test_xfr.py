@@ -12,6 +12,7 @@ import re
 import subprocess
 import time
 import unittest
+import urllib.request
 
 import dns.message
 import dns.name
@@ -61,6 +62,9 @@ BIG = "$ORIGIN big.example.\n$TTL 300\n" \
       "".join('n%04d IN TXT "%s"\n' % (i, "x" * 100) for i in range(1500))
 
 CONFIG = SITES_TOML + """
+[server]
+http_listen = ["127.0.0.1:0"]
+
 [geo]
 databases = ["city.mmdb"]
 default_location = [48.86, 2.35]
@@ -295,6 +299,14 @@ class Transfers(unittest.TestCase):
         print("IXFR after one UPDATE: " + ", ".join(sizes))
         self.assertRegex(self.secondaries[0].log(), r"\[acme\.example\.\] IXFR, incoming, "
                          r"remote 127\.0\.0\.1@\d+, finished")
+        # The last start's port (test_kill9... restarts the primary).
+        port = re.findall(r"http: listening on \S+ \(port (\d+)\)", self.server.log())[-1]
+        with urllib.request.urlopen("http://127.0.0.1:%s/metrics" % port, timeout=5) as r:
+            text = r.read().decode()
+        ixfr = re.search(r'(?m)^geoacme_transfers_out_total\{result="ixfr"\} (\d+)$', text)
+        self.assertGreaterEqual(int(ixfr.group(1)), 3, text)   # since the last start
+        answered = re.search(r"(?m)^geoacme_notify_answered_total (\d+)$", text)
+        self.assertGreaterEqual(int(answered.group(1)), 3)
         self.assert_copies_match("acme.example")
 
     def test_kill9_secondary_then_primary_converge(self):
