@@ -23,7 +23,8 @@ import tempfile
 import time
 import unittest
 
-from harness import Server, Unbound, free_port, main, make_key
+from harness import Server, free_port, main, make_key
+from resolvers import Unbound
 from secondaries import Knot
 import test_acme_lego
 
