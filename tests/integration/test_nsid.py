@@ -7,9 +7,8 @@ import subprocess
 
 import dns.edns
 import dns.message
-import dns.query
 
-from harness import BASE_CONFIG, Server, ServerTestCase, main
+from harness import ServerTestCase, main
 
 ZONE = """$ORIGIN example.com.
 $TTL 300

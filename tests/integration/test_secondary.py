@@ -19,14 +19,14 @@ import urllib.request
 
 import dns.flags
 import dns.message
-import dns.name
+import dns.opcode
 import dns.query
 import dns.rcode
 import dns.rdatatype
 import dns.tsig
-import dns.tsigkeyring
 import dns.update
 
+from acme_helpers import TsigKey, signed_update
 from harness import BASE_CONFIG, BIN, Server, free_port, main, make_key
 from secondaries import sorted_records
 
@@ -34,6 +34,7 @@ XFR_KEY = "xfr.example."
 XFR_SECRET = base64.b64encode(b"transfer-secret-for-the-secondaries").decode()
 UPDATE_KEY = "update.acme.example."
 UPDATE_SECRET = base64.b64encode(b"update-secret-for-lego-only").decode()
+LEGO = TsigKey(UPDATE_KEY, "hmac-sha256", b"update-secret-for-lego-only")
 
 ACME = """$ORIGIN acme.example.
 $TTL 300
@@ -110,11 +111,6 @@ journal_path = "short-copy.sqlite"
 """
 
 
-def keyring():
-    return dns.tsigkeyring.from_text({XFR_KEY: ("hmac-sha256", XFR_SECRET),
-                                      UPDATE_KEY: ("hmac-sha256", UPDATE_SECRET)})
-
-
 def axfr_text(port, zone, key=True):
     args = ["kdig", "@127.0.0.1", "-p", str(port), "+nocomments", "+nostats", "+noheader",
             "+noquestion"]
@@ -162,12 +158,9 @@ class OfGeoacme(unittest.TestCase):
         raise AssertionError("the secondary never served %s serial %s:\n%s"
                              % (zone, serial, cls.secondary.log_since_start()[-3000:]))
 
-    def update(self, name, text, port=None):
-        u = dns.update.UpdateMessage("acme.example", keyring=keyring(),
-                                     keyname=dns.name.from_text(UPDATE_KEY),
-                                     keyalgorithm=dns.tsig.HMAC_SHA256)
-        u.add(name, 300, "TXT", text)
-        return dns.query.tcp(u, "127.0.0.1", port=port or self.pp, timeout=5)
+    def update(self, name, text, server=None):
+        return signed_update(server or self.primary, "acme.example.", LEGO,
+                             add=[(name, 300, "TXT", text)], tcp=True)
 
     def test_copy_is_identical_and_verifies(self):
         want = sorted_records(axfr_text(self.pp, "acme.example"))
@@ -240,7 +233,7 @@ class OfGeoacme(unittest.TestCase):
                                 r"updates")
         # Lego's key is the primary's business: the secondary does not know it.
         with self.assertRaises(dns.tsig.PeerBadKey):
-            self.update("_acme-challenge.x.acme.example.", '"nope"', port=self.sp)
+            self.update("_acme-challenge.x.acme.example.", '"nope"', server=self.secondary)
         self.assertIsNone(self.secondary.query("_acme-challenge.x.acme.example.", "TXT").answer
                           or None)
 

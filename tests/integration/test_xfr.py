@@ -22,10 +22,10 @@ import dns.rdatatype
 import dns.rrset
 import dns.tsig
 import dns.tsigkeyring
-import dns.update
 import dns.xfr
 import dns.zone
 
+from acme_helpers import TsigKey, serial, signed_update
 from harness import BASE_CONFIG, SITES_TOML, Server, free_port, main, make_key, make_mmdb
 from secondaries import ALL, sorted_records
 
@@ -33,6 +33,7 @@ XFR_KEY = "xfr.example."
 XFR_SECRET = base64.b64encode(b"transfer-secret-for-the-secondaries").decode()
 UPDATE_KEY = "update.acme.example."
 UPDATE_SECRET = base64.b64encode(b"update-secret-for-lego-only").decode()
+LEGO = TsigKey(UPDATE_KEY, "hmac-sha256", b"update-secret-for-lego-only")
 
 STATIC = """$ORIGIN example.com.
 $TTL 3600
@@ -190,15 +191,10 @@ class Transfers(unittest.TestCase):
         self.assertEqual(out.returncode, 0, out.stderr)
         return out.stdout
 
-    def update(self, name, rdtype, *rdata, delete=False):
-        u = dns.update.UpdateMessage("acme.example", keyring=keyring(),
-                                     keyname=dns.name.from_text(UPDATE_KEY),
-                                     keyalgorithm=dns.tsig.HMAC_SHA256)
-        if delete:
-            u.delete(name, rdtype)
-        else:
-            u.add(name, 300, rdtype, *rdata)
-        r = dns.query.tcp(u, "127.0.0.1", port=self.server.port, timeout=5)
+    def update(self, name, rdtype, data=None, delete=False):
+        r = signed_update(self.server, "acme.example.", LEGO,
+                          delete=[(name, rdtype)] if delete else (),
+                          add=() if delete else [(name, 300, rdtype, data)], tcp=True)
         self.assertEqual(dns.rcode.to_text(r.rcode()), "NOERROR")
 
     def assert_copies_match(self, zone):
@@ -516,15 +512,12 @@ class Journal(unittest.TestCase):
         self.server.cleanup()
 
     def update(self, name, text):
-        u = dns.update.UpdateMessage("acme.example", keyring=keyring(),
-                                     keyname=dns.name.from_text(UPDATE_KEY),
-                                     keyalgorithm=dns.tsig.HMAC_SHA256)
-        u.add(name, 300, "TXT", text)
-        r = dns.query.tcp(u, "127.0.0.1", port=self.server.port, timeout=5)
+        r = signed_update(self.server, "acme.example.", LEGO, add=[(name, 300, "TXT", text)],
+                          tcp=True)
         self.assertEqual(dns.rcode.to_text(r.rcode()), "NOERROR")
 
     def serial(self):
-        return self.server.query("acme.example", "SOA").answer[0][0].serial
+        return serial(self.server, "acme.example")
 
     def ixfr_soas(self, serial):
         q = dns.message.make_query("acme.example", "IXFR")
