@@ -370,8 +370,8 @@ static int build_items(struct xfr_stream *s)
 			rc = push_rrset(&v, &n, &cap, node->name, rs, true);
 		}
 		if (node->geo) {
-			const uint16_t types[2] = { RR_A, RR_AAAA };
-			for (int t = 0; t < 2 && rc == 0; t++) {
+			const uint16_t types[3] = { RR_A, RR_AAAA, RR_HTTPS };
+			for (int t = 0; t < 3 && rc == 0; t++) {
 				const struct rrset *fb = geo_sets_fallback(node->geo, types[t]);
 				if (fb)
 					rc = push_rrset(&v, &n, &cap, node->name, fb, true);

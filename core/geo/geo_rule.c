@@ -246,7 +246,7 @@ int geo_rule_decide_all(const struct geo_rule *r, const struct geo_sites *sites,
                         enum geo_family f, double lat, double lon, struct geo_decision *out)
 {
 	*out = (struct geo_decision){ .site = { -1, -1 } };
-	if ((unsigned)f >= GEO_FAMILIES)
+	if ((unsigned)f >= GEO_RULE_FAMILIES)
 		return -EINVAL;
 	if (r->fam[f].n)
 		decide(r, &r->fam[f], sites, f, lat, lon, false, out);

@@ -75,6 +75,7 @@ struct geo_sets {
 	size_t n_counters;
 	/* What a zone transfer carries for the name, per family (NULL: none). */
 	const struct rrset *fallback[GEO_FAMILIES];
+	const struct rrset *fallback_https;
 };
 
 static size_t pair_index(size_t i, size_t j)
@@ -672,6 +673,51 @@ static const struct rrset *set_for(struct geo_sets *s, struct arena *a, struct s
 	return *slot;
 }
 
+/*
+ * The HTTPS set of the transfer fallback: the configured sites in their
+ * order (nearest first), else the rule's HTTPS decision at lat/lon with
+ * every site alive.  Built now into its slot (so it is signed with the
+ * rest): the NSEC bitmap of the name lists HTTPS, so the copy must hold it.
+ */
+static int set_fallback_https(struct geo_sets *s, struct arena *a, const struct geo_sites *sites,
+                              const struct config_geo_name *gn, double lat, double lon)
+{
+	struct https_sets *h = &s->https;
+	s->fallback_https = NULL;
+	if (h->n == 0)
+		return 0;
+	size_t k[2];
+	int n = 0;
+	for (size_t i = 0; i < gn->n_fallback_sites && n < 2; i++)
+		for (size_t c = 0; c < h->n; c++)
+			if (strcmp(geo_site_name(sites, geo_rule_candidate_site(s->rule, GEO_ANY, c)),
+			           gn->fallback_sites[i]) == 0)
+				k[n++] = c;
+	size_t t = n == 2 ? 1 : 0;
+	if (n == 0) {
+		struct geo_decision d;
+		int rc = geo_rule_decide_all(s->rule, sites, GEO_ANY, lat, lon, &d);
+		if (rc < 0)
+			return rc;
+		if (d.n == 0)
+			return 0;
+		k[0] = d.cand[0];
+		k[1] = d.cand[1];
+		/* As the query path: the runner-up is listed whenever one competed. */
+		n = d.site[1] >= 0 ? 2 : 1;
+		t = d.n == 2 ? 1 : 0;
+	}
+	if (n == 1 || k[0] == k[1]) {
+		s->fallback_https = &h->single[k[0]];
+		return 0;
+	}
+	struct rrset **slot = &h->ordered[(t * h->n + k[0]) * h->n + k[1]];
+	if (!*slot)
+		*slot = make_ordered(a, s, t, k[0], k[1]);
+	s->fallback_https = *slot;
+	return *slot ? 0 : -ENOMEM;
+}
+
 int geo_sets_set_fallback(struct geo_sets *s, struct arena *a, const struct geo_sites *sites,
                           const struct config_geo_name *gn, double lat, double lon)
 {
@@ -705,11 +751,13 @@ int geo_sets_set_fallback(struct geo_sets *s, struct arena *a, const struct geo_
 		if (!s->fallback[fam])
 			return -ENOMEM;
 	}
-	return 0;
+	return set_fallback_https(s, a, sites, gn, lat, lon);
 }
 
 const struct rrset *geo_sets_fallback(const struct geo_sets *s, uint16_t type)
 {
+	if (type == RR_HTTPS)
+		return s->fallback_https;
 	int f = family_for(type);
-	return f < 0 ? NULL : s->fallback[f];
+	return f < 0 || f >= GEO_FAMILIES ? NULL : s->fallback[f];
 }

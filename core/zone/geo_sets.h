@@ -78,7 +78,10 @@ void geo_sets_link(struct geo_sets *s, const struct zone *z);
  */
 int geo_sets_set_fallback(struct geo_sets *s, struct arena *a, const struct geo_sites *sites,
                           const struct config_geo_name *gn, double lat, double lon);
-/* That RRset for RR_A or RR_AAAA; NULL when the name has no such answer. */
+/*
+ * That RRset for RR_A, RR_AAAA or RR_HTTPS (with `https`: the HTTPS set of
+ * the same sites, nearest first); NULL when the name has no such answer.
+ */
 const struct rrset *geo_sets_fallback(const struct geo_sets *s, uint16_t type);
 /* Visits every prebuilt RRset (for the signer); stops at a non-zero return. */
 int geo_sets_foreach(struct geo_sets *s, const uint8_t *owner, zone_rrset_fn fn, void *arg);

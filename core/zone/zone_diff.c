@@ -77,12 +77,12 @@ static void node_records(const struct zone *z, const struct zone_node *n, struct
 		push_rrset(r, s, err);
 	}
 	if (n->geo) {
-		const struct rrset *a = geo_sets_fallback(n->geo, RR_A);
-		const struct rrset *aaaa = geo_sets_fallback(n->geo, RR_AAAA);
-		if (a)
-			push_rrset(r, a, err);
-		if (aaaa)
-			push_rrset(r, aaaa, err);
+		const uint16_t types[3] = { RR_A, RR_AAAA, RR_HTTPS };
+		for (int t = 0; t < 3; t++) {
+			const struct rrset *fb = geo_sets_fallback(n->geo, types[t]);
+			if (fb)
+				push_rrset(r, fb, err);
+		}
 	}
 }
 

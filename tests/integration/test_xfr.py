@@ -78,6 +78,7 @@ axfr_from = ["127.0.0.0/8", "::1"]
 notify = [{notify}]
 [[zones.geo]]
 name = "www"
+https = {{ alpn = ["h2"], site_names = "sites" }}
 [[zones.keys]]
 algorithm = "ECDSAP256SHA256"
 key_path = "example.com.pem"
@@ -257,6 +258,12 @@ class Transfers(unittest.TestCase):
                 aaaa = sec.query("www.example.com", "AAAA")
                 self.assertEqual(sorted(rd.to_text() for rd in aaaa.answer[0]),
                                  ["2a01:4f8:1c0c:5eb5::1", "2a0c:8881:5:100::1"])
+                # HTTPS too (the name's NSEC lists it): the same sites, nearest first.
+                h = sec.query("www.example.com", "HTTPS")
+                https = [rr for rr in h.answer if rr.rdtype == dns.rdatatype.HTTPS][0]
+                self.assertEqual(sorted(rd.to_text() for rd in https),
+                                 ['1 paris.sites.example.com. alpn="h2"',
+                                  '2 nuremberg.sites.example.com. alpn="h2"', '3 . alpn="h2"'])
 
     # --- NOTIFY and changes ---
 
