@@ -488,6 +488,18 @@ bool db_name_valid(const uint8_t *p, int n)
 	return false;
 }
 
+/* Ends a meta read: a step that was neither a row nor the end is an error. */
+static int meta_done(struct db *db, sqlite3_stmt *st, int rc, int ret)
+{
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		log_error("%s: reading meta: %s", db->path, sqlite3_errmsg(db->sql));
+		ret = -EIO;
+	}
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return ret;
+}
+
 int db_apex(struct db *db, uint8_t *out)
 {
 	sqlite3_stmt *st = db->meta_get;
@@ -503,13 +515,8 @@ int db_apex(struct db *db, uint8_t *out)
 			memcpy(out, p, (size_t)n);
 			ret = n;
 		}
-	} else if (rc != SQLITE_DONE) {
-		log_error("%s: reading meta: %s", db->path, sqlite3_errmsg(db->sql));
-		ret = -EIO;
 	}
-	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
-	return ret;
+	return meta_done(db, st, rc, ret);
 }
 
 int db_step_done(struct db *db, sqlite3_stmt *st, const char *what)
@@ -571,11 +578,6 @@ int db_meta_get_int(struct db *db, const char *key, int64_t *out)
 	if (rc == SQLITE_ROW) {
 		*out = sqlite3_column_int64(st, 0);
 		ret = 0;
-	} else if (rc != SQLITE_DONE) {
-		log_error("%s: reading meta: %s", db->path, sqlite3_errmsg(db->sql));
-		ret = -EIO;
 	}
-	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
-	return ret;
+	return meta_done(db, st, rc, ret);
 }

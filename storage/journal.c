@@ -36,7 +36,10 @@ int journal_commit(struct db *db, const struct change_list *cl, const struct jou
 		db_rollback(db);
 		return -EIO;
 	}
-	/* Durable before the UPDATE is acknowledged (see records_apply). */
+	/*
+	 * COMMIT returns once the WAL is synced (synchronous=FULL): only then
+	 * may the UPDATE be acknowledged.
+	 */
 	if (db_commit(db) < 0) {
 		db_rollback(db);
 		return -EIO;

@@ -34,7 +34,8 @@ struct journal_caps {
  * difference; with `reset`, empties the journal first (the history no
  * longer describes what secondaries may hold, e.g. after a restart re-signed
  * the zone).  One transaction, committed durably (synchronous=FULL) before
- * returning, as records_apply().  An entry larger than max_bytes, or any
+ * returning (records_apply() is this without an entry; caps is read only
+ * with one).  An entry larger than max_bytes, or any
  * entry with max_changes 0, empties the journal instead.  -EIO on error
  * (nothing changed).
  */

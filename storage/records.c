@@ -7,6 +7,7 @@
 #include "core/conf/log.h"
 #include "core/wire/dname.h"
 #include "storage/change.h"
+#include "storage/journal.h"
 #include "storage/records.h"
 #include "storage/storage_internal.h"
 
@@ -80,21 +81,8 @@ int records_apply_in_tx(struct db *db, const struct change_list *cl)
 
 int records_apply(struct db *db, const struct change_list *cl)
 {
-	if (db_begin(db) < 0)
-		return -EIO;
-	if (records_apply_in_tx(db, cl) < 0) {
-		db_rollback(db);
-		return -EIO;
-	}
-	/*
-	 * COMMIT returns once the WAL is synced (synchronous=FULL): only then
-	 * may the UPDATE be acknowledged.
-	 */
-	if (db_commit(db) < 0) {
-		db_rollback(db);
-		return -EIO;
-	}
-	return 0;
+	/* One transaction, durable before returning: journal_commit without an entry. */
+	return journal_commit(db, cl, NULL, false, NULL);
 }
 
 int64_t records_count(struct db *db)
