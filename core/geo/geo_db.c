@@ -78,6 +78,23 @@ struct db_file {
 	const char *lon_path[PATH_MAX_DEPTH + 2];
 };
 
+/*
+ * The search-tree walk (up to 128 steps, one per address bit) is the other
+ * large cost, and its verdict is a function of the address alone while
+ * the files stay as loaded (a reload, check_file(), empties it).  A
+ * second direct-mapped cache, keyed by the exact address looked up (an ECS
+ * address arrives already cut to its source prefix, so a resolver's /24
+ * is one key), remembers the whole verdict.  A collision walks again.
+ */
+#define LOCATE_CACHE_BITS 12
+
+struct locate_slot {
+	uint8_t addr[16];
+	uint8_t family;        /* 4 or 6; 0 = empty */
+	int8_t rc;             /* what geo_db_locate returned */
+	struct geo_location loc;
+};
+
 struct geo_db {
 	size_t n;
 	struct db_file *f;
@@ -89,6 +106,7 @@ struct geo_db {
 	int64_t timer;
 	uint32_t interval_ms;
 	unsigned long reloads;
+	struct locate_slot *locate_cache;   /* written through const, like coord_slot */
 };
 
 static const char *const location_lat[] = { "location", "latitude", NULL };
@@ -461,6 +479,9 @@ struct geo_db *geo_db_open(const struct config_geo *g, size_t *failed, char err[
 		snprintf(err, 256, "geo: no databases and no default location");
 		goto fail;
 	}
+	db->locate_cache = calloc((size_t)1 << LOCATE_CACHE_BITS, sizeof(*db->locate_cache));
+	if (!db->locate_cache)
+		goto nomem;
 	if (g->n_databases) {
 		db->f = calloc(g->n_databases, sizeof(*db->f));
 		if (!db->f)
@@ -547,6 +568,8 @@ static void check_file(struct geo_db *db, struct db_file *f)
 	if (f->layout != LAYOUT_CUSTOM)
 		f->layout = layout;
 	memset(f->cache, 0, ((size_t)1 << COORD_CACHE_BITS) * sizeof(*f->cache));
+	/* Verdicts combine every file: all of them may have changed. */
+	memset(db->locate_cache, 0, ((size_t)1 << LOCATE_CACHE_BITS) * sizeof(*db->locate_cache));
 	db->reloads++;
 	log_loaded(f, "reloaded");
 }
@@ -597,10 +620,35 @@ void geo_db_free(struct geo_db *db)
 	}
 	free(db->f);
 	free(db->lookup_path_copy);
+	free(db->locate_cache);
 	free(db);
 }
 
+static int locate(const struct geo_db *db, int family, const uint8_t *addr,
+                  struct geo_location *out);
+
 int geo_db_locate(const struct geo_db *db, int family, const uint8_t *addr,
+                  struct geo_location *out)
+{
+	if (family != 4 && family != 6)
+		return -EINVAL;
+	uint8_t key[16] = { 0 };
+	memcpy(key, addr, family == 4 ? 4 : 16);
+	uint64_t a, b;
+	memcpy(&a, key, 8);
+	memcpy(&b, key + 8, 8);
+	uint64_t h = (a ^ (b * 0x9E3779B97F4A7C15u) ^ (uint64_t)family) * 0xFF51AFD7ED558CCDu;
+	struct locate_slot *slot = &db->locate_cache[h >> (64 - LOCATE_CACHE_BITS)];
+	if (slot->family != family || memcmp(slot->addr, key, 16) != 0) {
+		slot->rc = (int8_t)locate(db, family, addr, &slot->loc);
+		memcpy(slot->addr, key, 16);
+		slot->family = (uint8_t)family;
+	}
+	*out = slot->loc;
+	return slot->rc;
+}
+
+static int locate(const struct geo_db *db, int family, const uint8_t *addr,
                   struct geo_location *out)
 {
 	struct sockaddr_in sin;
