@@ -71,12 +71,12 @@ static int parse_body(struct query *q)
 	size_t pos = 12;
 	if (q->qdcount != 1)
 		return -EBADMSG;
-	int len = dname_unpack(m, q->rx_len, &pos, q->qname_orig);
+	int len = dname_unpack_question(m, q->rx_len, &pos, q->qname_orig, q->qname,
+	                                q->qname_label_off, &q->qname_labels);
 	if (len < 0 || q->rx_len - pos < 4)
 		return -EBADMSG;
 	q->qname_len = (uint8_t)len;
-	memcpy(q->qname, q->qname_orig, (size_t)len);
-	dname_lower(q->qname);
+	q->qname_hash = dname_hash(q->qname, (size_t)len);
 	q->qtype = wire_get_u16(m + pos);
 	q->qclass = wire_get_u16(m + pos + 2);
 	pos += 4;

@@ -62,9 +62,13 @@ struct query {
 	uint16_t flags;              /* header flags word as received */
 	uint8_t opcode;
 	uint16_t qdcount, ancount, nscount, arcount;
-	uint8_t qname[DNAME_MAX];    /* lowercase */
-	uint8_t qname_orig[DNAME_MAX];
+	uint8_t qname[DNAME_BUF];    /* lowercase */
+	uint8_t qname_orig[DNAME_BUF];
 	uint8_t qname_len;
+	/* Worked out once at parse, so lookups need not walk the name again. */
+	uint8_t qname_labels;        /* label count (root = 0) */
+	uint8_t qname_label_off[DNAME_LABELS_MAX];   /* where each label starts */
+	uint32_t qname_hash;         /* dname_hash(qname, qname_len) */
 	uint16_t qtype, qclass;
 	size_t question_end;         /* offset just past the question */
 	struct edns edns;

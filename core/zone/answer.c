@@ -262,7 +262,8 @@ static void resolve(const struct query *q, struct answer_env *env, struct answer
 	plan->ecs_scope = 0;
 	plan->geo_site[0] = plan->geo_site[1] = -1;
 
-	const struct zone *z = zone_table_find(env->zones, q->qname);
+	const struct zone *z = zone_table_find_labels(env->zones, q->qname, q->qname_len,
+	                                              q->qname_labels, q->qname_label_off);
 	/* DS lives in the parent: answer it from there when we serve the parent. */
 	if (z && q->qtype == RR_DS && q->qname_len == z->apex_len && z->apex_len > 1) {
 		const struct zone *parent = zone_table_find(env->zones, dname_skip_labels(q->qname, 1));
@@ -281,8 +282,9 @@ static void resolve(const struct query *q, struct answer_env *env, struct answer
 	uint16_t qtype = q->qtype;
 
 	for (int chain = 0;; chain++) {
-		size_t len = dname_len(name);
-		const struct zone_node *node = zone_find(z, name, len);
+		const struct zone_node *node = name == q->qname
+		        ? zone_find_hashed(z, name, q->qname_len, q->qname_hash)
+		        : zone_find(z, name, dname_len(name));
 		const struct zone_node *ce = node ? NULL : closest_encloser(z, name);
 		const struct zone_node *cut = find_cut(node, ce);
 		if (cut && !(qtype == RR_DS && node == cut)) {

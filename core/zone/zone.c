@@ -749,7 +749,13 @@ fail:
 
 const struct zone_node *zone_find(const struct zone *z, const uint8_t *name, size_t len)
 {
-	uint32_t h = dname_hash(name, len) & z->bucket_mask;
+	return zone_find_hashed(z, name, len, dname_hash(name, len));
+}
+
+const struct zone_node *zone_find_hashed(const struct zone *z, const uint8_t *name, size_t len,
+                                         uint32_t hash)
+{
+	uint32_t h = hash & z->bucket_mask;
 	for (const struct zone_node *n = z->buckets[h]; n; n = n->hash_next)
 		if (n->name_len == len && memcmp(n->name, name, len) == 0)
 			return n;

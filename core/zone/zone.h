@@ -73,6 +73,9 @@ struct zone {
 /* --- lookup (query path; allocation-free) --- */
 
 const struct zone_node *zone_find(const struct zone *z, const uint8_t *name, size_t len);
+/* The same with dname_hash(name, len) already worked out (the question's). */
+const struct zone_node *zone_find_hashed(const struct zone *z, const uint8_t *name, size_t len,
+                                         uint32_t hash);
 const struct rrset *zone_node_rrset(const struct zone_node *n, uint16_t type);
 /*
  * Predecessor for NSEC denial: the authoritative node with an NSEC whose

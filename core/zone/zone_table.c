@@ -14,6 +14,7 @@
 
 struct zone_table {
 	struct zone **zones;   /* sorted by label count, longest first */
+	uint8_t *labels;       /* each apex's label count, so lookups need not count */
 	size_t n, cap;
 	zone_table_watch_fn watch;
 	void *watch_ctx;
@@ -37,6 +38,7 @@ void zone_table_free(struct zone_table *t)
 	for (size_t i = 0; i < t->n; i++)
 		zone_free(t->zones[i]);
 	free(t->zones);
+	free(t->labels);
 	free(t);
 }
 
@@ -59,15 +61,21 @@ int zone_table_add(struct zone_table *t, struct zone *z)
 		if (!zones)
 			return -ENOMEM;
 		t->zones = zones;
+		uint8_t *labels = realloc(t->labels, cap);
+		if (!labels)
+			return -ENOMEM;
+		t->labels = labels;
 		t->cap = cap;
 	}
 	int labels = dname_label_count(z->apex);
 	size_t at = t->n;
-	while (at > 0 && dname_label_count(t->zones[at - 1]->apex) < labels) {
+	while (at > 0 && t->labels[at - 1] < labels) {
 		t->zones[at] = t->zones[at - 1];
+		t->labels[at] = t->labels[at - 1];
 		at--;
 	}
 	t->zones[at] = z;
+	t->labels[at] = (uint8_t)labels;
 	t->n++;
 	if (t->watch)
 		t->watch(t->watch_ctx, NULL, z);
@@ -91,14 +99,26 @@ int zone_table_replace(struct zone_table *t, struct zone *z)
 
 const struct zone *zone_table_find(const struct zone_table *t, const uint8_t *name)
 {
-	int labels = dname_label_count(name);
+	uint8_t off[DNAME_LABELS_MAX];
+	unsigned labels = 0;
+	size_t o = 0;
+	for (; name[o]; o += name[o] + 1u)
+		off[labels++] = (uint8_t)o;
+	return zone_table_find_labels(t, name, o + 1, labels, off);
+}
+
+const struct zone *zone_table_find_labels(const struct zone_table *t, const uint8_t *name,
+                                          size_t len, unsigned labels,
+                                          const uint8_t *label_off)
+{
 	for (size_t i = 0; i < t->n; i++) {
-		const struct zone *z = t->zones[i];
-		int zl = dname_label_count(z->apex);
+		unsigned zl = t->labels[i];
 		if (zl > labels)
 			continue;
-		const uint8_t *suffix = dname_skip_labels(name, labels - zl);
-		if ((size_t)z->apex_len == dname_len(suffix) && memcmp(suffix, z->apex, z->apex_len) == 0)
+		const struct zone *z = t->zones[i];
+		/* The root zone has no label to start at: its suffix is the end. */
+		size_t at = zl == labels ? 0 : zl == 0 ? len - 1 : label_off[labels - zl];
+		if (z->apex_len == len - at && memcmp(name + at, z->apex, z->apex_len) == 0)
 			return z;
 	}
 	return NULL;

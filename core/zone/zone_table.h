@@ -23,6 +23,14 @@ int zone_table_replace(struct zone_table *t, struct zone *z);
 int zone_table_remove(struct zone_table *t, const uint8_t *apex);
 /* The zone whose apex is the longest suffix of `name`, or NULL. */
 const struct zone *zone_table_find(const struct zone_table *t, const uint8_t *name);
+/*
+ * The same for a name whose labels are already known (the question:
+ * struct query keeps them), so no walk over it is needed: `len` bytes,
+ * `labels` labels starting at label_off[0..labels-1].
+ */
+const struct zone *zone_table_find_labels(const struct zone_table *t, const uint8_t *name,
+                                          size_t len, unsigned labels,
+                                          const uint8_t *label_off);
 /* The zone with exactly this apex, or NULL. */
 const struct zone *zone_table_get(const struct zone_table *t, const uint8_t *apex);
 size_t zone_table_count(const struct zone_table *t);
