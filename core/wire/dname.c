@@ -214,6 +214,10 @@ int dname_unpack_question(const uint8_t *msg, size_t msg_len, size_t *pos, uint8
 			len = dname_unpack(msg, msg_len, pos, orig);
 			if (len < 0)
 				return len;
+			/* Labels from the copy: a compressed name's offsets are its own. */
+			n = 0;
+			for (size_t o = 0; orig[o]; o += orig[o] + 1u)
+				label_off[n++] = (uint8_t)o;
 			break;
 		}
 		if (l == 0) {
@@ -224,11 +228,9 @@ int dname_unpack_question(const uint8_t *msg, size_t msg_len, size_t *pos, uint8
 			*pos = p + 1;
 			break;
 		}
+		label_off[n++] = (uint8_t)(p - start);
 		p += 1 + (size_t)l;
 	}
-	/* Labels from the copy (a compressed name's offsets are its own). */
-	for (size_t o = 0; orig[o]; o += orig[o] + 1u)
-		label_off[n++] = (uint8_t)o;
 	*labels = n;
 	for (size_t i = 0; i < (size_t)len; i += 8) {
 		uint64_t w;

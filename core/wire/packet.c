@@ -338,46 +338,67 @@ static size_t opt_size(const struct query *q)
 	return n;
 }
 
-static void write_ecs(struct wire *w, const struct edns_ecs *e, uint8_t ecs_scope)
+/*
+ * Room for n bytes written straight into the buffer: a pointer to them
+ * with the cursor moved past, or NULL with the cursor's sticky -ENOSPC
+ * set.  One bounds check for a fixed-size run instead of one per field.
+ */
+static inline uint8_t *reserve(struct wire *w, size_t n)
 {
-	uint16_t alen = (uint16_t)((e->source_prefix + 7) / 8);
-	wire_write_u16(w, EDNS_OPT_ECS);
-	wire_write_u16(w, (uint16_t)(4 + alen));
-	wire_write_u16(w, e->family);
-	wire_write_u8(w, e->source_prefix);
-	/* A source prefix of 0 means "no client information": scope 0. */
-	wire_write_u8(w, e->source_prefix ? ecs_scope : 0);
-	wire_write_bytes(w, e->addr, alen);
+	if (w->err)
+		return NULL;
+	if (w->cap - w->pos < n) {
+		w->err = -ENOSPC;
+		return NULL;
+	}
+	uint8_t *p = w->buf + w->pos;
+	w->pos += n;
+	return p;
 }
 
+/* The OPT record, its size known in advance (opt_size), as one run. */
 static void write_opt(struct wire *w, const struct query *q, uint8_t ecs_scope)
 {
-	wire_write_u8(w, 0);                 /* root owner */
-	wire_write_u16(w, RR_OPT);
-	wire_write_u16(w, q->udp_advertise ? q->udp_advertise : 1232);
+	size_t cookie = q->cookie_out_set ? 4 + 8 + 16 : 0;
+	const struct edns_ecs *e = &q->edns.ecs;
+	size_t alen = ((size_t)e->source_prefix + 7) / 8;
+	size_t ecs = e->present ? 4 + 4 + alen : 0;
+	size_t nsid = q->nsid_out_len ? 4 + (size_t)q->nsid_out_len : 0;
+	uint8_t *p = reserve(w, 11 + cookie + ecs + nsid);
+	if (!p)
+		return;
+	p[0] = 0;                            /* root owner */
+	wire_set_u16(p + 1, RR_OPT);
+	wire_set_u16(p + 3, q->udp_advertise ? q->udp_advertise : 1232);
 	uint32_t ttl = (uint32_t)(q->rcode >> 4) << 24;   /* extended rcode, version 0 */
 	if (q->edns.do_bit)
 		ttl |= 0x8000;
-	wire_write_u32(w, ttl);
-	size_t len_at = wire_pos(w);
-	wire_write_u16(w, 0);
-	size_t start = wire_pos(w);
-	if (q->cookie_out_set) {
-		wire_write_u16(w, EDNS_OPT_COOKIE);
-		wire_write_u16(w, 8 + 16);
-		wire_write_bytes(w, q->edns.cookie, 8);
-		wire_write_bytes(w, q->cookie_out, 16);
+	wire_set_u32(p + 5, ttl);
+	wire_set_u16(p + 9, (uint16_t)(cookie + ecs + nsid));
+	p += 11;
+	if (cookie) {
+		wire_set_u16(p, EDNS_OPT_COOKIE);
+		wire_set_u16(p + 2, 8 + 16);
+		memcpy(p + 4, q->edns.cookie, 8);
+		memcpy(p + 12, q->cookie_out, 16);
+		p += cookie;
 	}
-	if (q->edns.ecs.present)
-		write_ecs(w, &q->edns.ecs, ecs_scope);
-	if (q->nsid_out_len) {
-		wire_write_u16(w, EDNS_OPT_NSID);
-		wire_write_u16(w, q->nsid_out_len);
-		wire_write_bytes(w, q->nsid_out, q->nsid_out_len);
+	if (ecs) {
+		wire_set_u16(p, EDNS_OPT_ECS);
+		wire_set_u16(p + 2, (uint16_t)(4 + alen));
+		wire_set_u16(p + 4, e->family);
+		p[6] = e->source_prefix;
+		/* A source prefix of 0 means "no client information": scope 0. */
+		p[7] = e->source_prefix ? ecs_scope : 0;
+		memcpy(p + 8, e->addr, alen);
+		p += ecs;
 	}
-	wire_put_u16_at(w, len_at, (uint16_t)(wire_pos(w) - start));
+	if (nsid) {
+		wire_set_u16(p, EDNS_OPT_NSID);
+		wire_set_u16(p + 2, q->nsid_out_len);
+		memcpy(p + 4, q->nsid_out, q->nsid_out_len);
+	}
 }
-
 
 static void write_header(struct wire *w, const struct query *q, bool aa, bool tc, uint16_t counts[4])
 {
@@ -387,26 +408,32 @@ static void write_header(struct wire *w, const struct query *q, bool aa, bool tc
 		flags |= FLAG_AA;
 	if (tc)
 		flags |= FLAG_TC;
-	wire_put_u16_at(w, 0, q->id);
-	wire_put_u16_at(w, 2, flags);
+	if (w->cap < 12)
+		return;
+	uint8_t *p = w->buf;
+	wire_set_u16(p, q->id);
+	wire_set_u16(p + 2, flags);
 	for (int i = 0; i < 4; i++)
-		wire_put_u16_at(w, 4 + 2 * (size_t)i, counts[i]);
+		wire_set_u16(p + 4 + 2 * i, counts[i]);
 }
 
 /* Writes the question as the client sent it (its case preserved). */
 static void write_question(struct wire *w, struct comp *c, const struct query *q)
 {
-	wire_write_bytes(w, q->qname_orig, q->qname_len);
-	wire_write_u16(w, q->qtype);
-	wire_write_u16(w, q->qclass);
-	/* Pointer targets compare against the lowercase copy. */
-	size_t off = 12;
-	for (const uint8_t *p = q->qname; *p && c->n < COMP_MAX; p += *p + 1) {
-		c->off[c->n] = (uint16_t)off;
-		c->len[c->n] = (uint8_t)(q->qname_len - (p - q->qname));
-		c->name[c->n] = p;
+	uint8_t *p = reserve(w, (size_t)q->qname_len + 4);
+	if (!p)
+		return;
+	memcpy(p, q->qname_orig, q->qname_len);
+	wire_set_u16(p + q->qname_len, q->qtype);
+	wire_set_u16(p + q->qname_len + 2, q->qclass);
+	/* Pointer targets compare against the lowercase copy; its labels
+	 * were found at parse. */
+	for (unsigned i = 0; i < q->qname_labels && c->n < COMP_MAX; i++) {
+		uint8_t at = q->qname_label_off[i];
+		c->off[c->n] = (uint16_t)(12 + at);
+		c->len[c->n] = (uint8_t)(q->qname_len - at);
+		c->name[c->n] = q->qname + at;
 		c->n++;
-		off += (size_t)*p + 1;
 	}
 }
 
