@@ -4,6 +4,7 @@
  * pointers into the current snapshot; nothing is copied or allocated.
  */
 #include <errno.h>
+#include <netinet/in.h>
 #include <string.h>
 #include <time.h>
 
@@ -391,8 +392,13 @@ static void count_query(const struct query *q, struct metrics_zone *m)
 #endif
 	if (!m)
 		return;
-	uint8_t addr[16];
-	int v6 = query_client_addr(q, addr) == 6;
+	/* The family alone: an IPv4-mapped client counts as IPv4, as
+	 * query_client_addr() would say, without copying the address. */
+	int v6 = 0;
+	if (q->client.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)&q->client;
+		v6 = !IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr);
+	}
 	METRICS_INC(m->queries[metrics_qtype_index(q->qtype)][q->transport == QUERY_TCP][v6]);
 }
 
