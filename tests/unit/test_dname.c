@@ -109,10 +109,67 @@ static void test_compare(void)
 	is_mem(m1, "\3www", 4, "lowered in place");
 }
 
+/* The question reader agrees with dname_unpack + dname_lower + dname_hash. */
+static void test_unpack_question(void)
+{
+	uint8_t orig[DNAME_BUF], low[DNAME_BUF], off[DNAME_LABELS_MAX], labels = 99;
+	uint8_t ref[DNAME_MAX];
+	/* Header, then WwW.ExAmPlE.CoM with bytes that must not be touched. */
+	uint8_t msg[64] = { 0 };
+	memcpy(msg + 12, "\3WwW\7ExAmPlE\3CoM\0", 17);
+	size_t pos = 12;
+	is_int(dname_unpack_question(msg, 12 + 17 + 4, &pos, orig, low, off, &labels), 17,
+	       "question length");
+	is_int((int)pos, 29, "position past the name");
+	is_mem(orig, "\3WwW\7ExAmPlE\3CoM\0", 17, "client's case kept");
+	is_mem(low, "\3www\7example\3com\0", 17, "lowercase copy");
+	is_int(labels, 3, "three labels");
+	is_int(off[0], 0, "label 0 at 0");
+	is_int(off[1], 4, "label 1 at 4");
+	is_int(off[2], 12, "label 2 at 12");
+	is_int((int)dname_hash(low, 17), (int)dname_hash((const uint8_t *)"\3www\7example\3com", 17),
+	       "hash of the lowercase copy");
+
+	/* Bytes at and above 0x80, and the characters just outside A..Z. */
+	uint8_t odd[] = { 6, '@', 'A', 'Z', '[', 0xC1, 0xDA, 0 };
+	memcpy(msg + 12, odd, sizeof(odd));
+	pos = 12;
+	is_int(dname_unpack_question(msg, 12 + sizeof(odd), &pos, orig, low, off, &labels), 8,
+	       "odd bytes read");
+	const uint8_t want[] = { 6, '@', 'a', 'z', '[', 0xC1, 0xDA, 0 };
+	is_mem(low, want, 8, "only A..Z lowered");
+
+	/* A question compressed into the header (legal, if odd) falls back. */
+	uint8_t cmp[20] = { 0 };
+	cmp[2] = 1; cmp[3] = 'X'; cmp[4] = 0;     /* "X." sits in the header at 2 */
+	cmp[12] = 1; cmp[13] = 'a'; cmp[14] = 0xC0; cmp[15] = 2;
+	pos = 12;
+	int n = dname_unpack_question(cmp, 16, &pos, orig, low, off, &labels);
+	size_t p2 = 12;
+	is_int(n, dname_unpack(cmp, 16, &p2, ref), "compressed: same length as dname_unpack");
+	is_mem(low, "\1a\1x\0", 5, "compressed: lowercase copy");
+	is_int(labels, 2, "compressed: labels");
+	is_int(off[1], 2, "compressed: label offsets are the copy's");
+	is_int((int)pos, 16, "compressed: position past the pointer");
+
+	/* Too long, or running off the end. */
+	uint8_t big[300];
+	memset(big, 0, sizeof(big));
+	for (size_t i = 12; i + 64 < sizeof(big); i += 64)
+		big[i] = 63;
+	pos = 12;
+	is_int(dname_unpack_question(big, sizeof(big), &pos, orig, low, off, &labels), -EBADMSG,
+	       "name over 255 bytes rejected");
+	pos = 12;
+	is_int(dname_unpack_question(msg, 14, &pos, orig, low, off, &labels), -EBADMSG,
+	       "truncated name rejected");
+}
+
 int main(void)
 {
 	test_from_to_str();
 	test_unpack();
 	test_compare();
+	test_unpack_question();
 	return done_testing();
 }

@@ -759,6 +759,18 @@ static void test_mmdb(void)
 		/* The entry has a location map but no coordinates. */
 		expect_miss(db, "198.51.100.200", 0, 25, "city no coords");
 		expect_miss(db, "2001:db8:abcd::1", 0, 33, "city v6");
+		/* Again, now from the verdict cache, interleaved: the same answers. */
+		for (int pass = 0; pass < 2; pass++) {
+			expect_loc(db, "192.0.2.5", 52.37, 4.90, 26, 0, 0, "cached");
+			expect_miss(db, "10.0.0.1", 0, 1, "cached");
+			expect_loc(db, "2001:db8:3::1", 41.88, -87.63, 48, 0, 0, "cached v6");
+			expect_loc(db, "192.0.2.130", 41.88, -87.63, 26, 0, 0, "cached");
+		}
+		/* The same 16 key bytes as 192.0.2.5 but IPv6: not its verdict. */
+		struct geo_location same_bytes;
+		locate(db, "c000:205::", &same_bytes);
+		ok(!same_bytes.found, "c000:205:: is not 192.0.2.5 from the cache");
+		expect_loc(db, "192.0.2.5", 52.37, 4.90, 26, 0, 0, "cached after c000:205::");
 #ifdef COUNT_ALLOCS
 		struct geo_location loc;
 		long before = alloc_calls;
