@@ -153,30 +153,52 @@ static inline uint64_t load_word(const uint8_t *p, size_t n)
 	return w;
 }
 
-uint32_t dname_hash(const uint8_t *name, size_t len)
+/*
+ * dname_hash works a word at a time (the byte-serial FNV-1a it replaced
+ * was a tenth of a static answer's instructions) and ends with a full
+ * avalanche (MurmurHash3's fmix64) because the table indexes by the low
+ * bits.  Not keyed: the table holds our own names, queries only look up.
+ * The last word is zero-padded; dname_unpack_question computes the same
+ * value while it lowercases.
+ */
+static inline uint64_t hash_step(uint64_t h, uint64_t w)
 {
-	/*
-	 * A word at a time (the byte-serial FNV-1a this replaced was a tenth
-	 * of a static answer's instructions), finished with a full avalanche
-	 * (MurmurHash3's fmix64) because the table indexes by the low bits.
-	 * Not keyed: the table holds our own names, queries only look up.
-	 */
-	uint64_t h = len * 0x9E3779B97F4A7C15u;
-	size_t i = 0;
-	for (; i + 8 <= len; i += 8) {
-		h ^= load_word(name + i, 8);
-		h = (h << 27 | h >> 37) * 0x87C37B91114253D5u;
-	}
-	if (i < len) {
-		h ^= load_word(name + i, len - i);
-		h = (h << 27 | h >> 37) * 0x87C37B91114253D5u;
-	}
+	h ^= w;
+	return (h << 27 | h >> 37) * 0x87C37B91114253D5u;
+}
+
+static inline uint32_t hash_final(uint64_t h)
+{
 	h ^= h >> 33;
 	h *= 0xFF51AFD7ED558CCDu;
 	h ^= h >> 33;
 	h *= 0xC4CEB9FE1A85EC53u;
 	h ^= h >> 33;
 	return (uint32_t)h;
+}
+
+uint32_t dname_hash(const uint8_t *name, size_t len)
+{
+	uint64_t h = len * 0x9E3779B97F4A7C15u;
+	size_t i = 0;
+	for (; i + 8 <= len; i += 8)
+		h = hash_step(h, load_word(name + i, 8));
+	if (i < len)
+		h = hash_step(h, load_word(name + i, len - i));
+	return hash_final(h);
+}
+
+/* Keeps the first n (1..8) bytes of a word loaded from memory, zeroing the
+ * rest: what load_word(p, n) would have read. */
+static inline uint64_t keep_bytes(uint64_t w, size_t n)
+{
+	if (n >= 8)
+		return w;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return w & ((UINT64_C(1) << (8 * n)) - 1);
+#else
+	return w & ~((UINT64_C(1) << (64 - 8 * n)) - 1);
+#endif
 }
 
 /*
@@ -196,7 +218,7 @@ static inline uint64_t lower_word(uint64_t x)
 }
 
 int dname_unpack_question(const uint8_t *msg, size_t msg_len, size_t *pos, uint8_t *orig,
-                          uint8_t *lower, uint8_t *label_off, uint8_t *labels)
+                          uint8_t *lower, uint8_t *label_off, uint8_t *labels, uint32_t *hash)
 {
 	/*
 	 * Questions are nearly always uncompressed (a pointer could only aim
@@ -232,12 +254,15 @@ int dname_unpack_question(const uint8_t *msg, size_t msg_len, size_t *pos, uint8
 		p += 1 + (size_t)l;
 	}
 	*labels = n;
+	uint64_t h = (size_t)len * 0x9E3779B97F4A7C15u;
 	for (size_t i = 0; i < (size_t)len; i += 8) {
 		uint64_t w;
 		memcpy(&w, orig + i, 8);
 		w = lower_word(w);
 		memcpy(lower + i, &w, 8);
+		h = hash_step(h, keep_bytes(w, (size_t)len - i));
 	}
+	*hash = hash_final(h);
 	return len;
 }
 

@@ -41,12 +41,13 @@ uint32_t dname_hash(const uint8_t *name, size_t len);
  * The question name, read once for the whole query path: reads the name at
  * msg[*pos] like dname_unpack, writes it as sent to `orig` and lowercased
  * to `lower` (both DNAME_BUF bytes: whole 8-byte words are processed), the
- * offset of each label in `label_off` (DNAME_LABELS_MAX entries) and the
- * label count to *labels.  Returns the length or -EBADMSG.
+ * offset of each label in `label_off` (DNAME_LABELS_MAX entries), the
+ * label count to *labels and dname_hash(lower, length) to *hash.  Returns
+ * the length or -EBADMSG.
  */
 #define DNAME_BUF 256
 int dname_unpack_question(const uint8_t *msg, size_t msg_len, size_t *pos, uint8_t *orig,
-                          uint8_t *lower, uint8_t *label_off, uint8_t *labels);
+                          uint8_t *lower, uint8_t *label_off, uint8_t *labels, uint32_t *hash);
 
 /*
  * Presentation <-> wire.  dname_from_str accepts "a.b.c", "a.b.c." and "."

@@ -72,11 +72,10 @@ static int parse_body(struct query *q)
 	if (q->qdcount != 1)
 		return -EBADMSG;
 	int len = dname_unpack_question(m, q->rx_len, &pos, q->qname_orig, q->qname,
-	                                q->qname_label_off, &q->qname_labels);
+	                                q->qname_label_off, &q->qname_labels, &q->qname_hash);
 	if (len < 0 || q->rx_len - pos < 4)
 		return -EBADMSG;
 	q->qname_len = (uint8_t)len;
-	q->qname_hash = dname_hash(q->qname, (size_t)len);
 	q->qtype = wire_get_u16(m + pos);
 	q->qclass = wire_get_u16(m + pos + 2);
 	pos += 4;

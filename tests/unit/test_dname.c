@@ -114,11 +114,12 @@ static void test_unpack_question(void)
 {
 	uint8_t orig[DNAME_BUF], low[DNAME_BUF], off[DNAME_LABELS_MAX], labels = 99;
 	uint8_t ref[DNAME_MAX];
+	uint32_t hash = 0;
 	/* Header, then WwW.ExAmPlE.CoM with bytes that must not be touched. */
 	uint8_t msg[64] = { 0 };
 	memcpy(msg + 12, "\3WwW\7ExAmPlE\3CoM\0", 17);
 	size_t pos = 12;
-	is_int(dname_unpack_question(msg, 12 + 17 + 4, &pos, orig, low, off, &labels), 17,
+	is_int(dname_unpack_question(msg, 12 + 17 + 4, &pos, orig, low, off, &labels, &hash), 17,
 	       "question length");
 	is_int((int)pos, 29, "position past the name");
 	is_mem(orig, "\3WwW\7ExAmPlE\3CoM\0", 17, "client's case kept");
@@ -127,14 +128,27 @@ static void test_unpack_question(void)
 	is_int(off[0], 0, "label 0 at 0");
 	is_int(off[1], 4, "label 1 at 4");
 	is_int(off[2], 12, "label 2 at 12");
-	is_int((int)dname_hash(low, 17), (int)dname_hash((const uint8_t *)"\3www\7example\3com", 17),
+	is_int((int)hash, (int)dname_hash((const uint8_t *)"\3www\7example\3com\0", 17),
 	       "hash of the lowercase copy");
+	/* Every length up to a few words: the folded hash matches dname_hash. */
+	uint8_t nm[64];
+	bool same = true;
+	for (int l = 1; l <= 40 && same; l++) {
+		memset(nm, 0, sizeof(nm));
+		nm[12] = (uint8_t)l;            /* one label of l bytes, then the root */
+		memset(nm + 13, 'Q', (size_t)l);
+		pos = 12;
+		int r = dname_unpack_question(nm, 12 + (size_t)l + 2, &pos, orig, low, off, &labels,
+		                              &hash);
+		same = r == l + 2 && hash == dname_hash(low, (size_t)r);
+	}
+	ok(same, "folded hash equals dname_hash for names of 3..42 bytes");
 
 	/* Bytes at and above 0x80, and the characters just outside A..Z. */
 	uint8_t odd[] = { 6, '@', 'A', 'Z', '[', 0xC1, 0xDA, 0 };
 	memcpy(msg + 12, odd, sizeof(odd));
 	pos = 12;
-	is_int(dname_unpack_question(msg, 12 + sizeof(odd), &pos, orig, low, off, &labels), 8,
+	is_int(dname_unpack_question(msg, 12 + sizeof(odd), &pos, orig, low, off, &labels, &hash), 8,
 	       "odd bytes read");
 	const uint8_t want[] = { 6, '@', 'a', 'z', '[', 0xC1, 0xDA, 0 };
 	is_mem(low, want, 8, "only A..Z lowered");
@@ -144,12 +158,13 @@ static void test_unpack_question(void)
 	cmp[2] = 1; cmp[3] = 'X'; cmp[4] = 0;     /* "X." sits in the header at 2 */
 	cmp[12] = 1; cmp[13] = 'a'; cmp[14] = 0xC0; cmp[15] = 2;
 	pos = 12;
-	int n = dname_unpack_question(cmp, 16, &pos, orig, low, off, &labels);
+	int n = dname_unpack_question(cmp, 16, &pos, orig, low, off, &labels, &hash);
 	size_t p2 = 12;
 	is_int(n, dname_unpack(cmp, 16, &p2, ref), "compressed: same length as dname_unpack");
 	is_mem(low, "\1a\1x\0", 5, "compressed: lowercase copy");
 	is_int(labels, 2, "compressed: labels");
 	is_int(off[1], 2, "compressed: label offsets are the copy's");
+	is_int((int)hash, (int)dname_hash(low, 5), "compressed: hash");
 	is_int((int)pos, 16, "compressed: position past the pointer");
 
 	/* Too long, or running off the end. */
@@ -158,10 +173,10 @@ static void test_unpack_question(void)
 	for (size_t i = 12; i + 64 < sizeof(big); i += 64)
 		big[i] = 63;
 	pos = 12;
-	is_int(dname_unpack_question(big, sizeof(big), &pos, orig, low, off, &labels), -EBADMSG,
+	is_int(dname_unpack_question(big, sizeof(big), &pos, orig, low, off, &labels, &hash), -EBADMSG,
 	       "name over 255 bytes rejected");
 	pos = 12;
-	is_int(dname_unpack_question(msg, 14, &pos, orig, low, off, &labels), -EBADMSG,
+	is_int(dname_unpack_question(msg, 14, &pos, orig, low, off, &labels, &hash), -EBADMSG,
 	       "truncated name rejected");
 }
 
