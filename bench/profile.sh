@@ -13,6 +13,8 @@
 # shows the kernel's share, which callgrind cannot see).
 #   PROFILE_TOOL=auto|perf|callgrind|both|none   PROFILE_S=8 (perf seconds)
 #   PROFILE_QUERIES=20000 (callgrind: queries measured)   BENCH_KEEP=1 keeps the temp dir
+#   PROFILE_OUTSTANDING=20 (callgrind: queries dnsperf keeps in flight; 1 gives
+#                     one datagram per wake-up, as at the bench's fixed load)
 #   PROFILE_CLASSES=1 also counts user-space instructions per query for every
 #                     query class, for geoacme and PROFILE_PEERS="gdnsd knot"
 #   PROFILE_CLASS=geo_ecs_do|static|static_do|geo_ecs|nx_do|acme_do|https_ecs_do   PROFILE_SITES=7 (grid beyond 7)
@@ -120,7 +122,7 @@ profile_callgrind() {
 	run_dnsperf "$PORT" 2 500 "${ARGS[@]}" >/dev/null
 	callgrind_control -i on "$pid" >/dev/null 2>&1 || die "callgrind_control failed"
 	out=$(timeout 300 taskset -c "$CLIENT_CPU" dnsperf -s 127.0.0.1 -p "$PORT" -c 1 -T 1 -t 5 \
-		-q 20 -n 1 "${ARGS[@]}" 2>&1)
+		-q ${PROFILE_OUTSTANDING:-20} -n 1 "${ARGS[@]}" 2>&1)
 	callgrind_control -i off "$pid" >/dev/null 2>&1
 	n=$(perf_field "$out" completed)
 	bench_stop "$pid"
@@ -175,7 +177,7 @@ count_instructions() {   # count_instructions SERVER: one line of the table
 		callgrind_control -z "$pid" >/dev/null 2>&1
 		callgrind_control -i on "$pid" >/dev/null 2>&1
 		n=$(perf_field "$(timeout 300 taskset -c "$CLIENT_CPU" dnsperf -s 127.0.0.1 -p "$port" \
-			-c 1 -T 1 -t 5 -q 20 -n 1 "${args[@]}" 2>&1)" completed)
+			-c 1 -T 1 -t 5 -q ${PROFILE_OUTSTANDING:-20} -n 1 "${args[@]}" 2>&1)" completed)
 		callgrind_control -i off "$pid" >/dev/null 2>&1
 		callgrind_control -d "$class" "$pid" >/dev/null 2>&1
 		# Each dump writes a new numbered file (one per thread if threads
