@@ -86,7 +86,13 @@ static int parse_body(struct query *q)
 	for (unsigned i = 0; i < total; i++) {
 		uint8_t owner[DNAME_MAX];
 		size_t rr_start = pos;
-		if (dname_unpack(m, q->rx_len, &pos, owner) < 0 || q->rx_len - pos < 10)
+		if (pos < q->rx_len && m[pos] == 0) {
+			owner[0] = 0;     /* the root, as an OPT's owner always is: no unpacking */
+			pos++;
+		} else if (dname_unpack(m, q->rx_len, &pos, owner) < 0) {
+			return -EBADMSG;
+		}
+		if (q->rx_len - pos < 10)
 			return -EBADMSG;
 		uint16_t type = wire_get_u16(m + pos);
 		uint16_t rclass = wire_get_u16(m + pos + 2);
