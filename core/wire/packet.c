@@ -162,7 +162,30 @@ struct comp {
 	/* The name plan_blocks point to last, once found in the question. */
 	const uint8_t *block_name;
 	uint16_t block_off;
+	/*
+	 * The question's suffixes are pointer targets too, but most answers
+	 * only ever need the whole question name (the owner is the qname):
+	 * they go into the table on the first search that needs more.
+	 */
+	const struct query *q;
+	bool q_listed;
 };
+
+/* Puts the question's suffixes in the table (first, so offsets ascend). */
+static void comp_list_question(struct comp *c)
+{
+	const struct query *q = c->q;
+	if (c->q_listed || !q)
+		return;
+	c->q_listed = true;
+	for (unsigned i = 0; i < q->qname_labels && c->n < COMP_MAX; i++) {
+		uint8_t at = q->qname_label_off[i];
+		c->off[c->n] = (uint16_t)(12 + at);
+		c->len[c->n] = (uint8_t)(q->qname_len - at);
+		c->name[c->n] = q->qname + at;
+		c->n++;
+	}
+}
 
 /*
  * Writes a lowercase name, compressed against names already in the
@@ -172,6 +195,14 @@ struct comp {
 static void write_name_search(struct wire *w, struct comp *c, const uint8_t *name)
 {
 	size_t total = dname_len(name);
+	const struct query *q = c->q;
+	if (q && total > 1 && total == q->qname_len && memcmp(name, q->qname, total) == 0) {
+		c->last = name;
+		c->last_off = 12;
+		put_u16(w, 0xC000 | 12);
+		return;
+	}
+	comp_list_question(c);
 	size_t start = w->pos;
 	const uint8_t *p = name;
 	int match = -1;
@@ -265,6 +296,7 @@ static void write_rdata(struct wire *w, struct comp *c, uint16_t type, const str
 static int write_block(struct wire *w, struct comp *c, const struct plan_block *b)
 {
 	if (c->block_name != b->name) {
+		comp_list_question(c);
 		int at = -1;
 		for (int i = 0; i < c->n; i++) {
 			if (c->len[i] == b->name_len && memcmp(c->name[i], b->name, b->name_len) == 0) {
@@ -431,15 +463,10 @@ static void write_question(struct wire *w, struct comp *c, const struct query *q
 	memcpy(p, q->qname_orig, q->qname_len);
 	wire_set_u16(p + q->qname_len, q->qtype);
 	wire_set_u16(p + q->qname_len + 2, q->qclass);
-	/* Pointer targets compare against the lowercase copy; its labels
-	 * were found at parse. */
-	for (unsigned i = 0; i < q->qname_labels && c->n < COMP_MAX; i++) {
-		uint8_t at = q->qname_label_off[i];
-		c->off[c->n] = (uint16_t)(12 + at);
-		c->len[c->n] = (uint8_t)(q->qname_len - at);
-		c->name[c->n] = q->qname + at;
-		c->n++;
-	}
+	/* Pointer targets compare against the lowercase copy, whose labels
+	 * were found at parse (see comp_list_question). */
+	c->q = q;
+	c->q_listed = false;
 }
 
 void packet_write(struct query *q, const struct answer_plan *plan)
@@ -452,6 +479,8 @@ void packet_write(struct query *q, const struct answer_plan *plan)
 	c.n = 0;
 	c.last = NULL;
 	c.block_name = NULL;
+	c.q = NULL;
+	c.q_listed = false;
 	uint16_t counts[4] = { 1, 0, 0, 0 };
 	bool tc = false;
 
@@ -503,6 +532,8 @@ void packet_write_error(struct query *q)
 	c.n = 0;
 	c.last = NULL;
 	c.block_name = NULL;
+	c.q = NULL;
+	c.q_listed = false;
 	uint16_t counts[4] = { 0, 0, 0, 0 };
 	w.pos = 12;
 	if (q->question_ok) {
