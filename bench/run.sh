@@ -12,7 +12,8 @@
 # queries per second (median of 3 runs at full speed), the server's CPU time
 # per answered query (utime+stime from /proc/PID/stat) at a fixed offered
 # load and at full speed, and the peak RSS (VmHWM).  Then a scaling run for
-# geoacme alone: sites 7 -> 500, ACME records 10 -> 100 000.
+# geoacme alone: sites 7 -> 500, ACME records 10 -> 100 000 (geo A and
+# geo HTTPS answers side by side, ACME TXT, one UPDATE).
 #
 # Settings (environment):
 #   BENCH_LOAD=40000        fixed offered load, queries/s, for the CPU/query column
@@ -111,6 +112,7 @@ make_inputs() {
 	echo "www.example.com A" >"$W/q/static"
 	echo "geo.example.com A" >"$W/q/geo"
 	echo "_acme-challenge.h7.acme.example.net TXT" >"$W/q/acme"
+	echo "geo.example.com HTTPS" >"$W/q/https"
 	# Random names that do not exist, a fresh file per run slot so that no
 	# server sees a name twice (a packet cache would hide the signing).
 	local slot
@@ -154,6 +156,7 @@ class_args() {   # class_args CLASS SLOT: dnsperf arguments
 	geo_ecs_do) echo "-d $W/q/geo -E 8:$ECS_HEX -D" ;;
 	nx_do) echo "-d $W/q/nx.$2 -D" ;;
 	acme_do) echo "-d $W/q/acme -D" ;;
+	https_ecs_do) echo "-d $W/q/https -E 8:$ECS_HEX -D" ;;   # the scaling run only
 	esac
 }
 
@@ -334,7 +337,7 @@ scale_one() {   # scale_one N_SITES N_ACME
 	if ! wait_ready "$PORT" "$pid" "$SCALE_TIMEOUT"; then
 		say "  not ready within ${SCALE_TIMEOUT}s; log tail:"
 		tail -3 "$d/geoacme.log" >&2
-		printf '%s\t%s\t>%s\t-\t-\t-\t-\t-\t-\t-\n' "$ns" "$na" "$SCALE_TIMEOUT" >>"$W/scale.tsv"
+		printf '%s\t%s\t>%s\t-\t-\t-\t-\t-\t-\t-\t-\n' "$ns" "$na" "$SCALE_TIMEOUT" >>"$W/scale.tsv"
 		bench_stop "$pid"
 		return
 	fi
@@ -360,6 +363,18 @@ scale_one() {   # scale_one N_SITES N_ACME
 	n=$(perf_field "$out" completed)
 	us_acme=$(us_per_query $(($(tree_ticks "$pid") - ticks)) "${n:-0}")
 	[ "$(perf_field "$out" rcodes)" = "NOERROR ${n} (100.00%)" ] || us_acme="$us_acme ($(perf_field "$out" rcodes))"
+	# geo HTTPS + ECS + DO (the sets per pair of sites, signed ahead, and
+	# each site's addresses in Additional) at the same fixed load, next to
+	# the A answer; checked first: HTTPS records and their RRSIG.
+	local us_https https_ok
+	https_ok=$(kdig @127.0.0.1 -p "$PORT" +norec +dnssec +subnet=$ECS_SUBNET geo.example.com HTTPS 2>&1 |
+		awk '/^;; ANSWER SECTION:/ { s = 1; next } /^;; / { s = 0 } s && $4 == "HTTPS" { h++ } s && $4 == "RRSIG" && $5 == "HTTPS" { r = 1 } END { print (h > 0 && r) ? "ok" : "no signed HTTPS answer" }')
+	ticks=$(tree_ticks "$pid")
+	out=$(run_dnsperf "$PORT" "$FIX_S" "$LOAD" $(class_args https_ecs_do 0))
+	n=$(perf_field "$out" completed)
+	us_https=$(us_per_query $(($(tree_ticks "$pid") - ticks)) "${n:-0}")
+	[ "$(perf_field "$out" rcodes)" = "NOERROR ${n} (100.00%)" ] || us_https="$us_https ($(perf_field "$out" rcodes))"
+	[ "$https_ok" = ok ] || us_https="$us_https ($https_ok)"
 	# One TSIG-signed UPDATE (what Lego sends), over TCP so that a slow
 	# answer is not retried, timed until its NOERROR:
 	# the server is single-threaded, so this is also how long it does not
@@ -375,9 +390,9 @@ scale_one() {   # scale_one N_SITES N_ACME
 	else
 		upd="failed or >${UPDATE_TIMEOUT} s"
 	fi
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$ns" "$na" "$up" "$(tree_hwm_kb "$pid")" \
-		"$us_geo" "$us_geo_max" "$qps_geo" "$us_acme" "$geo" "$upd" >>"$W/scale.tsv"
-	say "  ready in ${up}s, geo ${geo}, us/q@$LOAD geo $us_geo acme $us_acme, us/q@max $us_geo_max ($qps_geo qps), UPDATE $upd"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$ns" "$na" "$up" "$(tree_hwm_kb "$pid")" \
+		"$us_geo" "$us_geo_max" "$qps_geo" "$us_acme" "$geo" "$upd" "$us_https" >>"$W/scale.tsv"
+	say "  ready in ${up}s, geo ${geo}, us/q@$LOAD geo $us_geo https $us_https acme $us_acme, us/q@max $us_geo_max ($qps_geo qps), UPDATE $upd"
 	bench_stop "$pid"
 	PORT=$((PORT + 1))
 }
@@ -421,9 +436,9 @@ report() {
 		echo
 		echo "## geoacme scaling"
 		echo
-		echo "| sites | ACME records | ready after | peak RSS | geo A +ECS +DO µs/q @ $LOAD qps | geo µs/q @ max (QPS) | ACME TXT +DO µs/q @ $LOAD qps | one UPDATE | geo answer |"
-		echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
-		awk -F'\t' '{ printf "| %s | %s | %s s | %s | %s | %s (%s) | %s | %s | %s |\n", $1, $2, $3, ($4 ~ /^[0-9]+$/ ? sprintf("%.1f MB", $4 / 1024) : $4), $5, $6, $7, $8, $10, $9 }' "$W/scale.tsv"
+		echo "| sites | ACME records | ready after | peak RSS | geo A +ECS +DO µs/q @ $LOAD qps | geo HTTPS +ECS +DO µs/q @ $LOAD qps | geo µs/q @ max (QPS) | ACME TXT +DO µs/q @ $LOAD qps | one UPDATE | geo answer |"
+		echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+		awk -F'\t' '{ printf "| %s | %s | %s s | %s | %s | %s | %s (%s) | %s | %s | %s |\n", $1, $2, $3, ($4 ~ /^[0-9]+$/ ? sprintf("%.1f MB", $4 / 1024) : $4), $5, ($11 == "" ? "-" : $11), $6, $7, $8, $10, $9 }' "$W/scale.tsv"
 		echo
 		echo "Sites on a latitude/longitude grid beyond 7; ACME records are TXT records, one per name,"
 		echo "seeded into SQLite on first start. \"ready after\": from exec to the first SOA answer"
