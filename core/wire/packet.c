@@ -296,18 +296,32 @@ static void write_rdata(struct wire *w, struct comp *c, uint16_t type, const str
 static int write_block(struct wire *w, struct comp *c, const struct plan_block *b)
 {
 	if (c->block_name != b->name) {
-		comp_list_question(c);
-		int at = -1;
-		for (int i = 0; i < c->n; i++) {
-			if (c->len[i] == b->name_len && memcmp(c->name[i], b->name, b->name_len) == 0) {
-				at = i;
+		/* Usually a suffix of the question: found from its label offsets
+		 * without listing them in the table (the table would list them
+		 * first, so the pointer is the same). */
+		int off = -1;
+		const struct query *q = c->q;
+		for (unsigned i = 0; q && i < q->qname_labels; i++) {
+			uint8_t at = q->qname_label_off[i];
+			if ((size_t)(q->qname_len - at) == b->name_len &&
+			    memcmp(q->qname + at, b->name, b->name_len) == 0) {
+				off = 12 + at;
 				break;
 			}
 		}
-		if (at < 0)
+		if (off < 0) {
+			comp_list_question(c);
+			for (int i = 0; i < c->n; i++) {
+				if (c->len[i] == b->name_len && memcmp(c->name[i], b->name, b->name_len) == 0) {
+					off = c->off[i];
+					break;
+				}
+			}
+		}
+		if (off < 0)
 			return -1;
 		c->block_name = b->name;   /* forgotten on rollback, like the table */
-		c->block_off = c->off[at];
+		c->block_off = (uint16_t)off;
 	}
 	size_t start = w->pos;
 	if (start >= 0x4000)
