@@ -35,7 +35,10 @@ static void openssl_reason(const char *what, char *reason, size_t cap)
 
 	if (e) {
 		ERR_error_string_n(e, buf, sizeof(buf));
-		snprintf(reason, cap, "%s: %s", what, buf);
+		/* "what: OpenSSL's text", cut short at cap: the start says enough. */
+		size_t n = (size_t)snprintf(reason, cap, "%s: ", what);
+		if (n < cap)
+			snprintf(reason + n, cap - n, "%.*s", (int)(cap - n - 1), buf);
 	} else {
 		snprintf(reason, cap, "%s failed", what);
 	}
