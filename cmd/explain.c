@@ -3,7 +3,9 @@
  * geoacme explain: show how a geo answer is chosen for one client, with
  * the same code the server runs (config_load, geo_sites_new, geo_db_open,
  * geo_sets_build, geo_sets_choose), so what it prints is what the server sends
- * to that client while every enabled site is alive.
+ * to that client while every enabled site is alive.  The decision it prints
+ * (nearest, runner-up, distances, the two comparisons, single or pair) is the
+ * one geo_sets_choose returned; nothing here re-applies the rule.
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -199,19 +201,14 @@ static int row_cmp(const void *a, const void *b)
 	return x->site < y->site ? -1 : x->site > y->site;
 }
 
-static bool in_name(const struct config_geo_name *gn, const char *site)
-{
-	if (gn->n_sites == 0)
-		return true;
-	for (size_t i = 0; i < gn->n_sites; i++)
-		if (strcmp(gn->sites[i], site) == 0)
-			return true;
-	return false;
-}
-
-/* family 4, 6, or 0 for HTTPS (sites with either address compete). */
-static void print_sites(const struct geo_sites *sites, const struct config_geo_name *gn,
-                        int family, double lat, double lon, const struct geo_choice *ch)
+/*
+ * The table of every site by distance, for the reader; the decision below
+ * is the server's own, from geo_sets_choose, and the marks come from it.
+ * family 4, 6, or 0 for HTTPS (sites with either address compete).
+ */
+static void print_sites(const struct geo_sites *sites, const struct geo_sets *gs,
+                        uint16_t qtype, int family, double lat, double lon,
+                        const struct geo_choice *ch)
 {
 	int want = family;
 	size_t n = geo_sites_count(sites);
@@ -236,15 +233,16 @@ static void print_sites(const struct geo_sites *sites, const struct config_geo_n
 		const char *status, *mark = "";
 		if (has)
 			inet_ntop(family == 4 ? AF_INET : AF_INET6, addr, text, sizeof(text));
-		if (!in_name(gn, name))
-			status = "not a candidate: not in this name's sites";
+		if (geo_sets_is_candidate(gs, qtype, i))
+			status = geo_site_alive(sites, i, family == 4 ? GEO_IPV4 : GEO_IPV6) ? "alive"
+			                                                                      : "dead";
 		else if (!geo_site_enabled(sites, i))
 			status = "not a candidate: disabled";
 		else if (!has)
 			status = family == 4 ? "not a candidate: no IPv4 address"
 			                     : "not a candidate: no IPv6 address";
 		else
-			status = geo_site_alive(sites, i, family == 4 ? GEO_IPV4 : GEO_IPV6) ? "alive" : "dead";
+			status = "not a candidate: not in this name's sites";
 		if (ch->n >= 1 && (size_t)ch->site[0] == i)
 			mark = ch->n == 1 && want ? "  <- answer" : "  <- nearest";
 		else if (ch->site[1] >= 0 && (size_t)ch->site[1] == i)
@@ -254,34 +252,31 @@ static void print_sites(const struct geo_sites *sites, const struct config_geo_n
 	free(rows);
 }
 
-static void print_decision(const struct geo_choice *ch, const struct config_geo_name *gn,
-                           bool two_candidates)
+/* The decision geo_sets_choose made: its distances and its comparisons. */
+static void print_decision(const struct geo_choice *ch, const struct config_geo_name *gn)
 {
 	if (ch->fail_open)
 		printf("no candidate site is alive: failing open, as if all were alive "
 		       "(the server logs this as an error)\n");
-	if (!two_candidates) {
+	if (ch->site[1] < 0) {
 		printf("decision: only one candidate site%s → nearest only, TTL %u\n",
-		       ch->fail_open ? "" : " alive", gn->ttl_single);
+		       ch->fail_open ? "" : " alive", ch->rrset->ttl);
 		return;
 	}
 	double first = ch->miles[0], second = ch->miles[1];
-	double diff = second - first;
-	bool by_ratio = second > gn->ratio * first;
-	bool by_margin = diff > gn->margin_miles;
 	char ratio[64];
 	if (first > 0)
 		snprintf(ratio, sizeof(ratio), "%.3f", second / first);
 	else
 		snprintf(ratio, sizeof(ratio), second > 0 ? "inf" : "undefined (both 0 mi)");
 	printf("decision: second/first = %.2f/%.2f = %s %s %g %s second-first = %.1f mi %s %g",
-	       second, first, ratio, by_ratio ? ">" : "≤", gn->ratio,
-	       by_ratio && by_margin ? "and" : by_ratio ? "but" : "and", diff,
-	       by_margin ? ">" : "≤", gn->margin_miles);
-	if (by_ratio && by_margin)
-		printf(" → nearest only, TTL %u\n", gn->ttl_single);
+	       second, first, ratio, ch->beyond_ratio ? ">" : "≤", gn->ratio,
+	       ch->beyond_ratio && ch->beyond_margin ? "and" : ch->beyond_ratio ? "but" : "and",
+	       second - first, ch->beyond_margin ? ">" : "≤", gn->margin_miles);
+	if (ch->n == 1)
+		printf(" → nearest only, TTL %u\n", ch->rrset->ttl);
 	else
-		printf(" → both, nearest first, TTL %u\n", gn->ttl_pair);
+		printf(" → both, nearest first, TTL %u\n", ch->rrset->ttl);
 }
 
 /* A few cities on every continent, for --map. */
@@ -548,7 +543,7 @@ int cmd_explain(int argc, char **argv)
 	printf("rule: ratio %g, margin %g mi, TTL %u single / %u pair; no health checks run "
 	       "here, so every enabled site is alive\n\n",
 	       f.gn->ratio, f.gn->margin_miles, f.gn->ttl_single, f.gn->ttl_pair);
-	print_sites(sites, f.gn, family, lat, lon, &ch);
+	print_sites(sites, gs, qtype, family, lat, lon, &ch);
 	printf("\n");
 	if (!ch.rrset) {
 		printf("decision: no candidate site has an %s address → NODATA (no records)\n",
@@ -556,8 +551,7 @@ int cmd_explain(int argc, char **argv)
 		rc = EXIT_OK;
 		goto out;
 	}
-	/* Two candidates competed when there was a runner-up at all. */
-	print_decision(&ch, f.gn, ch.site[1] >= 0);
+	print_decision(&ch, f.gn);
 	if (qtype == RR_HTTPS) {
 		print_https(sites, f.gn, f.owner, apex, &ch);
 		rc = EXIT_OK;

@@ -196,9 +196,11 @@ static void decide(const struct geo_rule *r, const struct rule_family *rf,
 		out->site[1] = (int)rf->site[best.k[1]];
 		out->miles[1] = geo_chord2_miles(best.c2[1]);
 	}
-	bool single = best.count == 1 ||
-	              (out->miles[1] > r->ratio * out->miles[0] &&
-	               out->miles[1] - out->miles[0] > r->margin_miles);
+	if (best.count == 2) {
+		out->beyond_ratio = out->miles[1] > r->ratio * out->miles[0];
+		out->beyond_margin = out->miles[1] - out->miles[0] > r->margin_miles;
+	}
+	bool single = best.count == 1 || (out->beyond_ratio && out->beyond_margin);
 	out->n = single ? 1 : 2;
 }
 

@@ -61,6 +61,11 @@ struct geo_decision {
 	int site[2];               /* site index */
 	uint32_t cand[2];          /* candidate position (see geo_rule_candidate_site) */
 	double miles[2];
+	/* The rule's two comparisons, made when two candidates competed:
+	 * miles[1] > ratio * miles[0], and miles[1] - miles[0] > margin_miles.
+	 * n is 1 exactly when both hold (or one candidate competed). */
+	bool beyond_ratio;
+	bool beyond_margin;
 	bool fail_open;            /* no site alive: decided as if all were */
 };
 

@@ -570,6 +570,8 @@ static int choose_https(const struct geo_sets *s, const struct geo_sites *sites,
 	if (rc < 0 || d.n == 0)
 		return rc;
 	out->fail_open = d.fail_open;
+	out->beyond_ratio = d.beyond_ratio;
+	out->beyond_margin = d.beyond_margin;
 	for (int i = 0; i < 2; i++) {
 		out->site[i] = d.site[i];
 		out->miles[i] = d.miles[i];
@@ -608,6 +610,8 @@ int geo_sets_choose(const struct geo_sets *s, const struct geo_sites *sites, uin
 	if (rc < 0 || d.n == 0)
 		return rc;
 	out->fail_open = d.fail_open;
+	out->beyond_ratio = d.beyond_ratio;
+	out->beyond_margin = d.beyond_margin;
 	for (int i = 0; i < 2; i++) {
 		out->site[i] = d.site[i];
 		out->miles[i] = d.miles[i];
@@ -760,4 +764,16 @@ const struct rrset *geo_sets_fallback(const struct geo_sets *s, uint16_t type)
 		return s->fallback_https;
 	int f = family_for(type);
 	return f < 0 || f >= GEO_FAMILIES ? NULL : s->fallback[f];
+}
+
+bool geo_sets_is_candidate(const struct geo_sets *s, uint16_t qtype, size_t site)
+{
+	int fam = qtype == RR_HTTPS ? (int)GEO_ANY : family_for(qtype);
+	if (fam < 0)
+		return false;
+	size_t n = geo_rule_candidates(s->rule, (enum geo_family)fam);
+	for (size_t k = 0; k < n; k++)
+		if (geo_rule_candidate_site(s->rule, (enum geo_family)fam, k) == site)
+			return true;
+	return false;
 }

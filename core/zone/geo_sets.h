@@ -99,6 +99,9 @@ struct geo_choice {
 	 * candidates competed, even when n == 1; -1 when there was none. */
 	int site[2];
 	double miles[2];
+	/* The rule's comparisons (see struct geo_decision). */
+	bool beyond_ratio;
+	bool beyond_margin;
 	bool fail_open;            /* no site alive: answered as if all were */
 	/* HTTPS: each target's per-site A/AAAA (with [1] / without [0] their
 	 * RRSIGs), encoded ahead for the Additional section: static data, the
@@ -131,3 +134,8 @@ int geo_sets_set_counters(struct geo_sets *s, struct arena *a, const struct geo_
 void geo_sets_count(const struct geo_sets *s, const struct geo_choice *c);
 /* The rule behind the sets (for the status map and `explain`). */
 const struct geo_rule *geo_sets_rule(const struct geo_sets *s);
+
+/* True when site (an index into geo_sites) is one of the rule's candidates
+ * for qtype (RR_A, RR_AAAA, or RR_HTTPS: either address): in the name's
+ * sites, enabled, with an address of the family. */
+bool geo_sets_is_candidate(const struct geo_sets *s, uint16_t qtype, size_t site);

@@ -249,8 +249,16 @@ static void test_observations(void)
 	expect(gs, s, RR_A, 21.7816, -158.0, "sanjose", 2401.88, "ashburn", 4791.75, 3600,
 	       "ratio not reached (1.995)");
 
-	/* Pair stored canonically: the reversed flag says who goes first. */
+	/* The decision carries the rule's two comparisons (explain prints them). */
 	struct geo_choice ch;
+	geo_sets_choose(gs, s, RR_A, 43.6945, -90.0, &ch);
+	ok(ch.beyond_ratio && !ch.beyond_margin, "margin not reached: ratio holds, margin not");
+	geo_sets_choose(gs, s, RR_A, 21.7816, -158.0, &ch);
+	ok(!ch.beyond_ratio && ch.beyond_margin, "ratio not reached: margin holds, ratio not");
+	geo_sets_choose(gs, s, RR_A, 22.4035, -158.0, &ch);
+	ok(ch.beyond_ratio && ch.beyond_margin && ch.n == 1, "single: both comparisons hold");
+
+	/* Pair stored canonically: the reversed flag says who goes first. */
 	geo_sets_choose(gs, s, RR_A, 52.37, 4.90, &ch);
 	ok(ch.reversed, "Amsterdam: Paris 198.51.100.7 sorts after Nuremberg .3: reversed");
 	geo_sets_choose(gs, s, RR_A, 20.59, -100.39, &ch);
