@@ -140,8 +140,6 @@ static struct zone *build(struct acme_zone *az, char err[256])
 		for (size_t i = 0; i < d.n; i++)
 			log_error("%s", d.msgs[i]);
 		errf(err, "%s", d.n ? d.msgs[0] : "cannot build the zone");
-	} else {
-		z->owner_data = az;
 	}
 	diag_clear(&d);
 	return z;
@@ -237,7 +235,7 @@ static int commit(struct acme_zone *az, struct change_list *cl, uint32_t *serial
 			         az->name);
 			reset = true;
 		} else {
-			e = (struct journal_entry){ old->serial, z->serial, diff, diff_len };
+			e = (struct journal_entry){ zone_serial(old), zone_serial(z), diff, diff_len };
 		}
 	}
 	ret = journal_commit(az->db, cl, diff ? &e : NULL, reset, &az->caps);
@@ -909,7 +907,7 @@ int acme_add_zone(struct acme *a, const struct config *c, const struct config_zo
 	if (az->allow_update && !az->n_keys)
 		log_warn("%s: allow_update without TSIG keys: every UPDATE will be refused", az->name);
 	log_info("%s: %zu records from %s, serial %u%s", az->name, recset_count(az->rs),
-	         az->journal_path, z->serial, az->has_signer ? ", signed" : "");
+	         az->journal_path, zone_serial(z), az->has_signer ? ", signed" : "");
 	/* Signed anew: what the journal says about signatures is from the last run. */
 	if (az->serial_per_signing && bump_serial(az, true, err) < 0) {
 		/* Served as loaded; secondaries get the new signatures at the next change. */

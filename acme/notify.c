@@ -184,17 +184,17 @@ void notify_zone_changed(struct notify *n, const struct zone *z)
 {
 	for (size_t i = 0; i < n->n; i++) {
 		struct notify_zone *nz = n->zones[i];
-		if (dname_len(nz->apex) != z->apex_len || memcmp(nz->apex, z->apex, z->apex_len) != 0)
+		if (dname_len(nz->apex) != dname_len(zone_apex(z)) || memcmp(nz->apex, zone_apex(z), dname_len(zone_apex(z))) != 0)
 			continue;
-		if (nz->known && nz->serial == z->serial)
+		if (nz->known && nz->serial == zone_serial(z))
 			return;
-		const struct rdata *rd = &z->soa->rr[0];
+		const struct rdata *rd = &zone_soa(z)->rr[0];
 		if (rd->len > sizeof(nz->soa))
 			return;
 		memcpy(nz->soa, rd->data, rd->len);
 		nz->soa_len = rd->len;
-		nz->soa_ttl = z->soa->ttl;
-		nz->serial = z->serial;
+		nz->soa_ttl = zone_soa(z)->ttl;
+		nz->serial = zone_serial(z);
 		nz->known = true;
 		announce(nz);
 		return;

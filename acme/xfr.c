@@ -288,7 +288,7 @@ static int soa_only(struct query *q, const struct zone *z, const struct tsig_rr 
 	memset(&plan, 0, sizeof(plan));
 	plan.aa = true;
 	plan.an.n = 1;
-	plan.an.rr[0] = (struct plan_rrset){ .owner = z->apex, .rrset = z->soa, .ttl = z->soa->ttl };
+	plan.an.rr[0] = (struct plan_rrset){ .owner = zone_apex(z), .rrset = zone_soa(z), .ttl = zone_soa(z)->ttl };
 	size_t saved = q->max_size;
 	if (req && key && q->max_size > tsig_space(key) + MSG_HEADER_LEN)
 		q->max_size -= tsig_space(key);
@@ -360,12 +360,12 @@ static int build_items(struct xfr_stream *s)
 	const struct zone *z = s->z;
 	struct xfr_item *v = NULL;
 	size_t n = 0, cap = 0;
-	int rc = push_rrset(&v, &n, &cap, z->apex, z->soa, true);
+	int rc = push_rrset(&v, &n, &cap, zone_apex(z), zone_soa(z), true);
 	for (const struct zone_node *node = zone_node_next(z, NULL); node && rc == 0;
 	     node = zone_node_next(z, node)) {
 		for (uint16_t i = 0; i < node->rrset_count && rc == 0; i++) {
 			const struct rrset *rs = &node->rrsets[i];
-			if (rs == z->soa)
+			if (rs == zone_soa(z))
 				continue;
 			rc = push_rrset(&v, &n, &cap, node->name, rs, true);
 		}
@@ -379,7 +379,7 @@ static int build_items(struct xfr_stream *s)
 		}
 	}
 	if (rc == 0)
-		rc = push_rrset(&v, &n, &cap, z->apex, z->soa, false);
+		rc = push_rrset(&v, &n, &cap, zone_apex(z), zone_soa(z), false);
 	if (rc < 0) {
 		free(v);
 		return rc;
@@ -404,7 +404,7 @@ static void stream_release(void *ctx)
 	struct xfr_stream *s = ctx;
 	if (s->item < s->n_items)
 		log_warn("transfer of %s (serial %u) to %s cut short after %zu records",
-		         s->z->name, s->z->serial, s->who, s->records);
+		         zone_name(s->z), zone_serial(s->z), s->who, s->records);
 	zone_free(s->z);
 	free(s->items);
 	free(s->rdata);
@@ -472,7 +472,7 @@ static int stream_next(void *ctx, struct query *q)
 		}
 	}
 	if (an == 0) {
-		log_error("transfer of %s: a record does not fit in a message", s->z->name);
+		log_error("transfer of %s: a record does not fit in a message", zone_name(s->z));
 		return -ENOSPC;
 	}
 	wire_put_u16_at(&w, 6, an);
@@ -486,7 +486,7 @@ static int stream_next(void *ctx, struct query *q)
 		                 : tsig_append_next(q->tx, &q->tx_len, cap, &s->tsig, &s->key, s->mac,
 		                                    s->mac_len, mac);
 		if (n < 0) {
-			log_error("transfer of %s: cannot sign a message (%s)", s->z->name, strerror(-n));
+			log_error("transfer of %s: cannot sign a message (%s)", zone_name(s->z), strerror(-n));
 			q->tx_len = 0;
 			return n;
 		}
@@ -500,7 +500,7 @@ static int stream_next(void *ctx, struct query *q)
 	if (s->item < s->n_items)
 		return 1;
 	log_info("%s of %s (serial %u) to %s: %zu records in %zu messages, %zu bytes", s->kind,
-	         s->z->name, s->z->serial, s->who, s->records, s->messages, s->bytes);
+	         zone_name(s->z), zone_serial(s->z), s->who, s->records, s->messages, s->bytes);
 	return 0;
 }
 
@@ -632,10 +632,10 @@ static bool serial_gt(uint32_t a, uint32_t b)
 
 void xfr_zone_changed(struct xfr *x, const struct zone *old, const struct zone *z)
 {
-	struct xfr_zone *xz = zone_mut(x, z->apex);
-	if (!xz || !old || old->serial == z->serial)
+	struct xfr_zone *xz = zone_mut(x, zone_apex(z));
+	if (!xz || !old || zone_serial(old) == zone_serial(z))
 		return;
-	if (!serial_gt(z->serial, old->serial) || !xz->max_changes) {
+	if (!serial_gt(zone_serial(z), zone_serial(old)) || !xz->max_changes) {
 		hist_clear(xz);
 		return;
 	}
@@ -733,7 +733,7 @@ static int ixfr_items(struct xfr_stream *s, const struct xfr_zone *xz, uint32_t 
 	size_t first = 0;
 	while (first < xz->n_hist && xz->hist[first].from != serial)
 		first++;
-	if (first == xz->n_hist || xz->hist[xz->n_hist - 1].to != s->z->serial)
+	if (first == xz->n_hist || xz->hist[xz->n_hist - 1].to != zone_serial(s->z))
 		return 0;
 	/* A copy of the blobs: the history may move on while we send. */
 	size_t total = 0;
@@ -783,13 +783,13 @@ static int ixfr_items(struct xfr_stream *s, const struct xfr_zone *xz, uint32_t 
 	size_t k = 0;
 	s->rdata[n_out] = (struct rdata){ c.soa_from.rdlen, c.soa_from.rdata };
 	/* RFC 1995 4: current SOA, old SOA, deletions, new SOA, additions, current SOA. */
-	s->items[k++] = (struct xfr_item){ z->apex, RR_SOA, 1, z->soa->ttl, &z->soa->rr[0] };
+	s->items[k++] = (struct xfr_item){ zone_apex(z), RR_SOA, 1, zone_soa(z)->ttl, &zone_soa(z)->rr[0] };
 	s->items[k++] = (struct xfr_item){ c.soa_from.owner, RR_SOA, 1, c.soa_from.ttl,
 	                                   &s->rdata[n_out] };
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass == 1)
-			s->items[k++] = (struct xfr_item){ z->apex, RR_SOA, 1, z->soa->ttl,
-			                                   &z->soa->rr[0] };
+			s->items[k++] = (struct xfr_item){ zone_apex(z), RR_SOA, 1, zone_soa(z)->ttl,
+			                                   &zone_soa(z)->rr[0] };
 		for (size_t i = 0; i < n_out; i++) {
 			if (c.v[i].rr.add != (pass == 1))
 				continue;
@@ -798,7 +798,7 @@ static int ixfr_items(struct xfr_stream *s, const struct xfr_zone *xz, uint32_t 
 			                                   c.v[i].rr.ttl, &s->rdata[i] };
 		}
 	}
-	s->items[k++] = (struct xfr_item){ z->apex, RR_SOA, 1, z->soa->ttl, &z->soa->rr[0] };
+	s->items[k++] = (struct xfr_item){ zone_apex(z), RR_SOA, 1, zone_soa(z)->ttl, &zone_soa(z)->rr[0] };
 	s->n_items = k;
 	s->incremental = true;
 	free(c.v);
@@ -870,7 +870,7 @@ static int handle(void *ctx, struct query *q)
 		serial = ixfr_serial(q);
 		if (serial < 0)
 			return refuse(q, RCODE_FORMERR, req, key, 0, now);
-		if (q->transport == QUERY_UDP || serial_ge((uint32_t)serial, z->serial))
+		if (q->transport == QUERY_UDP || serial_ge((uint32_t)serial, zone_serial(z)))
 			return soa_only(q, z, req, key, now);
 	} else if (q->transport == QUERY_UDP) {
 		/* RFC 5936 4.2: AXFR is not defined over UDP. */
@@ -879,9 +879,9 @@ static int handle(void *ctx, struct query *q)
 	}
 	if (q->qtype == RR_IXFR)
 		log_info("IXFR of %s from serial %u to %u for %s (key %s)", zname, (uint32_t)serial,
-		         z->serial, who, kname);
+		         zone_serial(z), who, kname);
 	else
-		log_info("AXFR of %s (serial %u) to %s (key %s)", zname, z->serial, who, kname);
+		log_info("AXFR of %s (serial %u) to %s (key %s)", zname, zone_serial(z), who, kname);
 	return start_stream(q, z, xz, q->qtype == RR_IXFR, (uint32_t)serial, req, key);
 }
 

@@ -163,7 +163,7 @@ static void warn_expire(const struct generation *g)
 		const struct zone *z = zone_table_get(g->zones, apex);
 		if (!z)
 			continue;
-		const struct rdata *rd = &z->soa->rr[0];
+		const struct rdata *rd = &zone_soa(z)->rr[0];
 		uint32_t expire = wire_get_u32(rd->data + rd->len - 8);
 		if (expire > c->sig_refresh_s)
 			log_warn("%s: the SOA expire (%u s) is longer than signature_refresh (%u s): a "
@@ -205,7 +205,7 @@ static void resign_check(struct loop *l, void *arg)
 		if (dname_from_str(zc->zone, apex) < 0)
 			continue;
 		const struct zone *z = zone_table_get(g->zones, apex);
-		if (!z || !z->expires_at || now < z->expires_at)
+		if (!z || !zone_expires_at(z) || now < zone_expires_at(z))
 			continue;
 		log_info("%s: signatures reach their refresh point; re-signing", zc->zone);
 		if (is_sqlite(zc)) {
@@ -322,7 +322,7 @@ static bool has_site(const struct geo_sites *s, const char *name)
 static const struct zone *zone_named(const struct generation *g, const char *name)
 {
 	for (size_t i = 0; i < zone_table_count(g->zones); i++)
-		if (strcmp(zone_table_at(g->zones, i)->name, name) == 0)
+		if (strcmp(zone_name(zone_table_at(g->zones, i)), name) == 0)
 			return zone_table_at(g->zones, i);
 	return NULL;
 }
@@ -345,15 +345,15 @@ void generation_log_changes(const struct generation *old, const struct generatio
 			log_info("reload: site %s removed", geo_site_name(old->sites, i));
 		}
 	for (size_t i = 0; i < zone_table_count(g->zones); i++) {
-		const struct zone *z = zone_table_at(g->zones, i), *was = zone_named(old, z->name);
+		const struct zone *z = zone_table_at(g->zones, i), *was = zone_named(old, zone_name(z));
 		if (!was)
-			log_info("reload: zone %s added, serial %u", z->name, z->serial);
-		else if (was->serial != z->serial)
-			log_info("reload: zone %s serial %u -> %u", z->name, was->serial, z->serial);
+			log_info("reload: zone %s added, serial %u", zone_name(z), zone_serial(z));
+		else if (zone_serial(was) != zone_serial(z))
+			log_info("reload: zone %s serial %u -> %u", zone_name(z), zone_serial(was), zone_serial(z));
 	}
 	for (size_t i = 0; i < zone_table_count(old->zones); i++)
-		if (!zone_named(g, zone_table_at(old->zones, i)->name))
-			log_info("reload: zone %s removed", zone_table_at(old->zones, i)->name);
+		if (!zone_named(g, zone_name(zone_table_at(old->zones, i))))
+			log_info("reload: zone %s removed", zone_name(zone_table_at(old->zones, i)));
 	for (size_t i = 0; g->geo_db && i < geo_db_count(g->geo_db); i++) {
 		time_t built = (time_t)geo_db_build_epoch(g->geo_db, i);
 		struct tm tm;

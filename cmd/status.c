@@ -87,7 +87,7 @@ static double cpu_seconds(void)
 /* The earliest RRSIG expiration of a signed snapshot (unix seconds), or 0. */
 static uint64_t signature_expiry(const struct generation *g, const struct zone *z)
 {
-	return z->signed_zone && z->expires_at ? z->expires_at + g->cfg->sig_refresh_s : 0;
+	return zone_is_signed(z) && zone_expires_at(z) ? zone_expires_at(z) + g->cfg->sig_refresh_s : 0;
 }
 
 static uint64_t site_answers(const struct generation_geo *refs, size_t n_refs, const char *site)
@@ -135,8 +135,8 @@ static void write_metrics(const struct status_ctx *st, FILE *out)
 	family_line(out, "geoacme_zone_serial", "gauge", "SOA serial of the zone being served.");
 	for (size_t i = 0; i < zone_table_count(g->zones); i++) {
 		const struct zone *z = zone_table_at(g->zones, i);
-		metrics_label_escape(z->name, a, sizeof(a));
-		fprintf(out, "geoacme_zone_serial{zone=\"%s\"} %u\n", a, z->serial);
+		metrics_label_escape(zone_name(z), a, sizeof(a));
+		fprintf(out, "geoacme_zone_serial{zone=\"%s\"} %u\n", a, zone_serial(z));
 	}
 	family_line(out, "geoacme_zone_signature_expiry_timestamp_seconds", "gauge",
 	            "Earliest RRSIG expiration in the zone, as a Unix time.");
@@ -144,7 +144,7 @@ static void write_metrics(const struct status_ctx *st, FILE *out)
 		const struct zone *z = zone_table_at(g->zones, i);
 		if (!signature_expiry(g, z))
 			continue;
-		metrics_label_escape(z->name, a, sizeof(a));
+		metrics_label_escape(zone_name(z), a, sizeof(a));
 		fprintf(out, "geoacme_zone_signature_expiry_timestamp_seconds{zone=\"%s\"} %llu\n", a,
 		        (unsigned long long)signature_expiry(g, z));
 	}
@@ -152,8 +152,8 @@ static void write_metrics(const struct status_ctx *st, FILE *out)
 	            "How long the zone's current snapshot took to build and sign.");
 	for (size_t i = 0; i < zone_table_count(g->zones); i++) {
 		const struct zone *z = zone_table_at(g->zones, i);
-		metrics_label_escape(z->name, a, sizeof(a));
-		fprintf(out, "geoacme_zone_build_seconds{zone=\"%s\"} %.6f\n", a, z->build_seconds);
+		metrics_label_escape(zone_name(z), a, sizeof(a));
+		fprintf(out, "geoacme_zone_build_seconds{zone=\"%s\"} %.6f\n", a, zone_build_seconds(z));
 	}
 	if (g->geo_db) {
 		family_line(out, "geoacme_geo_database_build_timestamp_seconds", "gauge",
@@ -202,9 +202,9 @@ static void write_json(const struct status_ctx *st, FILE *out)
 	for (size_t i = 0; i < zone_table_count(g->zones); i++) {
 		const struct zone *z = zone_table_at(g->zones, i);
 		fprintf(out, "%s{\"zone\":", i ? "," : "");
-		json_string(out, z->name);
-		fprintf(out, ",\"serial\":%u,\"signed\":%s,\"signature_expiry\":%llu}", z->serial,
-		        z->signed_zone ? "true" : "false", (unsigned long long)signature_expiry(g, z));
+		json_string(out, zone_name(z));
+		fprintf(out, ",\"serial\":%u,\"signed\":%s,\"signature_expiry\":%llu}", zone_serial(z),
+		        zone_is_signed(z) ? "true" : "false", (unsigned long long)signature_expiry(g, z));
 	}
 	fputs("],\"geo_names\":[", out);
 	for (size_t i = 0; i < n_refs; i++) {
@@ -324,9 +324,9 @@ static void write_page(const struct status_ctx *st, const char *query, FILE *out
 		const struct zone *z = zone_table_at(g->zones, i);
 		fmt_time(signature_expiry(g, z), when, sizeof(when));
 		fputs("<tr><td>", out);
-		status_html_escape(out, z->name);
-		fprintf(out, "</td><td>%u</td><td>%s</td></tr>\n", z->serial,
-		        z->signed_zone ? when : "unsigned");
+		status_html_escape(out, zone_name(z));
+		fprintf(out, "</td><td>%u</td><td>%s</td></tr>\n", zone_serial(z),
+		        zone_is_signed(z) ? when : "unsigned");
 	}
 	fputs("</table>\n", out);
 	if (g->geo_db) {

@@ -51,14 +51,14 @@ static bool in_plan(const struct plan_section *s, const struct rrset *rrset)
 
 static uint32_t negative_ttl(const struct zone *z)
 {
-	const struct rdata *rd = &z->soa->rr[0];
+	const struct rdata *rd = &zone_soa(z)->rr[0];
 	uint32_t minimum = wire_get_u32(rd->data + rd->len - 4);
-	return z->soa->ttl < minimum ? z->soa->ttl : minimum;
+	return zone_soa(z)->ttl < minimum ? zone_soa(z)->ttl : minimum;
 }
 
 static void add_soa_negative(struct answer_plan *plan, const struct zone *z, bool dnssec)
 {
-	add(&plan->ns, z->apex, z->soa, negative_ttl(z), dnssec);
+	add(&plan->ns, zone_apex(z), zone_soa(z), negative_ttl(z), dnssec);
 }
 
 static void add_nsec(struct answer_plan *plan, const struct zone_node *n, bool dnssec)
@@ -73,14 +73,14 @@ static void add_nsec(struct answer_plan *plan, const struct zone_node *n, bool d
 /* Walks up from `name` to the closest existing ancestor (the apex at worst). */
 static const struct zone_node *closest_encloser(const struct zone *z, const uint8_t *name)
 {
-	int labels = dname_label_count(name) - dname_label_count(z->apex);
+	int labels = dname_label_count(name) - dname_label_count(zone_apex(z));
 	for (int k = 1; k <= labels; k++) {
 		const uint8_t *p = dname_skip_labels(name, k);
 		const struct zone_node *n = zone_find(z, p, dname_len(p));
 		if (n)
 			return n;
 	}
-	return z->apex_node;
+	return zone_apex_node(z);
 }
 
 /* The zone cut that `name` sits at or below, if any. */
@@ -109,7 +109,7 @@ static void add_additional(struct answer_plan *plan, const struct zone *z, const
 		if (s->rr[i].len <= skip)
 			continue;
 		const uint8_t *target = s->rr[i].data + skip;
-		if (!dname_is_subdomain(target, z->apex))
+		if (!dname_is_subdomain(target, zone_apex(z)))
 			continue;
 		const struct zone_node *n = zone_find(z, target, dname_len(target));
 		if (!n || n->geo)
@@ -153,7 +153,7 @@ static void add_svcb_additional(struct answer_plan *plan, const struct zone *z,
 		size_t len = dname_len(target);
 		memcpy(lower, target, len);
 		dname_lower(lower);
-		if (!dname_is_subdomain(lower, z->apex))
+		if (!dname_is_subdomain(lower, zone_apex(z)))
 			continue;
 		const struct zone_node *n = zone_find(z, lower, len);
 		if (!n || n->geo || (n->flags & (ZONE_NODE_GLUE | ZONE_NODE_DELEGATION)))
@@ -266,7 +266,7 @@ static void resolve(const struct query *q, struct answer_env *env, struct answer
 	const struct zone *z = zone_table_find_labels(env->zones, q->qname, q->qname_len,
 	                                              q->qname_labels, q->qname_label_off);
 	/* DS lives in the parent: answer it from there when we serve the parent. */
-	if (z && q->qtype == RR_DS && q->qname_len == z->apex_len && z->apex_len > 1) {
+	if (z && q->qtype == RR_DS && q->qname_len == dname_len(zone_apex(z)) && q->qname_len > 1) {
 		const struct zone *parent = zone_table_find(env->zones, dname_skip_labels(q->qname, 1));
 		if (parent)
 			z = parent;
@@ -277,7 +277,7 @@ static void resolve(const struct query *q, struct answer_env *env, struct answer
 		return;
 	}
 	plan->aa = true;
-	bool dnssec = q->edns.do_bit && z->signed_zone;
+	bool dnssec = q->edns.do_bit && zone_is_signed(z);
 	plan->required_authority = dnssec;
 	const uint8_t *name = q->qname;
 	uint16_t qtype = q->qtype;
@@ -341,7 +341,7 @@ static void resolve(const struct query *q, struct answer_env *env, struct answer
 			add_nsec(plan, node, dnssec);
 			return;
 		}
-		if (qtype == RR_RRSIG && z->signed_zone) {
+		if (qtype == RR_RRSIG && zone_is_signed(z)) {
 			for (uint16_t i = 0; i < node->rrset_count; i++) {
 				const struct rrset *s = &node->rrsets[i];
 				if (!s->sig.len || plan->an.n == PLAN_SECTION_MAX)
@@ -370,7 +370,7 @@ static void resolve(const struct query *q, struct answer_env *env, struct answer
 			add(&plan->an, node->name, cname, cname->ttl, dnssec);
 			const uint8_t *target = cname->rr[0].data;
 			/* Follow the chain only inside this zone, and not forever. */
-			if (chain + 1 >= CNAME_CHAIN_MAX || !dname_is_subdomain(target, z->apex))
+			if (chain + 1 >= CNAME_CHAIN_MAX || !dname_is_subdomain(target, zone_apex(z)))
 				return;
 			for (uint8_t i = 0; i + 1 < plan->an.n; i++)
 				if (plan->an.rr[i].rrset == cname)
@@ -430,7 +430,7 @@ void answer_query(struct query *q, struct answer_env *env)
 	const struct zone *z;
 	resolve(q, env, &plan, &z);
 	packet_write(q, &plan);
-	count_query(q, z ? z->metrics : env->outside_metrics);
+	count_query(q, z ? zone_metrics(z) : env->outside_metrics);
 	if (env->query_log)
 		query_log_note(env->query_log, q, plan.geo_site);
 }

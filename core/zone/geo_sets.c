@@ -539,7 +539,8 @@ void geo_sets_link(struct geo_sets *s, const struct zone *z)
 			continue;
 		const struct rrset *addr[2] = { zone_node_rrset(n, RR_A), zone_node_rrset(n, RR_AAAA) };
 		for (int sigs = 0; sigs < 2; sigs++)
-			h->site_block[k][sigs] = make_block(s->arena, n->name, z->apex, z->apex_len, addr,
+			h->site_block[k][sigs] = make_block(s->arena, n->name, zone_apex(z),
+			                                    dname_len(zone_apex(z)), addr,
 			                                    sigs);
 	}
 	for (size_t k = 0; k < h->n; k++)

@@ -25,6 +25,30 @@
 #include "core/zone/geo_sets.h"
 #include "core/zone/zone.h"
 
+/* The snapshot; opaque outside this file (see zone.h for what may change). */
+struct zone {
+	struct arena *arena;
+	const uint8_t *apex;
+	uint8_t apex_len;
+	char *name;                    /* presentation, with trailing dot */
+	const struct zone_node *apex_node;
+	const struct rrset *soa;       /* apex SOA, always present */
+	struct zone_node **buckets;
+	uint32_t bucket_mask;
+	uint32_t node_count;
+	/* Authoritative nodes that carry an NSEC, in canonical order. */
+	const struct zone_node **nsec_order;
+	const uint8_t **nsec_keys;     /* canonical sort keys of nsec_order (see zone.c) */
+	uint16_t *nsec_key_len;
+	uint32_t nsec_count;
+	bool signed_zone;
+	uint32_t serial;
+	uint64_t expires_at;           /* earliest RRSIG refresh point (unix s); 0 unsigned */
+	struct metrics_zone *metrics;  /* its query counters (process lifetime, by name) */
+	double build_seconds;          /* from zone_builder_new() to the frozen snapshot */
+	uint32_t refs;                 /* holders: the zone table, and transfers still sending it */
+};
+
 struct brec {
 	struct brec *next;
 	uint16_t type;
@@ -841,4 +865,73 @@ void zone_free(struct zone *z)
 {
 	if (z && --z->refs == 0)
 		arena_free(z->arena);   /* the zone itself lives in its arena */
+}
+
+/* --- accessors --- */
+
+const uint8_t *zone_apex(const struct zone *z)
+{
+	return z->apex;
+}
+
+size_t zone_apex_len(const struct zone *z)
+{
+	return z->apex_len;
+}
+
+const char *zone_name(const struct zone *z)
+{
+	return z->name;
+}
+
+const struct zone_node *zone_apex_node(const struct zone *z)
+{
+	return z->apex_node;
+}
+
+const struct rrset *zone_soa(const struct zone *z)
+{
+	return z->soa;
+}
+
+uint32_t zone_serial(const struct zone *z)
+{
+	return z->serial;
+}
+
+bool zone_is_signed(const struct zone *z)
+{
+	return z->signed_zone;
+}
+
+uint32_t zone_nsec_count(const struct zone *z)
+{
+	return z->nsec_count;
+}
+
+uint64_t zone_expires_at(const struct zone *z)
+{
+	return z->expires_at;
+}
+
+struct metrics_zone *zone_metrics(const struct zone *z)
+{
+	return z->metrics;
+}
+
+double zone_build_seconds(const struct zone *z)
+{
+	return z->build_seconds;
+}
+
+int zone_foreach_node(const struct zone *z, int (*fn)(void *arg, const struct zone_node *n),
+                      void *arg)
+{
+	for (uint32_t b = 0; b <= z->bucket_mask; b++)
+		for (const struct zone_node *n = z->buckets[b]; n; n = n->hash_next) {
+			int rc = fn(arg, n);
+			if (rc)
+				return rc;
+		}
+	return 0;
 }

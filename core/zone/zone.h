@@ -13,6 +13,18 @@
  *
  * Lookup: exact names through a hash table (cost does not grow with zone
  * size); the canonical order of names is kept for NSEC denial.
+ *
+ * struct zone is opaque: read it through the accessors below.
+ *
+ * What a published snapshot may still change, and what it may not:
+ *  - Frozen: the names, nodes, RRsets, RRSIGs, the NSEC chain, the apex,
+ *    SOA, serial and refresh point.  Every reader sees the same bytes.
+ *  - Mutable, written on the query path by the event loop only (one
+ *    thread): the geo answer sets hanging off ZONE_NODE_GEO nodes — the
+ *    rule's decision cache (core/geo/geo_rule.h) and geo pairs built and
+ *    signed on first use into the snapshot's arena (core/zone/geo_sets.h).
+ *    They are caches: losing them changes no answer.  That is why
+ *    zone_node.geo is const here while geo_sets_choose writes through it.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -43,32 +55,10 @@ struct zone_node {
 	const struct zone_node *cut;  /* for GLUE nodes: the delegation above */
 	const struct geo_sets *geo;   /* for GEO nodes: the answer sets; NULL otherwise */
 	struct zone_node *hash_next;
-	uint32_t nsec_index;          /* position in zone->nsec_order, or UINT32_MAX */
+	uint32_t nsec_index;          /* position in the NSEC order, or UINT32_MAX */
 };
 
-struct zone {
-	struct arena *arena;
-	const uint8_t *apex;
-	uint8_t apex_len;
-	char *name;                    /* presentation, with trailing dot */
-	const struct zone_node *apex_node;
-	const struct rrset *soa;       /* apex SOA, always present */
-	struct zone_node **buckets;
-	uint32_t bucket_mask;
-	uint32_t node_count;
-	/* Authoritative nodes that carry an NSEC, in canonical order. */
-	const struct zone_node **nsec_order;
-	const uint8_t **nsec_keys;     /* canonical sort keys of nsec_order (see zone.c) */
-	uint16_t *nsec_key_len;
-	uint32_t nsec_count;
-	bool signed_zone;
-	uint32_t serial;
-	uint64_t expires_at;           /* earliest RRSIG refresh point (unix s); 0 unsigned */
-	void *owner_data;              /* opaque pointer for whoever built the zone (acme) */
-	struct metrics_zone *metrics;  /* its query counters (process lifetime, by name) */
-	double build_seconds;          /* from zone_builder_new() to the frozen snapshot */
-	uint32_t refs;                 /* holders: the zone table, and transfers still sending it */
-};
+struct zone;
 
 /* --- lookup (query path; allocation-free) --- */
 
@@ -99,6 +89,26 @@ const struct zone_node *zone_node_next(const struct zone *z, const struct zone_n
  */
 struct zone *zone_hold(const struct zone *z);
 void zone_free(struct zone *z);   /* drops one hold; NULL-safe */
+
+/* --- reading a snapshot --- */
+
+const uint8_t *zone_apex(const struct zone *z);        /* lowercase wire form */
+size_t zone_apex_len(const struct zone *z);
+const char *zone_name(const struct zone *z);           /* presentation, trailing dot */
+const struct zone_node *zone_apex_node(const struct zone *z);
+const struct rrset *zone_soa(const struct zone *z);    /* the apex SOA, always present */
+uint32_t zone_serial(const struct zone *z);
+bool zone_is_signed(const struct zone *z);
+uint32_t zone_nsec_count(const struct zone *z);        /* names that carry an NSEC */
+/* Earliest RRSIG refresh point (unix seconds); 0 for an unsigned zone. */
+uint64_t zone_expires_at(const struct zone *z);
+/* Its query counters (core/conf/metrics.h); NULL when it has no name. */
+struct metrics_zone *zone_metrics(const struct zone *z);
+/* Seconds from zone_builder_new() to the frozen snapshot. */
+double zone_build_seconds(const struct zone *z);
+/* Visits every node in no particular order; stops at a non-zero return. */
+int zone_foreach_node(const struct zone *z, int (*fn)(void *arg, const struct zone_node *n),
+                      void *arg);
 
 /* --- building --- */
 

@@ -69,7 +69,7 @@ static void node_records(const struct zone *z, const struct zone_node *n, struct
 		return;
 	for (uint16_t i = 0; i < n->rrset_count; i++) {
 		const struct rrset *s = &n->rrsets[i];
-		if (s == z->soa) {
+		if (s == zone_soa(z)) {
 			if (s->sig.len)
 				recs_push(r, RR_RRSIG, s->ttl, &s->sig, err);
 			continue;
@@ -166,14 +166,14 @@ static void diff_node(const struct zone *old, const struct zone_node *on, const 
 
 int zone_diff(const struct zone *old, const struct zone *new, uint8_t **blob, size_t *blob_len)
 {
-	if (old->apex_len != new->apex_len || memcmp(old->apex, new->apex, old->apex_len) != 0)
+	if (dname_len(zone_apex(old)) != dname_len(zone_apex(new)) || memcmp(zone_apex(old), zone_apex(new), dname_len(zone_apex(old))) != 0)
 		return -EINVAL;
 	struct out dels = { 0 }, adds = { 0 };
 	struct recs ro = { 0 }, rn = { 0 };
 	int err = 0;
 	/* The SOAs lead their sections, as in an IXFR. */
-	out_rr(&dels, old->apex, RR_SOA, old->soa->ttl, &old->soa->rr[0]);
-	out_rr(&adds, new->apex, RR_SOA, new->soa->ttl, &new->soa->rr[0]);
+	out_rr(&dels, zone_apex(old), RR_SOA, zone_soa(old)->ttl, &zone_soa(old)->rr[0]);
+	out_rr(&adds, zone_apex(new), RR_SOA, zone_soa(new)->ttl, &zone_soa(new)->rr[0]);
 	for (const struct zone_node *n = zone_node_next(new, NULL); n && !err;
 	     n = zone_node_next(new, n))
 		diff_node(old, zone_find(old, n->name, n->name_len), new, n, &ro, &rn, &dels, &adds,
@@ -187,8 +187,8 @@ int zone_diff(const struct zone *old, const struct zone *new, uint8_t **blob, si
 	struct out o = { 0 };
 	uint8_t h[ZONE_DIFF_HEADER];
 	memcpy(h, "ZD1", 4);
-	wire_set_u32(h + 4, old->serial);
-	wire_set_u32(h + 8, new->serial);
+	wire_set_u32(h + 4, zone_serial(old));
+	wire_set_u32(h + 8, zone_serial(new));
 	wire_set_u32(h + 12, dels.count);
 	wire_set_u32(h + 16, adds.count);
 	out_bytes(&o, h, sizeof(h));

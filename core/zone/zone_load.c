@@ -194,7 +194,7 @@ struct zone *zone_load_resign(const struct config *c, const struct config_zone *
                               const struct zone *cur, const struct geo_sites *sites,
                               const struct zone_signer *signer, struct diag *d)
 {
-	struct zone_builder *b = zone_builder_new(cur->apex);
+	struct zone_builder *b = zone_builder_new(zone_apex(cur));
 	if (!b) {
 		diag_add(d, c->path, zc->pos.line, zc->pos.col, "out of memory");
 		return NULL;
@@ -212,7 +212,7 @@ struct zone *zone_load_resign(const struct config *c, const struct config_zone *
 	/* New signatures, new serial (see zone_load_static), always forward. */
 	if (signer && zc->axfr_policy != AXFR_DENY) {
 		uint32_t now = (uint32_t)time(NULL);
-		zone_builder_raise_serial(b, (int32_t)(now - cur->serial) > 0 ? now : cur->serial + 1);
+		zone_builder_raise_serial(b, (int32_t)(now - zone_serial(cur)) > 0 ? now : zone_serial(cur) + 1);
 	}
 	return zone_builder_finish(b, signer, zc->file ? zc->file : zc->zone_path, d);
 }

@@ -46,14 +46,15 @@ static ssize_t index_of(const struct zone_table *t, const uint8_t *apex)
 {
 	size_t len = dname_len(apex);
 	for (size_t i = 0; i < t->n; i++)
-		if (t->zones[i]->apex_len == len && memcmp(t->zones[i]->apex, apex, len) == 0)
+		if (dname_len(zone_apex(t->zones[i])) == len &&
+		    memcmp(zone_apex(t->zones[i]), apex, len) == 0)
 			return (ssize_t)i;
 	return -1;
 }
 
 int zone_table_add(struct zone_table *t, struct zone *z)
 {
-	if (index_of(t, z->apex) >= 0)
+	if (index_of(t, zone_apex(z)) >= 0)
 		return -EEXIST;
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 8;
@@ -67,7 +68,7 @@ int zone_table_add(struct zone_table *t, struct zone *z)
 		t->labels = labels;
 		t->cap = cap;
 	}
-	int labels = dname_label_count(z->apex);
+	int labels = dname_label_count(zone_apex(z));
 	size_t at = t->n;
 	while (at > 0 && t->labels[at - 1] < labels) {
 		t->zones[at] = t->zones[at - 1];
@@ -84,7 +85,7 @@ int zone_table_add(struct zone_table *t, struct zone *z)
 
 int zone_table_replace(struct zone_table *t, struct zone *z)
 {
-	ssize_t i = index_of(t, z->apex);
+	ssize_t i = index_of(t, zone_apex(z));
 	if (i < 0)
 		return zone_table_add(t, z);
 	struct zone *old = t->zones[i];
@@ -118,7 +119,8 @@ const struct zone *zone_table_find_labels(const struct zone_table *t, const uint
 		const struct zone *z = t->zones[i];
 		/* The root zone has no label to start at: its suffix is the end. */
 		size_t at = zl == labels ? 0 : zl == 0 ? len - 1 : label_off[labels - zl];
-		if (z->apex_len == len - at && memcmp(name + at, z->apex, z->apex_len) == 0)
+		size_t apex_len = zone_apex_len(z);
+		if (apex_len == len - at && memcmp(name + at, zone_apex(z), apex_len) == 0)
 			return z;
 	}
 	return NULL;

@@ -109,7 +109,7 @@ static void build(void)
 	const struct zone *z = zone_table_get(gen->zones, acme_apex);
 	if (!z)
 		abort();
-	first_serial = z->serial;
+	first_serial = zone_serial(z);
 }
 
 static void teardown(void)
@@ -209,7 +209,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const struct zone *z = zone_table_get(gen->zones, acme_apex);
 	if (!z)
 		fuzz_fail("the ACME zone left the zone table", data + 1, size - 1, NULL, 0);
-	if (z->serial != first_serial) {
+	if (zone_serial(z) != first_serial) {
 		/* Only an UPDATE answered NOERROR may have changed the zone. */
 		if (q.tx_len < 12 || (q.tx[3] & 0xF) != RCODE_NOERROR ||
 		    ((q.tx[2] >> 3) & 0xF) != OPCODE_UPDATE)

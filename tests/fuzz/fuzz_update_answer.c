@@ -117,7 +117,7 @@ static void build(void)
 	const struct zone *z = zone_table_get(gen->zones, apex);
 	if (!z)
 		abort();
-	first_serial = z->serial;
+	first_serial = zone_serial(z);
 }
 
 static void teardown(void)
@@ -331,27 +331,29 @@ static void ask(const uint8_t *name, uint16_t type, bool edns, enum query_transp
 }
 
 /* Every name, every type it holds and a few more, a name below it. */
+static int ask_node(void *arg, const struct zone_node *n)
+{
+	static const uint16_t extra[] = { RR_ANY, RR_RRSIG, RR_NSEC, RR_DS, RR_CNAME, RR_A };
+	(void)arg;
+	for (uint16_t i = 0; i < n->rrset_count; i++) {
+		ask(n->name, n->rrsets[i].type, true, QUERY_UDP);
+		ask(n->name, n->rrsets[i].type, true, QUERY_TCP);
+		ask(n->name, n->rrsets[i].type, false, QUERY_UDP);
+	}
+	for (size_t i = 0; i < sizeof(extra) / sizeof(extra[0]); i++)
+		ask(n->name, extra[i], true, QUERY_TCP);
+	uint8_t below[DNAME_MAX];
+	if (n->name_len + 3 <= DNAME_MAX) {
+		memcpy(below, "\x02nx", 3);
+		memcpy(below + 3, n->name, n->name_len);
+		ask(below, RR_TXT, true, QUERY_UDP);
+	}
+	return 0;
+}
+
 static void ask_everything(void)
 {
-	const struct zone *z = zone_table_get(gen->zones, apex);
-	static const uint16_t extra[] = { RR_ANY, RR_RRSIG, RR_NSEC, RR_DS, RR_CNAME, RR_A };
-	for (uint32_t b = 0; b <= z->bucket_mask; b++) {
-		for (const struct zone_node *n = z->buckets[b]; n; n = n->hash_next) {
-			for (uint16_t i = 0; i < n->rrset_count; i++) {
-				ask(n->name, n->rrsets[i].type, true, QUERY_UDP);
-				ask(n->name, n->rrsets[i].type, true, QUERY_TCP);
-				ask(n->name, n->rrsets[i].type, false, QUERY_UDP);
-			}
-			for (size_t i = 0; i < sizeof(extra) / sizeof(extra[0]); i++)
-				ask(n->name, extra[i], true, QUERY_TCP);
-			uint8_t below[DNAME_MAX];
-			if (n->name_len + 3 <= DNAME_MAX) {
-				memcpy(below, "\x02nx", 3);
-				memcpy(below + 3, n->name, n->name_len);
-				ask(below, RR_TXT, true, QUERY_UDP);
-			}
-		}
-	}
+	zone_foreach_node(zone_table_get(gen->zones, apex), ask_node, NULL);
 }
 
 static void setup(void)
@@ -430,7 +432,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const struct zone *z = zone_table_get(gen->zones, apex);
 	if (!z)
 		fuzz_fail("the ACME zone left the zone table", exact, len, NULL, 0);
-	if (z->serial != first_serial) {
+	if (zone_serial(z) != first_serial) {
 		if (!accepted)
 			fuzz_fail("the zone changed, but the answer was not a NOERROR to an UPDATE",
 			          exact, len, q.tx, q.tx_len);

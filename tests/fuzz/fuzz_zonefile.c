@@ -90,7 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct zone *z = zone_builder_finish(b, hook, zone_path, &d);
 		if (!z && d.n == 0)
 			fuzz_fail("zone_builder_finish failed without saying why", data, size, NULL, 0);
-		if (z && !z->soa)
+		if (z && !zone_soa(z))
 			fuzz_fail("a zone without its SOA was built", data, size, NULL, 0);
 		zone_free(z);
 	}

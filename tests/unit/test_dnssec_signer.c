@@ -292,27 +292,30 @@ static void print_unsigned(FILE *f, const uint8_t *owner, const struct rrset *s)
 
 /* Visits every node: authoritative RRsets verified, delegation NS and
  * glue only dumped (they carry no RRSIG). */
+static int verify_node(void *arg, const struct zone_node *n)
+{
+	struct verify_ctx *v = arg;
+	bool glue = n->flags & ZONE_NODE_GLUE;
+	bool cut = n->flags & ZONE_NODE_DELEGATION;
+	for (uint16_t j = 0; j < n->rrset_count; j++) {
+		struct rrset *s = &n->rrsets[j];
+		if (glue || (cut && s->type != RR_DS && s->type != RR_NSEC)) {
+			if (s->sig.len)
+				v->failed++;   /* must not be signed */
+			if (v->dump)
+				print_unsigned(v->dump, n->name, s);
+			continue;
+		}
+		verify_rrset(v, n->name, s);
+	}
+	if (n->geo)
+		geo_sets_foreach((struct geo_sets *)n->geo, n->name, verify_geo, v);
+	return 0;
+}
+
 static void verify_zone(const struct zone *z, struct verify_ctx *v)
 {
-	for (uint32_t bkt = 0; bkt <= z->bucket_mask; bkt++) {
-		for (const struct zone_node *n = z->buckets[bkt]; n; n = n->hash_next) {
-			bool glue = n->flags & ZONE_NODE_GLUE;
-			bool cut = n->flags & ZONE_NODE_DELEGATION;
-			for (uint16_t j = 0; j < n->rrset_count; j++) {
-				struct rrset *s = &n->rrsets[j];
-				if (glue || (cut && s->type != RR_DS && s->type != RR_NSEC)) {
-					if (s->sig.len)
-						v->failed++;   /* must not be signed */
-					if (v->dump)
-						print_unsigned(v->dump, n->name, s);
-					continue;
-				}
-				verify_rrset(v, n->name, s);
-			}
-			if (n->geo)
-				geo_sets_foreach((struct geo_sets *)n->geo, n->name, verify_geo, v);
-		}
-	}
+	zone_foreach_node(z, verify_node, v);
 }
 
 static ldns_rr_list *key_list(struct signer *s)
@@ -397,24 +400,24 @@ static void test_signer(void)
 	is_int(vc.checked, 15 + 9, "15 zone RRsets + 9 geo answer sets signed");
 	is_int(st.last_made, vc.checked, "build 1: every signature made");
 	is_int(st.last_reused, 0, "build 1: nothing reused");
-	is_int(z1->expires_at, T0 + VALIDITY - REFRESH, "refresh point = now + validity - refresh");
-	ok(z1->signed_zone && z1->nsec_count == 6, "6 NSEC owners (apex ns1 sub www _acme geo)");
+	is_int(zone_expires_at(z1), T0 + VALIDITY - REFRESH, "refresh point = now + validity - refresh");
+	ok(zone_is_signed(z1) && zone_nsec_count(z1) == 6, "6 NSEC owners (apex ns1 sub www _acme geo)");
 
 	/* Apex records added by the signer. */
-	const struct rrset *dnskey = zone_node_rrset(z1->apex_node, RR_DNSKEY);
+	const struct rrset *dnskey = zone_node_rrset(zone_apex_node(z1), RR_DNSKEY);
 	size_t dlen;
 	const uint8_t *dk = signer_dnskey(s, &dlen);
 	ok(dnskey && dnskey->count == 1 && dnskey->ttl == 3600 && dnskey->rr[0].len == dlen &&
 	   memcmp(dnskey->rr[0].data, dk, dlen) == 0, "DNSKEY at the apex, TTL = SOA TTL");
-	const struct rrset *cds = zone_node_rrset(z1->apex_node, RR_CDS);
+	const struct rrset *cds = zone_node_rrset(zone_apex_node(z1), RR_CDS);
 	uint8_t ds[DS_RDATA_MAX];
 	int dslen = ds_rdata(name("example.com"), dk, dlen, DS_DIGEST_SHA256, ds, sizeof(ds));
 	ok(cds && cds->count == 1 && cds->rr[0].len == dslen && memcmp(cds->rr[0].data, ds, 36) == 0,
 	   "CDS = SHA-256 DS of the key");
-	const struct rrset *cdnskey = zone_node_rrset(z1->apex_node, RR_CDNSKEY);
+	const struct rrset *cdnskey = zone_node_rrset(zone_apex_node(z1), RR_CDNSKEY);
 	ok(cdnskey && cdnskey->rr[0].len == dlen && memcmp(cdnskey->rr[0].data, dk, dlen) == 0,
 	   "CDNSKEY = DNSKEY");
-	const struct rrset *nsec = zone_node_rrset(z1->apex_node, RR_NSEC);
+	const struct rrset *nsec = zone_node_rrset(zone_apex_node(z1), RR_NSEC);
 	ok(nsec && nsec->ttl == 300, "NSEC TTL = min(SOA TTL 3600, minimum 300)");
 	const uint16_t apex_types[] = { RR_NS, RR_SOA, RR_RRSIG, RR_NSEC, RR_DNSKEY, RR_CDS, RR_CDNSKEY };
 	uint8_t want[300];
@@ -463,7 +466,7 @@ static void test_signer(void)
 		       sigs1.len[i] == sigs2.len[i] &&
 		       memcmp(sigs1.data[i], sigs2.data[i], sigs1.len[i]) == 0;
 	ok(same, "build 2 carries byte-identical signatures");
-	is_int(z2->expires_at, T0 + VALIDITY - REFRESH, "reused signatures keep the old refresh point");
+	is_int(zone_expires_at(z2), T0 + VALIDITY - REFRESH, "reused signatures keep the old refresh point");
 
 	/* Build 3: the ACME TXT changes (serial bumped): TXT and SOA re-signed. */
 	struct variant v3 = v1;
@@ -482,7 +485,7 @@ static void test_signer(void)
 	a1 = find_sig(&sigs1, "www.example.com.", RR_A, &l1);
 	a3 = find_sig(&sigs3, "www.example.com.", RR_A, &l3);
 	ok(a1 && a3 && l1 == l3 && memcmp(a1, a3, l1) == 0, "an unchanged RRset kept its signature");
-	is_int(z3->expires_at, T0 + VALIDITY - REFRESH, "refresh point = the oldest signature's");
+	is_int(zone_expires_at(z3), T0 + VALIDITY - REFRESH, "refresh point = the oldest signature's");
 
 	/* Build 4: a new name: its A, its NSEC and its predecessor's NSEC. */
 	struct variant v4 = v3;
@@ -501,7 +504,7 @@ static void test_signer(void)
 	signer_get_stats(s, &st);
 	is_int(st.last_reused, 5, "build 5 (refresh due): only the 5 younger signatures reused");
 	is_int(st.last_made, vc4.checked - 5, "build 5: every signature of build 1 renewed");
-	is_int(z5->expires_at, T0 + 3600 + VALIDITY - REFRESH,
+	is_int(zone_expires_at(z5), T0 + 3600 + VALIDITY - REFRESH,
 	       "refresh point = that of the younger signatures");
 	struct verify_ctx vc5 = { .keys = keys, .when = (time_t)clock_now };
 	verify_zone(z5, &vc5);
@@ -513,7 +516,7 @@ static void test_signer(void)
 	ok(a5 && a5->sig.len > 16 && wire_get_u32(a5->sig.data + 12) == (uint32_t)(clock_now - INCEPTION) &&
 	   wire_get_u32(a5->sig.data + 8) == (uint32_t)(clock_now + VALIDITY),
 	   "renewed RRSIG: inception now - 1h, expiration now + 14d");
-	ok(wire_get_u32(z5->soa->sig.data + 8) == (uint32_t)(T0 + 3600 + VALIDITY),
+	ok(wire_get_u32(zone_soa(z5)->sig.data + 8) == (uint32_t)(T0 + 3600 + VALIDITY),
 	   "the SOA signed in build 3 kept its expiration");
 
 	signer_get_stats(s, &st);
@@ -572,9 +575,9 @@ static void test_signer_errors(void)
 	s = signer_new("example.com", key_path, NULL, false, err);
 	diag_init(&d);
 	z = build(s, &v, &d);
-	ok(z && zone_node_rrset(z->apex_node, RR_DNSKEY) && !zone_node_rrset(z->apex_node, RR_CDS) &&
-	   !zone_node_rrset(z->apex_node, RR_CDNSKEY), "publish_cds off: DNSKEY only");
-	ok(z && z->expires_at > (uint64_t)time(NULL), "default clock: refresh point in the future");
+	ok(z && zone_node_rrset(zone_apex_node(z), RR_DNSKEY) && !zone_node_rrset(zone_apex_node(z), RR_CDS) &&
+	   !zone_node_rrset(zone_apex_node(z), RR_CDNSKEY), "publish_cds off: DNSKEY only");
+	ok(z && zone_expires_at(z) > (uint64_t)time(NULL), "default clock: refresh point in the future");
 	zone_free(z);
 	diag_clear(&d);
 	signer_free(s);

@@ -205,7 +205,7 @@ static const struct zone *served(const char *apex)
 static uint32_t serial_of(const char *apex)
 {
 	const struct zone *z = served(apex);
-	return z ? z->serial : 0xdeadbeef;
+	return z ? zone_serial(z) : 0xdeadbeef;
 }
 
 static uint32_t serial(void)
