@@ -561,3 +561,13 @@ void packet_write_error(struct query *q)
 	write_header(&w, q, false, q->tc, counts);
 	q->tx_len = w.err ? 0 : w.pos;
 }
+
+void packet_write_truncated(struct query *q)
+{
+	struct wire w;
+	uint16_t counts[4] = { 0, 0, 0, 0 };
+	wire_init(&w, q->tx, q->tx_cap);
+	w.pos = 12;
+	write_header(&w, q, false, true, counts);
+	q->tx_len = w.err ? 0 : w.pos;
+}

@@ -95,3 +95,6 @@ int packet_parse(struct query *q);
 void packet_write(struct query *q, const struct answer_plan *plan);
 /* Writes a header-and-question-only response with q->rcode (FORMERR, ...). */
 void packet_write_error(struct query *q);
+/* Writes the bare header of that response with TC set and every count 0,
+ * for when not even the question fits with what must follow (a TSIG). */
+void packet_write_truncated(struct query *q);

@@ -867,6 +867,43 @@ static void test_tsig_errors(void)
 	len += 15;
 	wire_set_u16(buf + 10, 2);
 	is_int(run(buf, len, QUERY_UDP), RCODE_FORMERR, "TSIG not last: FORMERR");
+
+	/*
+	 * BADKEY with long key and algorithm names over UDP without EDNS: the
+	 * echoed TSIG (496 bytes) fits in 512 after a bare header but not
+	 * after the question too, so the answer is the header with TC set and
+	 * every section empty, then the unsigned TSIG.
+	 */
+	uint8_t *kn = f.key_name, *an = f.alg_name;
+	memset(&f, 0, sizeof(f));
+	for (int i = 0; i < 3; i++, kn += 64, an += 64) {
+		*kn = 63;
+		memset(kn + 1, 'k', 63);
+		*an = 63;
+		memset(an + 1, 'a', 63);
+	}
+	*kn = 36;
+	memset(kn + 1, 'k', 36);
+	kn[37] = 0;
+	*an = 46;
+	memset(an + 1, 'a', 46);
+	an[47] = 0;
+	is_int(dname_len(f.key_name) + dname_len(f.alg_name), 470, "names of 470 bytes");
+	f.time_signed = now;
+	f.fudge = 300;
+	f.orig_id = wire_get_u16(m.buf);
+	memcpy(buf, m.buf, m.len);
+	len = m.len;
+	tsig_append(buf, &len, sizeof(buf), &f, NULL, NULL, 0, NULL);
+	is_int(run(buf, len, QUERY_UDP), RCODE_NOTAUTH, "long unknown key: NOTAUTH");
+	is_int(q.tx_len, 12 + 496, "bare header + TSIG: 508 bytes");
+	ok(q.tx[2] & 0x02, "TC set");
+	ok(wire_get_u16(q.tx + 4) == 0 && wire_get_u16(q.tx + 6) == 0 &&
+	   wire_get_u16(q.tx + 8) == 0 && wire_get_u16(q.tx + 10) == 1,
+	   "no question, answer or authority; the TSIG alone in additional");
+	is_int(wire_get_u16(q.tx), wire_get_u16(m.buf), "ID echoed");
+	ok(tsig_find(q.tx, q.tx_len, &t) == 1 && t.error == TSIG_BADKEY && t.mac_len == 0,
+	   "an unsigned BADKEY TSIG");
 }
 
 /* Issue #16 item 4: a captured signed UPDATE, sent again within the fudge. */

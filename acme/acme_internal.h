@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+/*
+ * What the acme files share (included only from acme/): the zones, their
+ * keys, and a few helpers.  acme_zone.c sets zones up, tsig_handler.c is
+ * core's update_handler (TSIG for any zone), commit.c the update path
+ * (check, commit durably, rebuild the snapshot), purge.c the stale TXT
+ * timer.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "acme/policy.h"
+#include "acme/tsig.h"
+#include "core/hooks.h"
+#include "core/wire/dname.h"
+#include "storage/journal.h"
+
+struct answer_env;
+struct db;
+struct loop;
+struct recset;
+struct replay;
+struct zone_table;
+
+struct acme_zone;
+
+struct acme_key {
+	struct tsig_key tk;
+	struct policy pol;
+	struct replay *replay;       /* the UPDATEs it signed lately (replay.h) */
+	struct acme_zone *zone;
+};
+
+struct acme_zone {
+	struct acme *a;
+	uint8_t apex[DNAME_MAX];
+	char name[DNAME_MAX * 4 + 2];    /* presentation, for logs */
+	char *journal_path;
+	struct db *db;
+	struct recset *rs;
+	struct zone_signer signer;
+	bool has_signer;
+	bool allow_update;
+	bool serial_per_signing;         /* signed and transferred: see acme_resign */
+	struct journal_caps caps;        /* the IXFR journal's */
+	uint32_t stale_age;
+	int64_t purge_timer;
+	struct acme_key *keys;
+	size_t n_keys;
+	bool mirror_stale;           /* rs may differ from the database: reload first */
+};
+
+struct acme {
+	struct zone_table *t;
+	struct loop *l;
+	struct answer_env *env;
+	struct acme_zone **zones;
+	size_t n;
+};
+
+/* The zone with this (lowercase wire) apex, or NULL. */
+struct acme_zone *acme_find_zone(const struct acme *a, const uint8_t *apex);
+/* A name for logs; "(unprintable)" when it cannot be shown. */
+void acme_name_str(const uint8_t *name, char *out, size_t cap);
+/* Fills err; names may be long, and a cut message is better than none. */
+__attribute__((format(printf, 2, 3)))
+void acme_errf(char err[256], const char *fmt, ...);
+/* The loop's clock (a test may step it), the system clock without a loop. */
+uint64_t acme_now(const struct acme *a);   /* unix seconds */
+/* records_load() callback: one database row into the zone's mirror. */
+struct records_row;
+int acme_load_row(void *arg, const struct records_row *row);

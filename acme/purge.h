@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+/*
+ * The stale-challenge purge: TXT records added by UPDATE at least
+ * stale_txt_age_s ago are removed through the update path (commit.h), in
+ * one transaction with a serial bump, by a loop timer per zone.  Records
+ * from the zone file (created_at 0) stay.
+ */
+#include <stdint.h>
+
+struct acme_zone;
+
+/* Removes the zone's stale TXT records as of `now` (unix seconds).  Returns
+ * the number removed, or a negative errno. */
+int purge_stale(struct acme_zone *az, int64_t now);
+/* Arms the zone's timer (no loop or stale_txt_age_s 0: nothing to do). */
+void purge_schedule(struct acme_zone *az);
+/* Disarms it.  Safe when not armed. */
+void purge_cancel(struct acme_zone *az);

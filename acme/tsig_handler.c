@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * TSIG for the ACME zones' handler (see tsig_handler.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "acme/acme_internal.h"
+#include "acme/commit.h"
+#include "acme/msg.h"
+#include "acme/replay.h"
+#include "acme/tsig.h"
+#include "acme/tsig_handler.h"
+#include "core/conf/log.h"
+#include "core/wire/dname.h"
+#include "core/wire/packet.h"
+#include "core/wire/query.h"
+#include "core/wire/rrset.h"
+#include "core/wire/wire.h"
+#include "core/zone/answer.h"
+
+/* The key named by a TSIG: the UPDATE's own zone first, then every zone. */
+static const struct acme_key *find_key(const struct acme *a, const struct tsig_rr *t,
+                                       const uint8_t *zone_hint)
+{
+	enum tsig_alg alg = tsig_alg_from_name(t->alg_name);
+	size_t len = dname_len(t->key_name);
+	const struct acme_zone *first = zone_hint ? acme_find_zone(a, zone_hint) : NULL;
+	for (size_t pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < a->n; i++) {
+			const struct acme_zone *az = a->zones[i];
+			if ((pass == 0) != (az == first))
+				continue;
+			for (size_t k = 0; k < az->n_keys; k++) {
+				const struct tsig_key *tk = &az->keys[k].tk;
+				if (tk->alg == alg && dname_len(tk->name) == len &&
+				    memcmp(tk->name, t->key_name, len) == 0)
+					return &az->keys[k];
+			}
+		}
+	}
+	return NULL;
+}
+
+/* What the response's TSIG must be. */
+struct reply_tsig {
+	const struct tsig_rr *req;       /* NULL: the request was not signed */
+	const struct acme_key *key;      /* sign with it; NULL: unsigned error TSIG */
+	uint16_t error;
+	uint64_t now;
+};
+
+static int append_tsig(struct query *q, const struct reply_tsig *r, size_t limit)
+{
+	const struct tsig_rr *req = r->req;
+	uint8_t other[6];
+	struct tsig_rr f;
+	memset(&f, 0, sizeof(f));
+	memcpy(f.key_name, req->key_name, dname_len(req->key_name));
+	memcpy(f.alg_name, req->alg_name, dname_len(req->alg_name));
+	f.fudge = req->fudge;
+	f.orig_id = wire_get_u16(q->tx);
+	f.error = r->error;
+	f.time_signed = r->now;
+	if (r->error == TSIG_BADTIME) {
+		/* Section 5.2.3: the client's time signed back, ours in Other Data. */
+		f.time_signed = req->time_signed;
+		wire_set_u16(other, (uint16_t)(r->now >> 32));
+		wire_set_u32(other + 2, (uint32_t)r->now);
+		f.other = other;
+		f.other_len = 6;
+	}
+	if (!r->key) {
+		/* BADKEY/BADSIG: unsigned, and no request MAC we could vouch for. */
+		f.time_signed = req->time_signed;
+	}
+	return tsig_append(q->tx, &q->tx_len, limit, &f, r->key ? &r->key->tk : NULL, req->mac,
+	                   req->mac_len, NULL);
+}
+
+/*
+ * Header, echoed zone/question and OPT (core's error writer), then the
+ * TSIG.  When the TSIG does not fit the client's size (long key and
+ * algorithm names in a BADKEY answer over UDP), the sections go and TC is
+ * set; if even that does not fit, the answer is a bare TC header.
+ */
+static int reply(struct query *q, uint8_t rcode, const struct reply_tsig *r)
+{
+	q->rcode = rcode;
+	packet_write_error(q);
+	if (!q->tx_len || !r->req)
+		return 0;
+	size_t limit = q->max_size < q->tx_cap ? q->max_size : q->tx_cap;
+	int ret = append_tsig(q, r, limit);
+	if (ret == -ENOSPC) {
+		packet_write_truncated(q);
+		ret = append_tsig(q, r, limit);
+		if (ret == -ENOSPC)
+			return 0;
+	}
+	if (ret < 0) {
+		log_error("cannot sign a response (%s)", strerror(-ret));
+		q->tx_len = 0;
+		return ret;
+	}
+	return 0;
+}
+
+/* A verified signed query: answered by core, with room kept for the TSIG. */
+static void signed_query(struct acme *a, struct query *q, const struct reply_tsig *r)
+{
+	if (!a->env || q->opcode != OPCODE_QUERY) {
+		reply(q, a->env ? RCODE_NOTIMP : RCODE_REFUSED, r);
+		return;
+	}
+	size_t limit = q->max_size < q->tx_cap ? q->max_size : q->tx_cap;
+	size_t reserve = tsig_space(&r->key->tk);
+	size_t saved = q->max_size;
+	if (limit > reserve + MSG_HEADER_LEN)
+		q->max_size = limit - reserve;
+	answer_query(q, a->env);
+	q->max_size = saved;
+	if (!q->tx_len)
+		return;
+	if (append_tsig(q, r, limit) < 0)
+		q->tx_len = 0;
+}
+
+int tsig_handler_handle(void *ctx, struct query *q)
+{
+	struct acme *a = ctx;
+	uint64_t now = acme_now(a);
+	struct tsig_rr t;
+	struct reply_tsig r = { NULL, NULL, TSIG_NOERROR, now };
+	q->tx_len = 0;
+	if (q->rx_len < MSG_HEADER_LEN)
+		return 0;
+	int found = tsig_find(q->rx, q->rx_len, &t);
+	if (found < 0)
+		return reply(q, RCODE_FORMERR, &r);
+	if (found) {
+		char kname[DNAME_MAX * 4 + 2];
+		acme_name_str(t.key_name, kname, sizeof(kname));
+		const struct acme_key *key = find_key(a, &t, q->opcode == OPCODE_UPDATE ? q->qname : NULL);
+		int v = tsig_verify(q->rx, &t, key ? &key->tk : NULL, now);
+		/* Anyone can send these: rate limited so they cannot flood the log. */
+		static struct log_limit lim_size, lim_key, lim_time;
+		if (v < 0) {
+			log_limited(&lim_size, LOG_WARN, "TSIG from key %s: MAC size %u not allowed", kname,
+			            t.mac_len);
+			return reply(q, RCODE_FORMERR, &r);
+		}
+		r.req = &t;
+		r.error = (uint16_t)v;
+		if (v == TSIG_BADKEY || v == TSIG_BADSIG) {
+			log_limited(&lim_key, LOG_WARN, "TSIG from key %s: %s", kname,
+			            v == TSIG_BADKEY ? "unknown key or algorithm (BADKEY)"
+			                             : "wrong MAC (BADSIG)");
+			return reply(q, RCODE_NOTAUTH, &r);
+		}
+		r.key = key;
+		if (v != TSIG_NOERROR) {
+			/* The MAC was right: these come from a key holder, but may repeat. */
+			if (v == TSIG_BADTIME)
+				log_limited(&lim_time, LOG_WARN,
+				            "TSIG from key %s: time %llu is %lld s off our clock (BADTIME)",
+				            kname, (unsigned long long)t.time_signed,
+				            (long long)(t.time_signed - now));
+			else
+				log_limited(&lim_time, LOG_WARN,
+				            "TSIG from key %s: MAC truncated to %u bytes (BADTRUNC)", kname,
+				            t.mac_len);
+			return reply(q, RCODE_NOTAUTH, &r);
+		}
+		if (q->opcode != OPCODE_UPDATE) {
+			signed_query(a, q, &r);
+			return 0;
+		}
+		/*
+		 * A replayed UPDATE verifies like the original.  Refused as
+		 * RFC 8945 5.2.3 refuses a time signed earlier than the last
+		 * one seen: NOTAUTH, BADTIME, signed, our clock in Other Data.
+		 * Signed queries change nothing, so they are not remembered.
+		 */
+		uint64_t window = t.fudge < key->tk.fudge ? t.fudge : key->tk.fudge;
+		int seen = replay_check(key->replay, t.time_signed, window, t.mac, t.mac_len, now);
+		if (seen < 0) {
+			static struct log_limit lim_replay;
+			log_limited(&lim_replay, LOG_WARN, "TSIG from key %s: %s (BADTIME)", kname,
+			            seen == -EALREADY ? "a replayed UPDATE: its MAC was accepted before"
+			                              : "an UPDATE signed before this server could remember "
+			                                "it, refused as a possible replay");
+			r.error = TSIG_BADTIME;
+			return reply(q, RCODE_NOTAUTH, &r);
+		}
+	}
+	if (q->opcode != OPCODE_UPDATE)
+		return reply(q, RCODE_NOTIMP, &r);
+	return reply(q, commit_update(a, q, r.key, now), &r);
+}

@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+/*
+ * core's update_handler (core/hooks.h) for the ACME zones: every message
+ * core hands over (UPDATEs, and anything carrying a TSIG) comes here.  It
+ * finds and verifies the TSIG against the keys of every ACME zone (RFC
+ * 8945), passes UPDATEs to the update path (commit.h), answers signed
+ * queries through core (answer_query) for any zone, and signs each
+ * response — or answers the TSIG error unsigned, as section 5.3.2 says.
+ */
+struct query;
+
+/* The handle function; ctx is the struct acme. */
+int tsig_handler_handle(void *ctx, struct query *q);
