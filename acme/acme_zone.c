@@ -161,7 +161,7 @@ int acme_load_row(void *arg, const struct records_row *row)
 		char n[DNAME_MAX * 4 + 2], t[16];
 		acme_name_str(row->name, n, sizeof(n));
 		log_warn("%s: skipping a malformed %s record at %s in %s: %s", az->name,
-		         policy_type_str(row->type, t), n, az->journal_path, why);
+		         rrset_type_to_str(row->type, t), n, az->journal_path, why);
 		return 0;
 	}
 	return recset_add(az->rs, row->name, row->type, row->ttl, row->rdata, row->rdlen,

@@ -17,24 +17,6 @@
 #include "core/wire/rrset.h"
 #include "storage/change.h"
 
-const char *policy_type_str(uint16_t type, char buf[16])
-{
-	static const struct { uint16_t t; const char *s; } names[] = {
-		{ RR_A, "A" }, { RR_NS, "NS" }, { RR_CNAME, "CNAME" }, { RR_SOA, "SOA" },
-		{ RR_PTR, "PTR" }, { RR_MX, "MX" }, { RR_TXT, "TXT" }, { RR_AAAA, "AAAA" },
-		{ RR_SRV, "SRV" }, { RR_DNAME, "DNAME" }, { RR_DS, "DS" }, { RR_RRSIG, "RRSIG" },
-		{ RR_NSEC, "NSEC" }, { RR_DNSKEY, "DNSKEY" }, { RR_NSEC3, "NSEC3" },
-		{ RR_NSEC3PARAM, "NSEC3PARAM" }, { RR_TLSA, "TLSA" }, { RR_CDS, "CDS" },
-		{ RR_CDNSKEY, "CDNSKEY" }, { RR_HTTPS, "HTTPS" }, { RR_SVCB, "SVCB" },
-		{ RR_CAA, "CAA" }, { RR_ANY, "ANY" },
-	};
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (names[i].t == type)
-			return names[i].s;
-	snprintf(buf, 16, "TYPE%u", (unsigned)type);
-	return buf;
-}
-
 int policy_init(struct policy *p, const struct config_zone *zc, const struct config_tsig_key *k,
                 const uint8_t *apex, char err[256])
 {
@@ -103,7 +85,7 @@ static void refuse(const struct policy *p, const uint8_t *name, uint16_t type, c
 	char n[DNAME_MAX * 4 + 2], t[16];
 	if (dname_to_str(name, n, sizeof(n)) < 0)
 		snprintf(n, sizeof(n), "(unprintable)");
-	log_warn("update refused: key %s, %s %s: %s", p->key, n, policy_type_str(type, t), why);
+	log_warn("update refused: key %s, %s %s: %s", p->key, n, rrset_type_to_str(type, t), why);
 }
 
 static bool type_signer_owned(uint16_t type)

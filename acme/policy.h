@@ -59,5 +59,3 @@ int policy_check_request(const struct policy *p, const struct update_msg *m);
 int policy_check_changes(const struct policy *p, const struct recset *rs,
                          const struct change_list *cl);
 
-/* "TXT", "A", ... or "TYPE12345" into buf; returns buf. */
-const char *policy_type_str(uint16_t type, char buf[16]);

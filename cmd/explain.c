@@ -303,10 +303,11 @@ static void print_map(const char *kind, const struct geo_sets *gs, const struct 
                       const char *owner, uint16_t qtype)
 {
 	struct geo_choice ch;
+	char tbuf[16];
 	if (strcmp(kind, "grid") == 0) {
 		printf("%s %s: which site answers where (10° cells; upper case: nearest alone, "
 		       "lower case: pair, nearest shown; . no answer)\n", owner,
-		       qtype == RR_A ? "A" : "AAAA");
+		       rrset_type_to_str(qtype, tbuf));
 		for (int r = 0; r < 18; r++) {
 			for (int col = 0; col < 36; col++) {
 				double lat = 85 - r * 10, lon = -175 + col * 10;
@@ -371,7 +372,9 @@ static void print_https(const struct geo_sites *sites, const struct config_geo_n
 			if (!geo_site_address(sites, i, fam, addr))
 				continue;
 			inet_ntop(fam == 4 ? AF_INET : AF_INET6, addr, atext, sizeof(atext));
-			printf("%s %u IN %s %s\n", ntext, gn->ttl_pair, fam == 4 ? "A" : "AAAA", atext);
+			char tbuf[16];
+			printf("%s %u IN %s %s\n", ntext, gn->ttl_pair,
+			       rrset_type_to_str(fam == 4 ? RR_A : RR_AAAA, tbuf), atext);
 		}
 	}
 }
@@ -409,20 +412,16 @@ int cmd_explain(int argc, char **argv)
 	const char *name = argv[optind];
 	uint16_t qtype = RR_A;
 	if (npos == 2) {
-		if (strcasecmp(argv[optind + 1], "A") == 0) {
-			qtype = RR_A;
-		} else if (strcasecmp(argv[optind + 1], "AAAA") == 0) {
-			qtype = RR_AAAA;
-		} else if (strcasecmp(argv[optind + 1], "HTTPS") == 0) {
-			qtype = RR_HTTPS;
-		} else {
+		qtype = rrset_type_from_str(argv[optind + 1]);
+		if (qtype != RR_A && qtype != RR_AAAA && qtype != RR_HTTPS) {
 			fprintf(stderr, "geoacme explain: type must be A, AAAA or HTTPS, not '%s'\n",
 			        argv[optind + 1]);
 			return EXIT_USAGE;
 		}
 	}
 	int family = qtype == RR_A ? 4 : qtype == RR_AAAA ? 6 : 0;
-	const char *type_name = qtype == RR_A ? "A" : qtype == RR_AAAA ? "AAAA" : "HTTPS";
+	char tbuf[16];
+	const char *type_name = rrset_type_to_str(qtype, tbuf);
 	int client_family = 0;
 	uint8_t client_addr[16] = { 0 };
 	double lat = 0, lon = 0;
@@ -562,7 +561,7 @@ int cmd_explain(int argc, char **argv)
 		const struct rdata *rd = &ch.rrset->rr[ch.reversed ? ch.rrset->count - 1 - k : k];
 		char text[INET6_ADDRSTRLEN];
 		inet_ntop(family == 4 ? AF_INET : AF_INET6, rd->data, text, sizeof(text));
-		printf("%s %u IN %s %s\n", f.owner, ch.rrset->ttl, family == 4 ? "A" : "AAAA", text);
+		printf("%s %u IN %s %s\n", f.owner, ch.rrset->ttl, type_name, text);
 	}
 	rc = EXIT_OK;
 out:

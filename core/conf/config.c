@@ -34,6 +34,7 @@
 #include "core/conf/log.h"
 #include "core/conf/secret_file.h"
 #include "core/conf/toml.h"
+#include "core/wire/rrset.h"
 
 #define CONFIG_MAX_BYTES (16u << 20)
 #define TSIG_SECRET_MAX 128     /* sizeof(config_tsig_key.secret) */
@@ -588,33 +589,6 @@ static bool parse_addr_port(const char *s, struct config_addr *a)
 }
 
 /* ---- record types, TSIG algorithms, base64 ---- */
-
-static const struct {
-	const char *name;
-	uint16_t type;
-} rr_types[] = {
-	{ "A", 1 }, { "NS", 2 }, { "CNAME", 5 }, { "SOA", 6 }, { "PTR", 12 }, { "HINFO", 13 },
-	{ "MX", 15 }, { "TXT", 16 }, { "AAAA", 28 }, { "LOC", 29 }, { "SRV", 33 },
-	{ "NAPTR", 35 }, { "DNAME", 39 }, { "DS", 43 }, { "SSHFP", 44 }, { "RRSIG", 46 },
-	{ "NSEC", 47 }, { "DNSKEY", 48 }, { "NSEC3", 50 }, { "NSEC3PARAM", 51 }, { "TLSA", 52 },
-	{ "SMIMEA", 53 }, { "CDS", 59 }, { "CDNSKEY", 60 }, { "OPENPGPKEY", 61 }, { "SVCB", 64 },
-	{ "HTTPS", 65 }, { "SPF", 99 }, { "URI", 256 }, { "CAA", 257 },
-};
-
-/* Mnemonic or RFC 3597 "TYPEnnn"; 0 when unknown. */
-static uint16_t rr_type_parse(const char *s)
-{
-	for (size_t i = 0; i < sizeof(rr_types) / sizeof(rr_types[0]); i++)
-		if (strcasecmp(s, rr_types[i].name) == 0)
-			return rr_types[i].type;
-	if (strncasecmp(s, "TYPE", 4) == 0 && s[4] >= '0' && s[4] <= '9') {
-		char *end;
-		unsigned long v = strtoul(s + 4, &end, 10);
-		if (*end == '\0' && v >= 1 && v <= 65535)
-			return (uint16_t)v;
-	}
-	return 0;
-}
 
 static bool tsig_alg_parse(const char *s, enum tsig_alg *out)
 {
@@ -1575,8 +1549,8 @@ static void load_tsig_keys(struct loader *l, struct toml_node *st, struct config
 				l->oom = true;
 			for (size_t j = 0; k->allow_types && j < types->u.arr.n; j++) {
 				struct toml_node *it = types->u.arr.items[j];
-				uint16_t ty = rr_type_parse(it->u.s);
-				if (!ty)
+				uint16_t ty = rrset_type_from_str(it->u.s);
+				if (!ty || rrset_type_is_meta(ty))
 					err_node(l, it, "expected a record type (A, AAAA, TXT, ...) in "
 					         "'allow_types', found '%s'", it->u.s);
 				else
@@ -1585,7 +1559,7 @@ static void load_tsig_keys(struct loader *l, struct toml_node *st, struct config
 		} else if (!toml_get(t, "allow_types")) {
 			k->allow_types = malloc(sizeof(*k->allow_types));
 			if (k->allow_types) {
-				k->allow_types[0] = 16;     /* TXT */
+				k->allow_types[0] = RR_TXT;
 				k->n_allow_types = 1;
 			} else {
 				l->oom = true;

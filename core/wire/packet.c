@@ -265,27 +265,24 @@ static void write_rdata(struct wire *w, struct comp *c, uint16_t type, const str
 	size_t len_at = w->pos;
 	wire_write_u16(w, 0);
 	size_t start = w->pos;
-	const uint8_t *p = rd->data;
-	switch (type) {
-	case RR_NS: case RR_CNAME: case RR_PTR:
-		write_name(w, c, p);
-		break;
-	case RR_MX:
-		wire_write_bytes(w, p, 2);
-		write_name(w, c, p + 2);
-		break;
-	case RR_SOA: {
-		size_t l1 = dname_len(p);
-		size_t l2 = dname_len(p + l1);
-		write_name(w, c, p);
-		write_name(w, c, p + l1);
-		wire_write_bytes(w, p + l1 + l2, 20);
-		break;
+	const uint8_t *p = rd->data, *end = rd->data + rd->len;
+	uint8_t prefix;
+	int names = rrset_type_rdata_names(type, &prefix);
+	if (names && rd->len >= prefix) {
+		wire_write_bytes(w, p, prefix);
+		p += prefix;
+		for (int i = 0; i < names && p < end; i++) {
+			write_name(w, c, p);
+			p += dname_len(p);
+		}
 	}
-	default:
-		wire_write_bytes(w, rd->data, rd->len);
-		break;
+	if (p > end) {
+		/* Names running past the rdata: written as stored, uncompressed. */
+		wire_seek(w, start);
+		comp_forget_after(c, start);
+		p = rd->data;
 	}
+	wire_write_bytes(w, p, (size_t)(end - p));
 	wire_put_u16_at(w, len_at, (uint16_t)(w->pos - start));
 }
 

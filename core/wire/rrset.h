@@ -10,14 +10,23 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/*
+ * Record types.  The numbers are here; their mnemonics and properties are
+ * in one table in rrset.c, read through the functions below — config
+ * (allow_types), policy (log lines) and the packet writer (which rdata
+ * names may be compressed) all use it.  core/wire keeps its own small
+ * table instead of ldns's (ldns_rr_descript): core uses ldns only where it
+ * reads presentation format, and the wire layer links none.
+ */
 enum {
 	RR_A = 1, RR_NS = 2, RR_CNAME = 5, RR_SOA = 6, RR_PTR = 12, RR_HINFO = 13,
-	RR_MX = 15, RR_TXT = 16, RR_AAAA = 28, RR_SRV = 33, RR_NAPTR = 35,
+	RR_MX = 15, RR_TXT = 16, RR_AAAA = 28, RR_LOC = 29, RR_SRV = 33, RR_NAPTR = 35,
 	RR_DNAME = 39, RR_OPT = 41, RR_DS = 43, RR_SSHFP = 44, RR_RRSIG = 46,
 	RR_NSEC = 47, RR_DNSKEY = 48, RR_NSEC3 = 50, RR_NSEC3PARAM = 51,
-	RR_TLSA = 52, RR_CDS = 59, RR_CDNSKEY = 60, RR_SVCB = 64, RR_HTTPS = 65,
+	RR_TLSA = 52, RR_SMIMEA = 53, RR_CDS = 59, RR_CDNSKEY = 60, RR_OPENPGPKEY = 61,
+	RR_SVCB = 64, RR_HTTPS = 65, RR_SPF = 99,
 	RR_TKEY = 249, RR_TSIG = 250, RR_IXFR = 251, RR_AXFR = 252,
-	RR_MAILB = 253, RR_MAILA = 254, RR_ANY = 255, RR_CAA = 257,
+	RR_MAILB = 253, RR_MAILA = 254, RR_ANY = 255, RR_URI = 256, RR_CAA = 257,
 };
 enum { CLASS_IN = 1, CLASS_CH = 3, CLASS_NONE = 254, CLASS_ANY = 255 };
 
@@ -34,7 +43,19 @@ struct rrset {
 	struct rdata sig;      /* RRSIG rdata; sig.len == 0 when unsigned */
 };
 
-/* Types whose rdata names are compressed on output (RFC 3597 section 4). */
+/*
+ * The type of a mnemonic ("TXT", any case) or of RFC 3597's "TYPEnnn"
+ * (1..65535); 0 when unknown.
+ */
+uint16_t rrset_type_from_str(const char *s);
+/* The mnemonic of a type, or "TYPEnnn" written into buf. */
+const char *rrset_type_to_str(uint16_t type, char buf[16]);
+/*
+ * Types whose rdata names are compressed on output (RFC 3597 section 4:
+ * the RFC 1035 types only).  The rdata is `prefix` bytes, then `names`
+ * uncompressed names, then the rest; returns names (0: not compressible).
+ */
+int rrset_type_rdata_names(uint16_t type, uint8_t *prefix);
 bool rrset_type_compressible(uint16_t type);
 /* Meta and question-only types that can never be stored in a zone. */
 bool rrset_type_is_meta(uint16_t type);

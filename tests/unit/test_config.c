@@ -883,13 +883,14 @@ static void test_tsig_errors(void)
 		problem(text, "11:10: expected at most 128 bytes in 'secret'", "secret too long");
 	}
 	snprintf(text, sizeof(text), "%sname = \"k\"\nalgorithm = \"hmac-sha256\"\nsecret = \"AAAA\"\n"
-	         "allow_types = [\"TXT\", \"TXTT\", \"TYPE0\"]\n", store);
+	         "allow_types = [\"TXT\", \"TXTT\", \"TYPE0\", \"ANY\"]\n", store);
 	{
 		const char *w[] = {
 			"12:23: expected a record type (A, AAAA, TXT, ...) in 'allow_types', found 'TXTT'",
 			"12:31: expected a record type (A, AAAA, TXT, ...) in 'allow_types', found 'TYPE0'",
+			"12:40: expected a record type (A, AAAA, TXT, ...) in 'allow_types', found 'ANY'",
 		};
-		problems(text, w, 2, "unknown record types");
+		problems(text, w, 3, "unknown record types, and ANY (a question type)");
 	}
 	snprintf(text, sizeof(text), "%sname = \"k\"\nalgorithm = \"hmac-sha256\"\nsecret = \"AAAA\"\n"
 	         "allow_types = []\n", store);
