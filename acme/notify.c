@@ -112,7 +112,7 @@ static int build(const struct notify_target *t, uint8_t *buf, size_t *len)
 	memcpy(f.key_name, nz->key.name, dname_len(nz->key.name));
 	memcpy(f.alg_name, tsig_alg_name(nz->key.alg), dname_len(tsig_alg_name(nz->key.alg)));
 	f.time_signed = (uint64_t)time(NULL);
-	f.fudge = TSIG_FUDGE;
+	f.fudge = TSIG_FUDGE_DEFAULT;
 	f.orig_id = t->id;
 	int rc = tsig_append(buf, len, NOTIFY_MSG_MAX, &f, &nz->key, NULL, 0, NULL);
 	return rc < 0 ? rc : 0;

@@ -588,7 +588,7 @@ static int build_request(struct sec_conn *c)
 		const uint8_t *alg = tsig_alg_name(sz->key.alg);
 		memcpy(f.alg_name, alg, dname_len(alg));
 		f.time_signed = (uint64_t)now_s();
-		f.fudge = TSIG_FUDGE;
+		f.fudge = TSIG_FUDGE_DEFAULT;
 		f.orig_id = id;
 		int n = tsig_append(c->req + 2, &len, sizeof(c->req) - 2, &f, &sz->key, NULL, 0, c->mac);
 		if (n < 0)

@@ -17,56 +17,6 @@
 #include "core/wire/rrset.h"
 #include "core/wire/wire.h"
 
-static const struct {
-	enum tsig_alg alg;
-	const char *str;
-	const uint8_t *wire;
-	const char *digest;
-	size_t size;
-} algs[] = {
-	{ TSIG_HMAC_SHA1, "hmac-sha1", (const uint8_t *)"\x09hmac-sha1", "SHA1", 20 },
-	{ TSIG_HMAC_SHA224, "hmac-sha224", (const uint8_t *)"\x0bhmac-sha224", "SHA224", 28 },
-	{ TSIG_HMAC_SHA256, "hmac-sha256", (const uint8_t *)"\x0bhmac-sha256", "SHA256", 32 },
-	{ TSIG_HMAC_SHA384, "hmac-sha384", (const uint8_t *)"\x0bhmac-sha384", "SHA384", 48 },
-	{ TSIG_HMAC_SHA512, "hmac-sha512", (const uint8_t *)"\x0bhmac-sha512", "SHA512", 64 },
-};
-#define N_ALGS (sizeof(algs) / sizeof(algs[0]))
-
-static int alg_index(enum tsig_alg alg)
-{
-	for (size_t i = 0; i < N_ALGS; i++)
-		if (algs[i].alg == alg)
-			return (int)i;
-	return -1;
-}
-
-enum tsig_alg tsig_alg_from_name(const uint8_t *name)
-{
-	for (size_t i = 0; i < N_ALGS; i++)
-		if (dname_len(name) == dname_len(algs[i].wire) &&
-		    memcmp(name, algs[i].wire, dname_len(name)) == 0)
-			return algs[i].alg;
-	return 0;
-}
-
-const uint8_t *tsig_alg_name(enum tsig_alg alg)
-{
-	int i = alg_index(alg);
-	return i < 0 ? (const uint8_t *)"" : algs[i].wire;
-}
-
-const char *tsig_alg_str(enum tsig_alg alg)
-{
-	int i = alg_index(alg);
-	return i < 0 ? "unknown" : algs[i].str;
-}
-
-size_t tsig_mac_size(enum tsig_alg alg)
-{
-	int i = alg_index(alg);
-	return i < 0 ? 0 : algs[i].size;
-}
-
 int tsig_key_init(struct tsig_key *k, const char *name, enum tsig_alg alg,
                   const uint8_t *secret, size_t secret_len, uint16_t fudge, char err[256])
 {
@@ -76,19 +26,22 @@ int tsig_key_init(struct tsig_key *k, const char *name, enum tsig_alg alg,
 		return -EINVAL;
 	}
 	dname_lower(k->name);
-	if (alg_index(alg) < 0) {
+	if (!tsig_alg_digest(alg)) {
 		snprintf(err, 256, "TSIG key '%s': unsupported algorithm", name);
 		return -EINVAL;
 	}
 	if (secret_len == 0 || secret_len > sizeof(k->secret)) {
-		snprintf(err, 256, "TSIG key '%s': the secret is %s", name,
-		         secret_len ? "longer than 128 bytes" : "empty");
+		if (secret_len)
+			snprintf(err, 256, "TSIG key '%s': the secret is longer than %d bytes", name,
+			         TSIG_SECRET_MAX);
+		else
+			snprintf(err, 256, "TSIG key '%s': the secret is empty", name);
 		return -EINVAL;
 	}
 	k->alg = alg;
 	memcpy(k->secret, secret, secret_len);
 	k->secret_len = secret_len;
-	k->fudge = fudge ? fudge : TSIG_FUDGE;
+	k->fudge = fudge ? fudge : TSIG_FUDGE_DEFAULT;
 	return 0;
 }
 
@@ -109,16 +62,16 @@ static EVP_MAC *hmac_impl(void)
 
 static int hmac_begin(struct hmac *h, const struct tsig_key *k)
 {
-	int i = alg_index(k->alg);
+	const char *digest = tsig_alg_digest(k->alg);
 	EVP_MAC *mac = hmac_impl();
 	h->ctx = NULL;
-	if (i < 0 || !mac)
+	if (!digest || !mac)
 		return -EIO;
 	h->ctx = EVP_MAC_CTX_new(mac);
 	if (!h->ctx)
 		return -EIO;
 	OSSL_PARAM params[] = {
-		OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)algs[i].digest, 0),
+		OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)digest, 0),
 		OSSL_PARAM_construct_end(),
 	};
 	if (!EVP_MAC_init(h->ctx, k->secret, k->secret_len, params)) {
@@ -243,7 +196,7 @@ int tsig_find(const uint8_t *msg, size_t len, struct tsig_rr *t)
 
 static size_t mac_floor(enum tsig_alg alg)
 {
-	size_t half = tsig_mac_size(alg) / 2;
+	size_t half = tsig_alg_mac_size(alg) / 2;
 	return half > 10 ? half : 10;
 }
 
@@ -254,7 +207,7 @@ int tsig_verify(const uint8_t *msg, const struct tsig_rr *t, const struct tsig_k
 	    dname_len(t->key_name) != dname_len(key->name) ||
 	    memcmp(t->key_name, key->name, dname_len(key->name)) != 0)
 		return TSIG_BADKEY;
-	size_t full = tsig_mac_size(key->alg);
+	size_t full = tsig_alg_mac_size(key->alg);
 	size_t floor = mac_floor(key->alg);
 	if (t->mac_len > full || t->mac_len < floor)
 		return -EBADMSG;
@@ -290,7 +243,7 @@ size_t tsig_space(const struct tsig_key *key)
 	/* owner + type/class/ttl/rdlen + algorithm + time/fudge/size + MAC +
 	 * orig id/error/other len + 6 bytes of other data (BADTIME). */
 	return dname_len(key->name) + 10 + dname_len(tsig_alg_name(key->alg)) + 10 +
-	       tsig_mac_size(key->alg) + 6 + 6;
+	       tsig_alg_mac_size(key->alg) + 6 + 6;
 }
 
 /* RFC 8945 5.3.1: later messages of a stream cover only the timers. */
@@ -393,7 +346,7 @@ int tsig_verify_response(const uint8_t *msg, const struct tsig_rr *t, const stru
 		return TSIG_BADKEY;
 	if (t->error)
 		return t->error;          /* the server refused our signature */
-	size_t full = tsig_mac_size(key->alg);
+	size_t full = tsig_alg_mac_size(key->alg);
 	if (t->mac_len > full || t->mac_len < mac_floor(key->alg))
 		return -EBADMSG;
 	uint8_t hdr[MSG_HEADER_LEN];

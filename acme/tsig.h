@@ -22,11 +22,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/conf/config.h"
+#include "core/conf/tsig_alg.h"
 #include "core/wire/dname.h"
 
-#define TSIG_MAC_MAX 64          /* SHA-512 */
-#define TSIG_FUDGE 300           /* seconds, RFC 8945 section 10 */
 
 /* TSIG error codes (the Error field; the RCODE is then NOTAUTH). */
 enum { TSIG_NOERROR = 0, TSIG_BADSIG = 16, TSIG_BADKEY = 17, TSIG_BADTIME = 18,
@@ -35,7 +33,7 @@ enum { TSIG_NOERROR = 0, TSIG_BADSIG = 16, TSIG_BADKEY = 17, TSIG_BADTIME = 18,
 struct tsig_key {
 	uint8_t name[DNAME_MAX];     /* lowercase wire form */
 	enum tsig_alg alg;
-	uint8_t secret[128];
+	uint8_t secret[TSIG_SECRET_MAX];
 	size_t secret_len;
 	uint16_t fudge;              /* the most clock skew we accept, seconds */
 	/* Local truncation policy: shortest MAC accepted; 0 = the RFC floor. */
@@ -60,13 +58,6 @@ struct tsig_rr {
 /* Fills a key from the config; -EINVAL with err on a bad name or empty secret. */
 int tsig_key_init(struct tsig_key *k, const char *name, enum tsig_alg alg,
                   const uint8_t *secret, size_t secret_len, uint16_t fudge, char err[256]);
-/* The algorithm named by a lowercase wire name ("\x0bhmac-sha256"), or 0. */
-enum tsig_alg tsig_alg_from_name(const uint8_t *name);
-/* The wire name of an algorithm. */
-const uint8_t *tsig_alg_name(enum tsig_alg alg);
-const char *tsig_alg_str(enum tsig_alg alg);   /* "hmac-sha256" */
-/* Full MAC length of the algorithm in bytes. */
-size_t tsig_mac_size(enum tsig_alg alg);
 
 /*
  * Walks the whole message.  Returns 1 and fills t when the last record of

@@ -16,9 +16,8 @@
 #include <openssl/rand.h>
 
 #include "cmd/cmd.h"
+#include "core/conf/tsig_alg.h"
 #include "dnssec/key.h"
-
-#define TSIG_SECRET_LEN 32   /* = HMAC-SHA256 output; RFC 8945 6 recommends it */
 
 static void usage(FILE *out)
 {
@@ -37,8 +36,9 @@ static void usage(FILE *out)
 
 static int write_tsig(const char *path, char *b64, size_t b64_cap)
 {
-	uint8_t secret[TSIG_SECRET_LEN];
-	if (RAND_bytes(secret, sizeof(secret)) != 1) {
+	uint8_t secret[TSIG_SECRET_MAX];
+	size_t len = tsig_alg_mac_size(TSIG_ALG_DEFAULT);
+	if (RAND_bytes(secret, (int)len) != 1) {
 		fprintf(stderr, "geoacme keygen: no randomness available\n");
 		return EXIT_RUNTIME;
 	}
@@ -52,7 +52,7 @@ static int write_tsig(const char *path, char *b64, size_t b64_cap)
 		return EXIT_RUNTIME;
 	}
 	bool good = fchmod(fd, 0600) == 0 &&
-	            write(fd, secret, sizeof(secret)) == (ssize_t)sizeof(secret) &&
+	            write(fd, secret, len) == (ssize_t)len &&
 	            fsync(fd) == 0;
 	int saved = errno;
 	if (close(fd) != 0 && good) {
@@ -64,10 +64,10 @@ static int write_tsig(const char *path, char *b64, size_t b64_cap)
 		unlink(path);
 		return EXIT_RUNTIME;
 	}
-	if (b64_cap < 4 * ((TSIG_SECRET_LEN + 2) / 3) + 1)
+	if (b64_cap < 4 * ((len + 2) / 3) + 1)
 		return EXIT_RUNTIME;
-	EVP_EncodeBlock((unsigned char *)b64, secret, sizeof(secret));
-	OPENSSL_cleanse(secret, sizeof(secret));
+	EVP_EncodeBlock((unsigned char *)b64, secret, (int)len);
+	OPENSSL_cleanse(secret, len);
 	return EXIT_OK;
 }
 
@@ -144,16 +144,17 @@ int cmd_keygen(int argc, char **argv)
 		key_free(k);
 	}
 	if (tsig_path) {
-		char b64[64];
+		char b64[4 * (TSIG_SECRET_MAX / 3 + 1) + 1];
 		int rc = write_tsig(tsig_path, b64, sizeof(b64));
 		if (rc != EXIT_OK)
 			return rc;
-		printf("wrote %s: %d-byte TSIG secret, mode 0600\n"
-		       "  zone config:  [[zones.stores.tsig_keys]] name = \"NAME.\", algorithm = \"hmac-sha256\", "
+		const char *alg = tsig_alg_str(TSIG_ALG_DEFAULT);
+		printf("wrote %s: %zu-byte TSIG secret, mode 0600\n"
+		       "  zone config:  [[zones.stores.tsig_keys]] name = \"NAME.\", algorithm = \"%s\", "
 		       "key_file = \"%s\"\n"
-		       "  lego:         RFC2136_TSIG_KEY=NAME. RFC2136_TSIG_ALGORITHM=hmac-sha256. "
+		       "  lego:         RFC2136_TSIG_KEY=NAME. RFC2136_TSIG_ALGORITHM=%s. "
 		       "RFC2136_TSIG_SECRET=%s\n",
-		       tsig_path, TSIG_SECRET_LEN, tsig_path, b64);
+		       tsig_path, tsig_alg_mac_size(TSIG_ALG_DEFAULT), alg, tsig_path, alg, b64);
 	}
 	return EXIT_OK;
 }

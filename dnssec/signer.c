@@ -24,9 +24,6 @@
 #include "dnssec/sigcache.h"
 #include "dnssec/sign.h"
 
-#define DEFAULT_VALIDITY (14 * 86400)
-#define DEFAULT_INCEPTION 3600
-#define DEFAULT_REFRESH (7 * 86400)
 /* Far above any zone we serve (ACME zones stop at 10000 records); past it
  * signatures are still made, just not kept. */
 #define CACHE_MAX (1u << 17)
@@ -68,9 +65,9 @@ struct signer *signer_new(const char *zone_name, const char *key_path, const str
 		goto fail;
 	}
 	s->name = strdup(zone_name);
-	s->validity = c && c->sig_validity_s ? c->sig_validity_s : DEFAULT_VALIDITY;
-	s->inception = c ? c->sig_inception_s : DEFAULT_INCEPTION;
-	s->refresh = c ? c->sig_refresh_s : DEFAULT_REFRESH;
+	s->validity = c && c->sig_validity_s ? c->sig_validity_s : CONFIG_SIG_VALIDITY_DEFAULT;
+	s->inception = c ? c->sig_inception_s : CONFIG_SIG_INCEPTION_DEFAULT;
+	s->refresh = c ? c->sig_refresh_s : CONFIG_SIG_REFRESH_DEFAULT;
 	if (s->refresh >= s->validity) {
 		snprintf(err, 256, "%s: signature refresh (%u s) must be shorter than the "
 		         "validity (%u s)", zone_name, s->refresh, s->validity);

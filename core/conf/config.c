@@ -34,10 +34,10 @@
 #include "core/conf/log.h"
 #include "core/conf/secret_file.h"
 #include "core/conf/toml.h"
+#include "core/wire/edns.h"
 #include "core/wire/rrset.h"
 
 #define CONFIG_MAX_BYTES (16u << 20)
-#define TSIG_SECRET_MAX 128     /* sizeof(config_tsig_key.secret) */
 #define TTL_MAX 2147483647      /* RFC 2181 section 8 */
 #define SECOND 1000ull
 #define MINUTE (60 * SECOND)
@@ -553,7 +553,7 @@ static bool parse_addr_port(const char *s, struct config_addr *a)
 	if (strlen(s) >= sizeof(buf))
 		return false;
 	memset(a, 0, sizeof(*a));
-	a->port = 53;
+	a->port = CONFIG_PORT_DEFAULT;
 	if (s[0] == '[') {
 		const char *close = strchr(s, ']');
 		if (!close || (size_t)(close - s - 1) >= sizeof(buf))
@@ -589,28 +589,6 @@ static bool parse_addr_port(const char *s, struct config_addr *a)
 }
 
 /* ---- record types, TSIG algorithms, base64 ---- */
-
-static bool tsig_alg_parse(const char *s, enum tsig_alg *out)
-{
-	static const struct {
-		const char *name;
-		enum tsig_alg alg;
-	} algs[] = {
-		{ "hmac-sha1", TSIG_HMAC_SHA1 }, { "hmac-sha224", TSIG_HMAC_SHA224 },
-		{ "hmac-sha256", TSIG_HMAC_SHA256 }, { "hmac-sha384", TSIG_HMAC_SHA384 },
-		{ "hmac-sha512", TSIG_HMAC_SHA512 },
-	};
-	size_t len = strlen(s);
-	if (len && s[len - 1] == '.')
-		len--;
-	for (size_t i = 0; i < sizeof(algs) / sizeof(algs[0]); i++) {
-		if (strlen(algs[i].name) == len && strncasecmp(s, algs[i].name, len) == 0) {
-			*out = algs[i].alg;
-			return true;
-		}
-	}
-	return false;
-}
 
 /* Standard base64, padding optional.  Length, or -1 malformed, -2 too long. */
 static int base64_decode(const char *s, uint8_t *out, size_t cap)
@@ -1488,7 +1466,7 @@ static void load_tsig_keys(struct loader *l, struct toml_node *st, struct config
 		struct config_tsig_key *k = &z->tsig_keys[i];
 		const char *where = "[[zones.stores.tsig_keys]]";
 		k->pos = (struct config_pos){ t->line, t->col };
-		k->fudge = 300;
+		k->fudge = TSIG_FUDGE_DEFAULT;
 		k->allow_axfr = true;
 		get_bool(l, t, "allow_axfr", &k->allow_axfr);
 
@@ -1509,9 +1487,9 @@ static void load_tsig_keys(struct loader *l, struct toml_node *st, struct config
 		}
 
 		struct toml_node *alg = get_type(l, t, "algorithm", TOML_STRING);
-		if (alg && !tsig_alg_parse(alg->u.s, &k->algorithm))
-			err_node(l, alg, "expected a TSIG algorithm (hmac-sha1, hmac-sha224, hmac-sha256, "
-			         "hmac-sha384 or hmac-sha512), found '%s'", alg->u.s);
+		if (alg && !(k->algorithm = tsig_alg_from_str(alg->u.s)))
+			err_node(l, alg, "expected a TSIG algorithm (%s), found '%s'", tsig_alg_list(),
+			         alg->u.s);
 		else if (!alg && !toml_get(t, "algorithm"))
 			missing(l, t, "algorithm", where);
 
@@ -1966,21 +1944,21 @@ struct config *config_load(const char *path, struct diag *d)
 	}
 	l.c = c;
 	c->path = xstrdup(&l, path);
-	c->listen_port = 53;
-	c->tcp_idle_timeout_ms = 10000;
+	c->listen_port = CONFIG_PORT_DEFAULT;
+	c->tcp_idle_timeout_ms = CONFIG_TCP_IDLE_MS_DEFAULT;
 	c->log_level = LOG_INFO;
-	c->udp_max_size = 1232;
-	c->tcp_max_connections = 256;
-	c->tcp_max_connections_per_prefix = 16;
+	c->udp_max_size = EDNS_UDP_DEFAULT;
+	c->tcp_max_connections = CONFIG_TCP_MAX_DEFAULT;
+	c->tcp_max_connections_per_prefix = CONFIG_TCP_PER_PREFIX_DEFAULT;
 	c->rrl_rate = 0;
 	c->query_log_rate = 10;
 	c->rrl_slip = 2;
 	c->rrl_ipv4_prefix = 24;
 	c->rrl_ipv6_prefix = 56;
 	c->cookies = true;
-	c->sig_validity_s = 14 * 86400;
-	c->sig_inception_s = 3600;
-	c->sig_refresh_s = 7 * 86400;
+	c->sig_validity_s = CONFIG_SIG_VALIDITY_DEFAULT;
+	c->sig_inception_s = CONFIG_SIG_INCEPTION_DEFAULT;
+	c->sig_refresh_s = CONFIG_SIG_REFRESH_DEFAULT;
 
 	load_directory(&l, root);
 	load_top(&l, root);

@@ -14,11 +14,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/conf/tsig_alg.h"
+
 struct diag;
 
-enum tsig_alg {
-	TSIG_HMAC_SHA1 = 1, TSIG_HMAC_SHA224, TSIG_HMAC_SHA256, TSIG_HMAC_SHA384, TSIG_HMAC_SHA512,
-};
+/*
+ * Defaults written once: config_load() starts from these, and code that
+ * runs without a config (a signer or listener made by a test or a tool)
+ * falls back to the same values.  The UDP size default is EDNS_UDP_DEFAULT
+ * (core/wire/edns.h), the TSIG fudge TSIG_FUDGE_DEFAULT (tsig_alg.h).
+ */
+#define CONFIG_PORT_DEFAULT 53
+#define CONFIG_TCP_MAX_DEFAULT 256
+#define CONFIG_TCP_PER_PREFIX_DEFAULT 16
+#define CONFIG_TCP_IDLE_MS_DEFAULT 10000
+#define CONFIG_SIG_VALIDITY_DEFAULT (14 * 86400)   /* RRSIG lifetime, s */
+#define CONFIG_SIG_INCEPTION_DEFAULT 3600          /* backdating, s */
+#define CONFIG_SIG_REFRESH_DEFAULT (7 * 86400)     /* re-sign when less remains, s */
+
 
 struct config_pos { int line, col; };
 
@@ -43,7 +56,7 @@ struct config_tsig_key {
 	char *name;                 /* "update.acme.luffy.cx." as written */
 	enum tsig_alg algorithm;
 	char *key_file;             /* raw secret bytes (Hickory), or NULL */
-	uint8_t secret[128];        /* from `secret` (base64) or read from key_file */
+	uint8_t secret[TSIG_SECRET_MAX]; /* from `secret` (base64) or read from key_file */
 	size_t secret_len;          /* 0 until read (key_file is read by config_load) */
 	uint16_t fudge;             /* allowed clock skew in seconds: 300 (Hickory's `fudge`) */
 	/* Policy: what this key may change.  Defaults: TXT, below the apex. */

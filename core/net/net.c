@@ -17,9 +17,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/conf/config.h"
 #include "core/conf/log.h"
 #include "core/net/loop.h"
 #include "core/net/net_internal.h"
+#include "core/wire/edns.h"
 
 #define NET_UDP_RCVBUF (4 << 20)
 #define NET_LISTEN_BACKLOG 1024
@@ -241,12 +243,12 @@ struct net *net_new(struct loop *l, const struct net_config *cfg, net_handler_fn
 	if (rc < 0)
 		goto fail;
 
-	n->udp = udp_new(l, &n->h, cfg->udp_max_size ? cfg->udp_max_size : 1232, n->n_ls);
+	n->udp = udp_new(l, &n->h, cfg->udp_max_size ? cfg->udp_max_size : EDNS_UDP_DEFAULT, n->n_ls);
 	n->tcp = tcp_new(l, &n->h,
-	                 cfg->tcp_max_connections ? cfg->tcp_max_connections : NET_TCP_DEFAULT_MAX,
+	                 cfg->tcp_max_connections ? cfg->tcp_max_connections : CONFIG_TCP_MAX_DEFAULT,
 	                 cfg->tcp_max_per_prefix ? cfg->tcp_max_per_prefix
-	                                         : NET_TCP_DEFAULT_PER_PREFIX,
-	                 cfg->tcp_idle_timeout_ms ? cfg->tcp_idle_timeout_ms : NET_TCP_DEFAULT_IDLE_MS,
+	                                         : CONFIG_TCP_PER_PREFIX_DEFAULT,
+	                 cfg->tcp_idle_timeout_ms ? cfg->tcp_idle_timeout_ms : CONFIG_TCP_IDLE_MS_DEFAULT,
 	                 n->n_ls);
 	if (!n->udp || !n->tcp)
 		goto oom;

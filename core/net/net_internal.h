@@ -29,10 +29,6 @@ struct net_handler {
  * normal answer never grows it. */
 #define NET_ARENA_CHUNK 16384
 
-#define NET_TCP_DEFAULT_MAX 256
-#define NET_TCP_DEFAULT_PER_PREFIX 16
-#define NET_TCP_DEFAULT_IDLE_MS 10000
-
 /* "127.0.0.1:53", "[::1]:53" */
 #define NET_NAME_MAX (46 + 16)
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/wire/dname.h"
+#include "core/wire/edns.h"
 #include "core/wire/packet.h"
 #include "core/wire/query.h"
 #include "core/wire/rrset.h"
@@ -417,7 +418,7 @@ static void write_opt(struct wire *w, const struct query *q, uint8_t ecs_scope)
 		return;
 	p[0] = 0;                            /* root owner */
 	wire_set_u16(p + 1, RR_OPT);
-	wire_set_u16(p + 3, q->udp_advertise ? q->udp_advertise : 1232);
+	wire_set_u16(p + 3, q->udp_advertise ? q->udp_advertise : EDNS_UDP_DEFAULT);
 	uint32_t ttl = (uint32_t)(q->rcode >> 4) << 24;   /* extended rcode, version 0 */
 	if (q->edns.do_bit)
 		ttl |= 0x8000;

@@ -167,8 +167,23 @@ static void test_names(void)
 	       "hmac-sha1. is known");
 	is_int(tsig_alg_from_name((const uint8_t *)"\x08hmac-md5\x07sig-alg\x03reg\x03int"), 0,
 	       "hmac-md5.sig-alg.reg.int. is not supported");
-	for (size_t i = 0; i < 5; i++)
-		is_int(tsig_mac_size(algs[i].alg), algs[i].size, "%s MAC size", algs[i].py);
+	for (size_t i = 0; i < 5; i++) {
+		is_int(tsig_alg_mac_size(algs[i].alg), algs[i].size, "%s MAC size", algs[i].py);
+		is_int(tsig_alg_from_str(algs[i].py), algs[i].alg, "%s by its name", algs[i].py);
+		ok(tsig_alg_digest(algs[i].alg) != NULL, "%s has a digest", algs[i].py);
+	}
+	is_int(tsig_alg_from_str("HMAC-SHA384."), TSIG_HMAC_SHA384, "any case, trailing dot");
+	is_int(tsig_alg_from_str("hmac-md5"), 0, "hmac-md5 is not supported");
+	is_int(tsig_alg_from_str("hmac-sha256.."), 0, "one trailing dot only");
+	is_str(tsig_alg_list(), "hmac-sha1, hmac-sha224, hmac-sha256, hmac-sha384 or hmac-sha512",
+	       "the list for messages");
+	is_int(tsig_alg_mac_size(TSIG_ALG_DEFAULT), 32, "the default is hmac-sha256's 32 bytes");
+	char err0[256] = "";
+	uint8_t big[TSIG_SECRET_MAX + 1] = { 0 };
+	struct tsig_key k0;
+	is_int(tsig_key_init(&k0, "k.", TSIG_HMAC_SHA256, big, sizeof(big), 0, err0), -EINVAL,
+	       "a secret over TSIG_SECRET_MAX is refused");
+	ok(strstr(err0, "longer than 128 bytes") != NULL, "with the limit (%s)", err0);
 	struct tsig_key k;
 	char err[256] = "";
 	is_int(tsig_key_init(&k, "Update.ACME.example", TSIG_HMAC_SHA256, secret, 0, 0, err), -EINVAL,
@@ -177,7 +192,7 @@ static void test_names(void)
 	is_int(tsig_key_init(&k, "Update.ACME.example", TSIG_HMAC_SHA256, secret, 32, 0, err), 0,
 	       "key init");
 	is_mem(k.name, "\x06update\x04" "acme\x07" "example", 21, "key name lowercased wire form");
-	is_int(k.fudge, TSIG_FUDGE, "default fudge 300");
+	is_int(k.fudge, TSIG_FUDGE_DEFAULT, "default fudge 300");
 }
 
 /* dnspython signs; we verify; and the error cases on the same message. */
