@@ -30,6 +30,8 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include <ldns/ldns.h>
+
 #include "core/conf/diag.h"
 #include "core/conf/log.h"
 #include "core/conf/secret_file.h"
@@ -588,38 +590,43 @@ static bool parse_addr_port(const char *s, struct config_addr *a)
 	return true;
 }
 
-/* ---- record types, TSIG algorithms, base64 ---- */
+/* ---- base64 ---- */
 
-/* Standard base64, padding optional.  Length, or -1 malformed, -2 too long. */
+/*
+ * Base64 (RFC 4648 section 4) through ldns, which core uses for text it
+ * reads (zone files; here a secret written in the config).  Padding may
+ * be left out, as it often is in copied secrets: it is added back before
+ * decoding.  Whitespace is not accepted.  Returns the length, -1 when
+ * malformed, -2 when longer than cap.
+ */
 static int base64_decode(const char *s, uint8_t *out, size_t cap)
 {
-	uint32_t acc = 0;
-	int bits = 0;
-	size_t n = 0, chars = 0;
-	const char *p = s;
-	for (; *p && *p != '='; p++) {
-		const char *alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-		const char *at = strchr(alphabet, *p);
-		if (!at)
-			return -1;
-		acc = acc << 6 | (uint32_t)(at - alphabet);
-		bits += 6;
-		chars++;
-		if (bits >= 8) {
-			bits -= 8;
-			if (n == cap)
-				return -2;
-			out[n++] = (uint8_t)(acc >> bits);
+	size_t len = strlen(s);
+	if (len == 0 || strpbrk(s, " \t\r\n"))
+		return -1;
+	char *padded = malloc(len + 4);
+	if (!padded)
+		return -1;
+	memcpy(padded, s, len + 1);
+	if (!strchr(s, '='))
+		while (len % 4)
+			padded[len++] = '=';
+	padded[len] = '\0';
+	ldns_rdf *rdf = NULL;
+	ldns_status st = ldns_str2rdf_b64(&rdf, padded);
+	free(padded);
+	int n = -1;
+	if (st == LDNS_STATUS_OK && rdf) {
+		size_t size = ldns_rdf_size(rdf);
+		if (size > cap) {
+			n = -2;
+		} else if (size > 0) {
+			memcpy(out, ldns_rdf_data(rdf), size);
+			n = (int)size;
 		}
 	}
-	if (chars % 4 == 1)
-		return -1;
-	size_t pad = 0;
-	for (; *p == '='; p++)
-		pad++;
-	if (*p || (pad && (chars + pad) % 4) || pad > 2)
-		return -1;
-	return (int)n;
+	ldns_rdf_deep_free(rdf);
+	return n;
 }
 
 /* ---- sections ---- */

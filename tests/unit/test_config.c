@@ -874,6 +874,23 @@ static void test_tsig_errors(void)
 	snprintf(text, sizeof(text), "%sname = \"k\"\nalgorithm = \"hmac-sha256\"\nsecret = \"\"\n",
 	         store);
 	problem(text, "11:10: expected base64 for 'secret'", "empty secret");
+	static const char *const bad64[] = { "QUJD=", "QUJDRA=", "QU JD", "QUJD====", "A" };
+	for (size_t i = 0; i < sizeof(bad64) / sizeof(bad64[0]); i++) {
+		snprintf(text, sizeof(text), "%sname = \"k\"\nalgorithm = \"hmac-sha256\"\n"
+		         "secret = \"%s\"\n", store, bad64[i]);
+		problem(text, "11:10: expected base64 for 'secret'", bad64[i]);
+	}
+	/* Padding may be left out: both forms give the same bytes. */
+	static const char *const good64[] = { "AAECAwQ=", "AAECAwQ" };
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(text, sizeof(text), "%sname = \"k\"\nalgorithm = \"hmac-sha256\"\n"
+		         "secret = \"%s\"\n", store, good64[i]);
+		struct config *c = load_text(text);
+		const struct config_tsig_key *k = c && c->n_zones ? c->zones[0].tsig_keys : NULL;
+		ok(k && k->secret_len == 5 && memcmp(k->secret, "\x00\x01\x02\x03\x04", 5) == 0,
+		   "secret %s decodes to 5 bytes", good64[i]);
+		config_free(c);
+	}
 	{
 		char big[200];
 		memset(big, 'A', 176);  /* 132 bytes */
