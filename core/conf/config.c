@@ -507,6 +507,26 @@ static struct toml_node *get_tables(struct loader *l, struct toml_node *t, const
 	return ok ? n : NULL;
 }
 
+/*
+ * The array of tables at `key` and zeroed room for one `size`-byte struct
+ * per table in *out.  NULL when absent or empty, or out of memory (noted).
+ */
+static struct toml_node *get_tables_alloc(struct loader *l, struct toml_node *t,
+                                          const char *key, const char *header, size_t size,
+                                          void **out)
+{
+	struct toml_node *arr = get_tables(l, t, key, header);
+	*out = NULL;
+	if (!arr || arr->u.arr.n == 0)
+		return NULL;
+	*out = calloc(arr->u.arr.n, size);
+	if (!*out) {
+		l->oom = true;
+		return NULL;
+	}
+	return arr;
+}
+
 static void missing(struct loader *l, const struct toml_node *t, const char *key,
                     const char *where)
 {
@@ -1056,14 +1076,12 @@ static void load_sites(struct loader *l, struct toml_node *root)
 		"name", "ipv4", "ipv6", "latitude", "longitude", "enabled", "health", NULL,
 	};
 	struct config *c = l->c;
-	struct toml_node *arr = get_tables(l, root, "sites", "[[sites]]");
-	if (!arr || arr->u.arr.n == 0)
+	void *room;
+	struct toml_node *arr = get_tables_alloc(l, root, "sites", "[[sites]]", sizeof(*c->sites),
+	                                         &room);
+	if (!arr)
 		return;
-	c->sites = calloc(arr->u.arr.n, sizeof(*c->sites));
-	if (!c->sites) {
-		l->oom = true;
-		return;
-	}
+	c->sites = room;
 	c->n_sites = arr->u.arr.n;
 	for (size_t i = 0; i < arr->u.arr.n; i++) {
 		struct toml_node *t = arr->u.arr.items[i];
@@ -1227,14 +1245,12 @@ static void load_zone_geo(struct loader *l, struct toml_node *zt, struct config_
 		"fallback_sites", NULL,
 	};
 	struct config *c = l->c;
-	struct toml_node *arr = get_tables(l, zt, "geo", "[[zones.geo]]");
-	if (!arr || arr->u.arr.n == 0)
+	void *room;
+	struct toml_node *arr = get_tables_alloc(l, zt, "geo", "[[zones.geo]]", sizeof(*z->geo),
+	                                         &room);
+	if (!arr)
 		return;
-	z->geo = calloc(arr->u.arr.n, sizeof(*z->geo));
-	if (!z->geo) {
-		l->oom = true;
-		return;
-	}
+	z->geo = room;
 	z->n_geo = arr->u.arr.n;
 	char **owners = calloc(arr->u.arr.n, sizeof(*owners));
 	if (!owners)
@@ -1327,14 +1343,12 @@ static void load_zone_keys(struct loader *l, struct toml_node *zt, struct config
 		"algorithm", "key_path", "password", "is_zone_signing_key", "is_zone_update_auth",
 		"signer_name", "purpose", NULL,
 	};
-	struct toml_node *arr = get_tables(l, zt, "keys", "[[zones.keys]]");
-	if (!arr || arr->u.arr.n == 0)
+	void *room;
+	struct toml_node *arr = get_tables_alloc(l, zt, "keys", "[[zones.keys]]", sizeof(*z->keys),
+	                                         &room);
+	if (!arr)
 		return;
-	z->keys = calloc(arr->u.arr.n, sizeof(*z->keys));
-	if (!z->keys) {
-		l->oom = true;
-		return;
-	}
+	z->keys = room;
 	for (size_t i = 0; i < arr->u.arr.n; i++) {
 		struct toml_node *t = arr->u.arr.items[i];
 		struct config_zone_key k = { .pos = { t->line, t->col } };
@@ -1459,14 +1473,12 @@ static void load_tsig_keys(struct loader *l, struct toml_node *st, struct config
 		"name", "algorithm", "key_file", "secret", "fudge", "allow_types", "allow_names",
 		"allow_axfr", NULL,
 	};
-	struct toml_node *arr = get_tables(l, st, "tsig_keys", "[[zones.stores.tsig_keys]]");
-	if (!arr || arr->u.arr.n == 0)
+	void *room;
+	struct toml_node *arr = get_tables_alloc(l, st, "tsig_keys", "[[zones.stores.tsig_keys]]",
+	                                         sizeof(*z->tsig_keys), &room);
+	if (!arr)
 		return;
-	z->tsig_keys = calloc(arr->u.arr.n, sizeof(*z->tsig_keys));
-	if (!z->tsig_keys) {
-		l->oom = true;
-		return;
-	}
+	z->tsig_keys = room;
 	z->n_tsig_keys = arr->u.arr.n;
 	for (size_t i = 0; i < arr->u.arr.n; i++) {
 		struct toml_node *t = arr->u.arr.items[i];
@@ -1671,14 +1683,12 @@ static void load_zones(struct loader *l, struct toml_node *root)
 	};
 	const char *where = "[[zones]]";
 	struct config *c = l->c;
-	struct toml_node *arr = get_tables(l, root, "zones", "[[zones]]");
-	if (!arr || arr->u.arr.n == 0)
+	void *room;
+	struct toml_node *arr = get_tables_alloc(l, root, "zones", "[[zones]]", sizeof(*c->zones),
+	                                         &room);
+	if (!arr)
 		return;
-	c->zones = calloc(arr->u.arr.n, sizeof(*c->zones));
-	if (!c->zones) {
-		l->oom = true;
-		return;
-	}
+	c->zones = room;
 	c->n_zones = arr->u.arr.n;
 	for (size_t i = 0; i < arr->u.arr.n; i++) {
 		struct toml_node *t = arr->u.arr.items[i];
@@ -1950,22 +1960,20 @@ struct config *config_load(const char *path, struct diag *d)
 		return NULL;
 	}
 	l.c = c;
+	/* The defaults; what the file says replaces them. */
+	*c = (struct config){
+		.listen_port = CONFIG_PORT_DEFAULT, .log_level = LOG_INFO,
+		.udp_max_size = EDNS_UDP_DEFAULT, .tcp_max_connections = CONFIG_TCP_MAX_DEFAULT,
+		.tcp_max_connections_per_prefix = CONFIG_TCP_PER_PREFIX_DEFAULT,
+		.tcp_idle_timeout_ms = CONFIG_TCP_IDLE_MS_DEFAULT,
+		.rrl_rate = 0, .rrl_slip = 2, .rrl_ipv4_prefix = 24, .rrl_ipv6_prefix = 56,
+		.query_log_rate = 10,
+		.cookies = true,
+		.sig_validity_s = CONFIG_SIG_VALIDITY_DEFAULT,
+		.sig_inception_s = CONFIG_SIG_INCEPTION_DEFAULT,
+		.sig_refresh_s = CONFIG_SIG_REFRESH_DEFAULT,
+	};
 	c->path = xstrdup(&l, path);
-	c->listen_port = CONFIG_PORT_DEFAULT;
-	c->tcp_idle_timeout_ms = CONFIG_TCP_IDLE_MS_DEFAULT;
-	c->log_level = LOG_INFO;
-	c->udp_max_size = EDNS_UDP_DEFAULT;
-	c->tcp_max_connections = CONFIG_TCP_MAX_DEFAULT;
-	c->tcp_max_connections_per_prefix = CONFIG_TCP_PER_PREFIX_DEFAULT;
-	c->rrl_rate = 0;
-	c->query_log_rate = 10;
-	c->rrl_slip = 2;
-	c->rrl_ipv4_prefix = 24;
-	c->rrl_ipv6_prefix = 56;
-	c->cookies = true;
-	c->sig_validity_s = CONFIG_SIG_VALIDITY_DEFAULT;
-	c->sig_inception_s = CONFIG_SIG_INCEPTION_DEFAULT;
-	c->sig_refresh_s = CONFIG_SIG_REFRESH_DEFAULT;
 
 	load_directory(&l, root);
 	load_top(&l, root);

@@ -22,26 +22,26 @@ void wire_seek(struct wire *w, size_t pos)
 	}
 }
 
-static bool can_read(struct wire *w, size_t n)
+/* n more bytes fit; else the sticky error becomes `err` (first one wins). */
+static bool room(struct wire *w, size_t n, int err)
 {
 	if (w->err)
 		return false;
 	if (w->cap - w->pos < n) {
-		w->err = -EBADMSG;
+		w->err = err;
 		return false;
 	}
 	return true;
 }
 
+static bool can_read(struct wire *w, size_t n)
+{
+	return room(w, n, -EBADMSG);
+}
+
 static bool can_write(struct wire *w, size_t n)
 {
-	if (w->err)
-		return false;
-	if (w->cap - w->pos < n) {
-		w->err = -ENOSPC;
-		return false;
-	}
-	return true;
+	return room(w, n, -ENOSPC);
 }
 
 uint8_t wire_read_u8(struct wire *w)

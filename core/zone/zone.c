@@ -240,16 +240,23 @@ static struct bnode *get_node(struct zone_builder *b, const uint8_t *name, size_
 	return n;
 }
 
-int zone_builder_add(struct zone_builder *b, const uint8_t *owner, uint16_t type,
-                     uint32_t ttl, const uint8_t *rdata, uint16_t rdlen)
+/* The owner lowercased into name; its length, or -EINVAL when too long. */
+static int owner_lower(const uint8_t *owner, uint8_t name[DNAME_MAX])
 {
-	uint8_t name[DNAME_MAX];
 	size_t len = dname_len(owner);
 	if (len > DNAME_MAX)
 		return -EINVAL;
 	memcpy(name, owner, len);
 	dname_lower(name);
-	if (!dname_is_subdomain(name, b->apex) || rrset_type_is_meta(type) ||
+	return (int)len;
+}
+
+int zone_builder_add(struct zone_builder *b, const uint8_t *owner, uint16_t type,
+                     uint32_t ttl, const uint8_t *rdata, uint16_t rdlen)
+{
+	uint8_t name[DNAME_MAX];
+	int len = owner_lower(owner, name);
+	if (len < 0 || !dname_is_subdomain(name, b->apex) || rrset_type_is_meta(type) ||
 	    (type == RR_RRSIG && (!b->presigned || rdlen < 18)))
 		return -EINVAL;
 	/*
@@ -259,7 +266,7 @@ int zone_builder_add(struct zone_builder *b, const uint8_t *owner, uint16_t type
 	 */
 	if (rdata_check(type, rdata, rdlen, NULL) < 0)
 		return -EBADMSG;
-	struct bnode *n = get_node(b, name, len);
+	struct bnode *n = get_node(b, name, (size_t)len);
 	struct brec *r = arena_alloc(b->arena, sizeof(*r));
 	uint8_t *copy = arena_memdup(b->arena, rdata, rdlen);
 	if (!n || !r || !copy)
@@ -287,12 +294,10 @@ int zone_builder_add(struct zone_builder *b, const uint8_t *owner, uint16_t type
 bool zone_builder_has_name(struct zone_builder *b, const uint8_t *owner)
 {
 	uint8_t name[DNAME_MAX];
-	size_t len = dname_len(owner);
-	if (len > DNAME_MAX)
+	int len = owner_lower(owner, name);
+	if (len < 0)
 		return false;
-	memcpy(name, owner, len);
-	dname_lower(name);
-	const struct bnode *n = lookup(b, name, len);
+	const struct bnode *n = lookup(b, name, (size_t)len);
 	return n && (n->pending || n->node.rrset_count || n->node.geo);
 }
 
@@ -358,14 +363,10 @@ int zone_builder_raise_serial(struct zone_builder *b, uint32_t floor)
 int zone_builder_add_geo(struct zone_builder *b, const uint8_t *owner, struct geo_sets *sets)
 {
 	uint8_t name[DNAME_MAX];
-	size_t len = dname_len(owner);
-	if (len > DNAME_MAX)
+	int len = owner_lower(owner, name);
+	if (len < 0 || !dname_is_subdomain(name, b->apex))
 		return -EINVAL;
-	memcpy(name, owner, len);
-	dname_lower(name);
-	if (!dname_is_subdomain(name, b->apex))
-		return -EINVAL;
-	struct bnode *n = get_node(b, name, len);
+	struct bnode *n = get_node(b, name, (size_t)len);
 	if (!n)
 		return b->err = -ENOMEM;
 	if (n->node.geo)
