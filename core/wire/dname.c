@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/wire/dname.h"
+#include "core/wire/wire.h"
 
 static inline uint8_t lower(uint8_t c)
 {
@@ -59,6 +60,16 @@ int dname_unpack(const uint8_t *msg, size_t msg_len, size_t *pos, uint8_t *out)
 	}
 	*pos = end;
 	return (int)out_len;
+}
+
+int dname_read(struct wire *w, uint8_t out[DNAME_MAX])
+{
+	if (w->err)
+		return w->err;
+	int n = dname_unpack(w->buf, w->cap, &w->pos, out);
+	if (n < 0)
+		w->err = -EBADMSG;
+	return n < 0 ? -EBADMSG : n;
 }
 
 size_t dname_len(const uint8_t *name)

@@ -22,6 +22,13 @@
  * Returns the name's length or -EBADMSG.
  */
 int dname_unpack(const uint8_t *msg, size_t msg_len, size_t *pos, uint8_t *out);
+/*
+ * The same through a reading cursor (core/wire/wire.h) over the whole
+ * message: a bad name sets its sticky error to -EBADMSG.  Returns the
+ * length, or the cursor's error (nothing read once it has one).
+ */
+struct wire;
+int dname_read(struct wire *w, uint8_t out[DNAME_MAX]);
 
 /* Length of a valid uncompressed name (including the root label). */
 size_t dname_len(const uint8_t *name);

@@ -8,10 +8,13 @@
 
 static int parse_ecs(struct edns_ecs *ecs, const uint8_t *p, uint16_t len)
 {
-	if (len < 4)
+	struct wire w;
+	wire_init_read(&w, p, len);
+	uint16_t family = wire_read_u16(&w);
+	uint8_t source = wire_read_u8(&w);
+	uint8_t scope = wire_read_u8(&w);
+	if (w.err)
 		return -EBADMSG;
-	uint16_t family = wire_get_u16(p);
-	uint8_t source = p[2], scope = p[3];
 	/* RFC 7871 6: SCOPE PREFIX-LENGTH MUST be 0 in queries; BIND answers
 	 * FORMERR when it is not, and so do we. */
 	if (scope != 0)
@@ -25,12 +28,12 @@ static int parse_ecs(struct edns_ecs *ecs, const uint8_t *p, uint16_t len)
 		return -EBADMSG;           /* unknown family: FORMERR (7871 7.1.2) */
 	if (source > max_bits)
 		return -EBADMSG;
-	size_t addr_len = len - 4u;
-	/* The address is exactly ceil(source/8) bytes. */
+	/* The address is exactly ceil(source/8) bytes: what is left. */
+	size_t addr_len = wire_left(&w);
 	if (addr_len != ((size_t)source + 7) / 8)
 		return -EBADMSG;
 	memset(ecs->addr, 0, sizeof(ecs->addr));
-	memcpy(ecs->addr, p + 4, addr_len);
+	wire_read_bytes(&w, ecs->addr, addr_len);
 	if (source % 8) {
 		uint8_t mask = (uint8_t)(0xFF >> (source % 8));
 		if (ecs->addr[addr_len - 1] & mask)
@@ -45,16 +48,15 @@ static int parse_ecs(struct edns_ecs *ecs, const uint8_t *p, uint16_t len)
 
 int edns_parse_options(struct edns *e, const uint8_t *rdata, uint16_t rdlen)
 {
-	size_t pos = 0;
-	while (pos < rdlen) {
-		if (rdlen - pos < 4)
-			return -EBADMSG;
-		uint16_t code = wire_get_u16(rdata + pos);
-		uint16_t len = wire_get_u16(rdata + pos + 2);
-		pos += 4;
-		if (len > rdlen - pos)
-			return -EBADMSG;
-		const uint8_t *p = rdata + pos;
+	struct wire w;
+	wire_init_read(&w, rdata, rdlen);
+	while (wire_left(&w) > 0) {
+		uint16_t code = wire_read_u16(&w);
+		uint16_t len = wire_read_u16(&w);
+		const uint8_t *p = wire_here(&w);
+		wire_skip(&w, len);
+		if (w.err)
+			return -EBADMSG;       /* an option running past the OPT */
 		/*
 		 * A malformed option inside a well-framed OPT is noted and
 		 * dropped (not echoed), and the walk goes on: the message is
@@ -79,7 +81,6 @@ int edns_parse_options(struct edns *e, const uint8_t *rdata, uint16_t rdlen)
 				memcpy(e->cookie, p, len);
 			}
 		}
-		pos += len;
 	}
 	if (e->bad_option) {
 		memset(&e->ecs, 0, sizeof(e->ecs));

@@ -35,24 +35,25 @@ static int parse_opt(struct query *q, const uint8_t *owner_wire, uint16_t udp, u
 	return edns_parse_options(&q->edns, rdata, rdlen);
 }
 
-static int parse_body(struct query *q);
+static int parse_body(struct query *q, struct wire *w);
 
 int packet_parse(struct query *q)
 {
-	if (q->rx_len < 12)
-		return -EINVAL;
-	const uint8_t *m = q->rx;
-	q->id = wire_get_u16(m);
-	q->flags = wire_get_u16(m + 2);
+	struct wire w;
+	wire_init_read(&w, q->rx, q->rx_len);
+	q->id = wire_read_u16(&w);
+	q->flags = wire_read_u16(&w);
+	q->qdcount = wire_read_u16(&w);
+	q->ancount = wire_read_u16(&w);
+	q->nscount = wire_read_u16(&w);
+	q->arcount = wire_read_u16(&w);
+	if (w.err)
+		return -EINVAL;           /* shorter than a header */
 	if (q->flags & FLAG_QR)
 		return -EINVAL;           /* never answer a response: no loops */
 	q->opcode = (uint8_t)((q->flags >> 11) & 0xF);
-	q->qdcount = wire_get_u16(m + 4);
-	q->ancount = wire_get_u16(m + 6);
-	q->nscount = wire_get_u16(m + 8);
-	q->arcount = wire_get_u16(m + 10);
 	q->rcode = RCODE_FORMERR;     /* until proven well formed */
-	int err = parse_body(q);
+	int err = parse_body(q, &w);
 	/*
 	 * The opcode is judged before the rest: a message with an opcode we do
 	 * not implement gets NOTIMP whatever its counts say (a DSO message has
@@ -66,45 +67,47 @@ int packet_parse(struct query *q)
 	return err;
 }
 
-static int parse_body(struct query *q)
+/* The question and every record's framing, read with the sticky cursor. */
+static int parse_body(struct query *q, struct wire *w)
 {
-	const uint8_t *m = q->rx;
-	size_t pos = 12;
 	if (q->qdcount != 1)
 		return -EBADMSG;
-	int len = dname_unpack_question(m, q->rx_len, &pos, q->qname_orig, q->qname,
+	/* One pass lowercases, notes the label offsets and hashes (dname.h). */
+	int len = dname_unpack_question(w->buf, w->cap, &w->pos, q->qname_orig, q->qname,
 	                                q->qname_label_off, &q->qname_labels, &q->qname_hash);
-	if (len < 0 || q->rx_len - pos < 4)
+	if (len < 0)
+		return -EBADMSG;
+	uint16_t qtype = wire_read_u16(w);
+	uint16_t qclass = wire_read_u16(w);
+	if (w->err)
 		return -EBADMSG;
 	q->qname_len = (uint8_t)len;
-	q->qtype = wire_get_u16(m + pos);
-	q->qclass = wire_get_u16(m + pos + 2);
-	pos += 4;
-	q->question_end = pos;
+	q->qtype = qtype;
+	q->qclass = qclass;
+	q->question_end = wire_pos(w);
 	q->question_ok = true;
 
 	unsigned total = (unsigned)q->ancount + q->nscount + q->arcount;
 	for (unsigned i = 0; i < total; i++) {
 		uint8_t owner[DNAME_MAX];
-		size_t rr_start = pos;
-		if (pos < q->rx_len && m[pos] == 0) {
+		size_t rr_start = wire_pos(w);
+		if (wire_left(w) && *wire_here(w) == 0) {
 			owner[0] = 0;     /* the root, as an OPT's owner always is: no unpacking */
-			pos++;
-		} else if (dname_unpack(m, q->rx_len, &pos, owner) < 0) {
-			return -EBADMSG;
+			wire_skip(w, 1);
+		} else {
+			dname_read(w, owner);
 		}
-		if (q->rx_len - pos < 10)
+		uint16_t type = wire_read_u16(w);
+		uint16_t rclass = wire_read_u16(w);
+		uint32_t ttl = wire_read_u32(w);
+		uint16_t rdlen = wire_read_u16(w);
+		const uint8_t *rdata = wire_here(w);
+		wire_skip(w, rdlen);      /* counts or lengths that lie: -EBADMSG */
+		if (w->err)
 			return -EBADMSG;
-		uint16_t type = wire_get_u16(m + pos);
-		uint16_t rclass = wire_get_u16(m + pos + 2);
-		uint32_t ttl = wire_get_u32(m + pos + 4);
-		uint16_t rdlen = wire_get_u16(m + pos + 8);
-		pos += 10;
-		if (q->rx_len - pos < rdlen)
-			return -EBADMSG;      /* counts or lengths that lie */
 		bool additional = i >= (unsigned)q->ancount + q->nscount;
 		if (type == RR_OPT) {
-			if (!additional || parse_opt(q, owner, rclass, ttl, m + pos, rdlen) < 0)
+			if (!additional || parse_opt(q, owner, rclass, ttl, rdata, rdlen) < 0)
 				return -EBADMSG;
 			q->opt_offset = rr_start;
 		} else if (type == RR_TSIG) {
@@ -112,9 +115,8 @@ static int parse_body(struct query *q)
 				return -EBADMSG;  /* TSIG must be the very last record */
 			q->tsig_offset = rr_start;
 		}
-		pos += rdlen;
 	}
-	if (pos != q->rx_len)
+	if (wire_left(w) != 0)
 		return -EBADMSG;          /* trailing bytes after the last record */
 	q->edns_ok = q->edns.present;
 	/* A malformed ECS or COOKIE in a well-formed OPT: FORMERR, with an

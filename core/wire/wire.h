@@ -19,6 +19,17 @@ struct wire {
 };
 
 void wire_init(struct wire *w, uint8_t *buf, size_t cap);
+/*
+ * A reader over len bytes nobody writes through (a received message): the
+ * cursor's buffer is not const because it also writes, but a reader's
+ * calls never store into it.
+ */
+static inline void wire_init_read(struct wire *w, const uint8_t *buf, size_t len)
+{
+	wire_init(w, (uint8_t *)buf, len);
+}
+/* Where the cursor is, for the caller that keeps a pointer (rdata). */
+static inline const uint8_t *wire_here(const struct wire *w) { return w->buf + w->pos; }
 static inline size_t wire_pos(const struct wire *w) { return w->pos; }
 static inline size_t wire_left(const struct wire *w) { return w->err ? 0 : w->cap - w->pos; }
 /* Moves the cursor back to a mark (rollback) and clears -ENOSPC. */
