@@ -10,40 +10,32 @@
 #include "core/wire/rrset.h"
 #include "core/wire/wire.h"
 
-int msg_read_question(const uint8_t *msg, size_t len, size_t *pos, uint8_t name[DNAME_MAX],
-                      uint16_t *type, uint16_t *rclass)
+int msg_read_question(struct wire *w, uint8_t name[DNAME_MAX], uint16_t *type,
+                      uint16_t *rclass)
 {
-	if (dname_unpack(msg, len, pos, name) < 0)
+	dname_read(w, name);
+	*type = wire_read_u16(w);
+	*rclass = wire_read_u16(w);
+	if (w->err)
 		return -EBADMSG;
 	dname_lower(name);
-	if (*pos + 4 > len)
-		return -EBADMSG;
-	*type = wire_get_u16(msg + *pos);
-	*rclass = wire_get_u16(msg + *pos + 2);
-	*pos += 4;
 	return 0;
 }
 
-int msg_read_rr(const uint8_t *msg, size_t len, size_t *pos, struct msg_rr *rr)
+int msg_read_rr(struct wire *w, struct msg_rr *rr)
 {
-	rr->offset = *pos;
-	int n = dname_unpack(msg, len, pos, rr->name);
-	if (n < 0)
+	rr->offset = wire_pos(w);
+	int n = dname_read(w, rr->name);
+	rr->type = wire_read_u16(w);
+	rr->rclass = wire_read_u16(w);
+	rr->ttl = wire_read_u32(w);
+	rr->rdlen = wire_read_u16(w);
+	rr->rdata_off = wire_pos(w);
+	wire_skip(w, rr->rdlen);
+	if (w->err)
 		return -EBADMSG;
 	dname_lower(rr->name);
 	rr->name_len = (uint8_t)n;
-	if (*pos + 10 > len)
-		return -EBADMSG;
-	const uint8_t *p = msg + *pos;
-	rr->type = wire_get_u16(p);
-	rr->rclass = wire_get_u16(p + 2);
-	rr->ttl = wire_get_u32(p + 4);
-	rr->rdlen = wire_get_u16(p + 8);
-	*pos += 10;
-	rr->rdata_off = *pos;
-	if (*pos + rr->rdlen > len)
-		return -EBADMSG;
-	*pos += rr->rdlen;
 	return 0;
 }
 
@@ -60,19 +52,25 @@ int msg_rdata_canonical(const uint8_t *msg, size_t len, const struct msg_rr *rr,
 	return n < 0 ? -EBADMSG : n;
 }
 
+/*
+ * TXT rdata: a run of character-strings, each a length byte and that many
+ * bytes, filling the rdata exactly.
+ */
 bool msg_txt_valid(const uint8_t *rdata, uint16_t rdlen, size_t *longest)
 {
-	size_t pos = 0, max = 0;
+	struct wire w;
+	size_t max = 0;
+	wire_init_read(&w, rdata, rdlen);
 	if (rdlen == 0)
 		return false;
-	while (pos < rdlen) {
-		size_t n = rdata[pos];
-		if (pos + 1 + n > rdlen)
-			return false;
+	while (wire_left(&w) > 0) {
+		size_t n = wire_read_u8(&w);
+		wire_skip(&w, n);
 		if (n > max)
 			max = n;
-		pos += 1 + n;
 	}
+	if (w.err)
+		return false;
 	*longest = max;
 	return true;
 }

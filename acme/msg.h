@@ -25,11 +25,17 @@ struct msg_rr {
 	uint16_t rdlen;
 };
 
-/* Reads one question entry at *pos (name lowercased).  0 or -EBADMSG. */
-int msg_read_question(const uint8_t *msg, size_t len, size_t *pos, uint8_t name[DNAME_MAX],
-                      uint16_t *type, uint16_t *rclass);
-/* Reads one record at *pos and moves past it.  0 or -EBADMSG. */
-int msg_read_rr(const uint8_t *msg, size_t len, size_t *pos, struct msg_rr *rr);
+struct wire;
+
+/*
+ * Read through a cursor over the whole message (core/wire/wire.h), whose
+ * error is sticky: a caller reads entry after entry and checks once.
+ */
+/* Reads one question entry (name lowercased).  0 or -EBADMSG. */
+int msg_read_question(struct wire *w, uint8_t name[DNAME_MAX], uint16_t *type,
+                      uint16_t *rclass);
+/* Reads one record and moves past its rdata.  0 or -EBADMSG. */
+int msg_read_rr(struct wire *w, struct msg_rr *rr);
 /*
  * Writes rr's rdata in canonical form to out (cap bytes; msg_rdata_cap()
  * always suffices): names decompressed and lowercased in the types that

@@ -127,67 +127,66 @@ static void hmac_variables(struct hmac *h, const struct tsig_rr *f)
 
 /* --- reading --- */
 
-static int parse_tsig(const uint8_t *msg, size_t len, const struct msg_rr *rr, struct tsig_rr *t)
+/* The TSIG rdata (RFC 8945 4.2), read up to the rdata's end and no further. */
+static int parse_tsig(const uint8_t *msg, const struct msg_rr *rr, struct tsig_rr *t)
 {
 	if (rr->rclass != CLASS_ANY)
 		return -EBADMSG;
-	size_t pos = rr->rdata_off, end = rr->rdata_off + rr->rdlen;
+	struct wire w;
+	wire_init_read(&w, msg, rr->rdata_off + rr->rdlen);
+	wire_seek(&w, rr->rdata_off);
 	t->offset = rr->offset;
 	memcpy(t->key_name, rr->name, rr->name_len);
-	if (dname_unpack(msg, end, &pos, t->alg_name) < 0)
+	dname_read(&w, t->alg_name);
+	uint64_t hi = wire_read_u16(&w);
+	t->time_signed = hi << 32 | wire_read_u32(&w);
+	t->fudge = wire_read_u16(&w);
+	t->mac_len = wire_read_u16(&w);
+	t->mac = wire_here(&w);
+	wire_skip(&w, t->mac_len);
+	t->orig_id = wire_read_u16(&w);
+	t->error = wire_read_u16(&w);
+	t->other_len = wire_read_u16(&w);
+	t->other = wire_here(&w);
+	wire_skip(&w, t->other_len);
+	if (w.err || wire_left(&w) != 0)
 		return -EBADMSG;
 	dname_lower(t->alg_name);
-	if (pos + 10 > end)
-		return -EBADMSG;
-	t->time_signed = (uint64_t)wire_get_u16(msg + pos) << 32 | wire_get_u32(msg + pos + 2);
-	t->fudge = wire_get_u16(msg + pos + 6);
-	t->mac_len = wire_get_u16(msg + pos + 8);
-	pos += 10;
-	if (pos + t->mac_len + 6 > end)
-		return -EBADMSG;
-	t->mac = msg + pos;
-	pos += t->mac_len;
-	t->orig_id = wire_get_u16(msg + pos);
-	t->error = wire_get_u16(msg + pos + 2);
-	t->other_len = wire_get_u16(msg + pos + 4);
-	pos += 6;
-	if (pos + t->other_len != end)
-		return -EBADMSG;
-	t->other = msg + pos;
-	(void)len;
 	return 0;
 }
 
 int tsig_find(const uint8_t *msg, size_t len, struct tsig_rr *t)
 {
-	if (len < MSG_HEADER_LEN)
-		return -EBADMSG;
-	size_t pos = MSG_HEADER_LEN;
-	unsigned qd = wire_get_u16(msg + 4);
-	unsigned total = (unsigned)wire_get_u16(msg + 6) + wire_get_u16(msg + 8) +
-	                 wire_get_u16(msg + 10);
-	unsigned ar = wire_get_u16(msg + 10);
-	for (unsigned i = 0; i < qd; i++) {
+	struct wire w;
+	wire_init_read(&w, msg, len);
+	wire_skip(&w, 4);                           /* ID, flags */
+	unsigned qd = wire_read_u16(&w);
+	unsigned an = wire_read_u16(&w);
+	unsigned ns = wire_read_u16(&w);
+	unsigned ar = wire_read_u16(&w);
+	unsigned total = an + ns + ar;
+	for (unsigned i = 0; i < qd && !w.err; i++) {
 		uint8_t name[DNAME_MAX];
 		uint16_t type, rclass;
-		if (msg_read_question(msg, len, &pos, name, &type, &rclass) < 0)
-			return -EBADMSG;
+		msg_read_question(&w, name, &type, &rclass);
 	}
+	if (w.err)
+		return -EBADMSG;
 	int found = 0;
 	for (unsigned i = 0; i < total; i++) {
 		struct msg_rr rr;
-		if (msg_read_rr(msg, len, &pos, &rr) < 0)
+		if (msg_read_rr(&w, &rr) < 0)
 			return -EBADMSG;
 		if (rr.type != RR_TSIG)
 			continue;
 		/* Only the last record, and only in the additional section. */
 		if (i + 1 != total || ar == 0)
 			return -EBADMSG;
-		if (parse_tsig(msg, len, &rr, t) < 0)
+		if (parse_tsig(msg, &rr, t) < 0)
 			return -EBADMSG;
 		found = 1;
 	}
-	if (pos != len)
+	if (wire_left(&w) != 0)
 		return -EBADMSG;   /* trailing bytes nobody signed */
 	return found;
 }

@@ -20,8 +20,8 @@
 
 /* --- parsing --- */
 
-static int read_section(const uint8_t *msg, size_t len, size_t *pos, unsigned count,
-                        struct arena *a, struct update_rr **out)
+static int read_section(struct wire *w, unsigned count, struct arena *a,
+                        struct update_rr **out)
 {
 	*out = NULL;
 	if (count == 0)
@@ -31,7 +31,7 @@ static int read_section(const uint8_t *msg, size_t len, size_t *pos, unsigned co
 		return -ENOMEM;
 	for (unsigned i = 0; i < count; i++) {
 		struct msg_rr rr;
-		if (msg_read_rr(msg, len, pos, &rr) < 0)
+		if (msg_read_rr(w, &rr) < 0)
 			return -EBADMSG;
 		struct update_rr *u = &v[i];
 		u->name = arena_memdup(a, rr.name, rr.name_len);
@@ -47,7 +47,7 @@ static int read_section(const uint8_t *msg, size_t len, size_t *pos, unsigned co
 			uint8_t *rd = arena_alloc(a, cap);
 			if (!rd)
 				return -ENOMEM;
-			int n = msg_rdata_canonical(msg, len, &rr, rd, cap);
+			int n = msg_rdata_canonical(w->buf, w->cap, &rr, rd, cap);
 			if (n < 0 || n > UINT16_MAX)
 				return -EBADMSG;
 			u->rdata = rd;
@@ -60,23 +60,24 @@ static int read_section(const uint8_t *msg, size_t len, size_t *pos, unsigned co
 
 int update_parse(const uint8_t *msg, size_t len, struct arena *a, struct update_msg *m)
 {
+	struct wire w;
 	memset(m, 0, sizeof(*m));
-	if (len < MSG_HEADER_LEN)
+	wire_init_read(&w, msg, len);
+	wire_skip(&w, 4);                           /* ID, flags */
+	unsigned zocount = wire_read_u16(&w);
+	unsigned prcount = wire_read_u16(&w);
+	unsigned upcount = wire_read_u16(&w);
+	wire_skip(&w, 2);                           /* ADCOUNT */
+	if (w.err || zocount != 1)
 		return RCODE_FORMERR;
-	unsigned zocount = wire_get_u16(msg + 4);
-	unsigned prcount = wire_get_u16(msg + 6);
-	unsigned upcount = wire_get_u16(msg + 8);
-	if (zocount != 1)
+	if (msg_read_question(&w, m->zone, &m->ztype, &m->zclass) < 0)
 		return RCODE_FORMERR;
-	size_t pos = MSG_HEADER_LEN;
-	if (msg_read_question(msg, len, &pos, m->zone, &m->ztype, &m->zclass) < 0)
-		return RCODE_FORMERR;
-	m->zone_end = pos;
+	m->zone_end = wire_pos(&w);
 	if (m->ztype != RR_SOA)
 		return RCODE_FORMERR;
-	int ret = read_section(msg, len, &pos, prcount, a, &m->prereq);
+	int ret = read_section(&w, prcount, a, &m->prereq);
 	if (ret == 0)
-		ret = read_section(msg, len, &pos, upcount, a, &m->upd);
+		ret = read_section(&w, upcount, a, &m->upd);
 	if (ret == -ENOMEM)
 		return RCODE_SERVFAIL;
 	if (ret < 0)
