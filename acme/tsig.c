@@ -199,13 +199,21 @@ static size_t mac_floor(enum tsig_alg alg)
 	return half > 10 ? half : 10;
 }
 
-int tsig_verify(const uint8_t *msg, const struct tsig_rr *t, const struct tsig_key *key,
-                uint64_t now)
+/* Refuses with a TSIG error for the response. */
+static int refuse(uint16_t *tsig_error, uint16_t error)
 {
+	*tsig_error = error;
+	return -EACCES;
+}
+
+int tsig_verify(const uint8_t *msg, const struct tsig_rr *t, const struct tsig_key *key,
+                uint64_t now, uint16_t *tsig_error)
+{
+	*tsig_error = TSIG_NOERROR;
 	if (!key || tsig_alg_from_name(t->alg_name) != key->alg ||
 	    dname_len(t->key_name) != dname_len(key->name) ||
 	    memcmp(t->key_name, key->name, dname_len(key->name)) != 0)
-		return TSIG_BADKEY;
+		return refuse(tsig_error, TSIG_BADKEY);
 	size_t full = tsig_alg_mac_size(key->alg);
 	size_t floor = mac_floor(key->alg);
 	if (t->mac_len > full || t->mac_len < floor)
@@ -219,22 +227,22 @@ int tsig_verify(const uint8_t *msg, const struct tsig_rr *t, const struct tsig_k
 	struct hmac h;
 	uint8_t mac[TSIG_MAC_MAX];
 	if (hmac_begin(&h, key) < 0)
-		return TSIG_BADSIG;
+		return refuse(tsig_error, TSIG_BADSIG);
 	hmac_update(&h, hdr, sizeof(hdr));
 	hmac_update(&h, msg + MSG_HEADER_LEN, t->offset - MSG_HEADER_LEN);
 	hmac_variables(&h, t);
 	int n = hmac_end(&h, mac);
 	/* Constant time: a timing difference must not reveal a MAC prefix. */
 	if (n != (int)full || CRYPTO_memcmp(mac, t->mac, t->mac_len) != 0)
-		return TSIG_BADSIG;
+		return refuse(tsig_error, TSIG_BADSIG);
 
 	uint64_t window = t->fudge < key->fudge ? t->fudge : key->fudge;
 	if (now > t->time_signed + window || t->time_signed > now + window)
-		return TSIG_BADTIME;
+		return refuse(tsig_error, TSIG_BADTIME);
 	size_t policy = key->min_mac_len > floor ? key->min_mac_len : floor;
 	if (t->mac_len < policy)
-		return TSIG_BADTRUNC;
-	return TSIG_NOERROR;
+		return refuse(tsig_error, TSIG_BADTRUNC);
+	return 0;
 }
 
 size_t tsig_space(const struct tsig_key *key)

@@ -69,12 +69,15 @@ int tsig_find(const uint8_t *msg, size_t len, struct tsig_rr *t);
 
 /*
  * Verifies a request's TSIG against `key` (NULL when no configured key has
- * its name and algorithm).  Returns TSIG_NOERROR, TSIG_BADKEY, TSIG_BADSIG,
- * TSIG_BADTIME or TSIG_BADTRUNC, or -EBADMSG for a MAC size the RFC forbids
- * (answer FORMERR).
+ * its name and algorithm).  Returns 0 when it verifies (*tsig_error
+ * TSIG_NOERROR); -EACCES when it does not, with the TSIG error for the
+ * response in *tsig_error (TSIG_BADKEY, TSIG_BADSIG, TSIG_BADTIME or
+ * TSIG_BADTRUNC; answer NOTAUTH); -EBADMSG for a MAC size the RFC forbids
+ * (answer FORMERR; *tsig_error TSIG_NOERROR).  The errno says what
+ * happened, the out parameter what goes on the wire.
  */
 int tsig_verify(const uint8_t *msg, const struct tsig_rr *t, const struct tsig_key *key,
-                uint64_t now);
+                uint64_t now, uint16_t *tsig_error);
 
 /*
  * Appends a TSIG record to the message in buf[0 .. *len) and increments

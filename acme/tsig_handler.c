@@ -143,26 +143,27 @@ int tsig_handler_handle(void *ctx, struct query *q)
 		char kname[DNAME_MAX * 4 + 2];
 		acme_name_str(t.key_name, kname, sizeof(kname));
 		const struct acme_key *key = find_key(a, &t, q->opcode == OPCODE_UPDATE ? q->qname : NULL);
-		int v = tsig_verify(q->rx, &t, key ? &key->tk : NULL, now);
+		uint16_t error;
+		int v = tsig_verify(q->rx, &t, key ? &key->tk : NULL, now, &error);
 		/* Anyone can send these: rate limited so they cannot flood the log. */
 		static struct log_limit lim_size, lim_key, lim_time;
-		if (v < 0) {
+		if (v == -EBADMSG) {
 			log_limited(&lim_size, LOG_WARN, "TSIG from key %s: MAC size %u not allowed", kname,
 			            t.mac_len);
 			return reply(q, RCODE_FORMERR, &r);
 		}
 		r.req = &t;
-		r.error = (uint16_t)v;
-		if (v == TSIG_BADKEY || v == TSIG_BADSIG) {
+		r.error = error;
+		if (error == TSIG_BADKEY || error == TSIG_BADSIG) {
 			log_limited(&lim_key, LOG_WARN, "TSIG from key %s: %s", kname,
-			            v == TSIG_BADKEY ? "unknown key or algorithm (BADKEY)"
-			                             : "wrong MAC (BADSIG)");
+			            error == TSIG_BADKEY ? "unknown key or algorithm (BADKEY)"
+			                                 : "wrong MAC (BADSIG)");
 			return reply(q, RCODE_NOTAUTH, &r);
 		}
 		r.key = key;
-		if (v != TSIG_NOERROR) {
+		if (v < 0) {
 			/* The MAC was right: these come from a key holder, but may repeat. */
-			if (v == TSIG_BADTIME)
+			if (error == TSIG_BADTIME)
 				log_limited(&lim_time, LOG_WARN,
 				            "TSIG from key %s: time %llu is %lld s off our clock (BADTIME)",
 				            kname, (unsigned long long)t.time_signed,

@@ -159,6 +159,27 @@ static size_t append_raw_tsig(uint8_t *buf, size_t len, const struct tsig_rr *f,
 	return wire_pos(&w);
 }
 
+/*
+ * tsig_verify's outcome as one number for the tables below: the TSIG error
+ * when it refuses, else what it returned (0 is TSIG_NOERROR).  Checks the
+ * contract on the way: -EACCES always comes with a TSIG error in the out
+ * parameter, 0 and -EBADMSG never do.
+ */
+static int verify(const uint8_t *msg, const struct tsig_rr *t, const struct tsig_key *k,
+                  uint64_t now)
+{
+	uint16_t error = 0xffff;
+	int rc = tsig_verify(msg, t, k, now, &error);
+	if (rc == -EACCES) {
+		if (error == TSIG_NOERROR)
+			ok(0, "-EACCES without a TSIG error");
+		return error;
+	}
+	if (error != TSIG_NOERROR)
+		ok(0, "return %d with TSIG error %u", rc, error);
+	return rc;
+}
+
 static void test_names(void)
 {
 	is_int(tsig_alg_from_name((const uint8_t *)"\x0bhmac-sha256"), TSIG_HMAC_SHA256,
@@ -217,32 +238,38 @@ static void test_verify_dnspython(size_t ai)
 	make_key(&k, algs[ai].alg, "k.example.");
 	uint64_t ts = t.time_signed;
 	int before = memcmp_calls;
-	is_int(tsig_verify(msg, &t, &k, ts), TSIG_NOERROR, "%s: verifies", alg);
+	is_int(verify(msg, &t, &k, ts), TSIG_NOERROR, "%s: verifies", alg);
 	ok(memcmp_calls > before, "%s: the MAC was compared with CRYPTO_memcmp", alg);
-	is_int(tsig_verify(msg, &t, &k, ts + 300), TSIG_NOERROR, "%s: 300 s late is in the window", alg);
-	is_int(tsig_verify(msg, &t, &k, ts - 300), TSIG_NOERROR, "%s: 300 s early too", alg);
-	is_int(tsig_verify(msg, &t, &k, ts + 301), TSIG_BADTIME, "%s: 301 s late: BADTIME", alg);
-	is_int(tsig_verify(msg, &t, &k, ts - 301), TSIG_BADTIME, "%s: 301 s early: BADTIME", alg);
-	is_int(tsig_verify(msg, &t, NULL, ts), TSIG_BADKEY, "%s: no such key: BADKEY", alg);
+	is_int(verify(msg, &t, &k, ts + 300), TSIG_NOERROR, "%s: 300 s late is in the window", alg);
+	is_int(verify(msg, &t, &k, ts - 300), TSIG_NOERROR, "%s: 300 s early too", alg);
+	is_int(verify(msg, &t, &k, ts + 301), TSIG_BADTIME, "%s: 301 s late: BADTIME", alg);
+	is_int(verify(msg, &t, &k, ts - 301), TSIG_BADTIME, "%s: 301 s early: BADTIME", alg);
+	is_int(verify(msg, &t, NULL, ts), TSIG_BADKEY, "%s: no such key: BADKEY", alg);
 	make_key(&other, algs[(ai + 1) % 5].alg, "k.example.");
-	is_int(tsig_verify(msg, &t, &other, ts), TSIG_BADKEY, "%s: same name, other algorithm: BADKEY",
+	is_int(verify(msg, &t, &other, ts), TSIG_BADKEY, "%s: same name, other algorithm: BADKEY",
 	       alg);
 	make_key(&wrong, algs[ai].alg, "k.example.");
 	wrong.secret[0] ^= 1;
-	is_int(tsig_verify(msg, &t, &wrong, ts), TSIG_BADSIG, "%s: wrong secret: BADSIG", alg);
+	is_int(verify(msg, &t, &wrong, ts), TSIG_BADSIG, "%s: wrong secret: BADSIG", alg);
+	/* The contract itself: an errno back, the TSIG error beside it. */
+	uint16_t error = 0xffff;
+	is_int(tsig_verify(msg, &t, &wrong, ts, &error), -EACCES, "%s: wrong secret: -EACCES", alg);
+	is_int(error, TSIG_BADSIG, "%s: ... with BADSIG in the out parameter", alg);
+	is_int(tsig_verify(msg, &t, &k, ts, &error), 0, "%s: right secret: 0", alg);
+	is_int(error, TSIG_NOERROR, "%s: ... with NOERROR in the out parameter", alg);
 
 	/* A flipped bit in the signed data. */
 	uint8_t copy[2048];
 	memcpy(copy, msg, len);
 	copy[t.offset - 3] ^= 0x20;   /* inside the TXT data */
-	is_int(tsig_verify(copy, &t, &k, ts), TSIG_BADSIG, "%s: altered message: BADSIG", alg);
+	is_int(verify(copy, &t, &k, ts), TSIG_BADSIG, "%s: altered message: BADSIG", alg);
 	/* The ID is not signed as sent: Original ID stands in (RFC 8945 4.3.1). */
 	memcpy(copy, msg, len);
 	copy[0] ^= 0xff;
-	is_int(tsig_verify(copy, &t, &k, ts), TSIG_NOERROR, "%s: a changed ID still verifies", alg);
+	is_int(verify(copy, &t, &k, ts), TSIG_NOERROR, "%s: a changed ID still verifies", alg);
 	/* Our own key shorter window: the smaller fudge wins. */
 	k.fudge = 10;
-	is_int(tsig_verify(msg, &t, &k, ts + 11), TSIG_BADTIME, "%s: key fudge 10: 11 s is BADTIME",
+	is_int(verify(msg, &t, &k, ts + 11), TSIG_BADTIME, "%s: key fudge 10: 11 s is BADTIME",
 	       alg);
 }
 
@@ -326,14 +353,14 @@ static void test_truncation(void)
 		memcpy(buf, base, blen);
 		len = append_raw_tsig(buf, blen, &f, mac, cases256[i].mac_len, CLASS_ANY);
 		is_int(tsig_find(buf, len, &t), 1, "parsed (%zu-byte MAC)", cases256[i].mac_len);
-		is_int(tsig_verify(buf, &t, &k, now), cases256[i].want, "%s", cases256[i].what);
+		is_int(verify(buf, &t, &k, now), cases256[i].want, "%s", cases256[i].what);
 	}
 	memcpy(extra, mac, 32);
 	extra[32] = 0;
 	memcpy(buf, base, blen);
 	len = append_raw_tsig(buf, blen, &f, extra, 33, CLASS_ANY);
 	tsig_find(buf, len, &t);
-	is_int(tsig_verify(buf, &t, &k, now), -EBADMSG, "MAC longer than the hash: FORMERR");
+	is_int(verify(buf, &t, &k, now), -EBADMSG, "MAC longer than the hash: FORMERR");
 
 	/* SHA-1: the floor is 10 bytes; a stricter local policy gives BADTRUNC. */
 	struct tsig_key k1;
@@ -345,18 +372,18 @@ static void test_truncation(void)
 	memcpy(buf, base, blen);
 	len = append_raw_tsig(buf, blen, &f, mac, 10, CLASS_ANY);
 	tsig_find(buf, len, &t);
-	is_int(tsig_verify(buf, &t, &k1, now), TSIG_NOERROR, "sha1 truncated to 10: accepted");
+	is_int(verify(buf, &t, &k1, now), TSIG_NOERROR, "sha1 truncated to 10: accepted");
 	memcpy(buf, base, blen);
 	len = append_raw_tsig(buf, blen, &f, mac, 9, CLASS_ANY);
 	tsig_find(buf, len, &t);
-	is_int(tsig_verify(buf, &t, &k1, now), -EBADMSG, "sha1 truncated to 9: FORMERR");
+	is_int(verify(buf, &t, &k1, now), -EBADMSG, "sha1 truncated to 9: FORMERR");
 	k1.min_mac_len = 16;
 	memcpy(buf, base, blen);
 	len = append_raw_tsig(buf, blen, &f, mac, 12, CLASS_ANY);
 	tsig_find(buf, len, &t);
-	is_int(tsig_verify(buf, &t, &k1, now), TSIG_BADTRUNC,
+	is_int(verify(buf, &t, &k1, now), TSIG_BADTRUNC,
 	       "sha1 truncated to 12 under a 16-byte policy: BADTRUNC");
-	is_int(tsig_verify(buf, &t, &k1, now + 1000), TSIG_BADTIME,
+	is_int(verify(buf, &t, &k1, now + 1000), TSIG_BADTIME,
 	       "time is checked before the truncation policy");
 	uint8_t bad[TSIG_MAC_MAX];
 	memcpy(bad, mac, 20);
@@ -364,12 +391,12 @@ static void test_truncation(void)
 	memcpy(buf, base, blen);
 	len = append_raw_tsig(buf, blen, &f, bad, 12, CLASS_ANY);
 	tsig_find(buf, len, &t);
-	is_int(tsig_verify(buf, &t, &k1, now), TSIG_BADSIG,
+	is_int(verify(buf, &t, &k1, now), TSIG_BADSIG,
 	       "a wrong truncated MAC is BADSIG before BADTRUNC");
 	memcpy(buf, base, blen);
 	len = append_raw_tsig(buf, blen, &f, mac, 20, CLASS_ANY);
 	tsig_find(buf, len, &t);
-	is_int(tsig_verify(buf, &t, &k1, now), TSIG_NOERROR, "the full MAC passes the policy");
+	is_int(verify(buf, &t, &k1, now), TSIG_NOERROR, "the full MAC passes the policy");
 }
 
 static void test_placement(void)
