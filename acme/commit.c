@@ -188,11 +188,19 @@ int commit_rebuild(struct acme_zone *az, char err[256])
 	return zone_table_replace(az->a->t, z);
 }
 
-uint8_t commit_update(struct acme *a, struct query *q, const struct acme_key *key, uint64_t now)
+/* The RCODE goes on the query as data; the errno back to the caller. */
+static int answer(struct query *q, uint8_t rcode, int err)
+{
+	q->rcode = rcode;
+	return err;
+}
+
+int commit_update(struct acme *a, struct query *q, const struct acme_key *key, uint64_t now)
 {
 	/* Refusals anyone can cause are rate limited: they must not flood the log. */
 	static struct log_limit lim_notauth, lim_static, lim_unsigned;
 	struct update_msg m;
+	uint8_t rcode;
 	char zone[DNAME_MAX * 4 + 2] = "?", kname[DNAME_MAX * 4 + 2] = "(unsigned)";
 	if (key)
 		acme_name_str(key->tk.name, kname, sizeof(kname));
@@ -201,59 +209,60 @@ uint8_t commit_update(struct acme *a, struct query *q, const struct acme_key *ke
 	 * parsed: whoever is refused costs us no parsing of the rest.
 	 */
 	if (q->qdcount != 1 || q->qtype != RR_SOA)
-		return RCODE_FORMERR;
+		return answer(q, RCODE_FORMERR, -EBADMSG);
 	acme_name_str(q->qname, zone, sizeof(zone));
 	if (q->qclass != CLASS_IN || !zone_table_get(a->t, q->qname)) {
 		log_limited(&lim_notauth, LOG_INFO, "update for %s from key %s: not a zone we serve",
 		            zone, kname);
-		return RCODE_NOTAUTH;
+		return answer(q, RCODE_NOTAUTH, -ENOENT);
 	}
 	struct acme_zone *az = acme_find_zone(a, q->qname);
 	if (!az || !az->allow_update) {
 		log_limited(&lim_static, LOG_WARN,
 		            "update for %s from key %s refused: the zone does not allow updates", zone,
 		            kname);
-		return RCODE_REFUSED;
+		return answer(q, RCODE_REFUSED, -EACCES);
 	}
 	if (!key) {
 		log_limited(&lim_unsigned, LOG_WARN, "update for %s refused: not signed with TSIG",
 		            zone);
-		return RCODE_REFUSED;
+		return answer(q, RCODE_REFUSED, -EACCES);
 	}
 	if (key->zone != az) {
 		log_warn("update for %s refused: key %s belongs to %s", zone, kname, key->zone->name);
-		return RCODE_REFUSED;
+		return answer(q, RCODE_REFUSED, -EACCES);
 	}
 	if (!q->arena)
-		return RCODE_SERVFAIL;
-	int rc = update_parse(q->rx, q->rx_len, q->arena, &m);
-	if (rc != RCODE_NOERROR) {
-		log_info("update for %s from key %s: malformed (rcode %d)", zone, kname, rc);
-		return (uint8_t)rc;
+		return answer(q, RCODE_SERVFAIL, -ENOMEM);
+	int rc = update_parse(q->rx, q->rx_len, q->arena, &m, &rcode);
+	if (rc < 0) {
+		log_info("update for %s from key %s: malformed (rcode %d)", zone, kname, rcode);
+		return answer(q, rcode, rc);
 	}
-	rc = update_prereq(zone_table_get(a->t, az->apex), az->apex, &m);
-	if (rc != RCODE_NOERROR) {
-		log_info("update for %s from key %s: prerequisite not met (rcode %d)", zone, kname, rc);
-		return (uint8_t)rc;
+	rc = update_prereq(zone_table_get(a->t, az->apex), az->apex, &m, &rcode);
+	if (rc < 0) {
+		log_info("update for %s from key %s: prerequisite not met (rcode %d)", zone, kname,
+		         rcode);
+		return answer(q, rcode, rc);
 	}
-	rc = update_prescan(az->apex, &m);
-	if (rc != RCODE_NOERROR) {
-		log_info("update for %s from key %s: prescan failed (rcode %d)", zone, kname, rc);
-		return (uint8_t)rc;
+	rc = update_prescan(az->apex, &m, &rcode);
+	if (rc < 0) {
+		log_info("update for %s from key %s: prescan failed (rcode %d)", zone, kname, rcode);
+		return answer(q, rcode, rc);
 	}
-	if (policy_check_request(&key->pol, &m) < 0)
-		return RCODE_REFUSED;
+	if ((rc = policy_check_request(&key->pol, &m)) < 0)
+		return answer(q, RCODE_REFUSED, rc);
 
 	struct change_list cl;
 	change_list_init(&cl);
-	uint8_t ret = RCODE_NOERROR;
-	if (update_compute(az->rs, az->apex, &m, (int64_t)now, &cl) < 0) {
+	rcode = RCODE_NOERROR;
+	if ((rc = update_compute(az->rs, az->apex, &m, (int64_t)now, &cl)) < 0) {
 		log_error("update for %s: out of memory", zone);
-		ret = RCODE_SERVFAIL;
+		rcode = RCODE_SERVFAIL;
 	} else if (cl.n == 0) {
 		log_info("update for %s from key %s: nothing to change", zone, kname);
-	} else if (policy_check_changes(&key->pol, az->rs, &cl) < 0) {
-		ret = RCODE_REFUSED;
+	} else if ((rc = policy_check_changes(&key->pol, az->rs, &cl)) < 0) {
+		rcode = RCODE_REFUSED;
 	} else {
 		size_t dels = 0, adds = 0;
 		for (size_t i = 0; i < cl.n; i++) {
@@ -263,12 +272,12 @@ uint8_t commit_update(struct acme *a, struct query *q, const struct acme_key *ke
 				dels++;
 		}
 		uint32_t serial = 0;
-		if (commit_change(az, &cl, &serial, false) < 0)
-			ret = RCODE_SERVFAIL;
+		if ((rc = commit_change(az, &cl, &serial, false)) < 0)
+			rcode = RCODE_SERVFAIL;
 		else
 			log_info("update for %s from key %s: %zu added, %zu deleted, serial %u", zone,
 			         kname, adds, dels, serial);
 	}
 	change_list_clear(&cl);
-	return ret;
+	return answer(q, rcode, rc < 0 ? rc : 0);
 }

@@ -41,6 +41,10 @@ int commit_bump_serial(struct acme_zone *az, bool reset, char err[256]);
 int commit_rebuild(struct acme_zone *az, char err[256]);
 /*
  * Handles an UPDATE whose TSIG (if any) was verified and matched to `key`
- * (NULL: unsigned).  Returns the response's RCODE.
+ * (NULL: unsigned).  The response's RCODE goes in q->rcode; returns 0
+ * (NOERROR: committed, or nothing to change) or a negative errno:
+ * -EBADMSG FORMERR, -ENOENT NOTAUTH (not our zone) or a prerequisite's
+ * NXDOMAIN/NXRRSET, -EEXIST YXDOMAIN/YXRRSET, -ERANGE NOTZONE, -EACCES
+ * REFUSED, -ENOMEM or the commit's error SERVFAIL.
  */
-uint8_t commit_update(struct acme *a, struct query *q, const struct acme_key *key, uint64_t now);
+int commit_update(struct acme *a, struct query *q, const struct acme_key *key, uint64_t now);

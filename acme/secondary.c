@@ -451,9 +451,11 @@ static int on_message(struct sec_conn *c, const uint8_t *msg, size_t len)
 			          rcode);
 			return -1;
 		}
-		int v = tsig_verify_response(msg, &t, &sz->key, c->mac, c->mac_len, !c->first_msg,
-		                             (uint64_t)now_s());
-		if (v != TSIG_NOERROR) {
+		uint16_t error;
+		int rc = tsig_verify_response(msg, &t, &sz->key, c->mac, c->mac_len, !c->first_msg,
+		                              (uint64_t)now_s(), &error);
+		int v = rc == -EBADMSG ? rc : error;
+		if (rc < 0) {
 			conn_fail(c, "TSIG of the response: %s (error %d, rcode %u)",
 			          v == TSIG_BADKEY ? "BADKEY" : v == TSIG_BADSIG ? "BADSIG"
 			          : v == TSIG_BADTIME ? "BADTIME" : "refused", v, rcode);
@@ -470,20 +472,24 @@ static int on_message(struct sec_conn *c, const uint8_t *msg, size_t len)
 	c->first_msg = false;
 	c->messages++;
 	c->bytes += len;
-	size_t pos = MSG_HEADER_LEN;
-	unsigned qd = wire_get_u16(msg + 4), an = wire_get_u16(msg + 6);
-	for (unsigned i = 0; i < qd; i++) {
+	struct wire w;
+	wire_init_read(&w, msg, len);
+	wire_skip(&w, 4);                           /* ID, flags */
+	unsigned qd = wire_read_u16(&w), an = wire_read_u16(&w);
+	wire_skip(&w, 4);                           /* NSCOUNT, ARCOUNT */
+	for (unsigned i = 0; i < qd && !w.err; i++) {
 		uint8_t name[DNAME_MAX];
 		uint16_t type, rclass;
-		if (msg_read_question(msg, len, &pos, name, &type, &rclass) < 0) {
-			conn_fail(c, "malformed question");
-			return -1;
-		}
+		msg_read_question(&w, name, &type, &rclass);
+	}
+	if (w.err) {
+		conn_fail(c, "malformed question");
+		return -1;
 	}
 	static uint8_t rdata[2 * 65535];
 	for (unsigned i = 0; i < an; i++) {
 		struct msg_rr rr;
-		if (msg_read_rr(msg, len, &pos, &rr) < 0) {
+		if (msg_read_rr(&w, &rr) < 0) {
 			conn_fail(c, "malformed record");
 			return -1;
 		}
@@ -721,9 +727,10 @@ static int notify_handle(void *ctx, struct query *q)
 			return notify_reply(q, RCODE_FORMERR, NULL, NULL, 0, now);
 		if (found) {
 			key = sz && sz->has_key ? &sz->key : NULL;
-			int v = tsig_verify(q->rx, &t, key, now);
-			if (v < 0)
+			uint16_t error;
+			if (tsig_verify(q->rx, &t, key, now, &error) == -EBADMSG)
 				return notify_reply(q, RCODE_FORMERR, NULL, NULL, 0, now);
+			int v = error;   /* the TSIG error, TSIG_NOERROR when it verified */
 			req = &t;
 			if (v != TSIG_NOERROR) {
 				log_limited(&lim_notify, LOG_WARN, "NOTIFY for %s from %s: bad TSIG (%d)",

@@ -345,14 +345,15 @@ static int append(uint8_t *buf, size_t *len, size_t cap, const struct tsig_rr *f
 
 int tsig_verify_response(const uint8_t *msg, const struct tsig_rr *t, const struct tsig_key *key,
                          const uint8_t *prev_mac, size_t prev_len, bool timers_only,
-                         uint64_t now)
+                         uint64_t now, uint16_t *tsig_error)
 {
+	*tsig_error = TSIG_NOERROR;
 	if (!key || tsig_alg_from_name(t->alg_name) != key->alg ||
 	    dname_len(t->key_name) != dname_len(key->name) ||
 	    memcmp(t->key_name, key->name, dname_len(key->name)) != 0)
-		return TSIG_BADKEY;
+		return refuse(tsig_error, TSIG_BADKEY);
 	if (t->error)
-		return t->error;          /* the server refused our signature */
+		return refuse(tsig_error, t->error);   /* the server refused our signature */
 	size_t full = tsig_alg_mac_size(key->alg);
 	if (t->mac_len > full || t->mac_len < mac_floor(key->alg))
 		return -EBADMSG;
@@ -363,7 +364,7 @@ int tsig_verify_response(const uint8_t *msg, const struct tsig_rr *t, const stru
 	struct hmac h;
 	uint8_t mac[TSIG_MAC_MAX], l[2];
 	if (hmac_begin(&h, key) < 0)
-		return TSIG_BADSIG;
+		return refuse(tsig_error, TSIG_BADSIG);
 	wire_set_u16(l, (uint16_t)prev_len);
 	hmac_update(&h, l, 2);
 	hmac_update(&h, prev_mac, prev_len);
@@ -375,11 +376,11 @@ int tsig_verify_response(const uint8_t *msg, const struct tsig_rr *t, const stru
 		hmac_variables(&h, t);
 	int n = hmac_end(&h, mac);
 	if (n != (int)full || CRYPTO_memcmp(mac, t->mac, t->mac_len) != 0)
-		return TSIG_BADSIG;
+		return refuse(tsig_error, TSIG_BADSIG);
 	uint64_t window = t->fudge < key->fudge ? t->fudge : key->fudge;
 	if (now > t->time_signed + window || t->time_signed > now + window)
-		return TSIG_BADTIME;
-	return TSIG_NOERROR;
+		return refuse(tsig_error, TSIG_BADTIME);
+	return 0;
 }
 
 int tsig_sign_reply(uint8_t *buf, size_t *len, size_t cap, const struct tsig_rr *req,

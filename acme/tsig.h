@@ -106,14 +106,15 @@ int tsig_append_next(uint8_t *buf, size_t *len, size_t cap, const struct tsig_rr
  * Verifies a response to our signed request (a zone transfer we asked for,
  * section 5.3): the MAC covers prev_mac (the request's for the first
  * message, then the previous message's), the message and the variables, or
- * for later messages of a stream only the timers (5.3.1).  Returns
- * TSIG_NOERROR, TSIG_BADKEY (not our key), TSIG_BADSIG, TSIG_BADTIME, the
- * error the server put in its TSIG, or -EBADMSG for a MAC size the RFC
+ * for later messages of a stream only the timers (5.3.1).  Same contract
+ * as tsig_verify: 0 when it verifies; -EACCES with the TSIG error in
+ * *tsig_error (TSIG_BADKEY: not our key, TSIG_BADSIG, TSIG_BADTIME, or the
+ * error the server put in its TSIG); -EBADMSG for a MAC size the RFC
  * forbids.
  */
 int tsig_verify_response(const uint8_t *msg, const struct tsig_rr *t, const struct tsig_key *key,
                          const uint8_t *prev_mac, size_t prev_len, bool timers_only,
-                         uint64_t now);
+                         uint64_t now, uint16_t *tsig_error);
 /*
  * Signs a single-message response to the signed request `req` (sections
  * 5.3 and 5.2.3): with `key` for NOERROR, BADTIME and BADTRUNC, unsigned

@@ -198,5 +198,6 @@ int tsig_handler_handle(void *ctx, struct query *q)
 	}
 	if (q->opcode != OPCODE_UPDATE)
 		return reply(q, RCODE_NOTIMP, &r);
-	return reply(q, commit_update(a, q, r.key, now), &r);
+	commit_update(a, q, r.key, now);   /* the errno is logged there; the RCODE is on q */
+	return reply(q, q->rcode, &r);
 }

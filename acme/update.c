@@ -58,8 +58,28 @@ static int read_section(struct wire *w, unsigned count, struct arena *a,
 	return 0;
 }
 
-int update_parse(const uint8_t *msg, size_t len, struct arena *a, struct update_msg *m)
+/* Fails with an RCODE for the response and the errno that says the same (update.h). */
+static int fail(uint8_t *rcode, uint8_t rc)
 {
+	*rcode = rc;
+	switch (rc) {
+	case RCODE_NOTZONE:
+		return -ERANGE;
+	case RCODE_NXDOMAIN: case RCODE_NXRRSET:
+		return -ENOENT;
+	case RCODE_YXDOMAIN: case RCODE_YXRRSET:
+		return -EEXIST;
+	case RCODE_SERVFAIL:
+		return -ENOMEM;
+	default:
+		return -EBADMSG;
+	}
+}
+
+int update_parse(const uint8_t *msg, size_t len, struct arena *a, struct update_msg *m,
+                 uint8_t *rcode)
+{
+	*rcode = RCODE_NOERROR;
 	struct wire w;
 	memset(m, 0, sizeof(*m));
 	wire_init_read(&w, msg, len);
@@ -69,22 +89,22 @@ int update_parse(const uint8_t *msg, size_t len, struct arena *a, struct update_
 	unsigned upcount = wire_read_u16(&w);
 	wire_skip(&w, 2);                           /* ADCOUNT */
 	if (w.err || zocount != 1)
-		return RCODE_FORMERR;
+		return fail(rcode, RCODE_FORMERR);
 	if (msg_read_question(&w, m->zone, &m->ztype, &m->zclass) < 0)
-		return RCODE_FORMERR;
+		return fail(rcode, RCODE_FORMERR);
 	m->zone_end = wire_pos(&w);
 	if (m->ztype != RR_SOA)
-		return RCODE_FORMERR;
+		return fail(rcode, RCODE_FORMERR);
 	int ret = read_section(&w, prcount, a, &m->prereq);
 	if (ret == 0)
 		ret = read_section(&w, upcount, a, &m->upd);
 	if (ret == -ENOMEM)
-		return RCODE_SERVFAIL;
+		return fail(rcode, RCODE_SERVFAIL);
 	if (ret < 0)
-		return RCODE_FORMERR;
+		return fail(rcode, RCODE_FORMERR);
 	m->n_prereq = prcount;
 	m->n_upd = upcount;
-	return RCODE_NOERROR;
+	return 0;
 }
 
 /* --- prerequisites --- */
@@ -186,35 +206,37 @@ static bool rrset_matches(const struct zone *z, const struct update_msg *m, size
 	return distinct == served_count(&s);
 }
 
-int update_prereq(const struct zone *served, const uint8_t *apex, const struct update_msg *m)
+int update_prereq(const struct zone *served, const uint8_t *apex, const struct update_msg *m,
+                  uint8_t *rcode)
 {
+	*rcode = RCODE_NOERROR;
 	for (size_t i = 0; i < m->n_prereq; i++) {
 		const struct update_rr *p = &m->prereq[i];
 		if (p->ttl != 0)
-			return RCODE_FORMERR;
+			return fail(rcode, RCODE_FORMERR);
 		if (!dname_is_subdomain(p->name, apex))
-			return RCODE_NOTZONE;
+			return fail(rcode, RCODE_NOTZONE);
 		struct served s;
 		if (p->rclass == CLASS_ANY) {
 			if (p->rdlen != 0)
-				return RCODE_FORMERR;
+				return fail(rcode, RCODE_FORMERR);
 			if (p->type == RR_ANY) {
 				if (!name_in_use(served, p->name))
-					return RCODE_NXDOMAIN;
+					return fail(rcode, RCODE_NXDOMAIN);
 			} else if (!served_find(served, p->name, p->type, &s)) {
-				return RCODE_NXRRSET;
+				return fail(rcode, RCODE_NXRRSET);
 			}
 		} else if (p->rclass == CLASS_NONE) {
 			if (p->rdlen != 0)
-				return RCODE_FORMERR;
+				return fail(rcode, RCODE_FORMERR);
 			if (p->type == RR_ANY) {
 				if (name_in_use(served, p->name))
-					return RCODE_YXDOMAIN;
+					return fail(rcode, RCODE_YXDOMAIN);
 			} else if (served_find(served, p->name, p->type, &s)) {
-				return RCODE_YXRRSET;
+				return fail(rcode, RCODE_YXRRSET);
 			}
 		} else if (p->rclass != m->zclass) {
-			return RCODE_FORMERR;
+			return fail(rcode, RCODE_FORMERR);
 		}
 	}
 	/* Value-dependent prerequisites, once per (name, type), after the loop as in 3.2.5. */
@@ -227,9 +249,9 @@ int update_prereq(const struct zone *served, const uint8_t *apex, const struct u
 			seen = m->prereq[k].rclass == m->zclass && m->prereq[k].type == p->type &&
 			       same_name(m->prereq[k].name, p->name);
 		if (!seen && !rrset_matches(served, m, i))
-			return RCODE_NXRRSET;
+			return fail(rcode, RCODE_NXRRSET);
 	}
-	return RCODE_NOERROR;
+	return 0;
 }
 
 /* --- prescan --- */
@@ -246,27 +268,28 @@ static bool rdata_ok(const struct update_rr *u)
 	return rdata_check(u->type, u->rdata, u->rdlen, NULL) == 0;
 }
 
-int update_prescan(const uint8_t *apex, const struct update_msg *m)
+int update_prescan(const uint8_t *apex, const struct update_msg *m, uint8_t *rcode)
 {
+	*rcode = RCODE_NOERROR;
 	for (size_t i = 0; i < m->n_upd; i++) {
 		const struct update_rr *u = &m->upd[i];
 		if (!dname_is_subdomain(u->name, apex))
-			return RCODE_NOTZONE;
+			return fail(rcode, RCODE_NOTZONE);
 		if (u->rclass == m->zclass) {
 			if (rrset_type_is_meta(u->type) || !rdata_ok(u))
-				return RCODE_FORMERR;
+				return fail(rcode, RCODE_FORMERR);
 		} else if (u->rclass == CLASS_ANY) {
 			if (u->ttl != 0 || u->rdlen != 0 ||
 			    (rrset_type_is_meta(u->type) && u->type != RR_ANY))
-				return RCODE_FORMERR;
+				return fail(rcode, RCODE_FORMERR);
 		} else if (u->rclass == CLASS_NONE) {
 			if (u->ttl != 0 || rrset_type_is_meta(u->type) || !rdata_ok(u))
-				return RCODE_FORMERR;
+				return fail(rcode, RCODE_FORMERR);
 		} else {
-			return RCODE_FORMERR;
+			return fail(rcode, RCODE_FORMERR);
 		}
 	}
-	return RCODE_NOERROR;
+	return 0;
 }
 
 /* --- applying, on an overlay of the touched names --- */

@@ -9,6 +9,11 @@
  * turned into a change list.  Nothing here touches the database or the
  * served snapshot, so a refused or failed UPDATE changes nothing.
  *
+ * Errors: each step returns 0 or a negative errno, and puts the response's
+ * RCODE in *rcode (RCODE_NOERROR with 0): -EBADMSG FORMERR, -ERANGE
+ * NOTZONE (a name outside the zone), -ENOENT NXDOMAIN or NXRRSET, -EEXIST
+ * YXDOMAIN or YXRRSET, -ENOMEM SERVFAIL.
+ *
  * Decisions where the RFC leaves room:
  * - Adding an RR to an RRset whose TTL differs sets the whole RRset to the
  *   new TTL (RFC 2181 5.2 wants one TTL per RRset; BIND and Knot do the
@@ -54,22 +59,24 @@ struct update_msg {
 
 /*
  * Parses the header counts and the zone, prerequisite and update sections
- * (the additional section is not looked at).  Returns RCODE_NOERROR, or
- * RCODE_FORMERR for a malformed message, ZOCOUNT other than 1 or a ZTYPE
- * other than SOA.  Memory comes from `a` (the query arena).
+ * (the additional section is not looked at).  -EBADMSG (FORMERR) for a
+ * malformed message, ZOCOUNT other than 1 or a ZTYPE other than SOA;
+ * -ENOMEM (SERVFAIL).  Memory comes from `a` (the query arena).
  */
-int update_parse(const uint8_t *msg, size_t len, struct arena *a, struct update_msg *m);
+int update_parse(const uint8_t *msg, size_t len, struct arena *a, struct update_msg *m,
+                 uint8_t *rcode);
 
 /*
  * Section 3.2, against the zone as served (`served`, the current snapshot;
  * NULL: an empty zone): the signer's DNSKEY, CDS, CDNSKEY, NSEC and RRSIG
- * records count like stored ones.  Returns RCODE_NOERROR or FORMERR,
- * NOTZONE, NXDOMAIN, YXDOMAIN, NXRRSET, YXRRSET.
+ * records count like stored ones.  FORMERR, NOTZONE, NXDOMAIN, YXDOMAIN,
+ * NXRRSET or YXRRSET.
  */
-int update_prereq(const struct zone *served, const uint8_t *apex, const struct update_msg *m);
+int update_prereq(const struct zone *served, const uint8_t *apex, const struct update_msg *m,
+                  uint8_t *rcode);
 
-/* Section 3.4.1: returns RCODE_NOERROR or FORMERR, NOTZONE. */
-int update_prescan(const uint8_t *apex, const struct update_msg *m);
+/* Section 3.4.1: FORMERR or NOTZONE. */
+int update_prescan(const uint8_t *apex, const struct update_msg *m, uint8_t *rcode);
 
 /*
  * Section 3.4.2: appends to cl the deletions and additions that the

@@ -303,14 +303,13 @@ static int64_t ixfr_serial(const struct query *q)
 {
 	if (q->nscount != 1)
 		return -EBADMSG;
-	size_t pos = q->question_end;
-	for (unsigned i = 0; i < q->ancount; i++) {
-		struct msg_rr rr;
-		if (msg_read_rr(q->rx, q->rx_len, &pos, &rr) < 0)
-			return -EBADMSG;
-	}
+	struct wire w;
 	struct msg_rr rr;
-	if (msg_read_rr(q->rx, q->rx_len, &pos, &rr) < 0 || rr.type != RR_SOA || rr.rdlen < 22)
+	wire_init_read(&w, q->rx, q->rx_len);
+	wire_seek(&w, q->question_end);
+	for (unsigned i = 0; i < q->ancount; i++)
+		msg_read_rr(&w, &rr);
+	if (msg_read_rr(&w, &rr) < 0 || rr.type != RR_SOA || rr.rdlen < 22)
 		return -EBADMSG;
 	/* The serial is the first of the five numbers that end the rdata. */
 	return wire_get_u32(q->rx + rr.rdata_off + rr.rdlen - 20);
@@ -831,9 +830,10 @@ static int handle(void *ctx, struct query *q)
 			if (dname_to_str(t.key_name, kname, sizeof(kname)) < 0)
 				snprintf(kname, sizeof(kname), "?");
 			key = find_key(x, xz, &t, &own_key);
-			int v = tsig_verify(q->rx, &t, key, now);
-			if (v < 0)
+			uint16_t error;
+			if (tsig_verify(q->rx, &t, key, now, &error) == -EBADMSG)
 				return refuse(q, RCODE_FORMERR, NULL, NULL, 0, now);
+			int v = error;   /* the TSIG error, TSIG_NOERROR when it verified */
 			req = &t;
 			if (v != TSIG_NOERROR) {
 				log_limited(&lim_tsig, LOG_WARN, "%s of %s from %s refused: TSIG key %s: %s",

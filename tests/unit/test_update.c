@@ -1032,6 +1032,31 @@ static void test_restart(void)
 	is_int(serial(), s0 + 1, "serial continues");
 }
 
+/* The error convention of update.h: an errno back, the RCODE beside it. */
+static void test_error_contract(void)
+{
+	const uint8_t *apex = (const uint8_t *)"\x04" "acme\x07" "example";
+	struct update_rr out = { .name = (const uint8_t *)"\x05other\x07" "example", .type = RR_TXT,
+	                         .rclass = CLASS_IN, .ttl = 60, .rdata = (const uint8_t *)"\x01x",
+	                         .rdlen = 2 };
+	struct update_msg m = { .zclass = CLASS_IN, .upd = &out, .n_upd = 1 };
+	uint8_t rcode = 0xff;
+	is_int(update_prescan(apex, &m, &rcode), -ERANGE, "prescan outside the zone: -ERANGE");
+	is_int(rcode, RCODE_NOTZONE, "... with NOTZONE in the out parameter");
+	out.name = (const uint8_t *)"\x01t\x04" "acme\x07" "example";
+	out.rclass = 7;
+	is_int(update_prescan(apex, &m, &rcode), -EBADMSG, "prescan, class 7: -EBADMSG");
+	is_int(rcode, RCODE_FORMERR, "... with FORMERR");
+	out.rclass = CLASS_IN;
+	is_int(update_prescan(apex, &m, &rcode), 0, "prescan of a good TXT: 0");
+	is_int(rcode, RCODE_NOERROR, "... with NOERROR");
+	uint8_t hdr[12] = { 0 };
+	is_int(update_parse(hdr, sizeof(hdr), q.arena, &m, &rcode), -EBADMSG,
+	       "parse with ZOCOUNT 0: -EBADMSG");
+	is_int(rcode, RCODE_FORMERR, "... with FORMERR");
+	is_int(update_parse(hdr, 5, q.arena, &m, &rcode), -EBADMSG, "parse of 5 bytes: -EBADMSG");
+}
+
 int main(void)
 {
 	log_set_level(LOG_WARN);
@@ -1057,6 +1082,7 @@ int main(void)
 	test_signed_query();
 	test_purge();
 	test_restart();
+	test_error_contract();
 	stop();
 	arena_free(q.arena);
 	char cmd[300];
