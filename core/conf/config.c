@@ -1406,18 +1406,14 @@ static void warn_base64_key_file(const char *path, const uint8_t *b, size_t n)
 	size_t len = n;
 	if (len && b[len - 1] == '\n')
 		len--;
-	if (len < 16 || len % 4 != 0)
+	char text[TSIG_SECRET_MAX + 2];
+	uint8_t raw[TSIG_SECRET_MAX];
+	if (len < 16 || len % 4 != 0 || len >= sizeof(text) || memchr(b, '\0', len))
 		return;
-	size_t pad = 0;
-	for (size_t i = 0; i < len; i++) {
-		uint8_t ch = b[i];
-		if (ch == '=' && i >= len - 2) {
-			pad++;
-			continue;
-		}
-		if (pad || !(isalnum(ch) || ch == '+' || ch == '/'))
-			return;
-	}
+	memcpy(text, b, len);
+	text[len] = '\0';
+	if (base64_decode(text, raw, sizeof(raw)) <= 0)
+		return;   /* not base64 (padded, as len % 4 == 0 asks): raw bytes, as it should be */
 	log_warn("TSIG key file '%s' looks like base64 text (%zu characters%s), but a key file holds "
 	         "the raw secret bytes, so this text itself is the secret; if it is the base64 form, "
 	         "store the decoded bytes (base64 -d < FILE > FILE.new) or use secret = \"...\"",
