@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/wire/rrset.h"
+
 struct metrics_global metrics;
 
 struct zone_series {
@@ -26,42 +28,36 @@ static struct zone_series *zones;
 static struct geo_series *geos;
 static uint64_t geo_scratch[2];
 
-/* The fixed qtype label set, in metrics_qtype_index() order; the last is "other". */
-static const char *const qtype_names[METRICS_QTYPES] = {
-	"A", "NS", "CNAME", "SOA", "PTR", "MX", "TXT", "AAAA", "SRV", "NAPTR", "DS", "RRSIG",
-	"NSEC", "DNSKEY", "SVCB", "HTTPS", "AXFR", "IXFR", "ANY", "other",
+/*
+ * The fixed qtype label set, in this order, named by the record-type table
+ * (core/wire/rrset.h); any other type counts as "other", the last index.
+ */
+static const uint16_t label_types[METRICS_QTYPES - 1] = {
+	RR_A, RR_NS, RR_CNAME, RR_SOA, RR_PTR, RR_MX, RR_TXT, RR_AAAA, RR_SRV, RR_NAPTR, RR_DS,
+	RR_RRSIG, RR_NSEC, RR_DNSKEY, RR_SVCB, RR_HTTPS, RR_AXFR, RR_IXFR, RR_ANY,
 };
 
 size_t metrics_qtype_index(uint16_t qtype)
 {
-	/* A switch, which the compiler makes a jump table: this runs per query. */
-	switch (qtype) {
-	case 1: return 0;
-	case 2: return 1;
-	case 5: return 2;
-	case 6: return 3;
-	case 12: return 4;
-	case 15: return 5;
-	case 16: return 6;
-	case 28: return 7;
-	case 33: return 8;
-	case 35: return 9;
-	case 43: return 10;
-	case 46: return 11;
-	case 47: return 12;
-	case 48: return 13;
-	case 64: return 14;
-	case 65: return 15;
-	case 252: return 16;
-	case 251: return 17;
-	case 255: return 18;
-	default: return METRICS_QTYPES - 1;
+	/* This runs per query: a table by type (every label type is below
+	 * 256), built on first use; 0 = other, else index + 1. */
+	static uint8_t by_type[256];
+	static bool built;
+	if (!built) {
+		for (size_t i = 0; i < METRICS_QTYPES - 1; i++)
+			by_type[label_types[i]] = (uint8_t)(i + 1);
+		built = true;
 	}
+	size_t k = qtype < 256 ? by_type[qtype] : 0;
+	return k ? k - 1 : METRICS_QTYPES - 1;
 }
 
 const char *metrics_qtype_name(size_t index)
 {
-	return qtype_names[index < METRICS_QTYPES ? index : METRICS_QTYPES - 1];
+	char unused[16];   /* every label type has a mnemonic */
+	if (index >= METRICS_QTYPES - 1)
+		return "other";
+	return rrset_type_to_str(label_types[index], unused);
 }
 
 static bool same(const char *a, const char *b)
