@@ -234,6 +234,22 @@ static void verdict_on_status(struct probe *p)
 	finish(p, false, reason);
 }
 
+/*
+ * After a plain recv or send failed (errno set): true to try again
+ * (interrupted); false when the probe now waits for `events` on the
+ * socket or has failed.
+ */
+static bool plain_retry(struct probe *p, const char *what, int events)
+{
+	if (errno == EINTR)
+		return true;
+	if (errno == EAGAIN || errno == EWOULDBLOCK)
+		want(p, events);
+	else
+		fail_errno(p, what, errno);
+	return false;
+}
+
 static void read_status(struct probe *p)
 {
 	char reason[160] = "";
@@ -260,13 +276,8 @@ static void read_status(struct probe *p)
 			r = recv(p->fd, p->status + p->got, sizeof(p->status) - 1 - p->got,
 			         MSG_DONTWAIT);
 			if (r < 0) {
-				if (errno == EINTR)
+				if (plain_retry(p, "receive", LOOP_READ))
 					continue;
-				if (errno == EAGAIN || errno == EWOULDBLOCK) {
-					want(p, LOOP_READ);
-					return;
-				}
-				fail_errno(p, "receive", errno);
 				return;
 			}
 		}
@@ -299,13 +310,8 @@ static void send_request(struct probe *p)
 			r = send(p->fd, p->request + p->sent, p->request_len - p->sent,
 			         MSG_DONTWAIT | MSG_NOSIGNAL);
 			if (r < 0) {
-				if (errno == EINTR)
+				if (plain_retry(p, "send", LOOP_WRITE))
 					continue;
-				if (errno == EAGAIN || errno == EWOULDBLOCK) {
-					want(p, LOOP_WRITE);
-					return;
-				}
-				fail_errno(p, "send", errno);
 				return;
 			}
 		}
