@@ -142,6 +142,13 @@ static void family(FILE *out, const char *name, const char *type, const char *he
 	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* A counter without labels: its HELP and TYPE lines, then its value. */
+static void counter(FILE *out, const char *name, const char *help, uint64_t v)
+{
+	family(out, name, "counter", help);
+	fprintf(out, "%s %llu\n", name, (unsigned long long)v);
+}
+
 static const char *const update_results[METRICS_UPDATE_RESULTS] = {
 	"accepted", "badkey", "badsig", "badtime", "policy", "prereq", "formerr", "other",
 };
@@ -181,19 +188,19 @@ void metrics_write_counters(FILE *out)
 	for (int r = 0; r < METRICS_RCODES; r++)
 		fprintf(out, "geoacme_responses_total{rcode=\"%s\"} %llu\n", rcode_names[r],
 		        (unsigned long long)metrics.responses[r]);
-	family(out, "geoacme_dropped_total", "counter",
-	       "Messages dropped without an answer (shorter than a header, or responses).");
-	fprintf(out, "geoacme_dropped_total %llu\n", (unsigned long long)metrics.dropped);
-	family(out, "geoacme_truncated_total", "counter", "Responses sent with TC=1.");
-	fprintf(out, "geoacme_truncated_total %llu\n", (unsigned long long)metrics.truncated);
-	family(out, "geoacme_ecs_queries_total", "counter",
-	       "Queries that carried an EDNS Client Subnet option.");
-	fprintf(out, "geoacme_ecs_queries_total %llu\n", (unsigned long long)metrics.ecs_queries);
-	family(out, "geoacme_rrl_dropped_total", "counter", "Responses dropped by rate limiting.");
-	fprintf(out, "geoacme_rrl_dropped_total %llu\n", (unsigned long long)metrics.rrl_dropped);
-	family(out, "geoacme_rrl_slipped_total", "counter",
-	       "Rate-limited responses sent truncated instead (slip).");
-	fprintf(out, "geoacme_rrl_slipped_total %llu\n", (unsigned long long)metrics.rrl_slipped);
+	counter(out, "geoacme_dropped_total",
+	        "Messages dropped without an answer (shorter than a header, or responses).",
+	        metrics.dropped);
+	counter(out, "geoacme_truncated_total", "Responses sent with TC=1.", metrics.truncated);
+	counter(out, "geoacme_ecs_queries_total",
+	        "Queries that carried an EDNS Client Subnet option.",
+	        metrics.ecs_queries);
+	counter(out, "geoacme_rrl_dropped_total",
+	        "Responses dropped by rate limiting.",
+	        metrics.rrl_dropped);
+	counter(out, "geoacme_rrl_slipped_total",
+	        "Rate-limited responses sent truncated instead (slip).",
+	        metrics.rrl_slipped);
 
 	char name[1024], site[256];
 	family(out, "geoacme_geo_decisions_total", "counter",
@@ -205,14 +212,12 @@ void metrics_write_counters(FILE *out)
 			fprintf(out, "geoacme_geo_decisions_total{name=\"%s\",site=\"%s\",rank=\"%d\"} %llu\n",
 			        name, site, r + 1, (unsigned long long)g->rank[r]);
 	}
-	family(out, "geoacme_geo_fail_open_answers_total", "counter",
-	       "Geo answers given while no candidate site was alive (fail open).");
-	fprintf(out, "geoacme_geo_fail_open_answers_total %llu\n",
-	        (unsigned long long)metrics.fail_open_answers);
-	family(out, "geoacme_geo_fail_open_episodes_total", "counter",
-	       "Times every health-checked site was down at once.");
-	fprintf(out, "geoacme_geo_fail_open_episodes_total %llu\n",
-	        (unsigned long long)metrics.fail_open_episodes);
+	counter(out, "geoacme_geo_fail_open_answers_total",
+	        "Geo answers given while no candidate site was alive (fail open).",
+	        metrics.fail_open_answers);
+	counter(out, "geoacme_geo_fail_open_episodes_total",
+	        "Times every health-checked site was down at once.",
+	        metrics.fail_open_episodes);
 	family(out, "geoacme_health_probes_total", "counter", "Health probes completed, by result.");
 	fprintf(out, "geoacme_health_probes_total{result=\"ok\"} %llu\n",
 	        (unsigned long long)metrics.probes_ok);
@@ -222,13 +227,12 @@ void metrics_write_counters(FILE *out)
 	for (int u = 0; u < METRICS_UPDATE_RESULTS; u++)
 		fprintf(out, "geoacme_updates_total{result=\"%s\"} %llu\n", update_results[u],
 		        (unsigned long long)metrics.updates[u]);
-	family(out, "geoacme_stale_txt_purged_total", "counter",
-	       "TXT records removed from ACME zones by the stale-record purge.");
-	fprintf(out, "geoacme_stale_txt_purged_total %llu\n",
-	        (unsigned long long)metrics.stale_txt_purged);
-	family(out, "geoacme_signatures_made_total", "counter", "RRSIGs computed (cache misses).");
-	fprintf(out, "geoacme_signatures_made_total %llu\n",
-	        (unsigned long long)metrics.signatures_made);
+	counter(out, "geoacme_stale_txt_purged_total",
+	        "TXT records removed from ACME zones by the stale-record purge.",
+	        metrics.stale_txt_purged);
+	counter(out, "geoacme_signatures_made_total",
+	        "RRSIGs computed (cache misses).",
+	        metrics.signatures_made);
 	static const char *const xfr_out[METRICS_XFR_OUT] = {
 		"axfr", "ixfr", "ixfr_full_zone", "soa_only", "refused",
 	};
@@ -237,11 +241,10 @@ void metrics_write_counters(FILE *out)
 	for (int k = 0; k < METRICS_XFR_OUT; k++)
 		fprintf(out, "geoacme_transfers_out_total{result=\"%s\"} %llu\n", xfr_out[k],
 		        (unsigned long long)metrics.xfr_out[k]);
-	family(out, "geoacme_notify_sent_total", "counter", "NOTIFY messages sent (retries too).");
-	fprintf(out, "geoacme_notify_sent_total %llu\n", (unsigned long long)metrics.notify_sent);
-	family(out, "geoacme_notify_answered_total", "counter", "NOTIFY messages answered.");
-	fprintf(out, "geoacme_notify_answered_total %llu\n",
-	        (unsigned long long)metrics.notify_answered);
+	counter(out, "geoacme_notify_sent_total", "NOTIFY messages sent (retries too).",
+	        metrics.notify_sent);
+	counter(out, "geoacme_notify_answered_total", "NOTIFY messages answered.",
+	        metrics.notify_answered);
 	static const char *const xfr_in[METRICS_XFR_IN] = { "axfr", "ixfr", "current", "failed" };
 	family(out, "geoacme_transfers_in_total", "counter",
 	       "Checks of secondary zones against their primaries, by outcome.");
