@@ -149,6 +149,15 @@ static void counter(FILE *out, const char *name, const char *help, uint64_t v)
 	fprintf(out, "%s %llu\n", name, (unsigned long long)v);
 }
 
+/* A counter with one label: one line per value of the label. */
+static void counters_by(FILE *out, const char *name, const char *help, const char *label,
+                        const char *const *values, const uint64_t *v, size_t n)
+{
+	family(out, name, "counter", help);
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "%s{%s=\"%s\"} %llu\n", name, label, values[i], (unsigned long long)v[i]);
+}
+
 static const char *const update_results[METRICS_UPDATE_RESULTS] = {
 	"accepted", "badkey", "badsig", "badtime", "policy", "prereq", "formerr", "other",
 };
@@ -184,10 +193,8 @@ static void write_queries(FILE *out)
 void metrics_write_counters(FILE *out)
 {
 	write_queries(out);
-	family(out, "geoacme_responses_total", "counter", "Responses sent, by rcode.");
-	for (int r = 0; r < METRICS_RCODES; r++)
-		fprintf(out, "geoacme_responses_total{rcode=\"%s\"} %llu\n", rcode_names[r],
-		        (unsigned long long)metrics.responses[r]);
+	counters_by(out, "geoacme_responses_total", "Responses sent, by rcode.", "rcode",
+	            rcode_names, metrics.responses, METRICS_RCODES);
 	counter(out, "geoacme_dropped_total",
 	        "Messages dropped without an answer (shorter than a header, or responses).",
 	        metrics.dropped);
@@ -223,10 +230,8 @@ void metrics_write_counters(FILE *out)
 	        (unsigned long long)metrics.probes_ok);
 	fprintf(out, "geoacme_health_probes_total{result=\"failed\"} %llu\n",
 	        (unsigned long long)metrics.probes_failed);
-	family(out, "geoacme_updates_total", "counter", "DNS UPDATE messages, by result.");
-	for (int u = 0; u < METRICS_UPDATE_RESULTS; u++)
-		fprintf(out, "geoacme_updates_total{result=\"%s\"} %llu\n", update_results[u],
-		        (unsigned long long)metrics.updates[u]);
+	counters_by(out, "geoacme_updates_total", "DNS UPDATE messages, by result.", "result",
+	            update_results, metrics.updates, METRICS_UPDATE_RESULTS);
 	counter(out, "geoacme_stale_txt_purged_total",
 	        "TXT records removed from ACME zones by the stale-record purge.",
 	        metrics.stale_txt_purged);

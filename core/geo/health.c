@@ -234,6 +234,28 @@ static void verdict_on_status(struct probe *p)
 	finish(p, false, reason);
 }
 
+static bool tls_waits(ssize_t r)
+{
+	return r == HEALTH_TLS_WANT_READ || r == HEALTH_TLS_WANT_WRITE;
+}
+
+/*
+ * After a TLS call: true when r is a result to use; false when the probe
+ * now waits for the socket the TLS layer wants, or has failed (reason).
+ */
+static bool tls_ok(struct probe *p, ssize_t r, const char *reason)
+{
+	if (tls_waits(r)) {
+		want(p, r == HEALTH_TLS_WANT_READ ? LOOP_READ : LOOP_WRITE);
+		return false;
+	}
+	if (r < 0) {
+		finish(p, false, reason);
+		return false;
+	}
+	return true;
+}
+
 /*
  * After a plain recv or send failed (errno set): true to try again
  * (interrupted); false when the probe now waits for `events` on the
@@ -260,18 +282,12 @@ static void read_status(struct probe *p)
 		if (p->tls) {
 			r = health_tls_read(p->tls, p->status + p->got, sizeof(p->status) - 1 - p->got,
 			                    reason, sizeof(reason));
-			if (r == HEALTH_TLS_WANT_READ || r == HEALTH_TLS_WANT_WRITE) {
-				want(p, r == HEALTH_TLS_WANT_READ ? LOOP_READ : LOOP_WRITE);
+			/* A server may close without close_notify once it has sent
+			 * the status line: what arrived is enough. */
+			if (r < 0 && !tls_waits(r) && p->got >= 12)
+				break;
+			if (!tls_ok(p, r, reason))
 				return;
-			}
-			if (r < 0) {
-				/* A server may close without close_notify once it has sent
-				 * the status line: what arrived is enough. */
-				if (p->got >= 12)
-					break;
-				finish(p, false, reason);
-				return;
-			}
 		} else {
 			r = recv(p->fd, p->status + p->got, sizeof(p->status) - 1 - p->got,
 			         MSG_DONTWAIT);
@@ -298,14 +314,8 @@ static void send_request(struct probe *p)
 		if (p->tls) {
 			r = health_tls_write(p->tls, p->request + p->sent, p->request_len - p->sent,
 			                     reason, sizeof(reason));
-			if (r == HEALTH_TLS_WANT_READ || r == HEALTH_TLS_WANT_WRITE) {
-				want(p, r == HEALTH_TLS_WANT_READ ? LOOP_READ : LOOP_WRITE);
+			if (!tls_ok(p, r, reason))
 				return;
-			}
-			if (r < 0) {
-				finish(p, false, reason);
-				return;
-			}
 		} else {
 			r = send(p->fd, p->request + p->sent, p->request_len - p->sent,
 			         MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -336,15 +346,8 @@ static void handshake(struct probe *p)
 {
 	char reason[160] = "";
 	int r = health_tls_handshake(p->tls, reason, sizeof(reason));
-	if (r == HEALTH_TLS_WANT_READ || r == HEALTH_TLS_WANT_WRITE) {
-		want(p, r == HEALTH_TLS_WANT_READ ? LOOP_READ : LOOP_WRITE);
-		return;
-	}
-	if (r < 0) {
-		finish(p, false, reason);
-		return;
-	}
-	after_transport(p);
+	if (tls_ok(p, r, reason))
+		after_transport(p);
 }
 
 static void on_io(struct loop *l, int fd, int events, void *arg)
