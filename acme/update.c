@@ -11,6 +11,7 @@
 #include "acme/recset.h"
 #include "acme/update.h"
 #include "core/wire/arena.h"
+#include "core/wire/array.h"
 #include "core/wire/query.h"
 #include "core/wire/rdata_check.h"
 #include "core/wire/rrset.h"
@@ -336,14 +337,10 @@ static struct ov_set *ov_set_get(struct ov_name *n, uint16_t type, bool create)
 			return &n->sets[k];
 	if (!create)
 		return NULL;
-	if (n->nsets == n->capsets) {
-		size_t cap = n->capsets ? n->capsets * 2 : 4;
-		struct ov_set *v = realloc(n->sets, cap * sizeof(*v));
-		if (!v)
-			return NULL;
-		n->sets = v;
-		n->capsets = cap;
-	}
+	struct ov_set *v = array_room(n->sets, n->nsets, &n->capsets, sizeof(*v), 4);
+	if (!v)
+		return NULL;
+	n->sets = v;
 	struct ov_set *s = &n->sets[n->nsets++];
 	memset(s, 0, sizeof(*s));
 	s->type = type;
@@ -352,14 +349,10 @@ static struct ov_set *ov_set_get(struct ov_name *n, uint16_t type, bool create)
 
 static int ov_set_push(struct ov_set *s, const struct ov_rr *r)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 4;
-		struct ov_rr *v = realloc(s->rr, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		s->rr = v;
-		s->cap = cap;
-	}
+	struct ov_rr *v = array_room(s->rr, s->n, &s->cap, sizeof(*v), 4);
+	if (!v)
+		return -ENOMEM;
+	s->rr = v;
 	s->rr[s->n++] = *r;
 	return 0;
 }
@@ -378,14 +371,10 @@ static struct ov_name *ov_get(struct overlay *o, const struct recset *rs, const 
 	for (size_t i = 0; i < o->n; i++)
 		if (same_name(o->v[i].name, name))
 			return &o->v[i];
-	if (o->n == o->cap) {
-		size_t cap = o->cap ? o->cap * 2 : 8;
-		struct ov_name *v = realloc(o->v, cap * sizeof(*v));
-		if (!v)
-			return NULL;
-		o->v = v;
-		o->cap = cap;
-	}
+	struct ov_name *v = array_room(o->v, o->n, &o->cap, sizeof(*v), 8);
+	if (!v)
+		return NULL;
+	o->v = v;
 	struct ov_name *n = &o->v[o->n++];
 	memset(n, 0, sizeof(*n));
 	n->name = name;

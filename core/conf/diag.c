@@ -8,6 +8,7 @@
 #define _GNU_SOURCE     /* vasprintf */
 #endif
 #include "core/conf/diag.h"
+#include "core/wire/array.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -39,16 +40,12 @@ void diag_clear(struct diag *d)
  */
 static void push(struct diag *d, char *msg)
 {
-	if (d->n == d->cap) {
-		size_t cap = d->cap ? d->cap * 2 : 8;
-		char **m = realloc(d->msgs, cap * sizeof(*m));
-		if (!m) {
-			free(msg);
-			return;
-		}
-		d->msgs = m;
-		d->cap = cap;
+	char **m = array_room(d->msgs, d->n, &d->cap, sizeof(*m), 8);
+	if (!m) {
+		free(msg);
+		return;
 	}
+	d->msgs = m;
 	d->msgs[d->n++] = msg;
 }
 

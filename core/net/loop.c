@@ -10,6 +10,7 @@
  * dispatched, the stale events no longer match and are skipped.
  */
 #include "core/net/loop.h"
+#include "core/wire/array.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -247,14 +248,10 @@ int64_t loop_timer_add(struct loop *l, uint64_t delay_ms, loop_timer_fn fn, void
 {
 	if (!fn)
 		return -EINVAL;
-	if (l->n_timers == l->cap_timers) {
-		size_t n = l->cap_timers ? l->cap_timers * 2 : 16;
-		struct loop_timer *t = realloc(l->timers, n * sizeof(*t));
-		if (!t)
-			return -ENOMEM;
-		l->timers = t;
-		l->cap_timers = n;
-	}
+	struct loop_timer *t = array_room(l->timers, l->n_timers, &l->cap_timers, sizeof(*t), 16);
+	if (!t)
+		return -ENOMEM;
+	l->timers = t;
 	uint64_t when = l->now_ms + delay_ms;
 	if (when < l->now_ms)
 		when = UINT64_MAX;

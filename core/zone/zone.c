@@ -19,6 +19,7 @@
 #include "core/geo/geo_sites.h"
 #include "core/hooks.h"
 #include "core/wire/arena.h"
+#include "core/wire/array.h"
 #include "core/wire/dname.h"
 #include "core/wire/rdata_check.h"
 #include "core/wire/wire.h"
@@ -215,14 +216,10 @@ static struct bnode *get_node(struct zone_builder *b, const uint8_t *name, size_
 		return n;
 	if ((b->count + 1) * 2 > b->tab_cap && grow(b) < 0)
 		return NULL;
-	if (b->count == b->all_cap) {
-		size_t cap = b->all_cap ? b->all_cap * 2 : 64;
-		struct bnode **all = realloc(b->all, cap * sizeof(*all));
-		if (!all)
-			return NULL;
-		b->all = all;
-		b->all_cap = cap;
-	}
+	struct bnode **all = array_room(b->all, b->count, &b->all_cap, sizeof(*all), 64);
+	if (!all)
+		return NULL;
+	b->all = all;
 	n = arena_zalloc(b->arena, sizeof(*n));
 	uint8_t *copy = arena_memdup(b->arena, name, len);
 	if (!n || !copy)
