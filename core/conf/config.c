@@ -30,8 +30,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include <ldns/ldns.h>
-
+#include "core/conf/base64.h"
 #include "core/conf/diag.h"
 #include "core/conf/log.h"
 #include "core/conf/secret_file.h"
@@ -608,45 +607,6 @@ static bool parse_addr_port(const char *s, struct config_addr *a)
 	else
 		return false;
 	return true;
-}
-
-/* ---- base64 ---- */
-
-/*
- * Base64 (RFC 4648 section 4) through ldns, which core uses for text it
- * reads (zone files; here a secret written in the config).  Padding may
- * be left out, as it often is in copied secrets: it is added back before
- * decoding.  Whitespace is not accepted.  Returns the length, -1 when
- * malformed, -2 when longer than cap.
- */
-static int base64_decode(const char *s, uint8_t *out, size_t cap)
-{
-	size_t len = strlen(s);
-	if (len == 0 || strpbrk(s, " \t\r\n"))
-		return -1;
-	char *padded = malloc(len + 4);
-	if (!padded)
-		return -1;
-	memcpy(padded, s, len + 1);
-	if (!strchr(s, '='))
-		while (len % 4)
-			padded[len++] = '=';
-	padded[len] = '\0';
-	ldns_rdf *rdf = NULL;
-	ldns_status st = ldns_str2rdf_b64(&rdf, padded);
-	free(padded);
-	int n = -1;
-	if (st == LDNS_STATUS_OK && rdf) {
-		size_t size = ldns_rdf_size(rdf);
-		if (size > cap) {
-			n = -2;
-		} else if (size > 0) {
-			memcpy(out, ldns_rdf_data(rdf), size);
-			n = (int)size;
-		}
-	}
-	ldns_rdf_deep_free(rdf);
-	return n;
 }
 
 /* ---- sections ---- */
@@ -1226,7 +1186,7 @@ static void load_geo_https(struct loader *l, struct toml_node *gt, struct config
 	if (ech) {
 		size_t cap = strlen(ech->u.s) + 1;
 		h->ech = malloc(cap);
-		int n = h->ech ? base64_decode(ech->u.s, h->ech, cap) : -1;
+		int n = h->ech ? base64_decode(ech->u.s, cap - 1, h->ech, cap) : -1;
 		if (n <= 0) {
 			err_node(l, ech, "expected a non-empty base64 ECHConfigList for 'ech'");
 			free(h->ech);
@@ -1412,7 +1372,7 @@ static void warn_base64_key_file(const char *path, const uint8_t *b, size_t n)
 		return;
 	memcpy(text, b, len);
 	text[len] = '\0';
-	if (base64_decode(text, raw, sizeof(raw)) <= 0)
+	if (base64_decode(text, strlen(text), raw, sizeof(raw)) <= 0)
 		return;   /* not base64 (padded, as len % 4 == 0 asks): raw bytes, as it should be */
 	log_warn("TSIG key file '%s' looks like base64 text (%zu characters%s), but a key file holds "
 	         "the raw secret bytes, so this text itself is the secret; if it is the base64 form, "
@@ -1517,7 +1477,9 @@ static void load_tsig_keys(struct loader *l, struct toml_node *st, struct config
 				read_key_file(l, kf, k);
 		} else if (sec) {
 			sec = get_type(l, t, "secret", TOML_STRING);
-			int len = sec ? base64_decode(sec->u.s, k->secret, sizeof(k->secret)) : 0;
+			int len = sec ? base64_decode(sec->u.s, strlen(sec->u.s), k->secret,
+			                              sizeof(k->secret))
+			              : 0;
 			if (sec && len == -2)
 				err_node(l, sec, "expected at most %d bytes in 'secret'", TSIG_SECRET_MAX);
 			else if (sec && len <= 0)

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/conf/base64.h"
 #include "core/wire/dname.h"
 
 #define SVCB_KEY_RESERVED 65535
@@ -127,35 +128,6 @@ static long list_item(const uint8_t *v, size_t vlen, size_t *pos, uint8_t *out, 
 	if (i < vlen && *pos == vlen)
 		return -2;   /* a trailing comma: an empty last item */
 	return (long)n;
-}
-
-static int base64_decode(const uint8_t *s, size_t len, uint8_t *out, size_t cap)
-{
-	static const char alphabet[] =
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	uint32_t acc = 0;
-	int bits = 0;
-	size_t n = 0, chars = 0, i = 0;
-	for (; i < len && s[i] != '='; i++) {
-		const char *at = s[i] ? memchr(alphabet, s[i], sizeof(alphabet) - 1) : NULL;
-		if (!at)
-			return -1;
-		acc = acc << 6 | (uint32_t)(at - alphabet);
-		bits += 6;
-		chars++;
-		if (bits >= 8) {
-			bits -= 8;
-			if (n == cap)
-				return -1;
-			out[n++] = (uint8_t)(acc >> bits);
-		}
-	}
-	size_t pad = 0;
-	for (; i < len && s[i] == '='; i++)
-		pad++;
-	if (i != len || chars % 4 == 1 || pad > 2 || (pad && (chars + pad) % 4))
-		return -1;
-	return (int)n;
 }
 
 struct param {
@@ -279,7 +251,7 @@ static long encode_value(unsigned key, const uint8_t *v, size_t vlen, uint8_t *o
 		return 2;
 	}
 	case SVCB_KEY_ECH: {
-		int len = vlen ? base64_decode(v, vlen, out, cap) : -1;
+		int len = vlen ? base64_decode((const char *)v, vlen, out, cap) : -1;
 		if (len <= 0) {
 			snprintf(err, 256, "ech needs a non-empty base64 ECHConfigList");
 			return -1;
