@@ -241,19 +241,15 @@ void metrics_write_counters(FILE *out)
 	static const char *const xfr_out[METRICS_XFR_OUT] = {
 		"axfr", "ixfr", "ixfr_full_zone", "soa_only", "refused",
 	};
-	family(out, "geoacme_transfers_out_total", "counter",
-	       "Zone transfer requests answered, by what was sent.");
-	for (int k = 0; k < METRICS_XFR_OUT; k++)
-		fprintf(out, "geoacme_transfers_out_total{result=\"%s\"} %llu\n", xfr_out[k],
-		        (unsigned long long)metrics.xfr_out[k]);
+	counters_by(out, "geoacme_transfers_out_total",
+	            "Zone transfer requests answered, by what was sent.", "result", xfr_out,
+	            metrics.xfr_out, METRICS_XFR_OUT);
 	counter(out, "geoacme_notify_sent_total", "NOTIFY messages sent (retries too).",
 	        metrics.notify_sent);
 	counter(out, "geoacme_notify_answered_total", "NOTIFY messages answered.",
 	        metrics.notify_answered);
 	static const char *const xfr_in[METRICS_XFR_IN] = { "axfr", "ixfr", "current", "failed" };
-	family(out, "geoacme_transfers_in_total", "counter",
-	       "Checks of secondary zones against their primaries, by outcome.");
-	for (int k = 0; k < METRICS_XFR_IN; k++)
-		fprintf(out, "geoacme_transfers_in_total{result=\"%s\"} %llu\n", xfr_in[k],
-		        (unsigned long long)metrics.xfr_in[k]);
+	counters_by(out, "geoacme_transfers_in_total",
+	            "Checks of secondary zones against their primaries, by outcome.", "result",
+	            xfr_in, metrics.xfr_in, METRICS_XFR_IN);
 }
