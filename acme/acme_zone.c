@@ -30,12 +30,27 @@
 #include "core/zone/answer.h"
 #include "core/zone/zone.h"
 #include "core/zone/zone_diff.h"
+#include "core/zone/zone_patch.h"
 #include "core/zone/zone_table.h"
 #include "storage/change.h"
 #include "storage/db.h"
 #include "storage/journal.h"
 #include "storage/records.h"
 #include "storage/seed.h"
+
+/*
+ * Patches add to the served snapshot's arena (zone_patch.h); once they
+ * have added as much as the build held, and at least this much, the next
+ * change builds the snapshot whole again, which compacts it.
+ */
+#define PATCH_GROWTH_MIN (4u << 20)
+
+/*
+ * Renewing signatures in slices (zone_patch.h): at most this many new
+ * signatures per loop round (about 2 ms of ECDSA), then the loop answers
+ * what arrived before the next slice.
+ */
+#define RESIGN_SLICE 100
 
 /* How often the purge looks for stale TXT records, at most. */
 #define PURGE_PERIOD_MAX_S 60
@@ -63,9 +78,18 @@ struct acme_zone {
 	struct journal_caps caps;        /* the IXFR journal's */
 	uint32_t stale_age;
 	int64_t purge_timer;
+	/* A signature renewal pass in slices, while resign_timer is set. */
+	struct zone_resign resign;
+	const struct zone *resign_zone;   /* the snapshot the pass renews */
+	int64_t resign_timer;
+	struct timespec resign_started;
 	struct acme_key *keys;
 	size_t n_keys;
 	bool mirror_stale;           /* rs may differ from the database: reload first */
+	/* How the last commit changed the served snapshot, for the log. */
+	bool last_patched;           /* patched in place (else built whole) */
+	double last_ms;              /* from the change list to the committed, served change */
+	double last_commit_ms;       /* ... of which SQLite's durable commit */
 };
 
 struct acme {
@@ -182,19 +206,83 @@ static void unapply(struct acme_zone *az, const struct change_list *cl)
 	reload_mirror(az);
 }
 
+/* Gives a patch the full new contents of one changed name, from the mirror. */
+static int patch_name(struct zone_patch *p, const struct recset *rs, const uint8_t *name)
+{
+	int ret = zone_patch_name(p, name);
+	if (ret <= 0)
+		return ret;
+	const struct recset_name *n = recset_find(rs, name);
+	for (uint16_t k = 0; n && k < n->nsets; k++) {
+		const struct recset_rrset *s = &n->sets[k];
+		for (uint16_t j = 0; j < s->count; j++) {
+			ret = zone_patch_add(p, n->name, s->type, s->rr[j].ttl, s->rr[j].rdata,
+			                     s->rr[j].rdlen);
+			if (ret < 0)
+				return ret;
+		}
+	}
+	return 0;
+}
+
 /*
- * Makes a change: the serial bump is appended, the mirror changed, the new
- * snapshot built (so a change that cannot be served is never committed),
- * its difference from the served snapshot computed, the records and the
- * difference committed durably in one transaction, and only then the
- * snapshot swapped in.  Any failure leaves the database, the mirror and
+ * The served snapshot's patch for a change already in the mirror, prepared
+ * but not applied; or NULL when the snapshot is to be built whole (not
+ * signed, grown enough to compact, or a change a patch does not make:
+ * zone_patch.h).  Either way the served zone is untouched.
+ */
+static struct zone_patch *prepare_patch(struct acme_zone *az, const struct change_list *cl)
+{
+	struct zone *z = az->has_signer ? zone_table_edit(az->a->t, az->apex) : NULL;
+	if (!z)
+		return NULL;
+	size_t growth = zone_patch_growth(z);
+	if (growth > z->built_bytes && growth > PATCH_GROWTH_MIN) {
+		log_info("%s: compacting the snapshot (patches added %zu bytes)", az->name, growth);
+		return NULL;
+	}
+	struct zone_patch *p = zone_patch_new(z);
+	int ret = p ? 0 : -ENOMEM;
+	for (size_t i = 0; i < cl->n && ret == 0; i++)
+		ret = patch_name(p, az->rs, cl->v[i].name);
+	char err[256] = "";
+	if (ret == 0)
+		ret = zone_patch_prepare(p, &az->signer, err);
+	if (ret < 0) {
+		if (ret != -EAGAIN)
+			log_warn("%s: cannot patch the snapshot (%s); building it whole", az->name,
+			         err[0] ? err : strerror(-ret));
+		zone_patch_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec t1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/*
+ * Makes a change: the serial bump is appended, the mirror changed, the
+ * served snapshot's patch prepared or a new snapshot built (so a change
+ * that cannot be served is never committed), the difference computed, the
+ * records and the difference committed durably in one transaction, and
+ * only then the patch applied or the snapshot swapped in.  Any failure leaves the database, the mirror and
  * the served zone as they were.  `reset` empties the journal instead of
  * appending to it (the first signing after a start: secondaries hold the
- * signatures of the previous run, which no difference describes).
+ * signatures of the previous run, which no difference describes).  `whole`
+ * builds the snapshot whole even where a patch would do (re-signing: every
+ * due signature is renewed).
  */
-static int commit(struct acme_zone *az, struct change_list *cl, uint32_t *serial, bool reset)
+static int commit(struct acme_zone *az, struct change_list *cl, uint32_t *serial, bool reset,
+                  bool whole)
 {
 	char err[256] = "";
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (az->mirror_stale) {
 		/* This change was worked out on a mirror that may be wrong:
 		 * refused (SERVFAIL, the client retries); the next one sees the
@@ -214,8 +302,12 @@ static int commit(struct acme_zone *az, struct change_list *cl, uint32_t *serial
 			reload_mirror(az);
 		return ret;
 	}
-	struct zone *z = build(az, err);
-	if (!z) {
+	/* Patched in place when it can be, in time proportional to the change;
+	 * built whole otherwise.  Either is made before the commit, so a
+	 * change that cannot be served is never committed. */
+	struct zone_patch *p = whole ? NULL : prepare_patch(az, cl);
+	struct zone *z = p ? NULL : build(az, err);
+	if (!p && !z) {
 		unapply(az, cl);
 		log_error("%s: the change was not applied: %s", az->name, err);
 		return -EINVAL;
@@ -232,23 +324,40 @@ static int commit(struct acme_zone *az, struct change_list *cl, uint32_t *serial
 	size_t diff_len = 0;
 	struct journal_entry e = { 0 };
 	if (old && !reset && az->caps.max_changes) {
-		if (zone_diff(old, z, &diff, &diff_len) < 0) {
+		/* A patch knows what it changes: its difference costs what the
+		 * change does, not a walk of both snapshots. */
+		int dr = p ? zone_diff_patch(old, p, &diff, &diff_len) : zone_diff(old, z, &diff, &diff_len);
+		if (dr < 0) {
 			log_warn("%s: cannot compute the change for the journal; it starts over",
 			         az->name);
 			reset = true;
 		} else {
-			e = (struct journal_entry){ old->serial, z->serial, diff, diff_len };
+			e = (struct journal_entry){ old->serial, p ? zone_patch_serial(p) : z->serial, diff,
+			                            diff_len };
 		}
 	}
+	struct timespec tc;
+	clock_gettime(CLOCK_MONOTONIC, &tc);
 	ret = journal_commit(az->db, cl, diff ? &e : NULL, reset, &az->caps);
+	az->last_commit_ms = ms_since(&tc);
 	free(diff);
 	if (ret < 0) {
 		unapply(az, cl);
+		zone_patch_free(p);
 		zone_free(z);
 		log_error("%s: the change was not committed to %s", az->name, az->journal_path);
 		return ret;
 	}
+	az->last_patched = p != NULL;
+	if (p) {
+		/* Between queries, all at once: no query sees half of it. */
+		zone_patch_apply(p);
+		zone_patch_free(p);
+		az->last_ms = ms_since(&t0);
+		return 0;
+	}
 	ret = zone_table_replace(az->a->t, z);
+	az->last_ms = ms_since(&t0);
 	if (ret < 0) {
 		/* Only if the zone vanished from the table: nothing serves it anyway. */
 		zone_free(z);
@@ -267,11 +376,48 @@ static int bump_serial(struct acme_zone *az, bool reset, char err[256])
 	struct change_list cl;
 	uint32_t serial = 0;
 	change_list_init(&cl);
-	int ret = commit(az, &cl, &serial, reset);
+	int ret = commit(az, &cl, &serial, reset, true);
 	change_list_clear(&cl);
 	if (ret < 0)
 		errf(err, "cannot commit the serial of the new signatures");
 	return ret;
+}
+
+static int resign_whole(struct acme_zone *az, char err[256])
+{
+	struct zone *z = build(az, err);
+	if (!z)
+		return -EINVAL;
+	return zone_table_replace(az->a->t, z);
+}
+
+static void resign_slice(struct loop *l, void *arg)
+{
+	struct acme_zone *az = arg;
+	(void)l;
+	az->resign_timer = 0;
+	struct zone *z = zone_table_edit(az->a->t, az->apex);
+	if (!z || z != az->resign_zone || !z->resigning)
+		return;   /* built whole meanwhile (compaction): signed afresh */
+	char err[256] = "";
+	int ret = zone_resign_step(z, &az->signer, &az->resign, RESIGN_SLICE, now_s(az->a), err);
+	if (ret == 0) {
+		int64_t id = loop_timer_add(az->a->l, 0, resign_slice, az);
+		if (id > 0) {
+			az->resign_timer = id;
+			return;
+		}
+		z->resigning = false;   /* still due: the re-sign check tries again */
+		log_error("%s: cannot schedule the next re-signing slice", az->name);
+		return;
+	}
+	if (ret < 0) {
+		log_error("%s: re-signing failed (%s); trying again at the next check", az->name, err);
+		return;
+	}
+	log_info("%s: re-signed in slices: %llu signatures renewed, %llu still good, in %.0f ms",
+	         az->name, (unsigned long long)az->resign.renewed,
+	         (unsigned long long)az->resign.kept, ms_since(&az->resign_started));
 }
 
 int acme_resign(struct acme *a, const uint8_t *apex, char err[256])
@@ -282,11 +428,28 @@ int acme_resign(struct acme *a, const uint8_t *apex, char err[256])
 		return -ENOENT;
 	}
 	if (az->serial_per_signing)
+		/* Secondaries must see the new signatures: a serial bump with the
+		 * snapshot built whole, journaled like any change. */
 		return bump_serial(az, false, err);
-	struct zone *z = build(az, err);
-	if (!z)
-		return -EINVAL;
-	return zone_table_replace(a->t, z);
+	struct zone *z = zone_table_edit(a->t, apex);
+	if (!a->l || !z || !az->has_signer || !az->signer.renew)
+		return resign_whole(az, err);
+	if (az->resign_timer > 0 || z->resigning)
+		return 0;   /* a pass is under way */
+	/* In slices, between queries, rather than one whole build that would
+	 * hold the loop for seconds at 100 000 records.  The serial stays, as
+	 * when the snapshot was rebuilt whole for it. */
+	zone_resign_begin(z, &az->resign);
+	az->resign_zone = z;
+	clock_gettime(CLOCK_MONOTONIC, &az->resign_started);
+	int64_t id = loop_timer_add(a->l, 0, resign_slice, az);
+	if (id <= 0) {
+		z->resigning = false;
+		errf(err, "cannot schedule re-signing");
+		return -ENOMEM;
+	}
+	az->resign_timer = id;
+	return 0;
 }
 
 /* --- stale purge --- */
@@ -320,7 +483,9 @@ static int purge_zone(struct acme_zone *az, int64_t now)
 	struct change_list cl;
 	change_list_init(&cl);
 	struct purge_ctx p = { &cl, now - (int64_t)az->stale_age, 0 };
-	recset_foreach(az->rs, collect_stale, &p);
+	/* Only the names holding records added by UPDATE: the scan costs what
+	 * Lego left behind, not the size of the zone. */
+	recset_foreach_dated(az->rs, collect_stale, &p);
 	if (p.err) {
 		change_list_clear(&cl);
 		return p.err;
@@ -329,10 +494,12 @@ static int purge_zone(struct acme_zone *az, int64_t now)
 	int ret = 0;
 	if (n) {
 		uint32_t serial = 0;
-		ret = commit(az, &cl, &serial, false);
+		ret = commit(az, &cl, &serial, false, false);
 		if (ret == 0)
-			log_info("%s: removed %zu stale TXT records (older than %u s), serial %u",
-			         az->name, n, az->stale_age, serial);
+			log_info("%s: removed %zu stale TXT records (older than %u s), serial %u, "
+			         "snapshot %s in %.2f ms (SQLite commit %.2f ms)", az->name, n, az->stale_age,
+			         serial, az->last_patched ? "patched" : "rebuilt", az->last_ms,
+			         az->last_commit_ms);
 	}
 	change_list_clear(&cl);
 	return ret < 0 ? ret : (int)n;
@@ -540,11 +707,13 @@ static uint8_t do_update(struct acme *a, struct query *q, const struct acme_key 
 				dels++;
 		}
 		uint32_t serial = 0;
-		if (commit(az, &cl, &serial, false) < 0)
+		if (commit(az, &cl, &serial, false, false) < 0)
 			ret = RCODE_SERVFAIL;
 		else
-			log_info("update for %s from key %s: %zu added, %zu deleted, serial %u", zone,
-			         kname, adds, dels, serial);
+			log_info("update for %s from key %s: %zu added, %zu deleted, serial %u, "
+			         "snapshot %s in %.2f ms (SQLite commit %.2f ms)", zone, kname, adds, dels,
+			         serial, az->last_patched ? "patched" : "rebuilt", az->last_ms,
+			         az->last_commit_ms);
 	}
 	change_list_clear(&cl);
 	return ret;
@@ -681,6 +850,8 @@ static void zone_free_acme(struct acme_zone *az)
 		return;
 	if (az->purge_timer > 0 && az->a->l)
 		loop_timer_cancel(az->a->l, az->purge_timer);
+	if (az->resign_timer > 0 && az->a->l)
+		loop_timer_cancel(az->a->l, az->resign_timer);
 	for (size_t i = 0; i < az->n_keys; i++) {
 		policy_clear(&az->keys[i].pol);
 		replay_free(az->keys[i].replay);

@@ -205,8 +205,8 @@ static void resign_check(struct loop *l, void *arg)
 		if (dname_from_str(zc->zone, apex) < 0)
 			continue;
 		const struct zone *z = zone_table_get(g->zones, apex);
-		if (!z || !z->expires_at || now < z->expires_at)
-			continue;
+		if (!z || !z->expires_at || now < z->expires_at || z->resigning)
+			continue;   /* unsigned, not due, or being renewed in slices */
 		log_info("%s: signatures reach their refresh point; re-signing", zc->zone);
 		if (is_sqlite(zc)) {
 			char err[256] = "";

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 /*
- * A zone snapshot: immutable once built, looked up by the query path,
- * replaced whole (never edited) when a reload or an UPDATE changes it.
+ * A zone snapshot: looked up by the query path, replaced whole when a
+ * reload changes it.  Between queries (one thread: none is in flight) an
+ * ACME UPDATE or purge may patch it in place instead, in time proportional
+ * to the change: core/zone/zone_patch.h says what a patch changes and how
+ * it keeps a query from ever seeing half of one.
  *
  * Building: zone_builder_new() collects records (from a zone file, from
  * SQLite, from geo config), then zone_builder_finish() sorts every RRset,
@@ -32,6 +35,7 @@ enum zone_node_flags {
 	ZONE_NODE_GLUE = 1 << 2,       /* strictly below a zone cut: not authoritative */
 	ZONE_NODE_ENT = 1 << 3,        /* empty non-terminal: exists, holds nothing */
 	ZONE_NODE_GEO = 1 << 4,        /* A/AAAA are chosen per client by `geo` */
+	ZONE_NODE_NSEC = 1 << 5,       /* carries an NSEC: one of zone->nsec_order */
 };
 
 struct zone_node {
@@ -43,7 +47,6 @@ struct zone_node {
 	const struct zone_node *cut;  /* for GLUE nodes: the delegation above */
 	const struct geo_sets *geo;   /* for GEO nodes: the answer sets; NULL otherwise */
 	struct zone_node *hash_next;
-	uint32_t nsec_index;          /* position in zone->nsec_order, or UINT32_MAX */
 };
 
 struct zone {
@@ -68,6 +71,11 @@ struct zone {
 	struct metrics_zone *metrics;  /* its query counters (process lifetime, by name) */
 	double build_seconds;          /* from zone_builder_new() to the frozen snapshot */
 	uint32_t refs;                 /* holders: the zone table, and transfers still sending it */
+	size_t built_bytes;            /* arena bytes at build; patches only add (zone_patch.h) */
+	void *nsec_heap;               /* the NSEC arrays once a patch remade them (malloc'd
+	                                  block, freed by zone_free); NULL: in the arena */
+	bool resigning;                /* signatures being renewed in slices (zone_patch.h) */
+	uint64_t resign_floor;         /* ... and the earliest refresh point patches made meanwhile */
 };
 
 /* --- lookup (query path; allocation-free) --- */

@@ -130,6 +130,12 @@ const struct zone *zone_table_get(const struct zone_table *t, const uint8_t *ape
 	return i < 0 ? NULL : t->zones[i];
 }
 
+struct zone *zone_table_edit(struct zone_table *t, const uint8_t *apex)
+{
+	ssize_t i = index_of(t, apex);
+	return i < 0 ? NULL : t->zones[i];
+}
+
 size_t zone_table_count(const struct zone_table *t)
 {
 	return t->n;

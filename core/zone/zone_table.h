@@ -33,6 +33,8 @@ const struct zone *zone_table_find_labels(const struct zone_table *t, const uint
                                           const uint8_t *label_off);
 /* The zone with exactly this apex, or NULL. */
 const struct zone *zone_table_get(const struct zone_table *t, const uint8_t *apex);
+/* The same, to patch in place between queries (core/zone/zone_patch.h). */
+struct zone *zone_table_edit(struct zone_table *t, const uint8_t *apex);
 size_t zone_table_count(const struct zone_table *t);
 /*
  * Calls fn after every add (old NULL) and replace with the snapshot
