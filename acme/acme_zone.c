@@ -340,8 +340,8 @@ static int commit(struct acme_zone *az, struct change_list *cl, uint32_t *serial
 	clock_gettime(CLOCK_MONOTONIC, &tc);
 	ret = journal_commit(az->db, cl, diff ? &e : NULL, reset, &az->caps);
 	az->last_commit_ms = ms_since(&tc);
-	free(diff);
 	if (ret < 0) {
+		free(diff);
 		unapply(az, cl);
 		zone_patch_free(p);
 		zone_free(z);
@@ -350,12 +350,17 @@ static int commit(struct acme_zone *az, struct change_list *cl, uint32_t *serial
 	}
 	az->last_patched = p != NULL;
 	if (p) {
-		/* Between queries, all at once: no query sees half of it. */
+		/* Between queries, all at once: no query sees half of it.  Then
+		 * the IXFR history and NOTIFY hear of it, with its difference. */
+		struct zone *served = zone_table_edit(az->a->t, az->apex);
 		zone_patch_apply(p);
 		zone_patch_free(p);
+		zone_table_patched(az->a->t, served, diff, diff_len);
+		free(diff);
 		az->last_ms = ms_since(&t0);
 		return 0;
 	}
+	free(diff);
 	ret = zone_table_replace(az->a->t, z);
 	az->last_ms = ms_since(&t0);
 	if (ret < 0) {
