@@ -4,17 +4,19 @@
  * What the acme files share (included only from acme/): the zones, their
  * keys, and a few helpers.  acme_zone.c sets zones up, tsig_handler.c is
  * core's update_handler (TSIG for any zone), commit.c the update path
- * (check, commit durably, rebuild the snapshot), purge.c the stale TXT
- * timer.
+ * (check, commit durably, patch or rebuild the snapshot, re-sign), purge.c
+ * the stale TXT timer.
  */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "acme/policy.h"
 #include "acme/tsig.h"
 #include "core/hooks.h"
 #include "core/wire/dname.h"
+#include "core/zone/zone_patch.h"
 #include "storage/journal.h"
 
 struct answer_env;
@@ -47,9 +49,18 @@ struct acme_zone {
 	struct journal_caps caps;        /* the IXFR journal's */
 	uint32_t stale_age;
 	int64_t purge_timer;
+	/* A signature renewal pass in slices, while resign_timer is set. */
+	struct zone_resign resign;
+	const struct zone *resign_zone;   /* the snapshot the pass renews */
+	int64_t resign_timer;
+	struct timespec resign_started;
 	struct acme_key *keys;
 	size_t n_keys;
 	bool mirror_stale;           /* rs may differ from the database: reload first */
+	/* How the last commit changed the served snapshot, for the log. */
+	bool last_patched;           /* patched in place (else built whole) */
+	double last_ms;              /* from the change list to the committed, served change */
+	double last_commit_ms;       /* ... of which SQLite's durable commit */
 };
 
 struct acme {

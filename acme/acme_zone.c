@@ -107,6 +107,8 @@ static void zone_free_acme(struct acme_zone *az)
 	if (!az)
 		return;
 	purge_cancel(az);
+	if (az->resign_timer > 0 && az->a->l)
+		loop_timer_cancel(az->a->l, az->resign_timer);
 	for (size_t i = 0; i < az->n_keys; i++) {
 		policy_clear(&az->keys[i].pol);
 		replay_free(az->keys[i].replay);

@@ -5,10 +5,12 @@
  * UPDATE (Lego's rfc2136 provider), replacing Hickory DNS's sqlite store.
  *
  * Each zone's records live in its database (storage/) and, mirrored, in
- * memory (recset.h).  An UPDATE is checked against the mirror, committed
- * to SQLite in one durable transaction, then a new snapshot is built from
- * the mirror (signed through the zone_signer hook) and swapped into the
- * zone table, and only then is the response written.  The difference
+ * memory (recset.h).  An UPDATE is checked against the mirror, the change
+ * to the served snapshot is prepared (a patch of the changed names,
+ * core/zone/zone_patch.h, signed through the zone_signer hook; or, for what
+ * a patch does not do, a new snapshot built from the mirror), committed to
+ * SQLite in one durable transaction, then applied (or swapped into the
+ * zone table), and only then is the response written.  The difference
  * between the served snapshots goes into the database's IXFR journal in
  * the same transaction (storage/journal.h).  A timer removes TXT
  * records older than stale_txt_age_s the same way.
@@ -47,7 +49,13 @@ void acme_free(struct acme *a);
 int acme_add_zone(struct acme *a, const struct config *c, const struct config_zone *zc,
                   const struct zone_signer *signer, char err[256]);
 
-/* Rebuilds and re-signs the zone's snapshot (signatures near expiry).  -ENOENT: not ours. */
+/*
+ * Renews the signatures near their refresh point.  With a loop and a signer
+ * that renews in place, in slices over the next loop rounds (a few ms each;
+ * the log says when the pass is done; zone->resigning is set until then);
+ * otherwise by building the snapshot whole.  0 also when a pass is already
+ * under way.  -ENOENT: not ours.
+ */
 int acme_resign(struct acme *a, const uint8_t *apex, char err[256]);
 
 /*

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The update path: check an UPDATE, commit it, rebuild the snapshot (see
- * commit.h).
+ * The update path: check an UPDATE, commit it, patch or rebuild the
+ * snapshot; and re-signing (see commit.h).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "acme/acme_internal.h"
 #include "acme/commit.h"
@@ -13,14 +14,30 @@
 #include "acme/update.h"
 #include "core/conf/diag.h"
 #include "core/conf/log.h"
+#include "core/net/loop.h"
 #include "core/wire/query.h"
 #include "core/wire/rrset.h"
 #include "core/zone/zone.h"
 #include "core/zone/zone_diff.h"
+#include "core/zone/zone_patch.h"
 #include "core/zone/zone_table.h"
 #include "storage/change.h"
 #include "storage/journal.h"
 #include "storage/records.h"
+
+/*
+ * Patches add to the served snapshot's arena (zone_patch.h); once they
+ * have added as much as the build held, and at least this much, the next
+ * change builds the snapshot whole again, which compacts it.
+ */
+#define PATCH_GROWTH_MIN (4u << 20)
+
+/*
+ * Renewing signatures in slices (zone_patch.h): at most this many new
+ * signatures per loop round (about 2 ms of ECDSA), then the loop answers
+ * what arrived before the next slice.
+ */
+#define RESIGN_SLICE 100
 
 static int add_name(void *arg, const struct recset_name *n)
 {
@@ -96,9 +113,71 @@ static void unapply(struct acme_zone *az, const struct change_list *cl)
 	reload_mirror(az);
 }
 
-int commit_change(struct acme_zone *az, struct change_list *cl, uint32_t *serial, bool reset)
+/* Gives a patch the full new contents of one changed name, from the mirror. */
+static int patch_name(struct zone_patch *p, const struct recset *rs, const uint8_t *name)
+{
+	int ret = zone_patch_name(p, name);
+	if (ret <= 0)
+		return ret;
+	const struct recset_name *n = recset_find(rs, name);
+	for (uint16_t k = 0; n && k < n->nsets; k++) {
+		const struct recset_rrset *s = &n->sets[k];
+		for (uint16_t j = 0; j < s->count; j++) {
+			ret = zone_patch_add(p, n->name, s->type, s->rr[j].ttl, s->rr[j].rdata,
+			                     s->rr[j].rdlen);
+			if (ret < 0)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The served snapshot's patch for a change already in the mirror, prepared
+ * but not applied; or NULL when the snapshot is to be built whole (not
+ * signed, grown enough to compact, or a change a patch does not make:
+ * zone_patch.h).  Either way the served zone is untouched.
+ */
+static struct zone_patch *prepare_patch(struct acme_zone *az, const struct change_list *cl)
+{
+	struct zone *z = az->has_signer ? zone_table_edit(az->a->t, az->apex) : NULL;
+	if (!z)
+		return NULL;
+	size_t growth = zone_patch_growth(z);
+	if (growth > zone_built_bytes(z) && growth > PATCH_GROWTH_MIN) {
+		log_info("%s: compacting the snapshot (patches added %zu bytes)", az->name, growth);
+		return NULL;
+	}
+	struct zone_patch *p = zone_patch_new(z);
+	int ret = p ? 0 : -ENOMEM;
+	for (size_t i = 0; i < cl->n && ret == 0; i++)
+		ret = patch_name(p, az->rs, cl->v[i].name);
+	char err[256] = "";
+	if (ret == 0)
+		ret = zone_patch_prepare(p, &az->signer, err);
+	if (ret < 0) {
+		if (ret != -EAGAIN)
+			log_warn("%s: cannot patch the snapshot (%s); building it whole", az->name,
+			         err[0] ? err : strerror(-ret));
+		zone_patch_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec t1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+int commit_change(struct acme_zone *az, struct change_list *cl, uint32_t *serial, bool reset,
+                  bool whole)
 {
 	char err[256] = "";
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (az->mirror_stale) {
 		/* This change was worked out on a mirror that may be wrong:
 		 * refused (SERVFAIL, the client retries); the next one sees the
@@ -118,8 +197,12 @@ int commit_change(struct acme_zone *az, struct change_list *cl, uint32_t *serial
 			reload_mirror(az);
 		return ret;
 	}
-	struct zone *z = commit_build(az, err);
-	if (!z) {
+	/* Patched in place when it can be, in time proportional to the change;
+	 * built whole otherwise.  Either is made before the commit, so a
+	 * change that cannot be served is never committed. */
+	struct zone_patch *p = whole ? NULL : prepare_patch(az, cl);
+	struct zone *z = p ? NULL : commit_build(az, err);
+	if (!p && !z) {
 		unapply(az, cl);
 		log_error("%s: the change was not applied: %s", az->name, err);
 		return -EINVAL;
@@ -136,23 +219,46 @@ int commit_change(struct acme_zone *az, struct change_list *cl, uint32_t *serial
 	size_t diff_len = 0;
 	struct journal_entry e = { 0 };
 	if (old && !reset && az->caps.max_changes) {
-		if (zone_diff(old, z, &diff, &diff_len) < 0) {
+		/* A patch knows what it changes: its difference costs what the
+		 * change does, not a walk of both snapshots. */
+		int dr = p ? zone_diff_patch(old, p, &diff, &diff_len)
+		           : zone_diff(old, z, &diff, &diff_len);
+		if (dr < 0) {
 			log_warn("%s: cannot compute the change for the journal; it starts over",
 			         az->name);
 			reset = true;
 		} else {
-			e = (struct journal_entry){ zone_serial(old), zone_serial(z), diff, diff_len };
+			e = (struct journal_entry){ zone_serial(old), p ? zone_patch_serial(p) : zone_serial(z),
+			                            diff, diff_len };
 		}
 	}
+	struct timespec tc;
+	clock_gettime(CLOCK_MONOTONIC, &tc);
 	ret = journal_commit(az->db, cl, diff ? &e : NULL, reset, &az->caps);
-	free(diff);
+	az->last_commit_ms = ms_since(&tc);
 	if (ret < 0) {
+		free(diff);
 		unapply(az, cl);
+		zone_patch_free(p);
 		zone_free(z);
 		log_error("%s: the change was not committed to %s", az->name, az->journal_path);
 		return ret;
 	}
+	az->last_patched = p != NULL;
+	if (p) {
+		/* Between queries, all at once: no query sees half of it.  Then
+		 * the IXFR history and NOTIFY hear of it, with its difference. */
+		struct zone *served = zone_table_edit(az->a->t, az->apex);
+		zone_patch_apply(p);
+		zone_patch_free(p);
+		zone_table_patched(az->a->t, served, diff, diff_len);
+		free(diff);
+		az->last_ms = ms_since(&t0);
+		return 0;
+	}
+	free(diff);
 	ret = zone_table_replace(az->a->t, z);
+	az->last_ms = ms_since(&t0);
 	if (ret < 0) {
 		/* Only if the zone vanished from the table: nothing serves it anyway. */
 		zone_free(z);
@@ -171,21 +277,75 @@ int commit_bump_serial(struct acme_zone *az, bool reset, char err[256])
 	struct change_list cl;
 	uint32_t serial = 0;
 	change_list_init(&cl);
-	int ret = commit_change(az, &cl, &serial, reset);
+	int ret = commit_change(az, &cl, &serial, reset, true);
 	change_list_clear(&cl);
 	if (ret < 0)
 		acme_errf(err, "cannot commit the serial of the new signatures");
 	return ret;
 }
 
-int commit_rebuild(struct acme_zone *az, char err[256])
+static int resign_whole(struct acme_zone *az, char err[256])
 {
-	if (az->serial_per_signing)
-		return commit_bump_serial(az, false, err);
 	struct zone *z = commit_build(az, err);
 	if (!z)
 		return -EINVAL;
 	return zone_table_replace(az->a->t, z);
+}
+
+static void resign_slice(struct loop *l, void *arg)
+{
+	struct acme_zone *az = arg;
+	(void)l;
+	az->resign_timer = 0;
+	struct zone *z = zone_table_edit(az->a->t, az->apex);
+	if (!z || z != az->resign_zone || !zone_resigning(z))
+		return;   /* built whole meanwhile (compaction): signed afresh */
+	char err[256] = "";
+	int ret = zone_resign_step(z, &az->signer, &az->resign, RESIGN_SLICE, acme_now(az->a), err);
+	if (ret == 0) {
+		int64_t id = loop_timer_add(az->a->l, 0, resign_slice, az);
+		if (id > 0) {
+			az->resign_timer = id;
+			return;
+		}
+		zone_resign_abandon(z);   /* still due: the re-sign check tries again */
+		log_error("%s: cannot schedule the next re-signing slice", az->name);
+		return;
+	}
+	if (ret < 0) {
+		log_error("%s: re-signing failed (%s); trying again at the next check", az->name, err);
+		return;
+	}
+	log_info("%s: re-signed in slices: %llu signatures renewed, %llu still good, in %.0f ms",
+	         az->name, (unsigned long long)az->resign.renewed,
+	         (unsigned long long)az->resign.kept, ms_since(&az->resign_started));
+}
+
+int commit_rebuild(struct acme_zone *az, char err[256])
+{
+	if (az->serial_per_signing)
+		/* Secondaries must see the new signatures: a serial bump with the
+		 * snapshot built whole, journaled like any change. */
+		return commit_bump_serial(az, false, err);
+	struct zone *z = zone_table_edit(az->a->t, az->apex);
+	if (!az->a->l || !z || !az->has_signer || !az->signer.renew)
+		return resign_whole(az, err);
+	if (az->resign_timer > 0 || zone_resigning(z))
+		return 0;   /* a pass is under way */
+	/* In slices, between queries, rather than one whole build that would
+	 * hold the loop for seconds at 100 000 records.  The serial stays, as
+	 * when the snapshot was rebuilt whole for it. */
+	zone_resign_begin(z, &az->resign);
+	az->resign_zone = z;
+	clock_gettime(CLOCK_MONOTONIC, &az->resign_started);
+	int64_t id = loop_timer_add(az->a->l, 0, resign_slice, az);
+	if (id <= 0) {
+		zone_resign_abandon(z);
+		acme_errf(err, "cannot schedule re-signing");
+		return -ENOMEM;
+	}
+	az->resign_timer = id;
+	return 0;
 }
 
 /* The RCODE goes on the query as data; the errno back to the caller. */
@@ -272,11 +432,13 @@ int commit_update(struct acme *a, struct query *q, const struct acme_key *key, u
 				dels++;
 		}
 		uint32_t serial = 0;
-		if ((rc = commit_change(az, &cl, &serial, false)) < 0)
+		if ((rc = commit_change(az, &cl, &serial, false, false)) < 0)
 			rcode = RCODE_SERVFAIL;
 		else
-			log_info("update for %s from key %s: %zu added, %zu deleted, serial %u", zone,
-			         kname, adds, dels, serial);
+			log_info("update for %s from key %s: %zu added, %zu deleted, serial %u, "
+			         "snapshot %s in %.2f ms (SQLite commit %.2f ms)", zone, kname, adds, dels,
+			         serial, az->last_patched ? "patched" : "rebuilt", az->last_ms,
+			         az->last_commit_ms);
 	}
 	change_list_clear(&cl);
 	return answer(q, rcode, rc < 0 ? rc : 0);

@@ -20,24 +20,30 @@ struct zone;
  * NULL with err when it cannot be served. */
 struct zone *commit_build(struct acme_zone *az, char err[256]);
 /*
- * Makes a change: the serial bump is appended, the mirror changed, the new
- * snapshot built (so a change that cannot be served is never committed),
- * its difference from the served snapshot computed, the records and the
- * difference committed durably in one transaction, and only then the
- * snapshot swapped in.  Any failure leaves the database, the mirror and
- * the served zone as they were.  `reset` empties the journal instead of
- * appending to it (the first signing after a start: secondaries hold the
- * signatures of the previous run, which no difference describes).
+ * Makes a change: the serial bump is appended, the mirror changed, the
+ * served snapshot's patch prepared or a new snapshot built (so a change
+ * that cannot be served is never committed), the difference computed, the
+ * records and the difference committed durably in one transaction, and
+ * only then the patch applied or the snapshot swapped in.  Any failure
+ * leaves the database, the mirror and the served zone as they were.
+ * `reset` empties the journal instead of appending to it (the first
+ * signing after a start: secondaries hold the signatures of the previous
+ * run, which no difference describes).  `whole` builds the snapshot whole
+ * even where a patch would do (a serial bump for new signatures).
  * Returns 0 (serial: the new one) or a negative errno.
  */
-int commit_change(struct acme_zone *az, struct change_list *cl, uint32_t *serial, bool reset);
+int commit_change(struct acme_zone *az, struct change_list *cl, uint32_t *serial, bool reset,
+                  bool whole);
 /*
  * A change of nothing but the serial (durable, journaled, announced): new
  * signatures need a new serial when secondaries copy the zone.
  */
 int commit_bump_serial(struct acme_zone *az, bool reset, char err[256]);
-/* Rebuilds and re-signs the snapshot and swaps it in (with a new serial
- * when secondaries copy the zone). */
+/*
+ * Renews the snapshot's due signatures: in slices over loop rounds, in
+ * place (zone_patch.h), when it can; else rebuilt and re-signed whole and
+ * swapped in (with a new serial, journaled, when secondaries copy the zone).
+ */
 int commit_rebuild(struct acme_zone *az, char err[256]);
 /*
  * Handles an UPDATE whose TSIG (if any) was verified and matched to `key`

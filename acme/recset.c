@@ -32,6 +32,7 @@ struct recset {
 	size_t mask;             /* buckets - 1, a power of two minus one */
 	size_t nnames;
 	size_t nrecords;
+	struct recset_name *dated;   /* names with ndated > 0 (recset.h) */
 	struct undo_step *undo;  /* the last forward apply, one step per change */
 	size_t undo_n, undo_cap;
 	const struct change_list *undo_of;
@@ -46,6 +47,34 @@ static uint32_t name_hash(const uint8_t *name, size_t len)
 		h *= 16777619u;
 	}
 	return h;
+}
+
+/* Keeps n->ndated and the list of dated names right when one of n's
+ * records changes its created_at from `was` to `now` (0: none, a record
+ * that is not there counts as 0). */
+static void dated(struct recset *rs, struct recset_name *n, int64_t was, int64_t now)
+{
+	if ((was != 0) == (now != 0))
+		return;
+	if (now != 0) {
+		if (n->ndated++ == 0) {
+			n->dated_prev = NULL;
+			n->dated_next = rs->dated;
+			if (rs->dated)
+				rs->dated->dated_prev = n;
+			rs->dated = n;
+		}
+		return;
+	}
+	if (--n->ndated == 0) {
+		if (n->dated_prev)
+			n->dated_prev->dated_next = n->dated_next;
+		else
+			rs->dated = n->dated_next;
+		if (n->dated_next)
+			n->dated_next->dated_prev = n->dated_prev;
+		n->dated_prev = n->dated_next = NULL;
+	}
 }
 
 struct recset *recset_new(void)
@@ -140,6 +169,17 @@ int recset_foreach(const struct recset *rs, recset_fn fn, void *arg)
 	return 0;
 }
 
+int recset_foreach_dated(const struct recset *rs, recset_fn fn, void *arg)
+{
+	for (const struct recset_name *n = rs->dated, *next; n; n = next) {
+		next = n->dated_next;
+		int ret = fn(arg, n);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 static void grow(struct recset *rs)
 {
 	size_t nmask = rs->mask * 2 + 1;
@@ -191,6 +231,7 @@ static int add_rr(struct recset *rs, const struct change *c)
 	}
 	struct recset_rr *r = (struct recset_rr *)recset_rrset_find(s, c->rdata, c->rdlen);
 	if (r) {
+		dated(rs, n, r->created_at, c->created_at);
 		r->ttl = c->ttl;
 		r->created_at = c->created_at;
 		return 0;
@@ -215,6 +256,7 @@ static int add_rr(struct recset *rs, const struct change *c)
 	r->rdlen = c->rdlen;
 	r->ttl = c->ttl;
 	r->created_at = c->created_at;
+	dated(rs, n, 0, c->created_at);
 	s->count++;
 	n->nrecords++;
 	rs->nrecords++;
@@ -246,6 +288,7 @@ static void del_rr(struct recset *rs, const struct change *c)
 	struct recset_rr *r = (struct recset_rr *)recset_rrset_find(s, c->rdata, c->rdlen);
 	if (!r)
 		return;
+	dated(rs, n, r->created_at, 0);
 	free(r->rdata);
 	*r = s->rr[--s->count];
 	n->nrecords--;
@@ -293,6 +336,7 @@ static int forward_one(struct recset *rs, const struct change *c, struct undo_st
 	}
 	if (r) {
 		*u = (struct undo_step){ UNDO_RESTORE, r->ttl, r->created_at };
+		dated(rs, *slot_of(rs, c->name, c->name_len), r->created_at, c->created_at);
 		r->ttl = c->ttl;
 		r->created_at = c->created_at;
 		return 0;
@@ -314,6 +358,7 @@ static int undo_one(struct recset *rs, const struct change *c, const struct undo
 	case UNDO_RESTORE: {
 		struct recset_rr *r = find_rr(rs, c);
 		if (r) {
+			dated(rs, *slot_of(rs, c->name, c->name_len), r->created_at, u->created_at);
 			r->ttl = u->ttl;
 			r->created_at = u->created_at;
 		}

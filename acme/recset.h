@@ -36,6 +36,10 @@ struct recset_name {
 	uint32_t nrecords;       /* over every type */
 	struct recset_rrset *sets;
 	struct recset_name *next;   /* hash chain */
+	/* Names holding records with a created_at (added by UPDATE), listed so
+	 * the stale purge visits those only, not every name of the zone. */
+	uint32_t ndated;
+	struct recset_name *dated_prev, *dated_next;
 };
 
 struct recset;
@@ -72,3 +76,5 @@ size_t recset_count(const struct recset *rs);
 /* Visits every name; a non-zero return stops the walk and is returned. */
 typedef int (*recset_fn)(void *arg, const struct recset_name *n);
 int recset_foreach(const struct recset *rs, recset_fn fn, void *arg);
+/* Visits only the names with at least one record whose created_at is not 0. */
+int recset_foreach_dated(const struct recset *rs, recset_fn fn, void *arg);

@@ -610,6 +610,13 @@ static void hist_append(struct xfr_zone *xz, uint8_t *blob, size_t len)
 	}
 }
 
+void xfr_history_clear(struct xfr *x, const uint8_t *apex)
+{
+	struct xfr_zone *xz = zone_mut(x, apex);
+	if (xz)
+		hist_clear(xz);
+}
+
 int xfr_history_add(struct xfr *x, const uint8_t *apex, const uint8_t *blob, size_t len)
 {
 	struct xfr_zone *xz = zone_mut(x, apex);

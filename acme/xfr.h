@@ -62,6 +62,8 @@ void xfr_zone_changed(struct xfr *x, const struct zone *old, const struct zone *
  * that does not continue it starts it anew.  -ENOENT: not a zone of ours.
  */
 int xfr_history_add(struct xfr *x, const uint8_t *apex, const uint8_t *blob, size_t len);
+/* Forgets a zone's history (IXFR from before now is then answered whole). */
+void xfr_history_clear(struct xfr *x, const uint8_t *apex);
 
 /* The handler for core (hooks.h). */
 struct xfr_handler xfr_handler(struct xfr *x);

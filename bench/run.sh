@@ -13,7 +13,9 @@
 # per answered query (utime+stime from /proc/PID/stat) at a fixed offered
 # load and at full speed, and the peak RSS (VmHWM).  Then a scaling run for
 # geoacme alone: sites 7 -> 500, ACME records 10 -> 100 000 (geo A and
-# geo HTTPS answers side by side, ACME TXT, one UPDATE).
+# geo HTTPS answers side by side, ACME TXT, one UPDATE); then bench/update.sh
+# (UPDATE latency, query latency and the longest loop round while UPDATEs
+# arrive, ACME records 10 -> 100 000).
 #
 # Settings (environment):
 #   BENCH_LOAD=40000        fixed offered load, queries/s, for the CPU/query column
@@ -22,6 +24,8 @@
 #   BENCH_FIX_S=3           seconds of a fixed-load run, per round and class
 #   BENCH_SERVERS="reflector geoacme nsd knot pdns gdnsd"
 #   BENCH_SCALING=1         0 skips the scaling run
+#   BENCH_UPDATES=1         0 skips bench/update.sh (UPDATE latency and loop stalls per
+#                           zone size; its own settings BENCH_UPDATE_* pass through)
 #   BENCH_SCALE_SITES="50 500"  BENCH_SCALE_ACME="1000 100000"  (plus the base 7 / 10)
 #   BENCH_SCALE_TIMEOUT=300 seconds geoacme may take to start at one size
 #   BENCH_UPDATE_TIMEOUT=60  seconds one UPDATE may take (then the server is stopped)
@@ -42,6 +46,7 @@ RUNS=${BENCH_RUNS:-3}
 FIX_S=${BENCH_FIX_S:-3}
 SERVERS=${BENCH_SERVERS:-"reflector geoacme nsd knot pdns gdnsd"}
 SCALING=${BENCH_SCALING:-1}
+UPDATES=${BENCH_UPDATES:-1}
 SCALE_SITES=${BENCH_SCALE_SITES:-"50 500"}
 SCALE_ACME=${BENCH_SCALE_ACME:-"1000 100000"}
 SCALE_TIMEOUT=${BENCH_SCALE_TIMEOUT:-300}
@@ -565,6 +570,15 @@ main() {
 	fi
 	mkdir -p "$(dirname "$OUT")"
 	report | tee "$OUT"
+	if [ "$UPDATES" = 1 ]; then
+		# UPDATE latency and the loop's longest round per zone size: its
+		# own script (it can run alone), on the next free port.
+		next_port
+		echo | tee -a "$OUT"
+		BENCH_PORT=$PORT BENCH_SERVER_CPU=$SERVER_CPU BENCH_CLIENT_CPU=$CLIENT_CPU \
+			BENCH_UPDATE_OUT="$BUILD/update-results.md" "$BENCH_DIR/update.sh" | tee -a "$OUT" ||
+			say "bench/update.sh failed"
+	fi
 	say ""
 	say "measured in $(($(date +%s) - started)) s; report saved to $OUT"
 }

@@ -183,6 +183,17 @@ static void zone_changed(void *arg, const struct zone *old, const struct zone *z
 		notify_zone_changed(g->notify, z);
 }
 
+/* A snapshot patched in place (an ACME UPDATE): its difference continues
+ * the IXFR history (none: the history starts over), then the news. */
+static void zone_patched(void *arg, const struct zone *z, const uint8_t *diff, size_t len)
+{
+	struct generation *g = arg;
+	if (g->xfr && (!diff || xfr_history_add(g->xfr, zone_apex(z), diff, len) < 0))
+		xfr_history_clear(g->xfr, zone_apex(z));
+	if (g->notify)
+		notify_zone_changed(g->notify, z);
+}
+
 static void schedule_resign(struct generation *g)
 {
 	if (g->loop)
@@ -205,8 +216,8 @@ static void resign_check(struct loop *l, void *arg)
 		if (dname_from_str(zc->zone, apex) < 0)
 			continue;
 		const struct zone *z = zone_table_get(g->zones, apex);
-		if (!z || !zone_expires_at(z) || now < zone_expires_at(z))
-			continue;
+		if (!z || !zone_expires_at(z) || now < zone_expires_at(z) || zone_resigning(z))
+			continue;   /* unsigned, not due, or being renewed in slices */
 		log_info("%s: signatures reach their refresh point; re-signing", zc->zone);
 		if (is_sqlite(zc)) {
 			char err[256] = "";
@@ -615,8 +626,10 @@ struct generation *generation_new(const char *path, struct loop *loop,
 		for (size_t i = 0; i < zone_table_count(g->zones); i++)
 			notify_zone_changed(g->notify, zone_table_at(g->zones, i));
 	}
-	if (g->xfr)
+	if (g->xfr) {
 		zone_table_watch(g->zones, zone_changed, g);
+		zone_table_watch_patches(g->zones, zone_patched);
+	}
 	warn_expire(g);
 	schedule_resign(g);
 	return g;
@@ -648,8 +661,10 @@ void generation_free(struct generation *g)
 	acme_free(g->acme);
 	xfr_free(g->xfr);
 	secondary_free(g->secondary);
-	if (g->zones)
+	if (g->zones) {
 		zone_table_watch(g->zones, NULL, NULL);
+		zone_table_watch_patches(g->zones, NULL);
+	}
 	notify_free(g->notify);
 	zone_table_free(g->zones);
 	if (g->cfg && g->signers)

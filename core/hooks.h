@@ -13,6 +13,7 @@ struct arena;
 struct query;
 struct rrset;
 struct zone;
+struct zone_patch;
 
 /*
  * Handles a message core does not answer itself: opcode UPDATE, and any
@@ -57,6 +58,21 @@ struct zone_signer {
 	 * signer outlives every snapshot it signed.  Returns 0 or -errno.
 	 */
 	int (*sign_rrset)(void *ctx, const uint8_t *owner, struct rrset *rrset, struct arena *a);
+	/*
+	 * Signs a patch of a served snapshot (core/zone/zone_patch.h) while it
+	 * is prepared: writes the NSEC records it asks for and signs every
+	 * RRset left unsigned, in the snapshot's arena.  NULL: patches are not
+	 * possible (the zone is built whole).  Returns 0 or -errno with err.
+	 */
+	int (*patch)(void *ctx, struct zone_patch *p, char err[256]);
+	/*
+	 * Renews a signed RRset's RRSIG if it is due for refresh (a new one in
+	 * `a`, the snapshot's arena), and sets *refresh_at to the RRset's
+	 * refresh point afterwards.  Returns 1 renewed, 0 still good, -errno.
+	 * NULL: signatures are renewed by building the snapshot whole.
+	 */
+	int (*renew)(void *ctx, const uint8_t *owner, struct rrset *rrset, struct arena *a,
+	             uint64_t *refresh_at);
 };
 
 void zone_builder_set_expiry(struct zone_builder *b, uint64_t refresh_at);

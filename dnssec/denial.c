@@ -13,6 +13,7 @@
 #include "core/wire/dname.h"
 #include "core/wire/rrset.h"
 #include "core/zone/zone.h"
+#include "core/zone/zone_patch.h"
 
 /* Types present at one name; more than any real zone puts at a name. */
 #define TYPES_MAX 512
@@ -86,10 +87,8 @@ int denial_nsec_rdata(const uint8_t *next, const uint16_t *types, size_t n,
  * there, filtered at a delegation, plus RRSIG and NSEC.  Returns the count,
  * 0 for a name that gets no NSEC (nothing there: an empty non-terminal).
  */
-static size_t nsec_types(struct zone_builder *b, const uint8_t *name, bool apex,
-                         uint16_t *types)
+static size_t filter_types(uint16_t *types, size_t n, bool apex)
 {
-	size_t n = zone_builder_types(b, name, types, TYPES_MAX);
 	if (n > TYPES_MAX)
 		n = TYPES_MAX;
 	bool cut = false;
@@ -111,6 +110,12 @@ static size_t nsec_types(struct zone_builder *b, const uint8_t *name, bool apex,
 	types[k++] = RR_RRSIG;
 	types[k++] = RR_NSEC;
 	return k;
+}
+
+static size_t nsec_types(struct zone_builder *b, const uint8_t *name, bool apex,
+                         uint16_t *types)
+{
+	return filter_types(types, zone_builder_types(b, name, types, TYPES_MAX), apex);
 }
 
 struct pending {
@@ -205,6 +210,37 @@ out:
 		}
 	}
 	free(list);
+	free(types);
+	free(buf);
+	return rc;
+}
+
+int denial_patch(struct zone_patch *p, const uint8_t *apex, uint32_t ttl, char err[256])
+{
+	const uint8_t *const *owners, *const *nexts;
+	size_t n = zone_patch_nsec_names(p, &owners, &nexts);
+	uint16_t *types = malloc((TYPES_MAX + 2) * sizeof(*types));
+	uint8_t *buf = malloc(DNAME_MAX + DENIAL_BITMAP_MAX);
+	int rc = 0;
+	if (!types || !buf) {
+		snprintf(err, 256, "NSEC chain: out of memory");
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		size_t nt = zone_patch_types(p, owners[i], types, TYPES_MAX);
+		nt = filter_types(types, nt, dname_equal(owners[i], apex));
+		int len = denial_nsec_rdata(nexts[i], types, nt, buf, DNAME_MAX + DENIAL_BITMAP_MAX);
+		if (len < 0) {
+			snprintf(err, 256, "NSEC chain: bitmap does not fit");
+			rc = len;
+			break;
+		}
+		rc = zone_patch_set_nsec(p, owners[i], ttl, buf, (uint16_t)len);
+		if (rc < 0)
+			snprintf(err, 256, "NSEC chain: cannot set an NSEC: %s", strerror(-rc));
+	}
+out:
 	free(types);
 	free(buf);
 	return rc;

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 struct zone_builder;
+struct zone_patch;
 
 /* Longest bitmap: 256 windows of 2 + 32 bytes. */
 #define DENIAL_BITMAP_MAX (256 * 34)
@@ -43,3 +44,10 @@ int denial_nsec_rdata(const uint8_t *next, const uint16_t *types, size_t n,
  * Returns 0 or a negative errno with a message in err.
  */
 int denial_build(struct zone_builder *b, uint32_t ttl, char err[256]);
+
+/*
+ * The same for a patch of a served snapshot (core/zone/zone_patch.h): writes
+ * the NSEC of each name the patch lists (a changed name, or one whose next
+ * name changed), from its types in the patched state.  0 or -errno with err.
+ */
+int denial_patch(struct zone_patch *p, const uint8_t *apex, uint32_t ttl, char err[256]);

@@ -18,6 +18,7 @@
 #include "core/wire/rrset.h"
 #include "core/wire/wire.h"
 #include "core/zone/zone.h"
+#include "core/zone/zone_patch.h"
 #include "dnssec/denial.h"
 #include "dnssec/ds.h"
 #include "dnssec/key.h"
@@ -51,6 +52,9 @@ static uint64_t system_now(void *arg)
 static int signer_run(void *ctx, struct zone_builder *b, char err[256]);
 static int signer_sign_late(void *ctx, const uint8_t *owner, struct rrset *rrset,
                             struct arena *a);
+static int signer_patch(void *ctx, struct zone_patch *p, char err[256]);
+static int signer_renew(void *ctx, const uint8_t *owner, struct rrset *rrset, struct arena *a,
+                        uint64_t *refresh_at);
 
 struct signer *signer_new(const char *zone_name, const char *key_path, const struct config *c,
                           bool publish_cds, char err[256])
@@ -89,6 +93,8 @@ struct signer *signer_new(const char *zone_name, const char *key_path, const str
 	s->hook.ctx = s;
 	s->hook.sign = signer_run;
 	s->hook.sign_rrset = signer_sign_late;
+	s->hook.patch = signer_patch;
+	s->hook.renew = signer_renew;
 	return s;
 fail:
 	signer_free(s);
@@ -309,4 +315,86 @@ static int signer_run(void *ctx, struct zone_builder *b, char err[256])
 	          s->name, (unsigned long long)(w.made + w.reused), (unsigned long long)w.made,
 	          (unsigned long long)w.reused, (long long)(w.refresh_at - now));
 	return 0;
+}
+
+/*
+ * A patch: the NSEC records it lists, then a signature on every RRset it
+ * left unsigned (the changed ones, those NSEC records, the SOA).  The cache
+ * is asked and fed as in a build, but no build is counted: entries of the
+ * served RRsets must not age out because a patch did not visit them.
+ */
+static int signer_patch(void *ctx, struct zone_patch *p, char err[256])
+{
+	struct signer *s = ctx;
+	err[0] = '\0';
+	const struct rrset *soa = zone_patch_soa(p);
+	if (!soa || soa->count != 1 || soa->rr[0].len < 22) {
+		snprintf(err, 256, "%s: no SOA at the apex", s->name);
+		return -EINVAL;
+	}
+	uint32_t minimum = wire_get_u32(soa->rr[0].data + soa->rr[0].len - 4);
+	int rc = denial_patch(p, s->apex, soa->ttl < minimum ? soa->ttl : minimum, err);
+	if (rc < 0)
+		return rc;
+	uint64_t now = s->now(s->now_arg);
+	struct walk w = {
+		.s = s,
+		.arena = zone_patch_arena(p),
+		.now = now,
+		.inception = (uint32_t)(now - s->inception),
+		.expiration = (uint32_t)(now + s->validity),
+		.refresh_at = UINT64_MAX,
+		.err = err,
+	};
+	rc = zone_patch_foreach_unsigned(p, sign_one, &w);
+	if (rc < 0) {
+		if (!err[0])
+			snprintf(err, 256, "%s: signing failed: %s", s->name, strerror(-rc));
+		return rc;
+	}
+	zone_patch_set_expiry(p, w.refresh_at);
+	s->stats.made += w.made;
+	s->stats.reused += w.reused;
+	s->stats.last_made = w.made;
+	s->stats.last_reused = w.reused;
+	s->stats.patches++;
+	return 0;
+}
+
+/*
+ * Renews one RRset's signature in place when it is due: its refresh point
+ * (expiration - refresh) has come, or its inception lies ahead (the clock
+ * stepped back).  RRSIG times are serial numbers (RFC 4034 3.1.5): read
+ * relative to now.
+ */
+static int signer_renew(void *ctx, const uint8_t *owner, struct rrset *rrset, struct arena *a,
+                        uint64_t *refresh_at)
+{
+	struct signer *s = ctx;
+	uint64_t now = s->now(s->now_arg);
+	if (rrset->sig.len >= 18) {
+		int32_t left = (int32_t)(wire_get_u32(rrset->sig.data + 8) - (uint32_t)now);
+		int32_t since = (int32_t)((uint32_t)now - wire_get_u32(rrset->sig.data + 12));
+		if (left > 0 && (uint64_t)left > s->refresh && since >= 0) {
+			*refresh_at = now + (uint64_t)left - s->refresh;
+			return 0;
+		}
+	}
+	char err[256] = "";
+	struct walk w = {
+		.s = s,
+		.arena = a,
+		.now = now,
+		.inception = (uint32_t)(now - s->inception),
+		.expiration = (uint32_t)(now + s->validity),
+		.refresh_at = UINT64_MAX,
+		.err = err,
+	};
+	int rc = sign_one(&w, owner, rrset);
+	if (rc < 0)
+		return rc;
+	s->stats.made += w.made;
+	s->stats.reused += w.reused;
+	*refresh_at = w.refresh_at;
+	return 1;
 }

@@ -34,11 +34,16 @@ struct signer_stats {
 	uint64_t last_made;     /* ... during the last build */
 	uint64_t last_reused;
 	uint64_t builds;
+	uint64_t patches;       /* served snapshots patched (core/zone/zone_patch.h) */
 	size_t cached;          /* entries in the cache now */
 	uint64_t refresh_at;    /* refresh point of the last build (unix s) */
 };
 
 /*
+ * It also signs patches of a served snapshot (zone_signer.patch): the NSEC
+ * records of the changed names and their neighbours, then every RRset the
+ * patch left unsigned, through the same cache.
+ *
  * zone_name: presentation ("example.com" or "example.com.").  key_path:
  * the PEM key (see key_load).  c: sig_validity_s, sig_inception_s and
  * sig_refresh_s (NULL = 14 days, 1 hour, 7 days).  Returns NULL with a

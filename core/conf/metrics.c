@@ -252,4 +252,13 @@ void metrics_write_counters(FILE *out)
 	counters_by(out, "geoacme_transfers_in_total",
 	            "Checks of secondary zones against their primaries, by outcome.", "result",
 	            xfr_in, metrics.xfr_in, METRICS_XFR_IN);
+	family(out, "geoacme_loop_busy_max_seconds", "gauge",
+	       "Longest time the event loop spent on one round of events and timers since start "
+	       "(the longest any query can have waited for it).");
+	fprintf(out, "geoacme_loop_busy_max_seconds %.6f\n", (double)metrics.loop_busy_max_us / 1e6);
+	family(out, "geoacme_loop_busy_recent_max_seconds", "gauge",
+	       "The same since the previous scrape of /metrics (each scrape starts a new period).");
+	fprintf(out, "geoacme_loop_busy_recent_max_seconds %.6f\n",
+	        (double)metrics.loop_busy_recent_us / 1e6);
+	metrics.loop_busy_recent_us = 0;
 }

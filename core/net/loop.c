@@ -23,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/conf/metrics.h"
+
 #define LOOP_BATCH 64
 #define LOOP_NSIG 65   /* signals 1..64 */
 
@@ -429,9 +431,22 @@ int loop_run(struct loop *l)
 			return -errno;
 		}
 		update_now(l);
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		for (int i = 0; i < n && !l->stop; i++)
 			dispatch(l, &evs[i]);
 		run_timers(l);
+		/* The longest stretch without looking for new events: how long a
+		 * query that arrived at its start may have waited (a rebuild, an
+		 * UPDATE's fsync, a re-sign show up here). */
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		int64_t busy = (int64_t)(t1.tv_sec - t0.tv_sec) * 1000000 +
+		               (t1.tv_nsec - t0.tv_nsec) / 1000;
+		if (busy > 0 && (uint64_t)busy > metrics.loop_busy_recent_us) {
+			metrics.loop_busy_recent_us = (uint64_t)busy;
+			if ((uint64_t)busy > metrics.loop_busy_max_us)
+				metrics.loop_busy_max_us = (uint64_t)busy;
+		}
 	}
 	return 0;
 }

@@ -25,30 +25,7 @@
 #include "core/wire/wire.h"
 #include "core/zone/geo_sets.h"
 #include "core/zone/zone.h"
-
-/* The snapshot; opaque outside this file (see zone.h for what may change). */
-struct zone {
-	struct arena *arena;
-	const uint8_t *apex;
-	uint8_t apex_len;
-	char *name;                    /* presentation, with trailing dot */
-	const struct zone_node *apex_node;
-	const struct rrset *soa;       /* apex SOA, always present */
-	struct zone_node **buckets;
-	uint32_t bucket_mask;
-	uint32_t node_count;
-	/* Authoritative nodes that carry an NSEC, in canonical order. */
-	const struct zone_node **nsec_order;
-	const uint8_t **nsec_keys;     /* canonical sort keys of nsec_order (see zone.c) */
-	uint16_t *nsec_key_len;
-	uint32_t nsec_count;
-	bool signed_zone;
-	uint32_t serial;
-	uint64_t expires_at;           /* earliest RRSIG refresh point (unix s); 0 unsigned */
-	struct metrics_zone *metrics;  /* its query counters (process lifetime, by name) */
-	double build_seconds;          /* from zone_builder_new() to the frozen snapshot */
-	uint32_t refs;                 /* holders: the zone table, and transfers still sending it */
-};
+#include "core/zone/zone_internal.h"
 
 struct brec {
 	struct brec *next;
@@ -85,16 +62,7 @@ struct zone_builder {
 	struct timespec started;   /* for the snapshot's build time (metrics) */
 };
 
-/*
- * A name's canonical sort key: its labels from the rightmost, each followed
- * by a 0 byte, with 0 and 1 bytes inside labels escaped as 1 1 and 1 2.
- * memcmp order of keys is RFC 4034 canonical order of lowercase names (a
- * shorter label, or fewer labels, sort first), so the NSEC search compares
- * with memcmp instead of splitting both names at every step.
- */
-#define CANON_KEY_MAX (2 * DNAME_MAX + DNAME_LABELS_MAX)
-
-static size_t canonical_key(const uint8_t *name, uint8_t *out)
+size_t zone_canonical_key(const uint8_t *name, uint8_t *out)
 {
 	const uint8_t *labels[DNAME_LABELS_MAX];
 	int n = 0;
@@ -116,8 +84,16 @@ static size_t canonical_key(const uint8_t *name, uint8_t *out)
 	return k;
 }
 
+int zone_key_cmp(const uint8_t *a, size_t la, const uint8_t *b, size_t lb)
+{
+	int c = memcmp(a, b, la < lb ? la : lb);
+	if (c)
+		return c;
+	return la < lb ? -1 : la > lb ? 1 : 0;
+}
+
 /* The serial sits after the two names at the start of SOA rdata. */
-static uint32_t soa_serial(const struct rrset *soa)
+uint32_t zone_soa_serial(const struct rrset *soa)
 {
 	const uint8_t *p = soa->rr[0].data;
 	p += dname_len(p);
@@ -226,7 +202,6 @@ static struct bnode *get_node(struct zone_builder *b, const uint8_t *name, size_
 		return NULL;
 	n->node.name = copy;
 	n->node.name_len = (uint8_t)len;
-	n->node.nsec_index = UINT32_MAX;
 	size_t i = dname_hash(name, len) & (b->tab_cap - 1);
 	while (b->tab[i])
 		i = (i + 1) & (b->tab_cap - 1);
@@ -698,7 +673,7 @@ struct zone *zone_builder_finish(struct zone_builder *b, const struct zone_signe
 	                   (double)(done.tv_nsec - b->started.tv_nsec) / 1e9;
 	z->apex_node = &apex->node;
 	z->soa = zone_node_rrset(&apex->node, RR_SOA);
-	z->serial = soa_serial(z->soa);
+	z->serial = zone_soa_serial(z->soa);
 	z->signed_zone = signer != NULL || b->has_sigs;
 	z->expires_at = b->expiry;
 	z->refs = 1;
@@ -744,9 +719,9 @@ struct zone *zone_builder_finish(struct zone_builder *b, const struct zone_signe
 			goto fail;
 		}
 		for (size_t i = 0; i < k; i++) {
-			uint8_t key[CANON_KEY_MAX];
-			size_t len = canonical_key(order[i]->node.name, key);
-			order[i]->node.nsec_index = (uint32_t)i;
+			uint8_t key[ZONE_CANON_KEY_MAX];
+			size_t len = zone_canonical_key(order[i]->node.name, key);
+			order[i]->node.flags |= ZONE_NODE_NSEC;
 			z->nsec_order[i] = &order[i]->node;
 			z->nsec_keys[i] = arena_memdup(b->arena, key, len);
 			z->nsec_key_len[i] = (uint16_t)len;
@@ -758,6 +733,7 @@ struct zone *zone_builder_finish(struct zone_builder *b, const struct zone_signe
 		z->nsec_count = (uint32_t)k;
 		free(order);
 	}
+	z->built_bytes = arena_used(b->arena);
 
 	/* The arena now belongs to the zone. */
 	b->arena = NULL;
@@ -800,8 +776,8 @@ const struct zone_node *zone_nsec_covering(const struct zone *z, const uint8_t *
 {
 	if (!z->nsec_count)
 		return NULL;
-	uint8_t key[CANON_KEY_MAX];
-	size_t key_len = canonical_key(name, key);
+	uint8_t key[ZONE_CANON_KEY_MAX];
+	size_t key_len = zone_canonical_key(name, key);
 	size_t lo = 0, hi = z->nsec_count;   /* find the last index with node <= name */
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
@@ -861,8 +837,10 @@ struct zone *zone_hold(const struct zone *z)
 
 void zone_free(struct zone *z)
 {
-	if (z && --z->refs == 0)
-		arena_free(z->arena);   /* the zone itself lives in its arena */
+	if (!z || --z->refs != 0)
+		return;
+	free(z->nsec_heap);         /* NULL unless a patch moved the NSEC order */
+	arena_free(z->arena);       /* the zone itself lives in its arena */
 }
 
 /* --- accessors --- */
@@ -920,6 +898,16 @@ struct metrics_zone *zone_metrics(const struct zone *z)
 double zone_build_seconds(const struct zone *z)
 {
 	return z->build_seconds;
+}
+
+size_t zone_built_bytes(const struct zone *z)
+{
+	return z->built_bytes;
+}
+
+bool zone_resigning(const struct zone *z)
+{
+	return z->resigning;
 }
 
 int zone_foreach_node(const struct zone *z, int (*fn)(void *arg, const struct zone_node *n),

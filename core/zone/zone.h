@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 /*
- * A zone snapshot: immutable once built, looked up by the query path,
- * replaced whole (never edited) when a reload or an UPDATE changes it.
+ * A zone snapshot: looked up by the query path, replaced whole when a
+ * reload changes it.  Between queries (one thread: none is in flight) an
+ * ACME UPDATE or purge may patch it in place instead, in time proportional
+ * to the change: core/zone/zone_patch.h says what a patch changes and how
+ * it keeps a query from ever seeing half of one.
  *
  * Building: zone_builder_new() collects records (from a zone file, from
  * SQLite, from geo config), then zone_builder_finish() sorts every RRset,
@@ -17,8 +20,9 @@
  * struct zone is opaque: read it through the accessors below.
  *
  * What a published snapshot may still change, and what it may not:
- *  - Frozen: the names, nodes, RRsets, RRSIGs, the NSEC chain, the apex,
- *    SOA, serial and refresh point.  Every reader sees the same bytes.
+ *  - Frozen while queries read it: the names, nodes, RRsets, RRSIGs, the
+ *    NSEC chain, the apex, SOA, serial and refresh point.  Only between
+ *    queries may an ACME change patch them, all at once (zone_patch.h).
  *  - Mutable, written on the query path by the event loop only (one
  *    thread): the geo answer sets hanging off ZONE_NODE_GEO nodes — the
  *    rule's decision cache (core/geo/geo_rule.h) and geo pairs built and
@@ -44,6 +48,7 @@ enum zone_node_flags {
 	ZONE_NODE_GLUE = 1 << 2,       /* strictly below a zone cut: not authoritative */
 	ZONE_NODE_ENT = 1 << 3,        /* empty non-terminal: exists, holds nothing */
 	ZONE_NODE_GEO = 1 << 4,        /* A/AAAA are chosen per client by `geo` */
+	ZONE_NODE_NSEC = 1 << 5,       /* carries an NSEC: one of the zone's NSEC order */
 };
 
 struct zone_node {
@@ -55,7 +60,6 @@ struct zone_node {
 	const struct zone_node *cut;  /* for GLUE nodes: the delegation above */
 	const struct geo_sets *geo;   /* for GEO nodes: the answer sets; NULL otherwise */
 	struct zone_node *hash_next;
-	uint32_t nsec_index;          /* position in the NSEC order, or UINT32_MAX */
 };
 
 struct zone;
@@ -106,6 +110,10 @@ uint64_t zone_expires_at(const struct zone *z);
 struct metrics_zone *zone_metrics(const struct zone *z);
 /* Seconds from zone_builder_new() to the frozen snapshot. */
 double zone_build_seconds(const struct zone *z);
+/* Arena bytes the build held (patches add to it: zone_patch_growth()). */
+size_t zone_built_bytes(const struct zone *z);
+/* True while its signatures are being renewed in slices (zone_patch.h). */
+bool zone_resigning(const struct zone *z);
 /* Visits every node in no particular order; stops at a non-zero return. */
 int zone_foreach_node(const struct zone *z, int (*fn)(void *arg, const struct zone_node *n),
                       void *arg);

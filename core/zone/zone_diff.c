@@ -15,6 +15,8 @@
 #include "core/zone/geo_sets.h"
 #include "core/zone/zone.h"
 #include "core/zone/zone_diff.h"
+#include "core/zone/zone_internal.h"
+#include "core/zone/zone_patch.h"
 
 struct rec {
 	uint16_t type;
@@ -61,7 +63,7 @@ static void push_rrset(struct recs *r, const struct rrset *s, int *err)
 }
 
 /* A name's records as a transfer sends them, but for the apex SOA itself. */
-static void node_records(const struct zone *z, const struct zone_node *n, struct recs *r,
+static void node_records(const struct rrset *soa, const struct zone_node *n, struct recs *r,
                          int *err)
 {
 	r->n = 0;
@@ -69,7 +71,7 @@ static void node_records(const struct zone *z, const struct zone_node *n, struct
 		return;
 	for (uint16_t i = 0; i < n->rrset_count; i++) {
 		const struct rrset *s = &n->rrsets[i];
-		if (s == zone_soa(z)) {
+		if (s == soa) {
 			if (s->sig.len)
 				recs_push(r, RR_RRSIG, s->ttl, &s->sig, err);
 			continue;
@@ -147,12 +149,12 @@ static void only_in(const struct recs *a, const struct recs *b, const uint8_t *o
 	}
 }
 
-static void diff_node(const struct zone *old, const struct zone_node *on, const struct zone *new,
-                      const struct zone_node *nn, struct recs *ro, struct recs *rn,
-                      struct out *dels, struct out *adds, int *err)
+static void diff_node(const struct rrset *old_soa, const struct zone_node *on,
+                      const struct rrset *new_soa, const struct zone_node *nn, struct recs *ro,
+                      struct recs *rn, struct out *dels, struct out *adds, int *err)
 {
-	node_records(old, on, ro, err);
-	node_records(new, nn, rn, err);
+	node_records(old_soa, on, ro, err);
+	node_records(new_soa, nn, rn, err);
 	if (*err)
 		return;
 	if (ro->n > 1)
@@ -164,40 +166,24 @@ static void diff_node(const struct zone *old, const struct zone_node *on, const 
 	only_in(rn, ro, owner, adds);
 }
 
-int zone_diff(const struct zone *old, const struct zone *new, uint8_t **blob, size_t *blob_len)
+/* The blob: header, then the deletions and the additions (consumed). */
+static int finish(uint32_t from, uint32_t to, struct out *dels, struct out *adds, int err,
+                  uint8_t **blob, size_t *blob_len)
 {
-	if (dname_len(zone_apex(old)) != dname_len(zone_apex(new)) || memcmp(zone_apex(old), zone_apex(new), dname_len(zone_apex(old))) != 0)
-		return -EINVAL;
-	struct out dels = { 0 }, adds = { 0 };
-	struct recs ro = { 0 }, rn = { 0 };
-	int err = 0;
-	/* The SOAs lead their sections, as in an IXFR. */
-	out_rr(&dels, zone_apex(old), RR_SOA, zone_soa(old)->ttl, &zone_soa(old)->rr[0]);
-	out_rr(&adds, zone_apex(new), RR_SOA, zone_soa(new)->ttl, &zone_soa(new)->rr[0]);
-	for (const struct zone_node *n = zone_node_next(new, NULL); n && !err;
-	     n = zone_node_next(new, n))
-		diff_node(old, zone_find(old, n->name, n->name_len), new, n, &ro, &rn, &dels, &adds,
-		          &err);
-	for (const struct zone_node *n = zone_node_next(old, NULL); n && !err;
-	     n = zone_node_next(old, n))
-		if (!zone_find(new, n->name, n->name_len))
-			diff_node(old, n, new, NULL, &ro, &rn, &dels, &adds, &err);
-	free(ro.v);
-	free(rn.v);
 	struct out o = { 0 };
 	uint8_t h[ZONE_DIFF_HEADER];
 	memcpy(h, "ZD1", 4);
-	wire_set_u32(h + 4, zone_serial(old));
-	wire_set_u32(h + 8, zone_serial(new));
-	wire_set_u32(h + 12, dels.count);
-	wire_set_u32(h + 16, adds.count);
+	wire_set_u32(h + 4, from);
+	wire_set_u32(h + 8, to);
+	wire_set_u32(h + 12, dels->count);
+	wire_set_u32(h + 16, adds->count);
 	out_bytes(&o, h, sizeof(h));
-	out_bytes(&o, dels.p, dels.len);
-	out_bytes(&o, adds.p, adds.len);
+	out_bytes(&o, dels->p, dels->len);
+	out_bytes(&o, adds->p, adds->len);
 	if (!err)
-		err = dels.err ? dels.err : adds.err ? adds.err : o.err;
-	free(dels.p);
-	free(adds.p);
+		err = dels->err ? dels->err : adds->err ? adds->err : o.err;
+	free(dels->p);
+	free(adds->p);
 	if (err) {
 		free(o.p);
 		return err;
@@ -205,6 +191,57 @@ int zone_diff(const struct zone *old, const struct zone *new, uint8_t **blob, si
 	*blob = o.p;
 	*blob_len = o.len;
 	return 0;
+}
+
+int zone_diff(const struct zone *old, const struct zone *new, uint8_t **blob, size_t *blob_len)
+{
+	if (old->apex_len != new->apex_len || memcmp(old->apex, new->apex, old->apex_len) != 0)
+		return -EINVAL;
+	struct out dels = { 0 }, adds = { 0 };
+	struct recs ro = { 0 }, rn = { 0 };
+	int err = 0;
+	/* The SOAs lead their sections, as in an IXFR. */
+	out_rr(&dels, old->apex, RR_SOA, old->soa->ttl, &old->soa->rr[0]);
+	out_rr(&adds, new->apex, RR_SOA, new->soa->ttl, &new->soa->rr[0]);
+	for (const struct zone_node *n = zone_node_next(new, NULL); n && !err;
+	     n = zone_node_next(new, n))
+		diff_node(old->soa, zone_find(old, n->name, n->name_len), new->soa, n, &ro, &rn, &dels,
+		          &adds, &err);
+	for (const struct zone_node *n = zone_node_next(old, NULL); n && !err;
+	     n = zone_node_next(old, n))
+		if (!zone_find(new, n->name, n->name_len))
+			diff_node(old->soa, n, new->soa, NULL, &ro, &rn, &dels, &adds, &err);
+	free(ro.v);
+	free(rn.v);
+	return finish(old->serial, new->serial, &dels, &adds, err, blob, blob_len);
+}
+
+struct patch_walk {
+	const struct rrset *old_soa, *new_soa;
+	struct recs ro, rn;
+	struct out dels, adds;
+	int err;
+};
+
+static int patch_change(void *arg, const struct zone_node *before, const struct zone_node *after)
+{
+	struct patch_walk *w = arg;
+	diff_node(w->old_soa, before, w->new_soa, after, &w->ro, &w->rn, &w->dels, &w->adds,
+	          &w->err);
+	return w->err;
+}
+
+int zone_diff_patch(const struct zone *old, const struct zone_patch *p, uint8_t **blob,
+                    size_t *blob_len)
+{
+	struct patch_walk w = { .old_soa = old->soa, .new_soa = zone_patch_soa(p) };
+	out_rr(&w.dels, old->apex, RR_SOA, old->soa->ttl, &old->soa->rr[0]);
+	out_rr(&w.adds, old->apex, RR_SOA, w.new_soa->ttl, &w.new_soa->rr[0]);
+	int err = zone_patch_foreach_change(p, patch_change, &w);
+	free(w.ro.v);
+	free(w.rn.v);
+	return finish(old->serial, zone_patch_serial(p), &w.dels, &w.adds, err ? err : w.err, blob,
+	              blob_len);
 }
 
 int zone_diff_header(const uint8_t *blob, size_t len, uint32_t *from, uint32_t *to,

@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 struct zone;
+struct zone_patch;
 
 #define ZONE_DIFF_HEADER 20
 
@@ -35,6 +36,13 @@ struct zone;
  * the same zone.
  */
 int zone_diff(const struct zone *old, const struct zone *new, uint8_t **out, size_t *len);
+/*
+ * The same for a patch prepared on `old` and not yet applied
+ * (core/zone/zone_patch.h): only the names the patch changes are compared,
+ * each before and after, so the cost is the change's, not the zone's.
+ */
+int zone_diff_patch(const struct zone *old, const struct zone_patch *p, uint8_t **out,
+                    size_t *len);
 
 struct zone_diff_rr {
 	bool add;                  /* false: deleted */

@@ -17,6 +17,7 @@ struct zone_table {
 	uint8_t *labels;       /* each apex's label count, so lookups need not count */
 	size_t n, cap;
 	zone_table_watch_fn watch;
+	zone_table_patch_fn watch_patch;
 	void *watch_ctx;
 };
 
@@ -24,6 +25,18 @@ void zone_table_watch(struct zone_table *t, zone_table_watch_fn fn, void *ctx)
 {
 	t->watch = fn;
 	t->watch_ctx = ctx;
+}
+
+void zone_table_watch_patches(struct zone_table *t, zone_table_patch_fn fn)
+{
+	t->watch_patch = fn;
+}
+
+void zone_table_patched(struct zone_table *t, const struct zone *z, const uint8_t *diff,
+                        size_t len)
+{
+	if (t->watch_patch)
+		t->watch_patch(t->watch_ctx, z, diff, len);
 }
 
 struct zone_table *zone_table_new(void)
@@ -127,6 +140,12 @@ const struct zone *zone_table_find_labels(const struct zone_table *t, const uint
 }
 
 const struct zone *zone_table_get(const struct zone_table *t, const uint8_t *apex)
+{
+	ssize_t i = index_of(t, apex);
+	return i < 0 ? NULL : t->zones[i];
+}
+
+struct zone *zone_table_edit(struct zone_table *t, const uint8_t *apex)
 {
 	ssize_t i = index_of(t, apex);
 	return i < 0 ? NULL : t->zones[i];

@@ -33,6 +33,8 @@ const struct zone *zone_table_find_labels(const struct zone_table *t, const uint
                                           const uint8_t *label_off);
 /* The zone with exactly this apex, or NULL. */
 const struct zone *zone_table_get(const struct zone_table *t, const uint8_t *apex);
+/* The same, to patch in place between queries (core/zone/zone_patch.h). */
+struct zone *zone_table_edit(struct zone_table *t, const uint8_t *apex);
 size_t zone_table_count(const struct zone_table *t);
 /*
  * Calls fn after every add (old NULL) and replace with the snapshot
@@ -41,4 +43,15 @@ size_t zone_table_count(const struct zone_table *t);
  */
 typedef void (*zone_table_watch_fn)(void *ctx, const struct zone *old, const struct zone *z);
 void zone_table_watch(struct zone_table *t, zone_table_watch_fn fn, void *ctx);
+/*
+ * A zone patched in place (core/zone/zone_patch.h) is no replace: its
+ * patcher calls zone_table_patched() after the patch is applied, and the
+ * watcher set here (same ctx as zone_table_watch) gets the zone and the
+ * patch's IXFR difference (a zone_diff blob; NULL when none was made).
+ */
+typedef void (*zone_table_patch_fn)(void *ctx, const struct zone *z, const uint8_t *diff,
+                                    size_t len);
+void zone_table_watch_patches(struct zone_table *t, zone_table_patch_fn fn);
+void zone_table_patched(struct zone_table *t, const struct zone *z, const uint8_t *diff,
+                        size_t len);
 const struct zone *zone_table_at(const struct zone_table *t, size_t i);

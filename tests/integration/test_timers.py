@@ -296,6 +296,9 @@ signature_refresh = "1d"
         soa0 = self.sig("acme.example.", "SOA")
         self.clock.advance(DAY + 3600)
         self.server.wait_log(r"acme.example: signatures reach their refresh point; re-signing")
+        # Renewed in place in slices between queries, not built whole.
+        self.server.wait_log(r"acme\.example\.: re-signed in slices: [1-9][0-9]* signatures "
+                             r"renewed, 0 still good")
         txt1 = self.sig("_acme-challenge.acme.example.", "TXT")
         soa1 = self.sig("acme.example.", "SOA")
         for old, new in ((txt0, txt1), (soa0, soa1)):

@@ -172,9 +172,93 @@ static void test_out_of_memory_undo(void)
 	recset_free(rs);
 }
 
+/* The dated names as one sorted, comma-separated string, checked against
+ * a full walk: exactly the names holding a record with created_at != 0. */
+static int collect(void *arg, const struct recset_name *n)
+{
+	char *out = arg, buf[256];
+	dname_to_str(n->name, buf, sizeof(buf));
+	strcat(out, buf);
+	strcat(out, ",");
+	return 0;
+}
+
+static int check_full(void *arg, const struct recset_name *n)
+{
+	int *bad = arg;
+	uint32_t k = 0;
+	for (uint16_t i = 0; i < n->nsets; i++)
+		for (uint16_t j = 0; j < n->sets[i].count; j++)
+			k += n->sets[i].rr[j].created_at != 0;
+	*bad += k != n->ndated;
+	return 0;
+}
+
+static const char *dated_names(const struct recset *rs, int *mismatch)
+{
+	static char out[1024];
+	out[0] = 0;
+	recset_foreach_dated(rs, collect, out);
+	*mismatch = 0;
+	recset_foreach(rs, check_full, mismatch);
+	/* Sorted, for a stable comparison. */
+	char *parts[32];
+	int n = 0;
+	static char copy[1024];
+	strcpy(copy, out);
+	for (char *t = strtok(copy, ","); t && n < 32; t = strtok(NULL, ","))
+		parts[n++] = t;
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && strcmp(parts[j - 1], parts[j]) > 0; j--) {
+			char *x = parts[j];
+			parts[j] = parts[j - 1];
+			parts[j - 1] = x;
+		}
+	out[0] = 0;
+	for (int i = 0; i < n; i++) {
+		strcat(out, parts[i]);
+		strcat(out, i + 1 < n ? "," : "");
+	}
+	return out;
+}
+
+static void test_dated_list(void)
+{
+	struct recset *rs = recset_new();
+	int bad;
+	seed(rs, "zone.example", "from the zone file", 60, 0);
+	seed(rs, "a.example", "a1", 60, 5);
+	seed(rs, "a.example", "a2", 60, 6);
+	seed(rs, "b.example", "b", 60, 7);
+	is_str(dated_names(rs, &bad), "a.example.,b.example.", "names with UPDATE-added records");
+	is_int(bad, 0, "counts agree with a full walk");
+	struct change_list cl;
+	change_list_init(&cl);
+	add(&cl, CHANGE_DEL, "a.example", "a1", 60, 0);
+	add(&cl, CHANGE_ADD, "zone.example", "from the zone file", 60, 9);   /* gets an age */
+	add(&cl, CHANGE_ADD, "b.example", "b", 60, 0);                       /* loses its age */
+	add(&cl, CHANGE_ADD, "c.example", "c", 60, 11);
+	is_int(recset_apply(rs, &cl, false), 0, "forward");
+	is_str(dated_names(rs, &bad), "a.example.,c.example.,zone.example.", "after the change");
+	is_int(bad, 0, "counts agree");
+	is_int(recset_apply(rs, &cl, true), 0, "reverse");
+	is_str(dated_names(rs, &bad), "a.example.,b.example.", "undone: as before");
+	is_int(bad, 0, "counts agree");
+	change_list_clear(&cl);
+	add(&cl, CHANGE_DEL, "a.example", "a1", 60, 0);
+	add(&cl, CHANGE_DEL, "a.example", "a2", 60, 0);
+	add(&cl, CHANGE_DEL, "b.example", "b", 60, 0);
+	is_int(recset_apply(rs, &cl, false), 0, "every dated record deleted");
+	is_str(dated_names(rs, &bad), "", "no dated names left");
+	is_int(bad, 0, "counts agree");
+	change_list_clear(&cl);
+	recset_free(rs);
+}
+
 int main(void)
 {
 	test_undo_is_exact();
+	test_dated_list();
 	test_out_of_memory_forward();
 	test_out_of_memory_undo();
 	return done_testing();

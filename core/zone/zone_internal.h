@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+/*
+ * Shared between zone.c (building, lookup), zone_patch.c (patching a
+ * served snapshot) and zone_diff.c (differences for IXFR): the snapshot's
+ * layout, the canonical sort key of the NSEC order and the SOA serial.
+ * Included only from inside core/zone; everyone else reads a snapshot
+ * through zone.h's accessors.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/wire/dname.h"
+
+struct arena;
+struct metrics_zone;
+struct rrset;
+struct zone_node;
+
+/* The snapshot (see zone.h for what may change after it is published). */
+struct zone {
+	struct arena *arena;
+	const uint8_t *apex;
+	uint8_t apex_len;
+	char *name;                    /* presentation, with trailing dot */
+	const struct zone_node *apex_node;
+	const struct rrset *soa;       /* apex SOA, always present */
+	struct zone_node **buckets;
+	uint32_t bucket_mask;
+	uint32_t node_count;
+	/* Authoritative nodes that carry an NSEC, in canonical order. */
+	const struct zone_node **nsec_order;
+	const uint8_t **nsec_keys;     /* canonical sort keys of nsec_order (see zone.c) */
+	uint16_t *nsec_key_len;
+	uint32_t nsec_count;
+	bool signed_zone;
+	uint32_t serial;
+	uint64_t expires_at;           /* earliest RRSIG refresh point (unix s); 0 unsigned */
+	struct metrics_zone *metrics;  /* its query counters (process lifetime, by name) */
+	double build_seconds;          /* from zone_builder_new() to the frozen snapshot */
+	uint32_t refs;                 /* holders: the zone table, and transfers still sending it */
+	size_t built_bytes;            /* arena bytes at build; patches only add (zone_patch.h) */
+	void *nsec_heap;               /* the NSEC arrays once a patch remade them (malloc'd
+	                                  block, freed by zone_free); NULL: in the arena */
+	bool resigning;                /* signatures being renewed in slices (zone_patch.h) */
+	uint64_t resign_floor;         /* ... and the earliest refresh point patches made meanwhile */
+};
+
+/*
+ * A name's canonical sort key: its labels from the rightmost, each followed
+ * by a 0 byte, with 0 and 1 bytes inside labels escaped as 1 1 and 1 2.
+ * memcmp order of keys is RFC 4034 canonical order of lowercase names (a
+ * shorter label, or fewer labels, sort first), so the NSEC search compares
+ * with memcmp instead of splitting both names at every step.
+ */
+#define ZONE_CANON_KEY_MAX (2 * DNAME_MAX + DNAME_LABELS_MAX)
+size_t zone_canonical_key(const uint8_t *name, uint8_t *out);
+
+/* Compares key a (length la) with key b (length lb) in canonical order. */
+int zone_key_cmp(const uint8_t *a, size_t la, const uint8_t *b, size_t lb);
+
+/* The serial of an SOA RRset (its first record). */
+uint32_t zone_soa_serial(const struct rrset *soa);

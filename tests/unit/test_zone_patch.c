@@ -1,0 +1,707 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Patching a served snapshot (core/zone/zone_patch.h): after every change
+ * of a random sequence (TXT and A records added and removed at names of
+ * several depths, so empty non-terminals come and go, names join and leave
+ * the NSEC chain, the last name changes), the patched snapshot equals a
+ * snapshot built whole from the same records, record by record, NSEC chain
+ * included, and every RRSIG in it verifies with ldns.  A patch given up
+ * changes nothing; changes a patch does not make answer -EAGAIN.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <ldns/ldns.h>
+
+#include "core/conf/config.h"
+#include "core/conf/diag.h"
+#include "core/hooks.h"
+#include "core/wire/dname.h"
+#include "core/wire/rrset.h"
+#include "core/wire/wire.h"
+#include "core/zone/zone.h"
+#include "core/zone/zone_diff.h"
+#include "core/zone/zone_internal.h"   /* white-box: compares snapshots field by field */
+#include "core/zone/zone_patch.h"
+#include "dnssec/signer.h"
+#include "tests/unit/check.h"
+#include "tests/unit/ldns_util.h"
+
+/* --- the model: the zone's records, as the ACME mirror would hold them --- */
+
+struct mrec {
+	char owner[64];
+	uint16_t type;
+	uint32_t ttl;
+	uint8_t rd[64];
+	uint16_t len;
+};
+
+static struct mrec model[4096];
+static size_t n_model;
+static uint32_t serial = 1;
+
+static void soa_rdata(uint8_t *out, uint16_t *len)
+{
+	size_t p = 0, n;
+	n = dname_len(name("ns1.example.com"));
+	memcpy(out + p, name("ns1.example.com"), n);
+	p += n;
+	n = dname_len(name("hostmaster.example.com"));
+	memcpy(out + p, name("hostmaster.example.com"), n);
+	p += n;
+	const uint32_t v[5] = { serial, 7200, 3600, 1209600, 300 };
+	for (int i = 0; i < 5; i++, p += 4)
+		wire_set_u32(out + p, v[i]);
+	*len = (uint16_t)p;
+}
+
+static void model_add(const char *owner, uint16_t type, uint32_t ttl, const void *rd, size_t len)
+{
+	for (size_t i = 0; i < n_model; i++) {
+		struct mrec *m = &model[i];
+		if (!strcmp(m->owner, owner) && m->type == type && m->len == len &&
+		    !memcmp(m->rd, rd, len)) {
+			m->ttl = ttl;
+			return;
+		}
+	}
+	struct mrec *m = &model[n_model++];
+	snprintf(m->owner, sizeof(m->owner), "%s", owner);
+	m->type = type;
+	m->ttl = ttl;
+	memcpy(m->rd, rd, len);
+	m->len = (uint16_t)len;
+}
+
+static void model_del_at(size_t i)
+{
+	model[i] = model[--n_model];
+}
+
+static void model_bump_serial(void)
+{
+	serial++;
+	for (size_t i = 0; i < n_model; i++)
+		if (model[i].type == RR_SOA)
+			soa_rdata(model[i].rd, &model[i].len);
+}
+
+static void model_init(void)
+{
+	n_model = 0;
+	serial = 1;
+	uint8_t soa[64];
+	uint16_t len;
+	soa_rdata(soa, &len);
+	model_add("example.com", RR_SOA, 3600, soa, len);
+	const uint8_t *ns = name("ns1.example.com");
+	model_add("example.com", RR_NS, 3600, ns, dname_len(ns));
+	model_add("ns1.example.com", RR_A, 3600, "\xc0\x00\x02\x35", 4);
+	model_add("www.example.com", RR_A, 300, "\xc0\x00\x02\x01", 4);
+	model_add("_acme-challenge.www.example.com", RR_TXT, 60, "\x04init", 5);
+	model_add("zzz.example.com", RR_TXT, 60, "\x04last", 5);
+}
+
+static struct zone *build_fresh(struct signer *s)
+{
+	struct zone_builder *b = zone_builder_new(name("example.com"));
+	for (size_t i = 0; i < n_model; i++)
+		if (zone_builder_add(b, name(model[i].owner), model[i].type, model[i].ttl, model[i].rd,
+		                     model[i].len) < 0)
+			abort();
+	struct diag d;
+	diag_init(&d);
+	struct zone *z = zone_builder_finish(b, signer_hook(s), "test", &d);
+	for (size_t i = 0; i < d.n; i++)
+		printf("# %s\n", d.msgs[i]);
+	diag_clear(&d);
+	return z;
+}
+
+/* Declares each touched name with its full contents from the model. */
+static struct zone_patch *patch_for(struct zone *z, const char **touched, size_t n)
+{
+	struct zone_patch *p = zone_patch_new(z);
+	for (size_t t = 0; t < n; t++) {
+		if (zone_patch_name(p, name(touched[t])) <= 0)
+			continue;
+		for (size_t i = 0; i < n_model; i++)
+			if (!strcmp(model[i].owner, touched[t]))
+				zone_patch_add(p, name(model[i].owner), model[i].type, model[i].ttl,
+				               model[i].rd, model[i].len);
+	}
+	return p;
+}
+
+/* --- comparing and verifying --- */
+
+static time_t verify_time;   /* 0: now */
+
+/* Every RRset of z carries an RRSIG that verifies; returns the failures. */
+static int verify_all(const struct zone *z, ldns_rr_list *keys)
+{
+	int bad = 0;
+	for (uint32_t h = 0; h <= z->bucket_mask; h++) {
+		for (const struct zone_node *n = z->buckets[h]; n; n = n->hash_next) {
+			for (uint16_t j = 0; j < n->rrset_count; j++) {
+				const struct rrset *s = &n->rrsets[j];
+				if (!s->sig.len) {
+					bad++;
+					continue;
+				}
+				ldns_rr_list *set = ldns_rr_list_new();
+				for (uint16_t i = 0; i < s->count; i++)
+					ldns_rr_list_push_rr(set, to_ldns(n->name, s->type, s->ttl, s->rr[i].data,
+					                                  s->rr[i].len));
+				ldns_rr *sig = to_ldns(n->name, RR_RRSIG, s->ttl, s->sig.data, s->sig.len);
+				ldns_rr_list *good = ldns_rr_list_new();
+				if (ldns_verify_rrsig_keylist_time(set, sig, keys,
+				                                   verify_time ? verify_time : time(NULL), good) !=
+				    LDNS_STATUS_OK)
+					bad++;
+				ldns_rr_list_deep_free(set);
+				ldns_rr_free(sig);
+				ldns_rr_list_free(good);
+			}
+		}
+	}
+	return bad;
+}
+
+static int nodes_in(const struct zone *z)
+{
+	int k = 0;
+	for (uint32_t h = 0; h <= z->bucket_mask; h++)
+		for (const struct zone_node *n = z->buckets[h]; n; n = n->hash_next)
+			k++;
+	return k;
+}
+
+/* Why a and b differ (first difference), or NULL when equal. */
+static const char *differ(const struct zone *a, const struct zone *b, char *why, size_t cap)
+{
+	if (a->serial != b->serial || a->node_count != b->node_count ||
+	    a->nsec_count != b->nsec_count || nodes_in(a) != nodes_in(b) ||
+	    (int)a->node_count != nodes_in(a)) {
+		snprintf(why, cap, "serial %u/%u nodes %u/%u (%d/%d) nsec %u/%u", a->serial, b->serial,
+		         a->node_count, b->node_count, nodes_in(a), nodes_in(b), a->nsec_count,
+		         b->nsec_count);
+		return why;
+	}
+	if (a->soa != zone_node_rrset(a->apex_node, RR_SOA))
+		return "the zone's SOA pointer is not the apex SOA";
+	for (uint32_t h = 0; h <= b->bucket_mask; h++) {
+		for (const struct zone_node *nb = b->buckets[h]; nb; nb = nb->hash_next) {
+			char owner[256];
+			dname_to_str(nb->name, owner, sizeof(owner));
+			const struct zone_node *na = zone_find(a, nb->name, nb->name_len);
+			if (!na) {
+				snprintf(why, cap, "%.200s missing", owner);
+				return why;
+			}
+			if (na->flags != nb->flags || na->rrset_count != nb->rrset_count) {
+				snprintf(why, cap, "%.200s: flags %x/%x sets %u/%u", owner, na->flags, nb->flags,
+				         na->rrset_count, nb->rrset_count);
+				return why;
+			}
+			for (uint16_t j = 0; j < nb->rrset_count; j++) {
+				const struct rrset *x = &na->rrsets[j], *y = &nb->rrsets[j];
+				bool same = x->type == y->type && x->ttl == y->ttl && x->count == y->count &&
+				            (x->sig.len != 0) == (y->sig.len != 0);
+				for (uint16_t i = 0; same && i < y->count; i++)
+					same = rdata_canonical_cmp(&x->rr[i], &y->rr[i]) == 0;
+				if (!same) {
+					snprintf(why, cap, "%.200s: RRset type %u differs", owner, y->type);
+					return why;
+				}
+			}
+		}
+	}
+	for (uint32_t i = 0; i < b->nsec_count; i++) {
+		if (!dname_equal(a->nsec_order[i]->name, b->nsec_order[i]->name) ||
+		    a->nsec_key_len[i] != b->nsec_key_len[i] ||
+		    memcmp(a->nsec_keys[i], b->nsec_keys[i], b->nsec_key_len[i]) != 0 ||
+		    a->nsec_order[i] != zone_find(a, a->nsec_order[i]->name, a->nsec_order[i]->name_len)) {
+			snprintf(why, cap, "NSEC order differs at %u", i);
+			return why;
+		}
+	}
+	return NULL;
+}
+
+/* --- the IXFR difference of a patch --- */
+
+struct diff_lines {
+	char (*v)[600];
+	size_t n, cap;
+};
+
+/* Every record of a difference but the RRSIGs (signing again makes new
+ * ones), as sorted text lines "+/- owner type ttl rdata-hex". */
+static int diff_line(void *arg, const struct zone_diff_rr *rr)
+{
+	struct diff_lines *d = arg;
+	if (rr->type == RR_RRSIG)
+		return 0;
+	if (d->n == d->cap) {
+		d->cap = d->cap ? d->cap * 2 : 64;
+		d->v = realloc(d->v, d->cap * sizeof(*d->v));
+	}
+	char owner[300];
+	dname_to_str(rr->owner, owner, sizeof(owner));
+	int k = snprintf(d->v[d->n], 600, "%c %.255s %u %u ", rr->add ? '+' : '-', owner, rr->type,
+	                 rr->ttl);
+	for (uint16_t i = 0; i < rr->rdlen && k < 590; i++)
+		k += snprintf(d->v[d->n] + k, 600 - (size_t)k, "%02x", rr->rdata[i]);
+	d->n++;
+	return 0;
+}
+
+static int line_cmp(const void *a, const void *b)
+{
+	return strcmp((const char *)a, (const char *)b);
+}
+
+/* Whether two differences hold the same records (RRSIGs aside) and serials. */
+static bool same_diff(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
+{
+	uint32_t f1, t1, d1, a1, f2, t2, d2, a2;
+	if (zone_diff_header(a, al, &f1, &t1, &d1, &a1) < 0 ||
+	    zone_diff_header(b, bl, &f2, &t2, &d2, &a2) < 0 || f1 != f2 || t1 != t2)
+		return false;
+	struct diff_lines x = { 0 }, y = { 0 };
+	zone_diff_walk(a, al, diff_line, &x);
+	zone_diff_walk(b, bl, diff_line, &y);
+	bool same = x.n == y.n;
+	if (same) {
+		qsort(x.v, x.n, sizeof(*x.v), line_cmp);
+		qsort(y.v, y.n, sizeof(*y.v), line_cmp);
+		for (size_t i = 0; same && i < x.n; i++)
+			same = strcmp(x.v[i], y.v[i]) == 0;
+	}
+	if (!same)
+		for (size_t i = 0; i < x.n || i < y.n; i++)
+			printf("# %s | %s\n", i < x.n ? x.v[i] : "", i < y.n ? y.v[i] : "");
+	free(x.v);
+	free(y.v);
+	return same;
+}
+
+/* --- random changes --- */
+
+static const char *pool[] = {
+	"a.example.com", "b.example.com", "www.example.com", "_acme-challenge.www.example.com",
+	"_acme-challenge.x.y.example.com", "x.y.example.com", "y.example.com",
+	"deep.a.b.c.example.com", "b.c.example.com", "c.example.com", "zzz.example.com",
+	"zzzz.example.com", "_acme-challenge.example.com", "m.n.o.example.com", "o.example.com",
+	"\\001.example.com", "A-upper.example.com",
+};
+#define POOL (sizeof(pool) / sizeof(pool[0]))
+
+static uint32_t rng = 12345;
+static uint32_t rnd(uint32_t n)
+{
+	rng = rng * 1103515245u + 12345u;
+	return (rng >> 8) % n;
+}
+
+/* One random change to the model; the names it touched go to `touched`. */
+static size_t random_change(const char **touched)
+{
+	size_t n = 0;
+	int ops = 1 + (int)rnd(3);
+	for (int k = 0; k < ops; k++) {
+		int what = (int)rnd(10);
+		if (what < 4) {
+			const char *owner = pool[rnd(POOL)];
+			char v[8];
+			int vl = snprintf(v + 1, sizeof(v) - 1, "v%u", rnd(4));
+			v[0] = (char)vl;
+			model_add(owner, RR_TXT, rnd(2) ? 60 : 120, v, (size_t)vl + 1);
+			touched[n++] = owner;
+		} else if (what < 5) {
+			const char *owner = pool[rnd(POOL)];
+			uint8_t a[4] = { 192, 0, 2, (uint8_t)rnd(3) };
+			model_add(owner, RR_A, 300, a, 4);
+			touched[n++] = owner;
+		} else if (what < 8) {
+			/* Delete one record that is not the zone's frame. */
+			size_t cand[4096], c = 0;
+			for (size_t i = 0; i < n_model; i++)
+				if (model[i].type == RR_TXT || (model[i].type == RR_A &&
+				                                strcmp(model[i].owner, "ns1.example.com")))
+					cand[c++] = i;
+			if (!c)
+				continue;
+			size_t i = cand[rnd((uint32_t)c)];
+			for (size_t t = 0; t < POOL; t++)
+				if (!strcmp(pool[t], model[i].owner))
+					touched[n++] = pool[t];
+			model_del_at(i);
+		} else {
+			/* Empty a whole name. */
+			const char *owner = pool[rnd(POOL)];
+			for (size_t i = n_model; i-- > 0;)
+				if (!strcmp(model[i].owner, owner))
+					model_del_at(i);
+			touched[n++] = owner;
+		}
+	}
+	model_bump_serial();
+	touched[n++] = "example.com";
+	return n;
+}
+
+static void test_random(struct signer *s, ldns_rr_list *keys)
+{
+	model_init();
+	struct zone *z = build_fresh(s);
+	ok(z != NULL, "initial build");
+	int steps = 300, mismatches = 0, bad_sigs = 0, refused = 0, covering = 0, diffs = 0;
+	char why[256];
+	for (int step = 0; step < steps; step++) {
+		const char *touched[16];
+		struct zone *before = build_fresh(s);
+		size_t n = random_change(touched);
+		struct zone_patch *p = patch_for(z, touched, n);
+		char err[256];
+		int rc = zone_patch_prepare(p, signer_hook(s), err);
+		if (rc < 0) {
+			if (!refused++)
+				printf("# step %d: prepare %d (%s)\n", step, rc, err);
+			zone_patch_free(p);
+			break;
+		}
+		uint8_t *pd = NULL, *wd = NULL;
+		size_t pl = 0, wl = 0;
+		int prc = zone_diff_patch(z, p, &pd, &pl);
+		zone_patch_apply(p);
+		zone_patch_free(p);
+		struct zone *fresh = build_fresh(s);
+		/* The patch's IXFR difference is the one between whole builds. */
+		if (prc < 0 || zone_diff(before, fresh, &wd, &wl) < 0 || !same_diff(pd, pl, wd, wl)) {
+			if (!diffs++)
+				printf("# step %d: the patch's difference differs\n", step);
+		}
+		free(pd);
+		free(wd);
+		zone_free(before);
+		const char *d = differ(z, fresh, why, sizeof(why));
+		if (d && !mismatches++)
+			printf("# step %d: %s\n", step, d);
+		bad_sigs += verify_all(z, keys);
+		/* The denial answer of any name is the same. */
+		for (int q = 0; q < 8; q++) {
+			char qn[64];
+			snprintf(qn, sizeof(qn), "%s", pool[rnd(POOL)]);
+			const uint8_t *probe = name(q & 1 ? qn : "nx.q.example.com");
+			if (!(q & 1))
+				probe = name(pool[rnd(POOL)]);
+			const struct zone_node *x = zone_nsec_covering(z, probe);
+			const struct zone_node *y = zone_nsec_covering(fresh, probe);
+			if (!x || !y || !dname_equal(x->name, y->name))
+				covering++;
+		}
+		zone_free(fresh);
+		if (mismatches)
+			break;
+	}
+	is_int(refused, 0, "every random change is one a patch makes");
+	is_int(mismatches, 0, "patched == built whole after each of %d random changes", steps);
+	is_int(bad_sigs, 0, "every RRSIG of the patched zone verifies (ldns)");
+	is_int(covering, 0, "the covering NSEC of probe names is the same");
+	is_int(diffs, 0, "the patch's IXFR difference equals the whole builds' (RRSIGs aside)");
+	ok(zone_patch_growth(z) > 0, "patches grew the arena (%zu bytes)", zone_patch_growth(z));
+	zone_free(z);
+}
+
+static void test_abandon_and_refuse(struct signer *s)
+{
+	model_init();
+	struct zone *z = build_fresh(s);
+	char why[256], err[256];
+
+	/* Given up after prepare: the served zone is as it was. */
+	static struct mrec saved[4096];
+	size_t saved_n = n_model;
+	uint32_t saved_serial = serial;
+	memcpy(saved, model, sizeof(model));
+	model_add("new.deep.example.com", RR_TXT, 60, "\x01x", 2);
+	model_bump_serial();
+	const char *t1[] = { "new.deep.example.com", "example.com" };
+	struct zone_patch *p = patch_for(z, t1, 2);
+	is_int(zone_patch_prepare(p, signer_hook(s), err), 0, "prepare a new name");
+	zone_patch_free(p);
+	memcpy(model, saved, sizeof(model));
+	n_model = saved_n;
+	serial = saved_serial;
+	struct zone *fresh = build_fresh(s);
+	const char *d = differ(z, fresh, why, sizeof(why));
+	ok(d == NULL, "a patch given up changes nothing (%s)", d ? d : "equal");
+	ok(zone_find(z, name("new.deep.example.com"), dname_len(name("new.deep.example.com"))) == NULL &&
+	   zone_find(z, name("deep.example.com"), dname_len(name("deep.example.com"))) == NULL,
+	   "neither the name nor its empty non-terminal is served");
+	zone_free(fresh);
+
+	/* What a patch does not do. */
+	struct {
+		const char *owner;
+		uint16_t type;
+		const char *rd;
+		size_t len;
+		const char *what;
+	} cases[] = {
+		{ "sub.example.com", RR_NS, "\x02ns\x07" "example\x03" "com", 16, "a delegation" },
+		{ "*.example.com", RR_TXT, "\x01x", 2, "a wildcard" },
+		{ "www.example.com", RR_CNAME, "\x01x\x07" "example\x03" "com", 15, "a CNAME beside data" },
+		{ "example.com", RR_MX, "\x00\x0a\x01x\x07" "example\x03" "com", 17, "a new RRset at the apex" },
+		{ "a.example.com", RR_DNSKEY, "\x01\x01\x03\x0d" "0123", 8, "a signer type" },
+	};
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		p = zone_patch_new(z);
+		zone_patch_name(p, name(cases[c].owner));
+		for (size_t i = 0; i < n_model; i++)
+			if (dname_equal(name(model[i].owner), name(cases[c].owner)))
+				zone_patch_add(p, name(model[i].owner), model[i].type, model[i].ttl, model[i].rd,
+				               model[i].len);
+		zone_patch_add(p, name(cases[c].owner), cases[c].type, 60, (const uint8_t *)cases[c].rd,
+		               (uint16_t)cases[c].len);
+		is_int(zone_patch_prepare(p, signer_hook(s), err), -EAGAIN, "-EAGAIN for %s",
+		       cases[c].what);
+		zone_patch_free(p);
+	}
+	/* The SOA's TTL or minimum: every NSEC's TTL follows (RFC 9077). */
+	for (int c = 0; c < 2; c++) {
+		p = zone_patch_new(z);
+		zone_patch_name(p, name("example.com"));
+		for (size_t i = 0; i < n_model; i++) {
+			if (strcmp(model[i].owner, "example.com"))
+				continue;
+			uint8_t rd[64];
+			memcpy(rd, model[i].rd, model[i].len);
+			uint32_t ttl = model[i].ttl;
+			if (model[i].type == RR_SOA) {
+				wire_set_u32(rd + model[i].len - 20, serial + 1);
+				if (c == 0)
+					ttl = 1800;
+				else
+					wire_set_u32(rd + model[i].len - 4, 30);
+			}
+			zone_patch_add(p, name("example.com"), model[i].type, ttl, rd, model[i].len);
+		}
+		is_int(zone_patch_prepare(p, signer_hook(s), err), -EAGAIN, "-EAGAIN for the SOA's %s",
+		       c == 0 ? "TTL" : "minimum");
+		zone_patch_free(p);
+	}
+	/* Names outside the zone. */
+	p = zone_patch_new(z);
+	is_int(zone_patch_name(p, name("example.org")), -EINVAL, "a name outside the zone: -EINVAL");
+	is_int(zone_patch_add(p, name("undeclared.example.com"), RR_TXT, 60, (const uint8_t *)"\x01x",
+	                      2), -EINVAL, "a record of an undeclared name: -EINVAL");
+	zone_patch_free(p);
+	/* An unsigned zone is built whole. */
+	struct zone_builder *b = zone_builder_new(name("example.com"));
+	for (size_t i = 0; i < n_model; i++)
+		zone_builder_add(b, name(model[i].owner), model[i].type, model[i].ttl, model[i].rd,
+		                 model[i].len);
+	struct diag dg;
+	diag_init(&dg);
+	struct zone *u = zone_builder_finish(b, NULL, "test", &dg);
+	diag_clear(&dg);
+	p = zone_patch_new(u);
+	zone_patch_name(p, name("a.example.com"));
+	is_int(zone_patch_prepare(p, signer_hook(s), err), -EAGAIN, "an unsigned zone: -EAGAIN");
+	zone_patch_free(p);
+	zone_free(u);
+	zone_free(z);
+}
+
+/* Many names: the hash table grows under a patch, one big change at once. */
+static void test_bulk(struct signer *s, ldns_rr_list *keys)
+{
+	model_init();
+	struct zone *z = build_fresh(s);
+	const char *touched[1100];
+	static char names[1000][48];
+	size_t n = 0;
+	for (int i = 0; i < 1000; i++) {
+		snprintf(names[i], sizeof(names[i]), "_acme-challenge.h%d.example.com", i);
+		model_add(names[i], RR_TXT, 60, "\x02ok", 3);
+		touched[n++] = names[i];
+	}
+	model_bump_serial();
+	touched[n++] = "example.com";
+	struct zone_patch *p = patch_for(z, touched, n);
+	char err[256], why[256];
+	is_int(zone_patch_prepare(p, signer_hook(s), err), 0, "1000 new names in one patch");
+	zone_patch_apply(p);
+	zone_patch_free(p);
+	struct zone *fresh = build_fresh(s);
+	const char *d = differ(z, fresh, why, sizeof(why));
+	ok(d == NULL, "equal to the zone built whole (%s)", d ? d : "equal");
+	is_int(verify_all(z, keys), 0, "every RRSIG verifies");
+	zone_free(fresh);
+	/* And all of them gone again (a stale purge). */
+	n = 0;
+	for (size_t i = n_model; i-- > 0;)
+		if (!strncmp(model[i].owner, "_acme-challenge.h", 17))
+			model_del_at(i);
+	for (int i = 0; i < 1000; i++)
+		touched[n++] = names[i];
+	model_bump_serial();
+	touched[n++] = "example.com";
+	p = patch_for(z, touched, n);
+	is_int(zone_patch_prepare(p, signer_hook(s), err), 0, "1000 names removed in one patch");
+	zone_patch_apply(p);
+	zone_patch_free(p);
+	fresh = build_fresh(s);
+	d = differ(z, fresh, why, sizeof(why));
+	ok(d == NULL, "equal to the zone built whole (%s)", d ? d : "equal");
+	is_int(verify_all(z, keys), 0, "every RRSIG verifies");
+	zone_free(fresh);
+	zone_free(z);
+}
+
+/* --- renewing signatures in slices --- */
+
+static uint64_t clock_now;
+static uint64_t test_clock(void *arg)
+{
+	(void)arg;
+	return clock_now;
+}
+
+/* The earliest RRSIG expiration in the zone (absolute, from serial time). */
+static uint64_t min_expiration(const struct zone *z, uint64_t now, int *unsigned_sets)
+{
+	uint64_t m = UINT64_MAX;
+	for (uint32_t h = 0; h <= z->bucket_mask; h++)
+		for (const struct zone_node *n = z->buckets[h]; n; n = n->hash_next)
+			for (uint16_t j = 0; j < n->rrset_count; j++) {
+				const struct rrset *s = &n->rrsets[j];
+				if (!s->sig.len) {
+					(*unsigned_sets)++;
+					continue;
+				}
+				uint64_t e = now + (uint64_t)(int32_t)(wire_get_u32(s->sig.data + 8) - (uint32_t)now);
+				if (e < m)
+					m = e;
+			}
+	return m;
+}
+
+static void test_resign(const char *key_path, ldns_rr_list *keys)
+{
+	const uint64_t T0 = 1700000000ull, DAY = 86400;
+	struct config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.sig_validity_s = 14 * DAY;
+	cfg.sig_inception_s = 3600;
+	cfg.sig_refresh_s = 7 * DAY;
+	char err[256];
+	struct signer *s = signer_new("example.com", key_path, &cfg, false, err);
+	clock_now = T0;
+	signer_set_clock(s, test_clock, NULL);
+	model_init();
+	for (int i = 0; i < 300; i++) {
+		char owner[64];
+		snprintf(owner, sizeof(owner), "_acme-challenge.r%d.example.com", i);
+		model_add(owner, RR_TXT, 60, "\x02ok", 3);
+	}
+	struct zone *z = build_fresh(s);
+	is_int(z->expires_at, T0 + 7 * DAY, "built at T0: refresh point T0 + validity - refresh");
+
+	/* Not due yet: a pass renews nothing and keeps the refresh point. */
+	struct zone_resign r;
+	zone_resign_begin(z, &r);
+	int rc, steps = 0;
+	while ((rc = zone_resign_step(z, signer_hook(s), &r, 50, clock_now, err)) == 0)
+		steps++;
+	is_int(rc, 1, "the pass completes");
+	is_int(r.renewed, 0, "nothing due: nothing renewed");
+	is_int(z->expires_at, T0 + 7 * DAY, "refresh point unchanged");
+
+	/* Past the refresh point: renewed in slices of at most 50 signatures,
+	 * with an UPDATE patched in between two slices. */
+	clock_now = T0 + 7 * DAY + 3600;
+	zone_resign_begin(z, &r);
+	ok(z->resigning && z->expires_at == T0 + 7 * DAY,
+	   "during the pass: marked, the old refresh point kept");
+	steps = 0;
+	bool patched = false;
+	while ((rc = zone_resign_step(z, signer_hook(s), &r, 50, clock_now, err)) == 0) {
+		steps++;
+		if (steps == 3 && !patched) {
+			model_add("_acme-challenge.mid.example.com", RR_TXT, 60, "\x03new", 4);
+			model_bump_serial();
+			const char *t[] = { "_acme-challenge.mid.example.com", "example.com" };
+			struct zone_patch *p = patch_for(z, t, 2);
+			patched = zone_patch_prepare(p, signer_hook(s), err) == 0;
+			zone_patch_apply(p);
+			zone_patch_free(p);
+		}
+	}
+	is_int(rc, 1, "the pass completes (%s)", err);
+	ok(patched, "an UPDATE was patched in mid-pass");
+	ok(steps >= 6, "in slices: %d steps for %llu renewals", steps + 1,
+	   (unsigned long long)r.renewed);
+	ok(r.renewed >= 600, "every signature renewed (%llu)", (unsigned long long)r.renewed);
+	int unsigned_sets = 0;
+	uint64_t exp = min_expiration(z, clock_now, &unsigned_sets);
+	is_int(unsigned_sets, 0, "every RRset signed");
+	is_int(exp, clock_now + 14 * DAY, "every signature expires validity after now");
+	is_int(z->expires_at, clock_now + 7 * DAY, "refresh point: now + validity - refresh");
+	ok(!z->resigning, "the pass is over");
+	verify_time = (time_t)clock_now;
+	is_int(verify_all(z, keys), 0, "every RRSIG verifies at the new time (ldns)");
+	verify_time = 0;
+	struct zone *fresh = build_fresh(s);
+	char why[256];
+	const char *d = differ(z, fresh, why, sizeof(why));
+	ok(d == NULL, "records equal to the zone built whole (%s)", d ? d : "equal");
+	zone_free(fresh);
+	zone_free(z);
+	signer_free(s);
+}
+
+int main(void)
+{
+	char dir[64], key_path[128], cmd[256];
+	snprintf(dir, sizeof(dir), "/tmp/test_zone_patch.XXXXXX");
+	if (!mkdtemp(dir))
+		return 1;
+	snprintf(key_path, sizeof(key_path), "%s/k.pem", dir);
+	snprintf(cmd, sizeof(cmd),
+	         "openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out %s 2>/dev/null",
+	         key_path);
+	if (system(cmd) != 0 || chmod(key_path, 0600) != 0)
+		return 1;
+	char err[256];
+	struct signer *s = signer_new("example.com", key_path, NULL, true, err);
+	if (!s) {
+		printf("# %s\n", err);
+		return 1;
+	}
+	size_t klen;
+	const uint8_t *dnskey = signer_dnskey(s, &klen);
+	ldns_rr_list *keys = ldns_rr_list_new();
+	ldns_rr_list_push_rr(keys, to_ldns(name("example.com"), RR_DNSKEY, 3600, dnskey,
+	                                   (uint16_t)klen));
+
+	test_random(s, keys);
+	test_abandon_and_refuse(s);
+	test_bulk(s, keys);
+	test_resign(key_path, keys);
+
+	ldns_rr_list_deep_free(keys);
+	signer_free(s);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		return 1;
+	return done_testing();
+}
