@@ -4,6 +4,7 @@
  * snapshot; and re-signing (see commit.h).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -348,6 +349,30 @@ int commit_rebuild(struct acme_zone *az, char err[256])
 	return 0;
 }
 
+/*
+ * "+_acme-challenge.www.example.net. TXT, -old.example.net. TXT (and 3
+ * more)": what an UPDATE changed, for the log line that says it was done.
+ */
+static void describe_changes(const struct change_list *cl, char *out, size_t cap)
+{
+	size_t n = 0, shown = 0;
+	out[0] = '\0';
+	for (size_t i = 0; i < cl->n && n + 80 < cap; i++, shown++) {
+		char name[DNAME_MAX * 4 + 2], type[16];
+		acme_name_str(cl->v[i].name, name, sizeof(name));
+		int w = snprintf(out + n, cap - n, "%s%c%s %s", i ? ", " : "",
+		                 cl->v[i].op == CHANGE_ADD ? '+' : '-', name,
+		                 rrset_type_to_str(cl->v[i].type, type));
+		if (w < 0 || (size_t)w >= cap - n) {
+			out[n] = '\0';
+			break;
+		}
+		n += (size_t)w;
+	}
+	if (shown < cl->n)
+		snprintf(out + n, cap - n, " (and %zu more)", cl->n - shown);
+}
+
 /* The RCODE goes on the query as data; the errno back to the caller. */
 static int answer(struct query *q, uint8_t rcode, int err)
 {
@@ -424,21 +449,15 @@ int commit_update(struct acme *a, struct query *q, const struct acme_key *key, u
 	} else if ((rc = policy_check_changes(&key->pol, az->rs, &cl)) < 0) {
 		rcode = RCODE_REFUSED;
 	} else {
-		size_t dels = 0, adds = 0;
-		for (size_t i = 0; i < cl.n; i++) {
-			if (cl.v[i].op == CHANGE_ADD)
-				adds++;
-			else
-				dels++;
-		}
+		char what[512];
+		describe_changes(&cl, what, sizeof(what));
 		uint32_t serial = 0;
 		if ((rc = commit_change(az, &cl, &serial, false, false)) < 0)
 			rcode = RCODE_SERVFAIL;
 		else
-			log_info("update for %s from key %s: %zu added, %zu deleted, serial %u, "
-			         "snapshot %s in %.2f ms (SQLite commit %.2f ms)", zone, kname, adds, dels,
-			         serial, az->last_patched ? "patched" : "rebuilt", az->last_ms,
-			         az->last_commit_ms);
+			log_info("update for %s from key %s: %s; serial %u, snapshot %s in %.2f ms "
+			         "(SQLite commit %.2f ms)", zone, kname, what, serial,
+			         az->last_patched ? "patched" : "rebuilt", az->last_ms, az->last_commit_ms);
 	}
 	change_list_clear(&cl);
 	return answer(q, rcode, rc < 0 ? rc : 0);

@@ -10,6 +10,7 @@
 #include "acme/purge.h"
 #include "acme/recset.h"
 #include "core/conf/log.h"
+#include "core/conf/metrics.h"
 #include "core/net/loop.h"
 #include "core/wire/rrset.h"
 #include "storage/change.h"
@@ -58,6 +59,8 @@ int purge_stale(struct acme_zone *az, int64_t now)
 	if (n) {
 		uint32_t serial = 0;
 		ret = commit_change(az, &cl, &serial, false, false);
+		if (ret == 0)
+			metrics.stale_txt_purged += n;
 		if (ret == 0)
 			log_info("%s: removed %zu stale TXT records (older than %u s), serial %u, "
 			         "snapshot %s in %.2f ms (SQLite commit %.2f ms)", az->name, n, az->stale_age,

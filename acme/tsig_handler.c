@@ -13,6 +13,7 @@
 #include "acme/tsig.h"
 #include "acme/tsig_handler.h"
 #include "core/conf/log.h"
+#include "core/conf/metrics.h"
 #include "core/wire/dname.h"
 #include "core/wire/packet.h"
 #include "core/wire/query.h"
@@ -127,6 +128,36 @@ static void signed_query(struct acme *a, struct query *q, const struct reply_tsi
 		q->tx_len = 0;
 }
 
+/*
+ * geoacme_updates_total{result}: every UPDATE's outcome, counted where its
+ * reply is written (the TSIG verdict first, then the RCODE).
+ */
+static enum metrics_update_result update_result(uint8_t rcode, uint16_t tsig_error)
+{
+	switch (tsig_error) {
+	case TSIG_NOERROR: break;
+	case TSIG_BADKEY: return METRICS_UPDATE_BADKEY;
+	case TSIG_BADSIG: return METRICS_UPDATE_BADSIG;
+	case TSIG_BADTIME: return METRICS_UPDATE_BADTIME;
+	default: return METRICS_UPDATE_OTHER;
+	}
+	switch (rcode) {
+	case RCODE_NOERROR: return METRICS_UPDATE_ACCEPTED;
+	case RCODE_FORMERR: return METRICS_UPDATE_FORMERR;
+	case RCODE_REFUSED: return METRICS_UPDATE_POLICY;
+	case RCODE_YXDOMAIN: case RCODE_YXRRSET: case RCODE_NXDOMAIN: case RCODE_NXRRSET:
+		return METRICS_UPDATE_PREREQ;
+	default: return METRICS_UPDATE_OTHER;
+	}
+}
+
+static int reply_counted(struct query *q, uint8_t rcode, struct reply_tsig *r)
+{
+	if (q->opcode == OPCODE_UPDATE)
+		METRICS_INC(metrics.updates[update_result(rcode, r->error)]);
+	return reply(q, rcode, r);
+}
+
 int tsig_handler_handle(void *ctx, struct query *q)
 {
 	struct acme *a = ctx;
@@ -138,7 +169,7 @@ int tsig_handler_handle(void *ctx, struct query *q)
 		return 0;
 	int found = tsig_find(q->rx, q->rx_len, &t);
 	if (found < 0)
-		return reply(q, RCODE_FORMERR, &r);
+		return reply_counted(q, RCODE_FORMERR, &r);
 	if (found) {
 		char kname[DNAME_MAX * 4 + 2];
 		acme_name_str(t.key_name, kname, sizeof(kname));
@@ -150,7 +181,7 @@ int tsig_handler_handle(void *ctx, struct query *q)
 		if (v == -EBADMSG) {
 			log_limited(&lim_size, LOG_WARN, "TSIG from key %s: MAC size %u not allowed", kname,
 			            t.mac_len);
-			return reply(q, RCODE_FORMERR, &r);
+			return reply_counted(q, RCODE_FORMERR, &r);
 		}
 		r.req = &t;
 		r.error = error;
@@ -158,7 +189,7 @@ int tsig_handler_handle(void *ctx, struct query *q)
 			log_limited(&lim_key, LOG_WARN, "TSIG from key %s: %s", kname,
 			            error == TSIG_BADKEY ? "unknown key or algorithm (BADKEY)"
 			                                 : "wrong MAC (BADSIG)");
-			return reply(q, RCODE_NOTAUTH, &r);
+			return reply_counted(q, RCODE_NOTAUTH, &r);
 		}
 		r.key = key;
 		if (v < 0) {
@@ -172,7 +203,7 @@ int tsig_handler_handle(void *ctx, struct query *q)
 				log_limited(&lim_time, LOG_WARN,
 				            "TSIG from key %s: MAC truncated to %u bytes (BADTRUNC)", kname,
 				            t.mac_len);
-			return reply(q, RCODE_NOTAUTH, &r);
+			return reply_counted(q, RCODE_NOTAUTH, &r);
 		}
 		if (q->opcode != OPCODE_UPDATE) {
 			signed_query(a, q, &r);
@@ -193,11 +224,11 @@ int tsig_handler_handle(void *ctx, struct query *q)
 			                              : "an UPDATE signed before this server could remember "
 			                                "it, refused as a possible replay");
 			r.error = TSIG_BADTIME;
-			return reply(q, RCODE_NOTAUTH, &r);
+			return reply_counted(q, RCODE_NOTAUTH, &r);
 		}
 	}
 	if (q->opcode != OPCODE_UPDATE)
-		return reply(q, RCODE_NOTIMP, &r);
+		return reply_counted(q, RCODE_NOTIMP, &r);
 	commit_update(a, q, r.key, now);   /* the errno is logged there; the RCODE is on q */
-	return reply(q, q->rcode, &r);
+	return reply_counted(q, q->rcode, &r);
 }

@@ -135,10 +135,11 @@ class LegoPebble(unittest.TestCase):
         r, cert = self.lego("www.site.example", SHA1.name, SHA1.secret)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("DNS:www.site.example", self.san(cert))
+        # The log names what each UPDATE changed.
         self.server.wait_log(r"update for acme\.example\. from key lego\.acme\.example\.: "
-                             r"1 added, 0 deleted")
+                             r"\+www\.site\.example\.acme\.example\. TXT; serial ")
         self.server.wait_log(r"update for acme\.example\. from key lego\.acme\.example\.: "
-                             r"0 added, 1 deleted")
+                             r"-www\.site\.example\.acme\.example\. TXT; serial ")
         # Cleaned up: the challenge name is gone again.
         q = self.server.query("www.site.example.acme.example.", "TXT")
         self.assertEqual(q.rcode(), dns.rcode.NXDOMAIN)

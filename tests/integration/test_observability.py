@@ -22,8 +22,13 @@ import urllib.error
 import urllib.request
 
 import dns.message
+import dns.query
+import dns.rcode
+import dns.tsig
+import dns.update
 
 from harness import BASE_CONFIG, BIN, Server, ecs_option, have_ipv6, main, make_key, make_mmdb, rrs
+from acme_helpers import TsigKey, acme_files, acme_zone_toml, seed_zone, signed_update
 from harness import SITES_TOML, geo_toml, zone_toml
 from test_geo import (AMSTERDAM, SITES, ZONE, decide, geo_config, health_listeners, parse_sites,
                       start_geo_server)
@@ -439,6 +444,49 @@ class Reload(unittest.TestCase):
         self.assertRegex(log, r"info: reload: database \S+city.mmdb \(GeoAcme-Test-City\) "
                               r"built \d{4}-\d\d-\d\d \d\d:\d\d UTC\n")
         self.assertIn("info: reload: 6 sites (0 added, 1 removed), 1 zones\n", log)
+
+
+class Updates(unittest.TestCase):
+    """geoacme_updates_total counts every UPDATE by its outcome, exactly."""
+
+    def test_updates_by_result(self):
+        key = TsigKey("update.acme.example.", "hmac-sha256", b"update secret bytes")
+        stranger = TsigKey("stranger.acme.example.", "hmac-sha256", b"not a key we know")
+        forged = TsigKey("update.acme.example.", "hmac-sha256", b"a wrong secret here")
+        server = Server(BASE_CONFIG + HTTP + acme_zone_toml("acme.example", [key]),
+                        acme_files(seed_zone("acme.example."), [key]))
+        server.start()
+        self.addCleanup(server.cleanup)
+        self.addCleanup(server.stop)
+        port = http_port(server)
+        rcodes = []
+        txt = ("_acme-challenge.acme.example.", 60, "TXT", '"token"')
+        rcodes.append(signed_update(server, "acme.example.", key, add=[txt]).rcode())
+        rcodes.append(signed_update(server, "acme.example.", key, delete=[(txt[0], "TXT")]).rcode())
+        # dnspython raises on the server's BADKEY and BADSIG answers
+        with self.assertRaises(dns.tsig.PeerBadKey):
+            signed_update(server, "acme.example.", stranger, add=[txt])
+        with self.assertRaises(dns.tsig.PeerBadSignature):
+            signed_update(server, "acme.example.", forged, add=[txt])
+        # the key may add TXT only: an A record is refused by policy
+        rcodes.append(signed_update(server, "acme.example.", key,
+                                    add=[("a.acme.example.", 60, "A", "192.0.2.1")]).rcode())
+        # a prerequisite that does not hold
+        u = dns.update.UpdateMessage("acme.example.", keyring=key.key())
+        u.present("nothing.acme.example.")
+        u.add(*txt)
+        rcodes.append(dns.query.udp(u, "127.0.0.1", port=server.port, timeout=5).rcode())
+        self.assertEqual([dns.rcode.to_text(r) for r in rcodes],
+                         ["NOERROR", "NOERROR", "REFUSED", "NXDOMAIN"])
+        _, _, body = get(port, "/metrics")
+        m = samples(body)
+        got = {k[len('geoacme_updates_total{result="'):-2]: v for k, v in m.items()
+               if k.startswith("geoacme_updates_total")}
+        self.assertEqual(got, {"accepted": 2, "badkey": 1, "badsig": 1, "badtime": 0,
+                               "policy": 1, "prereq": 1, "formerr": 0, "other": 0})
+        log = server.log()
+        self.assertIn("+_acme-challenge.acme.example. TXT; serial", log)
+        self.assertIn("-_acme-challenge.acme.example. TXT; serial", log)
 
 
 class Explain(unittest.TestCase):

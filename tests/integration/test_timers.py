@@ -13,6 +13,7 @@ import re
 import signal
 import time
 import unittest
+import urllib.request
 
 import dns.dnssec
 import dns.flags
@@ -205,7 +206,8 @@ key_file = "update.tsig"
 
 class StalePurge(unittest.TestCase):
     def setUp(self):
-        self.server = Server(BASE_CONFIG + ACME, {"acme.zone": ACME_ZONE, "update.tsig": SECRET})
+        self.server = Server(BASE_CONFIG + '[server]\nhttp_listen = ["127.0.0.1:0"]\n' + ACME,
+                             {"acme.zone": ACME_ZONE, "update.tsig": SECRET})
         self.clock = start_with_clock(self.server)
 
     def tearDown(self):
@@ -243,6 +245,12 @@ class StalePurge(unittest.TestCase):
         self.assertEqual(self.serial(), serial + 1)
         self.assertEqual(self.txt("static.acme.example."),
                          ("NOERROR", ['static.acme.example. 300 IN TXT "from the zone file"']))
+        # /metrics counts the UPDATE and the purge.
+        port = re.search(r"http: listening on \S+ \(port (\d+)\)", self.server.log()).group(1)
+        with urllib.request.urlopen("http://127.0.0.1:%s/metrics" % port, timeout=5) as m:
+            metrics = m.read().decode()
+        self.assertIn('\ngeoacme_updates_total{result="accepted"} 1\n', metrics)
+        self.assertIn("\ngeoacme_stale_txt_purged_total 1\n", metrics)
 
         # It was committed: a restart (clock back to the system's) keeps it gone.
         self.assertEqual(self.server.stop(), 0)
