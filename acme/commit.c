@@ -40,21 +40,6 @@
  */
 #define RESIGN_SLICE 100
 
-static int add_name(void *arg, const struct recset_name *n)
-{
-	struct zone_builder *b = arg;
-	for (uint16_t k = 0; k < n->nsets; k++) {
-		const struct recset_rrset *s = &n->sets[k];
-		for (uint16_t j = 0; j < s->count; j++) {
-			int ret = zone_builder_add(b, n->name, s->type, s->rr[j].ttl, s->rr[j].rdata,
-			                           s->rr[j].rdlen);
-			if (ret < 0)
-				return ret;
-		}
-	}
-	return 0;
-}
-
 struct zone *commit_build(struct acme_zone *az, char err[256])
 {
 	struct zone_builder *b = zone_builder_new(az->apex);
@@ -62,7 +47,7 @@ struct zone *commit_build(struct acme_zone *az, char err[256])
 		acme_errf(err, "out of memory");
 		return NULL;
 	}
-	int ret = recset_foreach(az->rs, add_name, b);
+	int ret = recset_foreach(az->rs, recset_add_to_builder, b);
 	if (ret < 0) {
 		zone_builder_free(b);
 		acme_errf(err, "%s: a record cannot be served (%s)", az->name, strerror(-ret));

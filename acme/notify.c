@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "acme/acme_internal.h"
 #include "acme/msg.h"
 #include "acme/notify.h"
 #include "acme/tsig.h"
@@ -70,14 +71,6 @@ struct notify {
 	size_t n;
 };
 
-__attribute__((format(printf, 2, 3)))
-static void errf(char err[256], const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, 256, fmt, ap);
-	va_end(ap);
-}
 
 /* --- sending --- */
 
@@ -108,12 +101,7 @@ static int build(const struct notify_target *t, uint8_t *buf, size_t *len)
 	if (!nz->signed_notify)
 		return 0;
 	struct tsig_rr f;
-	memset(&f, 0, sizeof(f));
-	memcpy(f.key_name, nz->key.name, dname_len(nz->key.name));
-	memcpy(f.alg_name, tsig_alg_name(nz->key.alg), dname_len(tsig_alg_name(nz->key.alg)));
-	f.time_signed = (uint64_t)time(NULL);
-	f.fudge = TSIG_FUDGE_DEFAULT;
-	f.orig_id = t->id;
+	tsig_rr_init(&f, &nz->key, (uint64_t)time(NULL), t->id);
 	int rc = tsig_append(buf, len, NOTIFY_MSG_MAX, &f, &nz->key, NULL, 0, NULL);
 	return rc < 0 ? rc : 0;
 }
@@ -278,7 +266,7 @@ struct notify *notify_new(struct loop *l, char err[256])
 {
 	struct notify *n = calloc(1, sizeof(*n));
 	if (!n) {
-		errf(err, "out of memory");
+		acme_errf(err, "out of memory");
 		return NULL;
 	}
 	n->l = l;
@@ -323,14 +311,14 @@ int notify_add_zone(struct notify *n, const struct config_zone *zc, char err[256
 		n->zones = v;
 	if (!nz || !v || !(nz->targets = calloc(zc->n_notify, sizeof(*nz->targets)))) {
 		free(nz);
-		errf(err, "out of memory");
+		acme_errf(err, "out of memory");
 		return -ENOMEM;
 	}
 	nz->n = n;
 	if (dname_from_str(zc->zone, nz->apex) < 0) {
 		free(nz->targets);
 		free(nz);
-		errf(err, "'%s' is not a valid zone name", zc->zone);
+		acme_errf(err, "'%s' is not a valid zone name", zc->zone);
 		return -EINVAL;
 	}
 	dname_lower(nz->apex);

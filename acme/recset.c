@@ -11,6 +11,7 @@
 
 #include "acme/recset.h"
 #include "core/wire/dname.h"
+#include "core/zone/zone.h"
 #include "storage/change.h"
 
 /*
@@ -409,5 +410,20 @@ int recset_apply(struct recset *rs, const struct change_list *cl, bool reverse)
 	}
 	rs->undo_n = cl->n;
 	rs->undo_of = cl;
+	return 0;
+}
+
+int recset_add_to_builder(void *builder, const struct recset_name *n)
+{
+	struct zone_builder *b = builder;
+	for (uint16_t k = 0; k < n->nsets; k++) {
+		const struct recset_rrset *s = &n->sets[k];
+		for (uint16_t j = 0; j < s->count; j++) {
+			int ret = zone_builder_add(b, n->name, s->type, s->rr[j].ttl, s->rr[j].rdata,
+			                           s->rr[j].rdlen);
+			if (ret < 0)
+				return ret;
+		}
+	}
 	return 0;
 }

@@ -76,5 +76,7 @@ size_t recset_count(const struct recset *rs);
 /* Visits every name; a non-zero return stops the walk and is returned. */
 typedef int (*recset_fn)(void *arg, const struct recset_name *n);
 int recset_foreach(const struct recset *rs, recset_fn fn, void *arg);
+/* A recset_fn: adds every record of the name to a zone_builder (`builder`). */
+int recset_add_to_builder(void *builder, const struct recset_name *n);
 /* Visits only the names with at least one record whose created_at is not 0. */
 int recset_foreach_dated(const struct recset *rs, recset_fn fn, void *arg);

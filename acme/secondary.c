@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "acme/acme_internal.h"
 #include "acme/msg.h"
 #include "acme/recset.h"
 #include "acme/secondary.h"
@@ -107,14 +108,6 @@ struct secondary {
 
 static struct log_limit lim_notify;
 
-__attribute__((format(printf, 2, 3)))
-static void errf(char err[256], const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, 256, fmt, ap);
-	va_end(ap);
-}
 
 static int64_t now_s(void)
 {
@@ -152,41 +145,26 @@ static void read_soa(struct sec_zone *sz)
 	sz->expire = wire_get_u32(p + 12);
 }
 
-static int add_name(void *arg, const struct recset_name *n)
-{
-	struct zone_builder *b = arg;
-	for (uint16_t k = 0; k < n->nsets; k++) {
-		const struct recset_rrset *s = &n->sets[k];
-		for (uint16_t j = 0; j < s->count; j++) {
-			int ret = zone_builder_add(b, n->name, s->type, s->rr[j].ttl, s->rr[j].rdata,
-			                           s->rr[j].rdlen);
-			if (ret < 0)
-				return ret;
-		}
-	}
-	return 0;
-}
-
 /* A snapshot of the records as received, signatures attached as they came. */
 static struct zone *build(struct sec_zone *sz, const struct recset *rs, char err[256])
 {
 	struct zone_builder *b = zone_builder_new(sz->apex);
 	if (!b) {
-		errf(err, "out of memory");
+		acme_errf(err, "out of memory");
 		return NULL;
 	}
 	zone_builder_set_presigned(b);
-	int ret = recset_foreach(rs, add_name, b);
+	int ret = recset_foreach(rs, recset_add_to_builder, b);
 	if (ret < 0) {
 		zone_builder_free(b);
-		errf(err, "a received record cannot be served (%s)", strerror(-ret));
+		acme_errf(err, "a received record cannot be served (%s)", strerror(-ret));
 		return NULL;
 	}
 	struct diag d;
 	diag_init(&d);
 	struct zone *z = zone_builder_finish(b, NULL, sz->path, &d);
 	if (!z)
-		errf(err, "%s", d.n ? d.msgs[0] : "cannot build the zone");
+		acme_errf(err, "%s", d.n ? d.msgs[0] : "cannot build the zone");
 	diag_clear(&d);
 	return z;
 }
@@ -589,13 +567,7 @@ static int build_request(struct sec_conn *c)
 	size_t len = wire_pos(&w);
 	if (sz->has_key) {
 		struct tsig_rr f;
-		memset(&f, 0, sizeof(f));
-		memcpy(f.key_name, sz->key.name, dname_len(sz->key.name));
-		const uint8_t *alg = tsig_alg_name(sz->key.alg);
-		memcpy(f.alg_name, alg, dname_len(alg));
-		f.time_signed = (uint64_t)now_s();
-		f.fudge = TSIG_FUDGE_DEFAULT;
-		f.orig_id = id;
+		tsig_rr_init(&f, &sz->key, (uint64_t)now_s(), id);
 		int n = tsig_append(c->req + 2, &len, sizeof(c->req) - 2, &f, &sz->key, NULL, 0, c->mac);
 		if (n < 0)
 			return n;
@@ -770,7 +742,7 @@ struct secondary *secondary_new(struct zone_table *t, struct loop *l, char err[2
 {
 	struct secondary *s = calloc(1, sizeof(*s));
 	if (!s) {
-		errf(err, "out of memory");
+		acme_errf(err, "out of memory");
 		return NULL;
 	}
 	s->t = t;
@@ -825,19 +797,19 @@ int secondary_add_zone(struct secondary *s, const struct config_zone *zc, char e
 		s->zones = v;
 	if (!sz || !v) {
 		free(sz);
-		errf(err, "out of memory");
+		acme_errf(err, "out of memory");
 		return -ENOMEM;
 	}
 	sz->s = s;
 	int ret = -EINVAL;
 	if (dname_from_str(zc->zone, sz->apex) < 0) {
-		errf(err, "'%s' is not a valid zone name", zc->zone);
+		acme_errf(err, "'%s' is not a valid zone name", zc->zone);
 		goto fail;
 	}
 	dname_lower(sz->apex);
 	dname_to_str(sz->apex, sz->name, sizeof(sz->name));
 	if (zone_table_get(s->t, sz->apex) || find_zone(s, sz->apex)) {
-		errf(err, "zone %s is configured twice", sz->name);
+		acme_errf(err, "zone %s is configured twice", sz->name);
 		goto fail;
 	}
 	ret = -ENOMEM;
@@ -845,7 +817,7 @@ int secondary_add_zone(struct secondary *s, const struct config_zone *zc, char e
 	sz->path = zc->journal_path ? strdup(zc->journal_path) : NULL;
 	sz->rs = recset_new();
 	if (!sz->primaries || !sz->path || !sz->rs) {
-		errf(err, "out of memory");
+		acme_errf(err, "out of memory");
 		goto fail;
 	}
 	memcpy(sz->primaries, zc->primaries, zc->n_primaries * sizeof(*sz->primaries));
@@ -868,12 +840,12 @@ int secondary_add_zone(struct secondary *s, const struct config_zone *zc, char e
 	uint8_t owner[DNAME_MAX];
 	ret = db_apex(sz->db, owner);
 	if (ret > 0 && ((size_t)ret != dname_len(sz->apex) || memcmp(owner, sz->apex, (size_t)ret))) {
-		errf(err, "%s holds another zone, not %s", sz->path, sz->name);
+		acme_errf(err, "%s holds another zone, not %s", sz->path, sz->name);
 		ret = -EINVAL;
 		goto fail;
 	}
 	if ((ret = records_load(sz->db, load_row, sz)) < 0) {
-		errf(err, "%s: cannot load the copy (%s)", sz->path, strerror(-ret));
+		acme_errf(err, "%s: cannot load the copy (%s)", sz->path, strerror(-ret));
 		goto fail;
 	}
 	read_soa(sz);
@@ -889,7 +861,7 @@ int secondary_add_zone(struct secondary *s, const struct config_zone *zc, char e
 			}
 			if ((ret = zone_table_add(s->t, z)) < 0) {
 				zone_free(z);
-				errf(err, "zone %s is configured twice", sz->name);
+				acme_errf(err, "zone %s is configured twice", sz->name);
 				goto fail;
 			}
 			sz->serving = true;

@@ -17,6 +17,17 @@
 #include "core/wire/rrset.h"
 #include "core/wire/wire.h"
 
+void tsig_rr_init(struct tsig_rr *f, const struct tsig_key *k, uint64_t now, uint16_t id)
+{
+	memset(f, 0, sizeof(*f));
+	memcpy(f->key_name, k->name, dname_len(k->name));
+	const uint8_t *alg = tsig_alg_name(k->alg);
+	memcpy(f->alg_name, alg, dname_len(alg));
+	f->time_signed = now;
+	f->fudge = TSIG_FUDGE_DEFAULT;
+	f->orig_id = id;
+}
+
 int tsig_key_init(struct tsig_key *k, const char *name, enum tsig_alg alg,
                   const uint8_t *secret, size_t secret_len, uint16_t fudge, char err[256])
 {
@@ -200,19 +211,68 @@ static size_t mac_floor(enum tsig_alg alg)
 }
 
 /* Refuses with a TSIG error for the response. */
+/* The record names this key, with its algorithm. */
+static bool key_matches(const struct tsig_rr *t, const struct tsig_key *key)
+{
+	return key && tsig_alg_from_name(t->alg_name) == key->alg &&
+	       dname_len(t->key_name) == dname_len(key->name) &&
+	       memcmp(t->key_name, key->name, dname_len(key->name)) == 0;
+}
+
+/* The header as it was signed: the original ID, ARCOUNT without the TSIG. */
+static void signed_header(const uint8_t *msg, const struct tsig_rr *t, uint8_t hdr[MSG_HEADER_LEN])
+{
+	memcpy(hdr, msg, MSG_HEADER_LEN);
+	wire_set_u16(hdr, t->orig_id);
+	wire_set_u16(hdr + 10, (uint16_t)(wire_get_u16(hdr + 10) - 1));
+}
+
+/* Time signed within the smaller of the two fudges of our clock (RFC 8945 5.2.3). */
+static bool time_ok(const struct tsig_rr *t, const struct tsig_key *key, uint64_t now)
+{
+	uint64_t window = t->fudge < key->fudge ? t->fudge : key->fudge;
+	return now <= t->time_signed + window && t->time_signed <= now + window;
+}
+
 static int refuse(uint16_t *tsig_error, uint16_t error)
 {
 	*tsig_error = error;
 	return -EACCES;
 }
 
+/*
+ * The rest of a check once whatever precedes the message is in h: the
+ * header as signed, the message up to the TSIG, the TSIG variables (or
+ * only its timers, for the later messages of a transfer, RFC 8945 5.3.1),
+ * then the MAC compared in constant time (a timing difference must not
+ * reveal a MAC prefix) and the time checked.
+ */
+static void hmac_timers(struct hmac *h, const struct tsig_rr *f);
+
+static int finish_check(struct hmac *h, const uint8_t *msg, const uint8_t hdr[MSG_HEADER_LEN],
+                        const struct tsig_rr *t, const struct tsig_key *key, bool timers_only,
+                        size_t full, uint64_t now, uint16_t *tsig_error)
+{
+	uint8_t mac[TSIG_MAC_MAX];
+	hmac_update(h, hdr, MSG_HEADER_LEN);
+	hmac_update(h, msg + MSG_HEADER_LEN, t->offset - MSG_HEADER_LEN);
+	if (timers_only)
+		hmac_timers(h, t);
+	else
+		hmac_variables(h, t);
+	int n = hmac_end(h, mac);
+	if (n != (int)full || CRYPTO_memcmp(mac, t->mac, t->mac_len) != 0)
+		return refuse(tsig_error, TSIG_BADSIG);
+	if (!time_ok(t, key, now))
+		return refuse(tsig_error, TSIG_BADTIME);
+	return 0;
+}
+
 int tsig_verify(const uint8_t *msg, const struct tsig_rr *t, const struct tsig_key *key,
                 uint64_t now, uint16_t *tsig_error)
 {
 	*tsig_error = TSIG_NOERROR;
-	if (!key || tsig_alg_from_name(t->alg_name) != key->alg ||
-	    dname_len(t->key_name) != dname_len(key->name) ||
-	    memcmp(t->key_name, key->name, dname_len(key->name)) != 0)
+	if (!key_matches(t, key))
 		return refuse(tsig_error, TSIG_BADKEY);
 	size_t full = tsig_alg_mac_size(key->alg);
 	size_t floor = mac_floor(key->alg);
@@ -221,24 +281,13 @@ int tsig_verify(const uint8_t *msg, const struct tsig_rr *t, const struct tsig_k
 
 	/* The request as signed: no TSIG, ARCOUNT one lower, the original ID. */
 	uint8_t hdr[MSG_HEADER_LEN];
-	memcpy(hdr, msg, MSG_HEADER_LEN);
-	wire_set_u16(hdr, t->orig_id);
-	wire_set_u16(hdr + 10, (uint16_t)(wire_get_u16(hdr + 10) - 1));
+	signed_header(msg, t, hdr);
 	struct hmac h;
-	uint8_t mac[TSIG_MAC_MAX];
 	if (hmac_begin(&h, key) < 0)
 		return refuse(tsig_error, TSIG_BADSIG);
-	hmac_update(&h, hdr, sizeof(hdr));
-	hmac_update(&h, msg + MSG_HEADER_LEN, t->offset - MSG_HEADER_LEN);
-	hmac_variables(&h, t);
-	int n = hmac_end(&h, mac);
-	/* Constant time: a timing difference must not reveal a MAC prefix. */
-	if (n != (int)full || CRYPTO_memcmp(mac, t->mac, t->mac_len) != 0)
-		return refuse(tsig_error, TSIG_BADSIG);
-
-	uint64_t window = t->fudge < key->fudge ? t->fudge : key->fudge;
-	if (now > t->time_signed + window || t->time_signed > now + window)
-		return refuse(tsig_error, TSIG_BADTIME);
+	int rc = finish_check(&h, msg, hdr, t, key, false, full, now, tsig_error);
+	if (rc < 0)
+		return rc;
 	size_t policy = key->min_mac_len > floor ? key->min_mac_len : floor;
 	if (t->mac_len < policy)
 		return refuse(tsig_error, TSIG_BADTRUNC);
@@ -348,9 +397,7 @@ int tsig_verify_response(const uint8_t *msg, const struct tsig_rr *t, const stru
                          uint64_t now, uint16_t *tsig_error)
 {
 	*tsig_error = TSIG_NOERROR;
-	if (!key || tsig_alg_from_name(t->alg_name) != key->alg ||
-	    dname_len(t->key_name) != dname_len(key->name) ||
-	    memcmp(t->key_name, key->name, dname_len(key->name)) != 0)
+	if (!key_matches(t, key))
 		return refuse(tsig_error, TSIG_BADKEY);
 	if (t->error)
 		return refuse(tsig_error, t->error);   /* the server refused our signature */
@@ -358,29 +405,15 @@ int tsig_verify_response(const uint8_t *msg, const struct tsig_rr *t, const stru
 	if (t->mac_len > full || t->mac_len < mac_floor(key->alg))
 		return -EBADMSG;
 	uint8_t hdr[MSG_HEADER_LEN];
-	memcpy(hdr, msg, MSG_HEADER_LEN);
-	wire_set_u16(hdr, t->orig_id);
-	wire_set_u16(hdr + 10, (uint16_t)(wire_get_u16(hdr + 10) - 1));
+	signed_header(msg, t, hdr);
 	struct hmac h;
-	uint8_t mac[TSIG_MAC_MAX], l[2];
+	uint8_t l[2];
 	if (hmac_begin(&h, key) < 0)
 		return refuse(tsig_error, TSIG_BADSIG);
 	wire_set_u16(l, (uint16_t)prev_len);
 	hmac_update(&h, l, 2);
 	hmac_update(&h, prev_mac, prev_len);
-	hmac_update(&h, hdr, sizeof(hdr));
-	hmac_update(&h, msg + MSG_HEADER_LEN, t->offset - MSG_HEADER_LEN);
-	if (timers_only)
-		hmac_timers(&h, t);
-	else
-		hmac_variables(&h, t);
-	int n = hmac_end(&h, mac);
-	if (n != (int)full || CRYPTO_memcmp(mac, t->mac, t->mac_len) != 0)
-		return refuse(tsig_error, TSIG_BADSIG);
-	uint64_t window = t->fudge < key->fudge ? t->fudge : key->fudge;
-	if (now > t->time_signed + window || t->time_signed > now + window)
-		return refuse(tsig_error, TSIG_BADTIME);
-	return 0;
+	return finish_check(&h, msg, hdr, t, key, timers_only, full, now, tsig_error);
 }
 
 int tsig_sign_reply(uint8_t *buf, size_t *len, size_t cap, const struct tsig_rr *req,

@@ -55,6 +55,9 @@ struct tsig_rr {
 	const uint8_t *other;
 };
 
+/* The fields of a TSIG record we sign with `k` now, for message `id` (fudge 300). */
+void tsig_rr_init(struct tsig_rr *f, const struct tsig_key *k, uint64_t now, uint16_t id);
+
 /* Fills a key from the config; -EINVAL with err on a bad name or empty secret. */
 int tsig_key_init(struct tsig_key *k, const char *name, enum tsig_alg alg,
                   const uint8_t *secret, size_t secret_len, uint16_t fudge, char err[256]);

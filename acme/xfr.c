@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "acme/acme_internal.h"
 #include "acme/msg.h"
 #include "acme/tsig.h"
 #include "acme/xfr.h"
@@ -95,14 +96,6 @@ struct xfr_stream {
 
 static struct log_limit lim_refuse, lim_tsig;
 
-__attribute__((format(printf, 2, 3)))
-static void errf(char err[256], const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, 256, fmt, ap);
-	va_end(ap);
-}
 
 /* --- setup --- */
 
@@ -110,7 +103,7 @@ struct xfr *xfr_new(const struct zone_table *t, char err[256])
 {
 	struct xfr *x = calloc(1, sizeof(*x));
 	if (!x)
-		errf(err, "out of memory");
+		acme_errf(err, "out of memory");
 	else
 		x->t = t;
 	return x;
@@ -136,14 +129,14 @@ int xfr_add_zone(struct xfr *x, const struct config_zone *zc, char err[256])
 {
 	struct xfr_zone *v = realloc(x->zones, (x->n + 1) * sizeof(*v));
 	if (!v) {
-		errf(err, "out of memory");
+		acme_errf(err, "out of memory");
 		return -ENOMEM;
 	}
 	x->zones = v;
 	struct xfr_zone *xz = &v[x->n];
 	memset(xz, 0, sizeof(*xz));
 	if (dname_from_str(zc->zone, xz->apex) < 0) {
-		errf(err, "'%s' is not a valid zone name", zc->zone);
+		acme_errf(err, "'%s' is not a valid zone name", zc->zone);
 		return -EINVAL;
 	}
 	dname_lower(xz->apex);
@@ -154,7 +147,7 @@ int xfr_add_zone(struct xfr *x, const struct config_zone *zc, char err[256])
 	if (zc->n_axfr_from) {
 		xz->from = malloc(zc->n_axfr_from * sizeof(*xz->from));
 		if (!xz->from) {
-			errf(err, "out of memory");
+			acme_errf(err, "out of memory");
 			return -ENOMEM;
 		}
 		memcpy(xz->from, zc->axfr_from, zc->n_axfr_from * sizeof(*xz->from));
@@ -163,7 +156,7 @@ int xfr_add_zone(struct xfr *x, const struct config_zone *zc, char err[256])
 	xz->keys = calloc(zc->n_tsig_keys ? zc->n_tsig_keys : 1, sizeof(*xz->keys));
 	if (!xz->keys) {
 		free(xz->from);
-		errf(err, "out of memory");
+		acme_errf(err, "out of memory");
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < zc->n_tsig_keys; i++) {
@@ -404,12 +397,7 @@ static void stream_release(void *ctx)
 	if (s->item < s->n_items)
 		log_warn("transfer of %s (serial %u) to %s cut short after %zu records",
 		         zone_name(s->z), zone_serial(s->z), s->who, s->records);
-	zone_free(s->z);
-	free(s->items);
-	free(s->rdata);
-	free(s->data);
-	explicit_bzero(&s->key, sizeof(s->key));
-	free(s);
+	stream_release_quiet(s);
 }
 
 /* One record, whole or not at all. */

@@ -166,6 +166,29 @@ struct walk {
 	char *err;
 };
 
+/* A walk that signs now: new signatures valid from now - inception to now + validity. */
+static struct walk walk_now(struct signer *s, struct arena *a, char *err)
+{
+	uint64_t now = s->now(s->now_arg);
+	return (struct walk){
+		.s = s,
+		.arena = a,
+		.now = now,
+		/* RRSIG times are serial numbers modulo 2^32 (RFC 4034 3.1.5). */
+		.inception = (uint32_t)(now - s->inception),
+		.expiration = (uint32_t)(now + s->validity),
+		.refresh_at = UINT64_MAX,
+		.err = err,
+	};
+}
+
+/* What a walk made and reused goes into the signer's statistics. */
+static void walk_count(struct signer *s, const struct walk *w)
+{
+	s->stats.made += w->made;
+	s->stats.reused += w->reused;
+}
+
 static int sign_one(void *arg, const uint8_t *owner, struct rrset *rrset)
 {
 	struct walk *w = arg;
@@ -226,19 +249,9 @@ static int signer_sign_late(void *ctx, const uint8_t *owner, struct rrset *rrset
 {
 	struct signer *s = ctx;
 	char err[256] = "";
-	uint64_t now = s->now(s->now_arg);
-	struct walk w = {
-		.s = s,
-		.arena = a,
-		.now = now,
-		.inception = (uint32_t)(now - s->inception),
-		.expiration = (uint32_t)(now + s->validity),
-		.refresh_at = UINT64_MAX,
-		.err = err,
-	};
+	struct walk w = walk_now(s, a, err);
 	int rc = sign_one(&w, owner, rrset);
-	s->stats.made += w.made;
-	s->stats.reused += w.reused;
+	walk_count(s, &w);
 	return rc;
 }
 
@@ -282,17 +295,8 @@ static int signer_run(void *ctx, struct zone_builder *b, char err[256])
 	if (rc < 0)
 		return rc;
 
-	uint64_t now = s->now(s->now_arg);
-	struct walk w = {
-		.s = s,
-		.arena = zone_builder_arena(b),
-		.now = now,
-		/* RRSIG times are serial numbers modulo 2^32 (RFC 4034 3.1.5). */
-		.inception = (uint32_t)(now - s->inception),
-		.expiration = (uint32_t)(now + s->validity),
-		.refresh_at = UINT64_MAX,
-		.err = err,
-	};
+	struct walk w = walk_now(s, zone_builder_arena(b), err);
+	uint64_t now = w.now;
 	sigcache_begin_build(s->cache);
 	rc = zone_builder_foreach_rrset(b, sign_one, &w);
 	sigcache_end_build(s->cache);
@@ -305,8 +309,7 @@ static int signer_run(void *ctx, struct zone_builder *b, char err[256])
 		w.refresh_at = now + s->validity - s->refresh;
 	zone_builder_set_expiry(b, w.refresh_at);
 
-	s->stats.made += w.made;
-	s->stats.reused += w.reused;
+	walk_count(s, &w);
 	s->stats.last_made = w.made;
 	s->stats.last_reused = w.reused;
 	s->stats.builds++;
@@ -336,16 +339,7 @@ static int signer_patch(void *ctx, struct zone_patch *p, char err[256])
 	int rc = denial_patch(p, s->apex, soa->ttl < minimum ? soa->ttl : minimum, err);
 	if (rc < 0)
 		return rc;
-	uint64_t now = s->now(s->now_arg);
-	struct walk w = {
-		.s = s,
-		.arena = zone_patch_arena(p),
-		.now = now,
-		.inception = (uint32_t)(now - s->inception),
-		.expiration = (uint32_t)(now + s->validity),
-		.refresh_at = UINT64_MAX,
-		.err = err,
-	};
+	struct walk w = walk_now(s, zone_patch_arena(p), err);
 	rc = zone_patch_foreach_unsigned(p, sign_one, &w);
 	if (rc < 0) {
 		if (!err[0])
@@ -353,8 +347,7 @@ static int signer_patch(void *ctx, struct zone_patch *p, char err[256])
 		return rc;
 	}
 	zone_patch_set_expiry(p, w.refresh_at);
-	s->stats.made += w.made;
-	s->stats.reused += w.reused;
+	walk_count(s, &w);
 	s->stats.last_made = w.made;
 	s->stats.last_reused = w.reused;
 	s->stats.patches++;
@@ -381,20 +374,11 @@ static int signer_renew(void *ctx, const uint8_t *owner, struct rrset *rrset, st
 		}
 	}
 	char err[256] = "";
-	struct walk w = {
-		.s = s,
-		.arena = a,
-		.now = now,
-		.inception = (uint32_t)(now - s->inception),
-		.expiration = (uint32_t)(now + s->validity),
-		.refresh_at = UINT64_MAX,
-		.err = err,
-	};
+	struct walk w = walk_now(s, a, err);
 	int rc = sign_one(&w, owner, rrset);
 	if (rc < 0)
 		return rc;
-	s->stats.made += w.made;
-	s->stats.reused += w.reused;
+	walk_count(s, &w);
 	*refresh_at = w.refresh_at;
 	return 1;
 }

@@ -483,6 +483,16 @@ static void write_question(struct wire *w, struct comp *c, const struct query *q
 	c->q_listed = false;
 }
 
+/* An empty compression table: no field is left from the previous message. */
+static void comp_init(struct comp *c)
+{
+	c->n = 0;
+	c->last = NULL;
+	c->block_name = NULL;
+	c->q = NULL;
+	c->q_listed = false;
+}
+
 void packet_write(struct query *q, const struct answer_plan *plan)
 {
 	struct wire w;
@@ -490,11 +500,7 @@ void packet_write(struct query *q, const struct answer_plan *plan)
 	size_t reserve = opt_size(q);
 	wire_init(&w, q->tx, limit - reserve);
 	struct comp c;
-	c.n = 0;
-	c.last = NULL;
-	c.block_name = NULL;
-	c.q = NULL;
-	c.q_listed = false;
+	comp_init(&c);
 	uint16_t counts[4] = { 1, 0, 0, 0 };
 	bool tc = false;
 
@@ -543,11 +549,7 @@ void packet_write_error(struct query *q)
 	size_t limit = q->max_size < q->tx_cap ? q->max_size : q->tx_cap;
 	wire_init(&w, q->tx, limit);
 	struct comp c;
-	c.n = 0;
-	c.last = NULL;
-	c.block_name = NULL;
-	c.q = NULL;
-	c.q_listed = false;
+	comp_init(&c);
 	uint16_t counts[4] = { 0, 0, 0, 0 };
 	w.pos = 12;
 	if (q->question_ok) {

@@ -386,13 +386,10 @@ void geo_sets_attach(struct geo_sets *s, const uint8_t *owner, struct arena *a,
  * allocates from the snapshot's arena and signs once; every later query is
  * a lookup.
  */
-static const struct rrset *pair_get(const struct geo_sets *s, const struct set_family *f,
-                                    size_t i, size_t j)
+static const struct rrset *keep_signed(const struct geo_sets *s, struct rrset **slot,
+                                       struct rrset *rr)
 {
-	struct rrset **slot = &f->pairs[pair_index(i, j)];
-	if (*slot || !s->arena)
-		return *slot;
-	struct rrset *rr = make_pair(s->arena, s, f, i, j);
+	/* A set made on first use: signed once, then kept in its slot. */
 	if (!rr)
 		return NULL;
 	if (s->signer && s->signer->sign_rrset &&
@@ -402,6 +399,15 @@ static const struct rrset *pair_get(const struct geo_sets *s, const struct set_f
 	return rr;
 }
 
+static const struct rrset *pair_get(const struct geo_sets *s, const struct set_family *f,
+                                    size_t i, size_t j)
+{
+	struct rrset **slot = &f->pairs[pair_index(i, j)];
+	if (*slot || !s->arena)
+		return *slot;
+	return keep_signed(s, slot, make_pair(s->arena, s, f, i, j));
+}
+
 /* The HTTPS set for nearest k0 and second k1 (ttl index t), built on first use beyond GEO_PRESIGN_MAX. */
 static const struct rrset *ordered_get(const struct geo_sets *s, size_t t, size_t k0, size_t k1)
 {
@@ -409,14 +415,7 @@ static const struct rrset *ordered_get(const struct geo_sets *s, size_t t, size_
 	struct rrset **slot = &h->ordered[(t * h->n + k0) * h->n + k1];
 	if (*slot || !s->arena)
 		return *slot;
-	struct rrset *rr = make_ordered(s->arena, s, t, k0, k1);
-	if (!rr)
-		return NULL;
-	if (s->signer && s->signer->sign_rrset &&
-	    s->signer->sign_rrset(s->signer->ctx, s->owner, rr, s->arena) < 0)
-		return NULL;
-	*slot = rr;
-	return rr;
+	return keep_signed(s, slot, make_ordered(s->arena, s, t, k0, k1));
 }
 
 /*
@@ -560,6 +559,18 @@ static void add_extra(const struct https_sets *h, size_t k, struct geo_choice *o
 	out->n_extra++;
 }
 
+/* What the rule decided, as the choice reports it (explain prints it). */
+static void copy_decision(const struct geo_decision *d, struct geo_choice *out)
+{
+	out->fail_open = d->fail_open;
+	out->beyond_ratio = d->beyond_ratio;
+	out->beyond_margin = d->beyond_margin;
+	for (int i = 0; i < 2; i++) {
+		out->site[i] = d->site[i];
+		out->miles[i] = d->miles[i];
+	}
+}
+
 static int choose_https(const struct geo_sets *s, const struct geo_sites *sites, double lat,
                         double lon, struct geo_choice *out)
 {
@@ -570,13 +581,7 @@ static int choose_https(const struct geo_sets *s, const struct geo_sites *sites,
 	int rc = geo_rule_decide(s->rule, sites, GEO_ANY, lat, lon, &d);
 	if (rc < 0 || d.n == 0)
 		return rc;
-	out->fail_open = d.fail_open;
-	out->beyond_ratio = d.beyond_ratio;
-	out->beyond_margin = d.beyond_margin;
-	for (int i = 0; i < 2; i++) {
-		out->site[i] = d.site[i];
-		out->miles[i] = d.miles[i];
-	}
+	copy_decision(&d, out);
 	out->n = d.n;
 	/* The runner-up is listed whenever one competed: it is the fallback,
 	 * even when the rule answers A with the nearest alone. */
@@ -610,13 +615,7 @@ int geo_sets_choose(const struct geo_sets *s, const struct geo_sites *sites, uin
 	int rc = geo_rule_decide(s->rule, sites, (enum geo_family)fam, lat, lon, &d);
 	if (rc < 0 || d.n == 0)
 		return rc;
-	out->fail_open = d.fail_open;
-	out->beyond_ratio = d.beyond_ratio;
-	out->beyond_margin = d.beyond_margin;
-	for (int i = 0; i < 2; i++) {
-		out->site[i] = d.site[i];
-		out->miles[i] = d.miles[i];
-	}
+	copy_decision(&d, out);
 	size_t k0 = d.cand[0], k1 = d.cand[1];
 	const struct rrset *rr = d.n == 2 ? pair_get(s, f, k0 < k1 ? k0 : k1, k0 < k1 ? k1 : k0)
 	                                  : NULL;
