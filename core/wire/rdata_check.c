@@ -12,17 +12,8 @@
 
 #include "core/wire/dname.h"
 #include "core/wire/rdata_check.h"
+#include "core/wire/rrset.h"
 #include "core/wire/wire.h"
-
-enum {
-	/* RFC 3597 section 4: a sender may compress the names of these types
-	 * (RFC 1035's, and those later RFCs kept compressible); a receiver
-	 * decompresses them.  Stored rdata is never compressed. */
-	DECOMPRESS = 1 << 0,
-	/* RFC 4034 section 6.2 as amended by RFC 6840 section 5.1 (NSEC left
-	 * out): the names of these types are lowercased in canonical form. */
-	LOWER = 1 << 1,
-};
 
 /*
  * One letter per field, in order:
@@ -44,89 +35,17 @@ enum {
  *   y  the A6 prefix length, address suffix and prefix name (RFC 2874 3.1.1)
  * Types not listed are opaque (RFC 3597): any bytes are their rdata.
  */
-static const struct format {
-	uint16_t type;
-	uint8_t flags;
+struct format {
 	const char *fields;
-} formats[] = {
-	{ 1, 0, "4" },                          /* A */
-	{ 2, DECOMPRESS | LOWER, "n" },         /* NS */
-	{ 3, DECOMPRESS | LOWER, "n" },         /* MD */
-	{ 4, DECOMPRESS | LOWER, "n" },         /* MF */
-	{ 5, DECOMPRESS | LOWER, "n" },         /* CNAME */
-	{ 6, DECOMPRESS | LOWER, "nn44444" },   /* SOA */
-	{ 7, DECOMPRESS | LOWER, "n" },         /* MB */
-	{ 8, DECOMPRESS | LOWER, "n" },         /* MG */
-	{ 9, DECOMPRESS | LOWER, "n" },         /* MR */
-	{ 10, 0, "x" },                         /* NULL */
-	{ 11, 0, "41x" },                       /* WKS */
-	{ 12, DECOMPRESS | LOWER, "n" },        /* PTR */
-	{ 13, 0, "ss" },                        /* HINFO */
-	{ 14, DECOMPRESS | LOWER, "nn" },       /* MINFO */
-	{ 15, DECOMPRESS | LOWER, "2n" },       /* MX */
-	{ 16, 0, "S" },                         /* TXT */
-	{ 17, DECOMPRESS | LOWER, "nn" },       /* RP */
-	{ 18, DECOMPRESS | LOWER, "2n" },       /* AFSDB */
-	{ 19, 0, "s" },                         /* X25 */
-	{ 20, 0, "so" },                        /* ISDN */
-	{ 21, DECOMPRESS | LOWER, "2n" },       /* RT */
-	{ 22, 0, "X" },                         /* NSAP */
-	{ 23, 0, "n" },                         /* NSAP-PTR */
-	{ 24, DECOMPRESS | LOWER, "2114442nX" },/* SIG */
-	{ 25, 0, "211x" },                      /* KEY */
-	{ 26, DECOMPRESS | LOWER, "2nn" },      /* PX */
-	{ 27, 0, "sss" },                       /* GPOS */
-	{ 28, 0, "a" },                         /* AAAA */
-	{ 29, 0, "z111444" },                   /* LOC */
-	{ 30, DECOMPRESS | LOWER, "nx" },       /* NXT */
-	{ 33, DECOMPRESS | LOWER, "222n" },     /* SRV */
-	{ 35, DECOMPRESS | LOWER, "22sssn" },   /* NAPTR */
-	{ 36, DECOMPRESS | LOWER, "2n" },       /* KX */
-	{ 37, 0, "221X" },                      /* CERT */
-	{ 38, LOWER, "y" },                     /* A6 */
-	{ 39, DECOMPRESS | LOWER, "n" },        /* DNAME */
-	{ 42, 0, "l" },                         /* APL */
-	{ 43, 0, "211d" },                      /* DS */
-	{ 44, 0, "11X" },                       /* SSHFP */
-	{ 45, 0, "111gx" },                     /* IPSECKEY */
-	{ 46, LOWER, "2114442nX" },             /* RRSIG */
-	{ 47, 0, "nt" },                        /* NSEC */
-	{ 48, 0, "211X" },                      /* DNSKEY */
-	{ 49, 0, "X" },                         /* DHCID */
-	{ 50, 0, "112bBt" },                    /* NSEC3 */
-	{ 51, 0, "112b" },                      /* NSEC3PARAM */
-	{ 52, 0, "111X" },                      /* TLSA */
-	{ 53, 0, "111X" },                      /* SMIMEA */
-	{ 55, 0, "hN" },                        /* HIP */
-	{ 58, 0, "nn" },                        /* TALINK */
-	{ 59, 0, "211d" },                      /* CDS */
-	{ 60, 0, "211X" },                      /* CDNSKEY */
-	{ 61, 0, "X" },                         /* OPENPGPKEY */
-	{ 62, 0, "42t" },                       /* CSYNC */
-	{ 63, 0, "411X" },                      /* ZONEMD */
-	{ 64, 0, "2np" },                       /* SVCB */
-	{ 65, 0, "2np" },                       /* HTTPS */
-	{ 99, 0, "S" },                         /* SPF */
-	{ 104, 0, "28" },                       /* NID */
-	{ 105, 0, "24" },                       /* L32 */
-	{ 106, 0, "28" },                       /* L64 */
-	{ 107, 0, "2n" },                       /* LP */
-	{ 108, 0, "6" },                        /* EUI48 */
-	{ 109, 0, "8" },                        /* EUI64 */
-	{ 256, 0, "22X" },                      /* URI */
-	{ 257, 0, "1cx" },                      /* CAA */
-	{ 258, 0, "S" },                        /* AVC */
-	{ 260, 0, "11r" },                      /* AMTRELAY */
-	{ 32768, 0, "211d" },                   /* TA */
-	{ 32769, 0, "211d" },                   /* DLV */
+	uint8_t flags;
 };
 
-static const struct format *format_of(uint16_t type)
+/* The type's format, from the one record type table (core/wire/rrset.c). */
+static struct format format_of(uint16_t type)
 {
-	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
-		if (formats[i].type == type)
-			return &formats[i];
-	return NULL;
+	struct format f;
+	f.fields = rrset_type_rdata_format(type, &f.flags);
+	return f;
 }
 
 /* One pass over one rdata: reading from msg[pos .. end), writing to out. */
@@ -434,7 +353,7 @@ static bool field(struct walk *w, char f)
 
 static int run(const struct format *f, struct walk *w, const char **why)
 {
-	if (f) {
+	if (f->fields) {
 		for (const char *p = f->fields; *p && !w->err; p++)
 			field(w, *p);
 		if (!w->err && w->pos != w->end)
@@ -450,14 +369,15 @@ static int run(const struct format *f, struct walk *w, const char **why)
 int rdata_check(uint16_t type, const uint8_t *rdata, size_t len, const char **why)
 {
 	struct walk w = { .msg = rdata, .pos = 0, .end = len };
-	int rc = run(format_of(type), &w, why);
+	struct format f = format_of(type);
+	int rc = run(&f, &w, why);
 	return rc < 0 ? rc : 0;
 }
 
 int rdata_check_canonical(uint16_t type, const uint8_t *msg, size_t msg_len, size_t off,
                           size_t len, uint8_t *out, size_t cap, const char **why)
 {
-	const struct format *f = format_of(type);
+	struct format f = format_of(type);
 	if (off > msg_len || msg_len - off < len) {
 		if (why)
 			*why = OVERRUN;
@@ -465,19 +385,19 @@ int rdata_check_canonical(uint16_t type, const uint8_t *msg, size_t msg_len, siz
 	}
 	struct walk w = {
 		.msg = msg, .pos = off, .end = off + len,
-		.compressed_ok = f && (f->flags & DECOMPRESS),
-		.lower = f && (f->flags & LOWER),
+		.compressed_ok = f.flags & RDATA_DECOMPRESS,
+		.lower = f.flags & RDATA_LOWER,
 		.out = out, .cap = cap,
 	};
-	return run(f, &w, why);
+	return run(&f, &w, why);
 }
 
 size_t rdata_check_cap(uint16_t type, size_t len)
 {
-	const struct format *f = format_of(type);
+	struct format f = format_of(type);
 	size_t names = 0;
-	if (f && (f->flags & DECOMPRESS))
-		for (const char *p = f->fields; *p; p++)
+	if (f.fields && (f.flags & RDATA_DECOMPRESS))
+		for (const char *p = f.fields; *p; p++)
 			names += *p == 'n';
 	/* A 2-byte pointer can stand for up to a whole name. */
 	return len + names * DNAME_MAX;

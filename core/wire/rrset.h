@@ -51,6 +51,25 @@ uint16_t rrset_type_from_str(const char *s);
 /* The mnemonic of a type, or "TYPEnnn" written into buf. */
 const char *rrset_type_to_str(uint16_t type, char buf[16]);
 /*
+ * Flags of a type's rdata in the record type table (core/wire/rrset.c).
+ */
+enum rrset_rdata_flags {
+	/* RFC 3597 section 4: a sender may compress the names of these types
+	 * (RFC 1035's, and those later RFCs kept compressible); a receiver
+	 * decompresses them.  Stored rdata is never compressed. */
+	RDATA_DECOMPRESS = 1 << 0,
+	/* RFC 4034 section 6.2 as amended by RFC 6840 section 5.1 (NSEC left
+	 * out): the names of these types are lowercased in canonical form. */
+	RDATA_LOWER = 1 << 1,
+	/* We compress them on output: RFC 1035's NS, CNAME, SOA, PTR, MX. */
+	RDATA_COMPRESS = 1 << 2,
+};
+/*
+ * The rdata wire format of a type, one letter per field (core/wire/
+ * rdata_check.c), with its flags; NULL (flags 0) for opaque types.
+ */
+const char *rrset_type_rdata_format(uint16_t type, uint8_t *flags);
+/*
  * Types whose rdata names are compressed on output (RFC 3597 section 4:
  * the RFC 1035 types only).  The rdata is `prefix` bytes, then `names`
  * uncompressed names, then the rest; returns names (0: not compressible).
