@@ -10,8 +10,11 @@ Knot's knsupdate, and reading back TXT records and the SOA serial.
     nsupdate(server, KEY.nsupdate_arg(), ["update add x.acme.example. 60 TXT v"], "acme.example.")
 """
 import base64
+import json
+import os
 import re
 import subprocess
+import time
 
 import dns.query
 import dns.rdatatype
@@ -127,3 +130,67 @@ def txt(server, name):
 
 def serial(server, zone):
     return server.query(zone, "SOA").answer[0][0].serial
+
+
+class Pebble:
+    """Let's Encrypt's test CA, on 127.0.0.1, checking challenges through the
+    resolver at 127.0.0.1:dns_port.  A throwaway CA in `directory` signs the
+    server certificate; lego trusts it through LEGO_CA_CERTIFICATES
+    (`ca_path`)."""
+
+    def __init__(self, directory, dns_port):
+        self.dir = directory
+        self.dns_port = dns_port
+        self.port = None
+        self.proc = None
+        self.log = None
+        self.ca_path = os.path.join(directory, "ca.pem")
+
+    def _make_certs(self):
+        def run(*args):
+            subprocess.run(args, cwd=self.dir, check=True, capture_output=True)
+        ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
+        run("openssl", "req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
+            "-subj", "/CN=geoacme test CA")
+        run("openssl", "req", *ec, "-keyout", "key.pem", "-out", "req.csr", "-subj", "/CN=localhost")
+        with open(os.path.join(self.dir, "ext"), "w") as f:
+            f.write("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
+        run("openssl", "x509", "-req", "-in", "req.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+            "-CAcreateserial", "-out", "cert.pem", "-days", "2", "-extfile", "ext")
+
+    def start(self, free_port):
+        """Starts it on ports free_port() gives; waits until it serves."""
+        self._make_certs()
+        self.port = free_port()
+        with open(os.path.join(self.dir, "pebble.json"), "w") as f:
+            json.dump({"pebble": {
+                "listenAddress": "127.0.0.1:%d" % self.port,
+                "managementListenAddress": "127.0.0.1:%d" % free_port(),
+                "certificate": os.path.join(self.dir, "cert.pem"),
+                "privateKey": os.path.join(self.dir, "key.pem"),
+                "httpPort": 5002, "tlsPort": 5001, "ocspResponderURL": "",
+                "externalAccountBindingRequired": False}}, f)
+        env = dict(os.environ, PEBBLE_VA_NOSLEEP="1", PEBBLE_WFE_NONCEREJECT="0",
+                   PEBBLE_AUTHZREUSE="0")
+        self.log = open(os.path.join(self.dir, "pebble.log"), "wb")
+        self.proc = subprocess.Popen(
+            ["pebble", "-config", os.path.join(self.dir, "pebble.json"),
+             "-dnsserver", "127.0.0.1:%d" % self.dns_port],
+            stdout=self.log, stderr=self.log, stdin=subprocess.DEVNULL, env=env)
+        deadline = time.time() + 15
+        while time.time() < deadline:
+            with open(os.path.join(self.dir, "pebble.log"), errors="replace") as f:
+                if "ACME directory available" in f.read():
+                    return self
+            time.sleep(0.1)
+        raise AssertionError("pebble did not start")
+
+    def stop(self):
+        """Stops it by PID (NULL-safe: a start that failed half-way)."""
+        if self.proc:
+            self.proc.terminate()
+            self.proc.wait(10)
+            self.proc = None
+        if self.log:
+            self.log.close()
+            self.log = None

@@ -7,17 +7,15 @@ TSIG-signed UPDATE (hmac-sha1 by default, as Lego does), Pebble validates it
 through a recursive resolver (unbound with stub zones, as Let's Encrypt uses a
 resolver that follows CNAMEs), and Lego removes the TXT afterwards."""
 import base64
-import json
 import os
 import shutil
 import subprocess
 import tempfile
-import time
 import unittest
 
 import dns.rcode
 
-from acme_helpers import TsigKey, acme_files, acme_zone_toml, seed_zone
+from acme_helpers import Pebble, TsigKey, acme_files, acme_zone_toml, seed_zone
 from harness import BASE_CONFIG, Server, free_port, main
 from resolvers import Unbound
 
@@ -57,51 +55,12 @@ class LegoPebble(unittest.TestCase):
                                ("acme.example", cls.server.port)], [])
         cls.unbound.start()
         cls.dir = tempfile.mkdtemp(prefix="geoacme-pebble-")
-        cls._make_certs()
-        cls.pebble_port = free_port()
-        mgmt = free_port()
-        with open(os.path.join(cls.dir, "pebble.json"), "w") as f:
-            json.dump({"pebble": {
-                "listenAddress": "127.0.0.1:%d" % cls.pebble_port,
-                "managementListenAddress": "127.0.0.1:%d" % mgmt,
-                "certificate": os.path.join(cls.dir, "cert.pem"),
-                "privateKey": os.path.join(cls.dir, "key.pem"),
-                "httpPort": 5002, "tlsPort": 5001, "ocspResponderURL": "",
-                "externalAccountBindingRequired": False}}, f)
-        env = dict(os.environ, PEBBLE_VA_NOSLEEP="1", PEBBLE_WFE_NONCEREJECT="0",
-                   PEBBLE_AUTHZREUSE="0")
-        cls.pebble_log = open(os.path.join(cls.dir, "pebble.log"), "wb")
-        cls.pebble = subprocess.Popen(
-            ["pebble", "-config", os.path.join(cls.dir, "pebble.json"),
-             "-dnsserver", "127.0.0.1:%d" % cls.unbound.port],
-            stdout=cls.pebble_log, stderr=cls.pebble_log, stdin=subprocess.DEVNULL, env=env)
-        deadline = time.time() + 15
-        while time.time() < deadline:
-            with open(os.path.join(cls.dir, "pebble.log"), errors="replace") as f:
-                if "ACME directory available" in f.read():
-                    break
-            time.sleep(0.1)
-        else:
-            raise AssertionError("pebble did not start")
-
-    @classmethod
-    def _make_certs(cls):
-        def run(*args):
-            subprocess.run(args, cwd=cls.dir, check=True, capture_output=True)
-        ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
-        run("openssl", "req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
-            "-subj", "/CN=geoacme test CA")
-        run("openssl", "req", *ec, "-keyout", "key.pem", "-out", "req.csr", "-subj", "/CN=localhost")
-        with open(os.path.join(cls.dir, "ext"), "w") as f:
-            f.write("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
-        run("openssl", "x509", "-req", "-in", "req.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-            "-CAcreateserial", "-out", "cert.pem", "-days", "2", "-extfile", "ext")
+        cls.pebble = Pebble(cls.dir, cls.unbound.port).start(free_port)
+        cls.pebble_port = cls.pebble.port
 
     @classmethod
     def tearDownClass(cls):
-        cls.pebble.terminate()
-        cls.pebble.wait(10)
-        cls.pebble_log.close()
+        cls.pebble.stop()
         cls.unbound.stop()
         cls.server.cleanup()
         shutil.rmtree(cls.dir, ignore_errors=True)

@@ -14,19 +14,17 @@ unbound, whose stub for the zone is the secondary.  The negative case
 stops the secondary: Lego's check then fails on ns2, which proves it asked
 the secondary and not only the primary."""
 import base64
-import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import unittest
 
+from acme_helpers import Pebble
 from harness import Server, free_port, main, make_key
 from resolvers import Unbound
 from secondaries import Knot
-import test_acme_lego
 
 PRIMARY = "127.0.53.1"
 SECONDARY = "127.0.53.2"
@@ -119,43 +117,13 @@ class LegoWithSecondary(unittest.TestCase):
         cls.unbound = Unbound([], [], extra='\nstub-zone:\n  name: "acme.example"\n'
                               '  stub-addr: %s@53\n' % SECONDARY)
         cls.unbound.start()
-        # The same throwaway CA and server certificate as test_acme_lego.
-        test_acme_lego.LegoPebble.dir = cls.dir
-        test_acme_lego.LegoPebble._make_certs()
-        cls.pebble_port = free_port()
-        with open(os.path.join(cls.dir, "pebble.json"), "w") as f:
-            json.dump({"pebble": {
-                "listenAddress": "127.0.0.1:%d" % cls.pebble_port,
-                "managementListenAddress": "127.0.0.1:%d" % free_port(),
-                "certificate": os.path.join(cls.dir, "cert.pem"),
-                "privateKey": os.path.join(cls.dir, "key.pem"),
-                "httpPort": 5002, "tlsPort": 5001, "ocspResponderURL": "",
-                "externalAccountBindingRequired": False}}, f)
-        env = dict(os.environ, PEBBLE_VA_NOSLEEP="1", PEBBLE_WFE_NONCEREJECT="0",
-                   PEBBLE_AUTHZREUSE="0")
-        cls.pebble_log = open(os.path.join(cls.dir, "pebble.log"), "wb")
-        cls.pebble = subprocess.Popen(
-            ["pebble", "-config", os.path.join(cls.dir, "pebble.json"),
-             "-dnsserver", "127.0.0.1:%d" % cls.unbound.port],
-            stdout=cls.pebble_log, stderr=cls.pebble_log, stdin=subprocess.DEVNULL, env=env)
-        deadline = time.time() + 15
-        while time.time() < deadline:
-            with open(os.path.join(cls.dir, "pebble.log"), errors="replace") as f:
-                if "ACME directory available" in f.read():
-                    break
-            time.sleep(0.1)
-        else:
-            raise AssertionError("pebble did not start")
+        cls.pebble = Pebble(cls.dir, cls.unbound.port).start(free_port)
+        cls.pebble_port = cls.pebble.port
 
     @classmethod
     def tearDownClass(cls):
-        for name in ("pebble",):
-            p = getattr(cls, name, None)
-            if p:
-                p.terminate()
-                p.wait(10)
-        if getattr(cls, "pebble_log", None):
-            cls.pebble_log.close()
+        if getattr(cls, "pebble", None):
+            cls.pebble.stop()
         if getattr(cls, "unbound", None):
             cls.unbound.stop()
         if getattr(cls, "knot", None):
