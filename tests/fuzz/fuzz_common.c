@@ -12,8 +12,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cmd/runtime.h"
+#include "core/conf/diag.h"
 #include "core/conf/log.h"
 #include "core/wire/query.h"
+#include "core/zone/zone.h"
+#include "core/zone/zone_table.h"
 #include "tests/fuzz/fuzz_common.h"
 
 #ifndef FUZZ_FIXTURES_DIR
@@ -298,4 +302,28 @@ void fuzz_check_answer(const uint8_t *q, size_t qlen, const uint8_t *tx, size_t 
 		limit = offered && offered < udp_max ? offered : udp_max;
 	}
 	fuzz_check_response(q, qlen, tx, tx_len, limit);
+}
+
+struct generation *fuzz_fresh_generation(const char *config_path, const char *db,
+                                         const uint8_t *apex, uint32_t *serial)
+{
+	char path[512], name[128];
+	static const char *const suffix[] = { "", "-wal", "-shm", "-journal" };
+	for (size_t i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
+		snprintf(name, sizeof(name), "%s%s", db, suffix[i]);
+		unlink(fuzz_path(name, path, sizeof(path)));
+	}
+	struct diag d;
+	diag_init(&d);
+	struct generation *g = generation_new(config_path, NULL, NULL, false, &d);
+	if (!g) {
+		diag_print(&d);
+		abort();
+	}
+	diag_clear(&d);
+	const struct zone *z = zone_table_get(g->zones, apex);
+	if (!z)
+		abort();
+	*serial = zone_serial(z);
+	return g;
 }

@@ -28,6 +28,16 @@ const char *fuzz_fixtures(void);
 void fuzz_make_key(const char *name);
 /* city.mmdb from tests/fixtures/make_mmdb.pl in the scratch folder. */
 void fuzz_make_mmdb(void);
+struct generation;
+/*
+ * A generation built from config_path after removing the ACME database
+ * `db` (and its -wal, -shm, -journal) from the scratch folder, so its zone
+ * file seeds it again: every input then starts from the same zone.  Aborts
+ * when it does not build; *serial is the SOA serial of the zone at apex.
+ */
+struct generation *fuzz_fresh_generation(const char *config_path, const char *db,
+                                         const uint8_t *apex, uint32_t *serial);
+
 /* Logs errors only: the fuzzer prints its own progress. */
 void fuzz_quiet(void);
 

@@ -89,27 +89,9 @@ static char config_path[512];
 
 static void build(void)
 {
-	char path[512];
 	/* A fresh database: seeded again from acme.zone. */
-	static const char *const suffix[] = { "", "-wal", "-shm", "-journal" };
-	for (size_t i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
-		char name[64];
-		snprintf(name, sizeof(name), "acme.sqlite%s", suffix[i]);
-		unlink(fuzz_path(name, path, sizeof(path)));
-	}
-	struct diag d;
-	diag_init(&d);
-	gen = generation_new(config_path, NULL, NULL, false, &d);
-	if (!gen) {
-		diag_print(&d);
-		abort();
-	}
-	diag_clear(&d);
+	gen = fuzz_fresh_generation(config_path, "acme.sqlite", acme_apex, &first_serial);
 	since_build = 0;
-	const struct zone *z = zone_table_get(gen->zones, acme_apex);
-	if (!z)
-		abort();
-	first_serial = zone_serial(z);
 }
 
 static void teardown(void)
@@ -154,13 +136,7 @@ static size_t sign(uint8_t *msg, size_t len, const struct tsig_key *key, int64_t
 	if (len < 12)
 		return len;
 	struct tsig_rr f;
-	memset(&f, 0, sizeof(f));
-	memcpy(f.key_name, key->name, dname_len(key->name));
-	const uint8_t *alg = tsig_alg_name(key->alg);
-	memcpy(f.alg_name, alg, dname_len(alg));
-	f.time_signed = (uint64_t)((int64_t)time(NULL) + skew);
-	f.fudge = 300;
-	f.orig_id = (uint16_t)(msg[0] << 8 | msg[1]);
+	tsig_rr_init(&f, key, (uint64_t)((int64_t)time(NULL) + skew), (uint16_t)(msg[0] << 8 | msg[1]));
 	if (tsig_append(msg, &len, QUERY_MSG_MAX, &f, key, NULL, 0, NULL) < 0)
 		return len;
 	return len;

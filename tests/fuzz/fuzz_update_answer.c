@@ -98,26 +98,9 @@ static char config_path[512];
 
 static void build(void)
 {
-	char path[512];
-	static const char *const suffix[] = { "", "-wal", "-shm", "-journal" };
-	for (size_t i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
-		char name[64];
-		snprintf(name, sizeof(name), "acme.sqlite%s", suffix[i]);
-		unlink(fuzz_path(name, path, sizeof(path)));
-	}
-	struct diag d;
-	diag_init(&d);
-	gen = generation_new(config_path, NULL, NULL, false, &d);
-	if (!gen) {
-		diag_print(&d);
-		abort();
-	}
-	diag_clear(&d);
+	/* A fresh database: seeded again from acme.zone. */
+	gen = fuzz_fresh_generation(config_path, "acme.sqlite", apex, &first_serial);
 	since_build = 0;
-	const struct zone *z = zone_table_get(gen->zones, apex);
-	if (!z)
-		abort();
-	first_serial = zone_serial(z);
 }
 
 static void teardown(void)
@@ -387,13 +370,7 @@ static size_t sign(uint8_t *msg, size_t len)
 	if (len < 12)
 		return len;
 	struct tsig_rr f;
-	memset(&f, 0, sizeof(f));
-	memcpy(f.key_name, admin_key.name, dname_len(admin_key.name));
-	const uint8_t *alg = tsig_alg_name(admin_key.alg);
-	memcpy(f.alg_name, alg, dname_len(alg));
-	f.time_signed = (uint64_t)time(NULL);
-	f.fudge = 300;
-	f.orig_id = (uint16_t)(msg[0] << 8 | msg[1]);
+	tsig_rr_init(&f, &admin_key, (uint64_t)time(NULL), (uint16_t)(msg[0] << 8 | msg[1]));
 	tsig_append(msg, &len, QUERY_MSG_MAX, &f, &admin_key, NULL, 0, NULL);
 	return len;
 }
