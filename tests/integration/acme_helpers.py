@@ -13,10 +13,13 @@ import base64
 import json
 import os
 import re
+import struct
 import subprocess
 import time
 
+import dns.name
 import dns.query
+import dns.rdata
 import dns.rdatatype
 import dns.tsig
 import dns.update
@@ -131,6 +134,27 @@ def txt(server, name):
 def serial(server, zone):
     return server.query(zone, "SOA").answer[0][0].serial
 
+
+
+def tsig_of(wire):
+    """The TSIG rdata of a raw message (its records walked by hand, nothing
+    validated), or None: to read the Error field and MAC of a refusal that
+    dnspython would raise on."""
+    (qd, an, ns, ar) = struct.unpack("!HHHH", wire[4:12])
+    pos = 12
+    for _ in range(qd):
+        _, used = dns.name.from_wire(wire, pos)
+        pos += used + 4
+    rd = None
+    for _ in range(an + ns + ar):
+        _, used = dns.name.from_wire(wire, pos)
+        pos += used
+        rtype, rclass, _, rdlen = struct.unpack("!HHIH", wire[pos:pos + 10])
+        pos += 10
+        if rtype == dns.rdatatype.TSIG:
+            rd = dns.rdata.from_wire(rclass, rtype, wire, pos, rdlen)
+        pos += rdlen
+    return rd
 
 class Pebble:
     """Let's Encrypt's test CA, on 127.0.0.1, checking challenges through the

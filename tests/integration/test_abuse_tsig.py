@@ -9,14 +9,13 @@ import struct
 import time
 import unittest
 
-import dns.name
 import dns.query
 import dns.rcode
-import dns.rdata
 import dns.rdatatype
 import dns.tsig
 import dns.update
 
+from acme_helpers import tsig_of
 from harness import BASE_CONFIG, Server, ServerTestCase, main
 from test_badinput import serve_once
 
@@ -44,25 +43,6 @@ secret = "%s"
 """ % base64.b64encode(SECRET).decode()
 
 NAME = "_acme-challenge.www.acme.example."
-
-
-def tsig_error(wire):
-    """The TSIG Error field of a raw response (its last record), and the MAC length."""
-    (qd, an, ns, ar) = struct.unpack("!HHHH", wire[4:12])
-    pos = 12
-    for _ in range(qd):
-        _, used = dns.name.from_wire(wire, pos)
-        pos += used + 4
-    rd = None
-    for _ in range(an + ns + ar):
-        _, used = dns.name.from_wire(wire, pos)
-        pos += used
-        rtype, rclass, _, rdlen = struct.unpack("!HHIH", wire[pos:pos + 10])
-        pos += 10
-        if rtype == dns.rdatatype.TSIG:
-            rd = dns.rdata.from_wire(rclass, rtype, wire, pos, rdlen)
-        pos += rdlen
-    return rd
 
 
 class Replay(ServerTestCase):
@@ -94,7 +74,7 @@ class Replay(ServerTestCase):
     def assert_refused_as_replay(self, wire):
         raw = self.send(wire)
         self.assertEqual(dns.rcode.to_text(raw[3] & 0xF), "NOTAUTH")
-        t = tsig_error(raw)
+        t = tsig_of(raw)
         self.assertEqual(t.error, dns.rcode.BADTIME)
         self.assertEqual(len(t.mac), 32, "a BADTIME answer is signed")
         self.assertEqual(len(t.other), 6, "with our clock in Other Data")
@@ -125,7 +105,7 @@ class Replay(ServerTestCase):
         finally:
             s.close()
         self.assertEqual(dns.rcode.to_text(raw[3] & 0xF), "NOTAUTH")
-        self.assertEqual(tsig_error(raw).error, dns.rcode.BADTIME)
+        self.assertEqual(tsig_of(raw).error, dns.rcode.BADTIME)
         self.server.send_signal(signal.SIGHUP)
         self.server.wait_log(r"reloaded")
         self.assert_refused_as_replay(p2)

@@ -4,14 +4,11 @@ knsupdate (every prerequisite and update form, UDP and TCP, the five TSIG
 algorithms), wrong keys and secrets, unsigned updates, a skewed clock
 (crafted with dnspython), zones we refuse, large updates, and the stale
 purge timer."""
-import struct
 import time
 
 import dns.message
-import dns.name
 import dns.query
 import dns.rcode
-import dns.rdata
 import dns.rdataclass
 import dns.rdatatype
 import dns.renderer
@@ -19,7 +16,7 @@ import dns.tsig
 import dns.update
 
 from acme_helpers import (TsigKey, acme_files, acme_zone_toml, knsupdate, nsupdate, nsupdate_rcode,
-                          serial, signed_update, txt)
+                          serial, signed_update, tsig_of, txt)
 from harness import ServerTestCase, main
 
 ZONE = """$ORIGIN acme.example.
@@ -61,25 +58,6 @@ FILES = dict(acme_files(ZONE, KEYS.values()), **{"static.zone": STATIC_ZONE})
 
 def tsig_key(name, secret=None):
     return KEYS[name].key(secret)
-
-
-def tsig_of(wire):
-    """The TSIG rdata of a raw message (parsed by hand: no validation)."""
-    (qd, an, ns, ar) = struct.unpack("!HHHH", wire[4:12])
-    pos = 12
-    for _ in range(qd):
-        _, used = dns.name.from_wire(wire, pos)
-        pos += used + 4
-    rd = None
-    for _ in range(an + ns + ar):
-        _, used = dns.name.from_wire(wire, pos)
-        pos += used
-        rtype, rclass, ttl, rdlen = struct.unpack("!HHIH", wire[pos:pos + 10])
-        pos += 10
-        if rtype == dns.rdatatype.TSIG:
-            rd = dns.rdata.from_wire(rclass, rtype, wire, pos, rdlen)
-        pos += rdlen
-    return rd
 
 
 class AcmeUpdateTest(ServerTestCase):
@@ -223,7 +201,7 @@ class AcmeUpdateTest(ServerTestCase):
         self.assertNotEqual(r.returncode, 0)
         self.assertEqual(self.txt(n), [])
 
-    def assert_tsig_error(self, n, key, error):
+    def assert_tsig_of(self, n, key, error):
         """An UPDATE signed with key (dnspython's) gets NOTAUTH with the TSIG
         error and no MAC; returns the UPDATE."""
         u = dns.update.UpdateMessage("acme.example.", keyring=key)
@@ -239,7 +217,7 @@ class AcmeUpdateTest(ServerTestCase):
         n = "wrongkey.acme.example."
         nobody = TsigKey("nobody.example.", "hmac-sha256", SECRET_RAW)
         self.assert_nsupdate_fails(n, nobody.nsupdate_arg())
-        self.assert_tsig_error(n, nobody.key(), dns.rcode.BADKEY)
+        self.assert_tsig_of(n, nobody.key(), dns.rcode.BADKEY)
         self.server.wait_log(r"TSIG from key nobody\.example\.: unknown key or algorithm")
 
     def test_wrong_algorithm(self):
@@ -249,7 +227,7 @@ class AcmeUpdateTest(ServerTestCase):
     def test_wrong_secret(self):
         n = "wrongsecret.acme.example."
         self.assert_nsupdate_fails(n, TsigKey(UPDATE_KEY.name, "hmac-sha256", b"not the secret").nsupdate_arg())
-        u = self.assert_tsig_error(n, UPDATE_KEY.key(b"not the secret"), dns.rcode.BADSIG)
+        u = self.assert_tsig_of(n, UPDATE_KEY.key(b"not the secret"), dns.rcode.BADSIG)
         with self.assertRaises(dns.tsig.PeerBadSignature):
             self.send_raw(u)
 
