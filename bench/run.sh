@@ -13,9 +13,12 @@
 # per answered query (utime+stime from /proc/PID/stat) at a fixed offered
 # load and at full speed, and the peak RSS (VmHWM).  Then a scaling run for
 # geoacme alone: sites 7 -> 500, ACME records 10 -> 100 000 (geo A and
-# geo HTTPS answers side by side, ACME TXT, one UPDATE); then bench/update.sh
-# (UPDATE latency, query latency and the longest loop round while UPDATEs
-# arrive, ACME records 10 -> 100 000).
+# geo HTTPS answers side by side, ACME TXT, one UPDATE); then the user-space
+# instructions per query of geoacme and gdnsd (bench/profile.sh under
+# callgrind: deterministic, unlike CPU time on a shared machine); then
+# bench/update.sh (UPDATE latency, query latency and the longest loop round
+# while UPDATEs arrive, ACME records 10 -> 100 000).  The report ends with
+# every target of doc/performance.md judged from this run's numbers.
 #
 # Settings (environment):
 #   BENCH_LOAD=40000        fixed offered load, queries/s, for the CPU/query column
@@ -24,6 +27,8 @@
 #   BENCH_FIX_S=3           seconds of a fixed-load run, per round and class
 #   BENCH_SERVERS="reflector geoacme nsd knot pdns gdnsd"
 #   BENCH_SCALING=1         0 skips the scaling run
+#   BENCH_INSTRUCTIONS=1    0 skips the callgrind count (bench/profile.sh, PROFILE_CLASSES=1);
+#                           BENCH_INSTR_QUERIES=5000 queries per class, BENCH_INSTR_PEERS=gdnsd
 #   BENCH_UPDATES=1         0 skips bench/update.sh (UPDATE latency and loop stalls per
 #                           zone size; its own settings BENCH_UPDATE_* pass through)
 #   BENCH_SCALE_SITES="50 500"  BENCH_SCALE_ACME="1000 100000"  (plus the base 7 / 10)
@@ -47,6 +52,7 @@ FIX_S=${BENCH_FIX_S:-3}
 SERVERS=${BENCH_SERVERS:-"reflector geoacme nsd knot pdns gdnsd"}
 SCALING=${BENCH_SCALING:-1}
 UPDATES=${BENCH_UPDATES:-1}
+INSTRUCTIONS=${BENCH_INSTRUCTIONS:-1}
 SCALE_SITES=${BENCH_SCALE_SITES:-"50 500"}
 SCALE_ACME=${BENCH_SCALE_ACME:-"1000 100000"}
 SCALE_TIMEOUT=${BENCH_SCALE_TIMEOUT:-300}
@@ -450,6 +456,15 @@ report() {
 		echo "(seeding, loading and signing). \"one UPDATE\": a TSIG-signed RFC 2136 add, from nsupdate's"
 		echo "start to its NOERROR (about 60-80 ms of that is nsupdate itself)."
 	fi
+	if [ -s "$W/instructions.md" ]; then
+		echo
+		echo "## User-space instructions per query"
+		echo
+		echo "bench/profile.sh with PROFILE_CLASSES=1 (callgrind, ${BENCH_INSTR_QUERIES:-5000} queries per class, 20 in"
+		echo "flight, the same fixture configuration; the server's own code and libraries, no kernel):"
+		echo
+		grep '^|' "$W/instructions.md"
+	fi
 	echo
 	echo "## Targets"
 	echo
@@ -471,6 +486,14 @@ targets() {
 		function mark(ok) { return ok ? "met" : "NOT met" }
 		FILENAME ~ /results.tsv$/ { fix[$1, $2] = $6; mx[$1, $2] = $5; next }
 		FILENAME ~ /rss.tsv$/ { hwm[$1] = $2; mm[$1] = $3; next }
+		FILENAME ~ /instructions.md$/ {
+			# | server | static A | static A +DO | geo A +ECS | geo A +ECS +DO | ...
+			if ($0 ~ /^\| (geoacme|gdnsd) \|/) {
+				split($0, c, "|"); sv = c[2]; gsub(/ /, "", sv)
+				ins[sv, "static"] = c[3] + 0; ins[sv, "geo_ecs_do"] = c[6] + 0; ins[sv, "https"] = c[7] + 0
+			}
+			next
+		}
 		FILENAME ~ /scale.tsv$/ {
 			v = $5 + 0
 			if ($1 == 7 && $2 == 10) base = v
@@ -497,7 +520,7 @@ targets() {
 				if (rf > 0) printf "; reflector %.2f µs: ≤ 1.5× reflector (%.2f) %s", rf, 1.5 * rf, mark(g <= 1.5 * rf)
 				else printf "; reflector not measured"
 				printf ". At full speed: geoacme %.2f µs", gm
-				if (gdm > 0) printf ", gdnsd %.2f", gdm
+				if (gdm > 0) printf ", gdnsd %.2f (≤ gdnsd %s)", gdm, mark(gm <= gdm)
 				if (rfm > 0) printf ", reflector %.2f (geoacme/reflector %.2f×)", rfm, gm / rfm
 				printf ".\n"
 			}
@@ -515,7 +538,27 @@ targets() {
 				if (nacme) printf " ACME records%s;", acmel
 				printf " all within 10%% of the base: %s (CPU time, mostly the kernel'"'"'s; see doc/performance.md for the user-space instruction counts). Slowest start: %.1f s; slowest UPDATE: %s.\n", mark(worst <= 0.10), upmax, updmax
 			}
-		}' "$W/results.tsv" "$W/rss.tsv" "$W/scale.tsv"
+			ig = ins["geoacme", "geo_ecs_do"]; is = ins["geoacme", "static"]
+			if (ig > 0 && is > 0) {
+				printf "6. user-space instructions per query (callgrind): geo A +ECS +DO %d ≤ 2500 %s; static A %d ≤ 1200 %s", ig, mark(ig <= 2500), is, mark(is <= 1200)
+				if (ins["gdnsd", "geo_ecs_do"] > 0)
+					printf "; gdnsd (unsigned, one site) %d and %d", ins["gdnsd", "geo_ecs_do"], ins["gdnsd", "static"]
+				if (ins["geoacme", "https"] > 0)
+					printf "; geo HTTPS +ECS +DO %d (%s of geo A)", ins["geoacme", "https"], pct(ins["geoacme", "https"], ig)
+				printf ".\n"
+			}
+		}' "$W/results.tsv" "$W/rss.tsv" "$W/scale.tsv" $([ -f "$W/instructions.md" ] && echo "$W/instructions.md")
+}
+
+# User-space instructions per query by class, geoacme and gdnsd, under
+# callgrind: bench/profile.sh's own count, on the next free port.
+measure_instructions() {
+	next_port
+	say "== callgrind: user-space instructions per query (bench/profile.sh)"
+	BENCH_PORT=$PORT BENCH_SERVER_CPU=$SERVER_CPU BENCH_CLIENT_CPU=$CLIENT_CPU PROFILE_TOOL=none \
+		PROFILE_CLASSES=1 PROFILE_PEERS="${BENCH_INSTR_PEERS:-gdnsd}" \
+		PROFILE_QUERIES="${BENCH_INSTR_QUERIES:-5000}" "$BENCH_DIR/profile.sh" >"$W/instructions.md" ||
+		say "bench/profile.sh failed"
 }
 
 # ---- main ------------------------------------------------------------------
@@ -537,6 +580,7 @@ main() {
 	: >"$W/checks.tsv"
 	: >"$W/rss.tsv"
 	: >"$W/scale.tsv"
+	: >"$W/instructions.md"
 	LOADAVG=$(cut -d' ' -f1-3 /proc/loadavg)
 	echo "$LOADAVG" >"$W/loadavg"
 	build
@@ -568,6 +612,7 @@ main() {
 		for s in $SCALE_SITES; do scale_one "$s" 10; done
 		for s in $SCALE_ACME; do scale_one 7 "$s"; done
 	fi
+	[ "$INSTRUCTIONS" = 1 ] && measure_instructions
 	mkdir -p "$(dirname "$OUT")"
 	report | tee "$OUT"
 	if [ "$UPDATES" = 1 ]; then

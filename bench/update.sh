@@ -237,5 +237,19 @@ done
 	echo "$COUNT UPDATEs one a second without query load for the round trip; dnsperf at $QPS queries/s for $LOAD_S s,"
 	echo "one client, TXT +DO, then again while one UPDATE a second arrives. Server on core $SERVER_CPU, clients on core $CLIENT_CPU;"
 	echo "load average at the start $LOADAVG (wall-clock figures include any time the server was not running)."
+	echo
+	echo "Targets (issue #15), at the largest size measured:"
+	echo
+	awk -F'\t' '
+		function mark(ok) { return ok ? "met" : "NOT met" }
+		{ n = $1; row = $0 }
+		END {
+			if (!n) { print "- no size was measured"; exit }
+			split(row, f, "\t"); split(f[3], l, " "); split(f[5], q, " "); split(f[6], b, " ")
+			printf "- UPDATE answered within 20 ms on a signed %s-record zone: round trip median %s ms, max %s ms: %s.\n", n, l[1], l[2], mark(l[2] != "-" && l[2] + 0 <= 20)
+			printf "- query p99.9 under one UPDATE a second at most 5 ms: %s ms (%s ms with no UPDATEs): %s.\n", b[3], q[3], mark(b[3] != "-" && b[3] + 0 <= 5)
+			printf "- longest loop round while UPDATEs and queries arrive: %s ms (queries alone %s ms, UPDATEs alone %s ms).\n", f[8], f[7], f[9]
+			printf "- start-up with %s records under 7.2 s: %s s: %s.\n", n, f[2], mark(f[2] + 0 < 7.2)
+		}' "$W/update.tsv"
 } | tee "$OUT"
 say "saved to $OUT"
