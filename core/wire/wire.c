@@ -5,14 +5,6 @@
 
 #include "core/wire/wire.h"
 
-void wire_init(struct wire *w, uint8_t *buf, size_t cap)
-{
-	w->buf = buf;
-	w->pos = 0;
-	w->cap = cap;
-	w->err = 0;
-}
-
 void wire_seek(struct wire *w, size_t pos)
 {
 	if (pos <= w->cap) {
@@ -22,65 +14,25 @@ void wire_seek(struct wire *w, size_t pos)
 	}
 }
 
-/* n more bytes fit; else the sticky error becomes `err` (first one wins). */
-static bool room(struct wire *w, size_t n, int err)
+/* n more bytes fit; else the sticky error becomes -ENOSPC (first one wins).
+ * The readers' twin, wire_can_read, is inline in wire.h. */
+static bool can_write(struct wire *w, size_t n)
 {
 	if (w->err)
 		return false;
 	if (w->cap - w->pos < n) {
-		w->err = err;
+		w->err = -ENOSPC;
 		return false;
 	}
 	return true;
 }
 
-static bool can_read(struct wire *w, size_t n)
-{
-	return room(w, n, -EBADMSG);
-}
-
-static bool can_write(struct wire *w, size_t n)
-{
-	return room(w, n, -ENOSPC);
-}
-
-uint8_t wire_read_u8(struct wire *w)
-{
-	if (!can_read(w, 1))
-		return 0;
-	return w->buf[w->pos++];
-}
-
-uint16_t wire_read_u16(struct wire *w)
-{
-	if (!can_read(w, 2))
-		return 0;
-	uint16_t v = wire_get_u16(w->buf + w->pos);
-	w->pos += 2;
-	return v;
-}
-
-uint32_t wire_read_u32(struct wire *w)
-{
-	if (!can_read(w, 4))
-		return 0;
-	uint32_t v = wire_get_u32(w->buf + w->pos);
-	w->pos += 4;
-	return v;
-}
-
 void wire_read_bytes(struct wire *w, void *out, size_t n)
 {
-	if (!can_read(w, n))
+	if (!wire_can_read(w, n))
 		return;
 	memcpy(out, w->buf + w->pos, n);
 	w->pos += n;
-}
-
-void wire_skip(struct wire *w, size_t n)
-{
-	if (can_read(w, n))
-		w->pos += n;
 }
 
 void wire_write_u8(struct wire *w, uint8_t v)
