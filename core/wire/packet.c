@@ -484,6 +484,13 @@ static void write_question(struct wire *w, struct comp *c, const struct query *q
 	 * were found at parse (see comp_list_question). */
 	c->q = q;
 	c->q_listed = false;
+	/* Owners that are the question (answer.c passes q->qname itself) get a
+	 * pointer to it without a search.  Not the root: its one byte is
+	 * shorter than a pointer. */
+	if (q->qname_len > 1) {
+		c->last = q->qname;
+		c->last_off = 12;
+	}
 }
 
 /* An empty compression table: no field is left from the previous message. */

@@ -300,6 +300,13 @@ static void resolve(const struct query *q, struct answer_env *env, struct answer
 			nxdomain_proof(plan, z, name, dnssec);
 			return;
 		}
+		/*
+		 * The owner as the writer should see it: the question's own copy
+		 * when this is the name asked (same bytes as node->name), so the
+		 * writer knows it by address and points to offset 12 without
+		 * comparing (packet_write presets it as the last name written).
+		 */
+		const uint8_t *owner = name == q->qname ? q->qname : node->name;
 		if (node->flags & ZONE_NODE_ENT) {
 			add_soa_negative(plan, z, dnssec);
 			add_nsec(plan, zone_nsec_covering(z, name), dnssec);
@@ -311,7 +318,7 @@ static void resolve(const struct query *q, struct answer_env *env, struct answer
 			uint16_t want = qtype == RR_ANY ? RR_A : qtype;
 			const struct rrset *s = geo_answer(q, env, node, want, plan, &choice);
 			if (s) {
-				add(&plan->an, node->name, s, s->ttl, dnssec);
+				add(&plan->an, owner, s, s->ttl, dnssec);
 				plan->an.rr[plan->an.n - 1].reversed = choice.reversed;
 				plan->an.rr[plan->an.n - 1].block = choice.block[dnssec];
 				/* HTTPS: the targets' per-site addresses, encoded when the
@@ -334,7 +341,7 @@ static void resolve(const struct query *q, struct answer_env *env, struct answer
 				const struct rrset *s = &node->rrsets[i];
 				if (s->type == RR_NSEC)
 					continue;
-				add(&plan->an, node->name, s, s->ttl, dnssec);
+				add(&plan->an, owner, s, s->ttl, dnssec);
 				return;
 			}
 			add_soa_negative(plan, z, dnssec);
@@ -346,7 +353,7 @@ static void resolve(const struct query *q, struct answer_env *env, struct answer
 				const struct rrset *s = &node->rrsets[i];
 				if (!s->sig.len || plan->an.n == PLAN_SECTION_MAX)
 					continue;
-				add(&plan->an, node->name, s, s->ttl, true);
+				add(&plan->an, owner, s, s->ttl, true);
 				plan->an.rr[plan->an.n - 1].sig_only = true;
 			}
 			if (plan->an.n)
@@ -359,7 +366,7 @@ static void resolve(const struct query *q, struct answer_env *env, struct answer
 		 */
 		const struct rrset *s = zone_node_rrset(node, qtype);
 		if (s) {
-			add(&plan->an, node->name, s, s->ttl, dnssec);
+			add(&plan->an, owner, s, s->ttl, dnssec);
 			if (chain == 0 || qtype != RR_NS)
 				add_additional(plan, z, s, dnssec);
 			add_svcb_additional(plan, z, node->name, s, dnssec);
@@ -367,7 +374,7 @@ static void resolve(const struct query *q, struct answer_env *env, struct answer
 		}
 		const struct rrset *cname = zone_node_rrset(node, RR_CNAME);
 		if (cname && qtype != RR_CNAME) {
-			add(&plan->an, node->name, cname, cname->ttl, dnssec);
+			add(&plan->an, owner, cname, cname->ttl, dnssec);
 			const uint8_t *target = cname->rr[0].data;
 			/* Follow the chain only inside this zone, and not forever. */
 			if (chain + 1 >= CNAME_CHAIN_MAX || !dname_is_subdomain(target, zone_apex(z)))
