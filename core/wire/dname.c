@@ -199,19 +199,6 @@ uint32_t dname_hash(const uint8_t *name, size_t len)
 	return hash_final(h);
 }
 
-/* Keeps the first n (1..8) bytes of a word loaded from memory, zeroing the
- * rest: what load_word(p, n) would have read. */
-static inline uint64_t keep_bytes(uint64_t w, size_t n)
-{
-	if (n >= 8)
-		return w;
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	return w & ((UINT64_C(1) << (8 * n)) - 1);
-#else
-	return w & ~((UINT64_C(1) << (64 - 8 * n)) - 1);
-#endif
-}
-
 /*
  * Lowercases 8 bytes at once: a byte is upper case when its top bit is
  * clear and its low seven bits lie in 'A'..'Z'; adding 0x20 is setting
@@ -233,48 +220,74 @@ int dname_unpack_question(const uint8_t *msg, size_t msg_len, size_t *pos, uint8
 {
 	/*
 	 * Questions are nearly always uncompressed (a pointer could only aim
-	 * into the header): find the end and the labels in one walk, copy
-	 * once; anything unusual goes through dname_unpack.
+	 * into the header): find the end and the labels in one walk, then copy
+	 * and lowercase in one pass of 8-byte words; anything unusual goes
+	 * through dname_unpack.  One bound serves the walk: the message's end
+	 * or DNAME_MAX bytes, whichever comes first.
 	 */
 	size_t start = *pos, p = start;
-	int len;
+	if (start >= msg_len)
+		return -EBADMSG;
+	size_t end = msg_len - start > DNAME_MAX ? start + DNAME_MAX : msg_len;
+	const uint8_t *src = msg + start;
+	size_t len;
 	uint8_t n = 0;
 	for (;;) {
-		if (p >= msg_len || p - start >= DNAME_MAX)
+		if (p >= end)
 			return -EBADMSG;
 		uint8_t l = msg[p];
+		if (l == 0) {
+			len = p + 1 - start;
+			*pos = p + 1;
+			break;
+		}
 		if (l & 0xC0) {
-			len = dname_unpack(msg, msg_len, pos, orig);
-			if (len < 0)
-				return len;
+			int r = dname_unpack(msg, msg_len, pos, orig);
+			if (r < 0)
+				return r;
+			len = (size_t)r;
+			src = orig;
 			/* Labels from the copy: a compressed name's offsets are its own. */
 			n = 0;
 			for (size_t o = 0; orig[o]; o += orig[o] + 1u)
 				label_off[n++] = (uint8_t)o;
 			break;
 		}
-		if (l == 0) {
-			len = (int)(p + 1 - start);
-			if (len > DNAME_MAX)
-				return -EBADMSG;
-			memcpy(orig, msg + start, (size_t)len);
-			*pos = p + 1;
-			break;
-		}
 		label_off[n++] = (uint8_t)(p - start);
 		p += 1 + (size_t)l;
 	}
 	*labels = n;
-	uint64_t h = (size_t)len * 0x9E3779B97F4A7C15u;
-	for (size_t i = 0; i < (size_t)len; i += 8) {
-		uint64_t w;
-		memcpy(&w, orig + i, 8);
+	/* Whole words, then the tail as a word zero-padded past the name (the
+	 * hash's convention): loaded so that it ends at the name's last byte,
+	 * never past the message, when the name is at least a word long. */
+	uint64_t h = len * 0x9E3779B97F4A7C15u, w;
+	size_t i = 0;
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&w, src + i, 8);
+		memcpy(orig + i, &w, 8);
 		w = lower_word(w);
 		memcpy(lower + i, &w, 8);
-		h = hash_step(h, keep_bytes(w, (size_t)len - i));
+		h = hash_step(h, w);
+	}
+	if (i < len) {
+		size_t rest = len - i;
+		if (len >= 8) {
+			memcpy(&w, src + len - 8, 8);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+			w >>= 8 * (8 - rest);
+#else
+			w <<= 8 * (8 - rest);
+#endif
+		} else {
+			w = load_word(src, rest);
+		}
+		memcpy(orig + i, &w, 8);
+		w = lower_word(w);
+		memcpy(lower + i, &w, 8);
+		h = hash_step(h, w);
 	}
 	*hash = hash_final(h);
-	return len;
+	return (int)len;
 }
 
 int dname_from_str(const char *s, uint8_t *out)

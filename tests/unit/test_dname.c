@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Names: unpacking (compression, loops, limits), case, canonical order. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/wire/dname.h"
@@ -143,6 +144,43 @@ static void test_unpack_question(void)
 		same = r == l + 2 && hash == dname_hash(low, (size_t)r);
 	}
 	ok(same, "folded hash equals dname_hash for names of 3..42 bytes");
+	/*
+	 * The words are read so that none starts past the message: a buffer
+	 * of exactly the message's size (ASan in test-sanitize.sh sees any
+	 * read past it), names of every length up to a few words, in mixed
+	 * case, copied as sent and lowercased.
+	 */
+	same = true;
+	for (int l = 1; l <= 40 && same; l++) {
+		size_t mlen = 12 + (size_t)l + 2;
+		uint8_t *m = malloc(mlen);
+		if (!m)
+			break;
+		memset(m, 0, 12);
+		m[12] = (uint8_t)l;
+		for (int k = 0; k < l; k++)
+			m[13 + k] = (uint8_t)(k % 2 ? 'q' : 'Q');
+		m[mlen - 1] = 0;
+		pos = 12;
+		int r = dname_unpack_question(m, mlen, &pos, orig, low, off, &labels, &hash);
+		bool lowered = true;
+		for (int k = 0; k < l; k++)
+			lowered = lowered && low[1 + k] == 'q';
+		same = r == l + 2 && pos == mlen && memcmp(orig, m + 12, (size_t)r) == 0 && lowered &&
+		       low[0] == l && low[l + 1] == 0 && hash == dname_hash(low, (size_t)r);
+		free(m);
+	}
+	ok(same, "a name ending the message: copied as sent, lowercased, hashed (3..42 bytes)");
+	/* The longest name, 255 bytes, at the very end of its message. */
+	uint8_t longest[12 + 255] = { 0 };
+	for (size_t i = 12; i < 12 + 192; i += 64)
+		longest[i] = 63;                /* three labels of 63 */
+	longest[12 + 192] = 61;             /* one of 61, then the root */
+	longest[12 + 253] = 'Z';
+	pos = 12;
+	is_int(dname_unpack_question(longest, sizeof(longest), &pos, orig, low, off, &labels, &hash),
+	       255, "a 255-byte name is read");
+	is_int(low[253], 'z', "its last label lowercased");
 
 	/* Bytes at and above 0x80, and the characters just outside A..Z. */
 	uint8_t odd[] = { 6, '@', 'A', 'Z', '[', 0xC1, 0xDA, 0 };
