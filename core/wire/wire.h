@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct wire {
 	uint8_t *buf;
@@ -42,15 +43,42 @@ static inline size_t wire_left(const struct wire *w) { return w->err ? 0 : w->ca
 /* Moves the cursor back to a mark (rollback) and clears -ENOSPC. */
 void wire_seek(struct wire *w, size_t pos);
 
-static inline uint16_t wire_get_u16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
+/*
+ * Network-order values at any alignment.  One load or store and a byte
+ * swap: the compiler did not merge the byte-at-a-time stores these once
+ * were (two or four stores and shifts per field on the writer's path).
+ */
+static inline uint16_t wire_get_u16(const uint8_t *p)
+{
+	uint16_t v;
+	memcpy(&v, p, 2);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	v = __builtin_bswap16(v);
+#endif
+	return v;
+}
 static inline uint32_t wire_get_u32(const uint8_t *p)
 {
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	uint32_t v;
+	memcpy(&v, p, 4);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	v = __builtin_bswap32(v);
+#endif
+	return v;
 }
-static inline void wire_set_u16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
+static inline void wire_set_u16(uint8_t *p, uint16_t v)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	v = __builtin_bswap16(v);
+#endif
+	memcpy(p, &v, 2);
+}
 static inline void wire_set_u32(uint8_t *p, uint32_t v)
 {
-	p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	v = __builtin_bswap32(v);
+#endif
+	memcpy(p, &v, 4);
 }
 
 /*
