@@ -167,7 +167,9 @@ int zone_table_remove(struct zone_table *t, const uint8_t *apex)
 	if (i < 0)
 		return -ENOENT;
 	struct zone *old = t->zones[i];
-	memmove(t->zones + i, t->zones + i + 1, (t->n - (size_t)i - 1) * sizeof(*t->zones));
+	size_t after = t->n - (size_t)i - 1;
+	memmove(t->zones + i, t->zones + i + 1, after * sizeof(*t->zones));
+	memmove(t->labels + i, t->labels + i + 1, after);   /* each zone keeps its count */
 	t->n--;
 	zone_free(old);
 	return 0;
