@@ -15,6 +15,33 @@
 #define DNAME_LABELS_MAX 128
 
 /*
+ * Whether a and b, both len bytes, are the same (stored names are
+ * lowercase, so this is name equality).  Inline, in 8-byte words, the last
+ * one overlapping the one before so nothing past either name is read: the
+ * lookups of the query path compare a name or two per query, and a call to
+ * memcmp cost more than the comparison.
+ */
+static inline uint64_t dname_word_(const uint8_t *p)
+{
+	uint64_t w;
+	__builtin_memcpy(&w, p, 8);
+	return w;
+}
+static inline bool dname_same(const uint8_t *a, const uint8_t *b, size_t len)
+{
+	if (len < 8) {
+		for (size_t i = 0; i < len; i++)
+			if (a[i] != b[i])
+				return false;
+		return true;
+	}
+	for (size_t i = 0; i + 8 < len; i += 8)
+		if (dname_word_(a + i) != dname_word_(b + i))
+			return false;
+	return dname_word_(a + len - 8) == dname_word_(b + len - 8);
+}
+
+/*
  * Reads a possibly compressed name from a message starting at *pos, writes
  * the uncompressed name to out[DNAME_MAX] and advances *pos past the name as
  * it sits in the message.  Rejects pointer loops, forward pointers, labels

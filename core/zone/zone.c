@@ -755,7 +755,7 @@ const struct zone_node *zone_find_hashed(const struct zone *z, const uint8_t *na
 {
 	uint32_t h = hash & z->bucket_mask;
 	for (const struct zone_node *n = z->buckets[h]; n; n = n->hash_next)
-		if (n->name_len == len && memcmp(n->name, name, len) == 0)
+		if (n->name_len == len && dname_same(n->name, name, len))
 			return n;
 	return NULL;
 }

@@ -15,6 +15,10 @@
 struct zone_table {
 	struct zone **zones;   /* sorted by label count, longest first */
 	uint8_t *labels;       /* each apex's label count, so lookups need not count */
+	/* Each apex and its length, beside the count: a lookup reads no zone
+	 * (an apex never changes for the life of a zone in the table). */
+	const uint8_t **apex;
+	uint8_t *apex_len;
 	size_t n, cap;
 	zone_table_watch_fn watch;
 	zone_table_patch_fn watch_patch;
@@ -52,6 +56,8 @@ void zone_table_free(struct zone_table *t)
 		zone_free(t->zones[i]);
 	free(t->zones);
 	free(t->labels);
+	free(t->apex);
+	free(t->apex_len);
 	free(t);
 }
 
@@ -79,6 +85,14 @@ int zone_table_add(struct zone_table *t, struct zone *z)
 		if (!labels)
 			return -ENOMEM;
 		t->labels = labels;
+		const uint8_t **apex = realloc(t->apex, cap * sizeof(*apex));
+		if (!apex)
+			return -ENOMEM;
+		t->apex = apex;
+		uint8_t *apex_len = realloc(t->apex_len, cap);
+		if (!apex_len)
+			return -ENOMEM;
+		t->apex_len = apex_len;
 		t->cap = cap;
 	}
 	int labels = dname_label_count(zone_apex(z));
@@ -86,10 +100,14 @@ int zone_table_add(struct zone_table *t, struct zone *z)
 	while (at > 0 && t->labels[at - 1] < labels) {
 		t->zones[at] = t->zones[at - 1];
 		t->labels[at] = t->labels[at - 1];
+		t->apex[at] = t->apex[at - 1];
+		t->apex_len[at] = t->apex_len[at - 1];
 		at--;
 	}
 	t->zones[at] = z;
 	t->labels[at] = (uint8_t)labels;
+	t->apex[at] = zone_apex(z);
+	t->apex_len[at] = (uint8_t)zone_apex_len(z);
 	t->n++;
 	if (t->watch)
 		t->watch(t->watch_ctx, NULL, z);
@@ -103,6 +121,7 @@ int zone_table_replace(struct zone_table *t, struct zone *z)
 		return zone_table_add(t, z);
 	struct zone *old = t->zones[i];
 	t->zones[i] = z;
+	t->apex[i] = zone_apex(z);   /* same name, the new snapshot's copy */
 	if (t->watch)
 		t->watch(t->watch_ctx, old, z);
 	/* Single-threaded: no query is in flight, the old snapshot can go
@@ -129,12 +148,11 @@ const struct zone *zone_table_find_labels(const struct zone_table *t, const uint
 		unsigned zl = t->labels[i];
 		if (zl > labels)
 			continue;
-		const struct zone *z = t->zones[i];
 		/* The root zone has no label to start at: its suffix is the end. */
 		size_t at = zl == labels ? 0 : zl == 0 ? len - 1 : label_off[labels - zl];
-		size_t apex_len = zone_apex_len(z);
-		if (apex_len == len - at && memcmp(name + at, zone_apex(z), apex_len) == 0)
-			return z;
+		size_t apex_len = t->apex_len[i];
+		if (apex_len == len - at && dname_same(name + at, t->apex[i], apex_len))
+			return t->zones[i];
 	}
 	return NULL;
 }
@@ -170,6 +188,8 @@ int zone_table_remove(struct zone_table *t, const uint8_t *apex)
 	size_t after = t->n - (size_t)i - 1;
 	memmove(t->zones + i, t->zones + i + 1, after * sizeof(*t->zones));
 	memmove(t->labels + i, t->labels + i + 1, after);   /* each zone keeps its count */
+	memmove(t->apex + i, t->apex + i + 1, after * sizeof(*t->apex));
+	memmove(t->apex_len + i, t->apex_len + i + 1, after);
 	t->n--;
 	zone_free(old);
 	return 0;

@@ -4,7 +4,7 @@
  * longest apex that is a suffix of it, whatever order the zones came in,
  * after a snapshot is replaced, and after a zone is removed (the table
  * keeps each apex and its label count beside the zone; they must move
- * with it).
+ * with it).  And dname_same, the comparison the lookups use.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +67,22 @@ static const char *served_by(const struct zone_table *t, const char *qname)
 	return out;
 }
 
+static void test_same(void)
+{
+	const uint8_t a[] = "\3www\7example\3com";
+	uint8_t b[sizeof(a)];
+	memcpy(b, a, sizeof(a));
+	ok(dname_same(a, b, sizeof(a)), "same: equal names of 17 bytes");
+	bool all = true;
+	for (size_t len = 1; len <= sizeof(a) && all; len++)
+		for (size_t at = 0; at < len && all; at++) {
+			b[at] ^= 0x20;
+			all = !dname_same(a, b, len) && dname_same(a, a, len);
+			b[at] ^= 0x20;
+		}
+	ok(all, "same: a difference in any byte of any length is seen");
+}
+
 static void test_table(void)
 {
 	struct zone_table *t = zone_table_new();
@@ -106,6 +122,7 @@ static void test_table(void)
 
 int main(void)
 {
+	test_same();
 	test_table();
 	return done_testing();
 }
