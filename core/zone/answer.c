@@ -94,6 +94,12 @@ static const struct zone_node *find_cut(const struct zone_node *node, const stru
 	return NULL;
 }
 
+/* The types whose targets add_additional looks up: most answers have none. */
+static inline bool has_targets(uint16_t type)
+{
+	return type == RR_NS || type == RR_MX || type == RR_SRV;
+}
+
 /* A/AAAA of in-zone targets of NS, MX and SRV records. */
 static void add_additional(struct answer_plan *plan, const struct zone *z, const struct rrset *s,
                            bool dnssec)
@@ -367,9 +373,10 @@ static void resolve(const struct query *q, struct answer_env *env, struct answer
 		const struct rrset *s = zone_node_rrset(node, qtype);
 		if (s) {
 			add(&plan->an, owner, s, s->ttl, dnssec);
-			if (chain == 0 || qtype != RR_NS)
+			if (has_targets(s->type) && (chain == 0 || qtype != RR_NS))
 				add_additional(plan, z, s, dnssec);
-			add_svcb_additional(plan, z, node->name, s, dnssec);
+			else if (s->type == RR_SVCB || s->type == RR_HTTPS)
+				add_svcb_additional(plan, z, node->name, s, dnssec);
 			return;
 		}
 		const struct rrset *cname = zone_node_rrset(node, RR_CNAME);
