@@ -449,8 +449,17 @@ void answer_query(struct query *q, struct answer_env *env)
 		query_log_note(env->query_log, q, plan.geo_site);
 }
 
+/*
+ * Seconds, for cookies and RRL only: most queries carry no cookie, and
+ * time() is a vDSO read (no syscall) but still a call.
+ */
+static uint32_t now(void)
+{
+	return (uint32_t)time(NULL);
+}
+
 /* Everything that answers a message, or leaves q->tx_len 0 to send nothing. */
-static void respond(struct answer_env *env, struct query *q, uint32_t now)
+static void respond(struct answer_env *env, struct query *q)
 {
 	int err = packet_parse(q);
 	if (err == -EINVAL) {
@@ -479,7 +488,7 @@ static void respond(struct answer_env *env, struct query *q, uint32_t now)
 		return;
 	}
 	if (q->edns.cookie_present && env->cookies) {
-		q->cookie_valid = cookie_process(env->cookies, q, now, q->cookie_out);
+		q->cookie_valid = cookie_process(env->cookies, q, now(), q->cookie_out);
 		q->cookie_out_set = true;
 	}
 	if (q->edns.nsid && env->nsid_len) {
@@ -533,11 +542,11 @@ static void respond(struct answer_env *env, struct query *q, uint32_t now)
  * a reflection as an answer to whoever's address the query was forged
  * with.  A valid server cookie proves the address and exempts it.
  */
-static void rate_limit(struct answer_env *env, struct query *q, uint32_t now)
+static void rate_limit(struct answer_env *env, struct query *q)
 {
 	if (!env->rrl || q->transport != QUERY_UDP || q->cookie_valid || !q->tx_len)
 		return;
-	switch (rrl_check(env->rrl, q, now)) {
+	switch (rrl_check(env->rrl, q, now())) {
 	case RRL_SEND:
 		break;
 	case RRL_DROP:
@@ -559,10 +568,8 @@ void answer_handle(void *envp, struct query *q)
 {
 	struct answer_env *env = envp;
 	env->queries++;
-	/* time() is a vDSO read on Linux: no syscall on the query path. */
-	uint32_t now = (uint32_t)time(NULL);
-	respond(env, q, now);
-	rate_limit(env, q, now);
+	respond(env, q);
+	rate_limit(env, q);
 #ifdef GEOACME_NO_METRICS
 	return;
 #endif
