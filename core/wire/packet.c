@@ -408,8 +408,11 @@ static int write_rrset(struct wire *w, struct comp *c, const struct plan_rrset *
 		write_name(w, c, pr->owner);
 		wire_set_u16(h, RR_RRSIG);
 		wire_set_u16(h + 8, s->sig.len);
-		put(w, h, 10);
-		put(w, s->sig.data, s->sig.len);
+		uint8_t *p = reserve(w, 10 + (size_t)s->sig.len);
+		if (p) {
+			memcpy(p, h, 10);
+			memcpy(p + 10, s->sig.data, s->sig.len);
+		}
 		written++;
 	}
 	return written;
