@@ -760,18 +760,6 @@ const struct zone_node *zone_find_hashed(const struct zone *z, const uint8_t *na
 	return NULL;
 }
 
-const struct rrset *zone_node_rrset(const struct zone_node *n, uint16_t type)
-{
-	/* A handful of types per node: a linear scan beats a binary search. */
-	for (uint16_t i = 0; i < n->rrset_count; i++) {
-		if (n->rrsets[i].type == type)
-			return &n->rrsets[i];
-		if (n->rrsets[i].type > type)
-			break;
-	}
-	return NULL;
-}
-
 const struct zone_node *zone_nsec_covering(const struct zone *z, const uint8_t *name)
 {
 	if (!z->nsec_count)

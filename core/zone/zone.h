@@ -70,7 +70,19 @@ const struct zone_node *zone_find(const struct zone *z, const uint8_t *name, siz
 /* The same with dname_hash(name, len) already worked out (the question's). */
 const struct zone_node *zone_find_hashed(const struct zone *z, const uint8_t *name, size_t len,
                                          uint32_t hash);
-const struct rrset *zone_node_rrset(const struct zone_node *n, uint16_t type);
+/* The node's RRset of a type, or NULL.  Inline: every answer asks it at
+ * least once, and the call cost as much as the scan. */
+static inline const struct rrset *zone_node_rrset(const struct zone_node *n, uint16_t type)
+{
+	/* A handful of types per node: a linear scan beats a binary search. */
+	for (uint16_t i = 0; i < n->rrset_count; i++) {
+		if (n->rrsets[i].type == type)
+			return &n->rrsets[i];
+		if (n->rrsets[i].type > type)
+			break;
+	}
+	return NULL;
+}
 /*
  * Predecessor for NSEC denial: the authoritative node with an NSEC whose
  * name sorts last at or before `name` in canonical order (wraps to the
