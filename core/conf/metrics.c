@@ -29,35 +29,25 @@ static struct geo_series *geos;
 static uint64_t geo_scratch[2];
 
 /*
- * The fixed qtype label set, in this order, named by the record-type table
- * (core/wire/rrset.h); any other type counts as "other", the last index.
+ * The fixed qtype label set, in this order (the value is the label's
+ * index + 1), named by the record-type table (core/wire/rrset.h); any
+ * other type counts as "other", the last index.  Every label type is
+ * below 256, so the query path indexes by type (metrics.h).
  */
-static const uint16_t label_types[METRICS_QTYPES - 1] = {
-	RR_A, RR_NS, RR_CNAME, RR_SOA, RR_PTR, RR_MX, RR_TXT, RR_AAAA, RR_SRV, RR_NAPTR, RR_DS,
-	RR_RRSIG, RR_NSEC, RR_DNSKEY, RR_SVCB, RR_HTTPS, RR_AXFR, RR_IXFR, RR_ANY,
+const uint8_t metrics_qtype_by_type[256] = {
+	[RR_A] = 1, [RR_NS] = 2, [RR_CNAME] = 3, [RR_SOA] = 4, [RR_PTR] = 5, [RR_MX] = 6,
+	[RR_TXT] = 7, [RR_AAAA] = 8, [RR_SRV] = 9, [RR_NAPTR] = 10, [RR_DS] = 11,
+	[RR_RRSIG] = 12, [RR_NSEC] = 13, [RR_DNSKEY] = 14, [RR_SVCB] = 15, [RR_HTTPS] = 16,
+	[RR_AXFR] = 17, [RR_IXFR] = 18, [RR_ANY] = 19,
 };
-
-size_t metrics_qtype_index(uint16_t qtype)
-{
-	/* This runs per query: a table by type (every label type is below
-	 * 256), built on first use; 0 = other, else index + 1. */
-	static uint8_t by_type[256];
-	static bool built;
-	if (!built) {
-		for (size_t i = 0; i < METRICS_QTYPES - 1; i++)
-			by_type[label_types[i]] = (uint8_t)(i + 1);
-		built = true;
-	}
-	size_t k = qtype < 256 ? by_type[qtype] : 0;
-	return k ? k - 1 : METRICS_QTYPES - 1;
-}
 
 const char *metrics_qtype_name(size_t index)
 {
 	char unused[16];   /* every label type has a mnemonic */
-	if (index >= METRICS_QTYPES - 1)
-		return "other";
-	return rrset_type_to_str(label_types[index], unused);
+	for (unsigned t = 0; t < 256 && index < METRICS_QTYPES - 1; t++)
+		if (metrics_qtype_by_type[t] == index + 1)
+			return rrset_type_to_str((uint16_t)t, unused);
+	return "other";
 }
 
 static bool same(const char *a, const char *b)

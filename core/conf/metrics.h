@@ -88,8 +88,14 @@ struct metrics_zone {
 	uint64_t queries[METRICS_QTYPES][2][2];
 };
 
-/* Label helpers for the fixed sets. */
-size_t metrics_qtype_index(uint16_t qtype);
+/* Label helpers for the fixed sets.  The index is inline: it runs for
+ * every query (metrics_qtype_by_type holds each label type's index + 1). */
+extern const uint8_t metrics_qtype_by_type[256];
+static inline size_t metrics_qtype_index(uint16_t qtype)
+{
+	size_t k = qtype < 256 ? metrics_qtype_by_type[qtype] : 0;
+	return k ? k - 1 : METRICS_QTYPES - 1;
+}
 const char *metrics_qtype_name(size_t index);
 
 /*
