@@ -432,7 +432,6 @@ static size_t opt_size(const struct query *q)
 	return n;
 }
 
-
 /* The OPT record, its size known in advance (opt_size), as one run. */
 static void write_opt(struct wire *w, const struct query *q, uint8_t ecs_scope)
 {
