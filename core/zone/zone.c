@@ -732,7 +732,14 @@ struct zone *zone_builder_finish(struct zone_builder *b, const struct zone_signe
 		}
 		z->nsec_count = (uint32_t)k;
 		free(order);
+		/* A patch of a presigned copy finds names below a name in the
+		 * NSEC order, so it needs every name that holds records there. */
+		size_t held = 0;
+		for (size_t i = 0; i < b->count; i++)
+			held += authoritative(b->all[i]);
+		z->nsec_complete = held == k;
 	}
+	z->presigned = b->presigned;
 	z->built_bytes = arena_used(b->arena);
 
 	/* The arena now belongs to the zone. */

@@ -45,6 +45,8 @@ struct zone {
 	                                  block, freed by zone_free); NULL: in the arena */
 	bool resigning;                /* signatures being renewed in slices (zone_patch.h) */
 	uint64_t resign_floor;         /* ... and the earliest refresh point patches made meanwhile */
+	bool presigned;                /* served as received: RRSIGs and NSEC are data (a copy) */
+	bool nsec_complete;            /* every authoritative name with records carries an NSEC */
 };
 
 /*

@@ -19,12 +19,15 @@
 #include "core/hooks.h"
 #include "core/wire/arena.h"
 #include "core/wire/dname.h"
+#include "core/wire/rdata_check.h"
 #include "core/wire/rrset.h"
+#include "core/wire/wire.h"
 #include "core/zone/zone.h"
 #include "core/zone/zone_internal.h"
 
 struct precord {
 	size_t owner;            /* index of its pnode */
+	size_t seq;              /* order given (an RRSIG: the last one of an RRset wins) */
 	uint16_t type;
 	uint32_t ttl;
 	struct rdata rd;         /* rdata in the snapshot's arena */
@@ -56,6 +59,8 @@ struct zone_patch {
 	size_t tab_cap;
 	struct precord *r;
 	size_t nr, rcap;
+	struct precord *sigs;    /* RRSIGs given (a presigned copy) */
+	size_t nsig, sigcap;
 	/* The new NSEC order (one malloc block), when names join or leave it. */
 	void *heap;
 	const struct zone_node **order;
@@ -105,6 +110,7 @@ void zone_patch_free(struct zone_patch *p)
 	free(p->v);
 	free(p->tab);
 	free(p->r);
+	free(p->sigs);
 	free(p->heap);
 	free(p->nsec_owner);
 	free(p->nsec_next);
@@ -230,20 +236,28 @@ int zone_patch_add(struct zone_patch *p, const uint8_t *owner, uint16_t type, ui
 	if (p->prepared || lower_inside(p, owner, name, &len) < 0)
 		return -EINVAL;
 	struct pnode *e = pfind(p, name, len);
-	if (!e || !e->given || rrset_type_is_meta(type) || type == RR_RRSIG)
+	bool sig = type == RR_RRSIG;
+	/* RRSIGs are data only in a presigned copy (as zone_builder_add). */
+	if (!e || !e->given || rrset_type_is_meta(type) || (sig && (!p->z->presigned || rdlen < 18)))
 		return -EINVAL;
-	if (p->nr == p->rcap) {
-		size_t cap = p->rcap ? p->rcap * 2 : 16;
-		struct precord *r = realloc(p->r, cap * sizeof(*r));
+	if (rdata_check(type, rdata, rdlen, NULL) < 0)
+		return -EBADMSG;   /* nothing malformed enters a snapshot (zone.c says why) */
+	struct precord **v = sig ? &p->sigs : &p->r;
+	size_t *n = sig ? &p->nsig : &p->nr, *cap = sig ? &p->sigcap : &p->rcap;
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 16;
+		struct precord *r = realloc(*v, c * sizeof(*r));
 		if (!r)
 			return -ENOMEM;
-		p->r = r;
-		p->rcap = cap;
+		*v = r;
+		*cap = c;
 	}
 	uint8_t *copy = arena_memdup(p->z->arena, rdata, rdlen);
 	if (!copy && rdlen)
 		return -ENOMEM;
-	p->r[p->nr++] = (struct precord){ (size_t)(e - p->v), type, ttl, { rdlen, copy } };
+	size_t seq = p->nr + p->nsig;
+	(*v)[*n] = (struct precord){ (size_t)(e - p->v), seq, type, ttl, { rdlen, copy } };
+	(*n)++;
 	return 0;
 }
 
@@ -257,6 +271,15 @@ static int precord_cmp(const void *a, const void *b)
 	if (x->type != y->type)
 		return (int)x->type - (int)y->type;
 	return rdata_canonical_cmp(&x->rd, &y->rd);
+}
+
+/* RRSIGs by name, then in the order given. */
+static int psig_cmp(const void *a, const void *b)
+{
+	const struct precord *x = a, *y = b;
+	if (x->owner != y->owner)
+		return x->owner < y->owner ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 static int rrset_type_cmp(const void *a, const void *b)
@@ -281,8 +304,10 @@ static int make_sets(struct zone_patch *p, struct pnode *e, size_t from, size_t 
 	for (size_t i = from; i < to; i++)
 		if (i == from || p->r[i].type != p->r[i - 1].type)
 			types++;
+	/* A presigned copy's records are all given; ours keep the signer's. */
+	bool carry = !p->z->presigned;
 	size_t carried = 0;
-	for (uint16_t j = 0; e->old && j < e->old->rrset_count; j++)
+	for (uint16_t j = 0; carry && e->old && j < e->old->rrset_count; j++)
 		if (is_signer_type(e->old->rrsets[j].type) && e->old->rrsets[j].type != RR_NSEC)
 			carried++;
 	struct rrset *sets = arena_zalloc(p->z->arena, (types + carried + 1) * sizeof(*sets));
@@ -310,19 +335,41 @@ static int make_sets(struct zone_patch *p, struct pnode *e, size_t from, size_t 
 		s->ttl = ttl;
 		s->rr = rr;
 		s->count = (uint16_t)(k > UINT16_MAX ? UINT16_MAX : k);
-		/* Unchanged content keeps its signature. */
-		const struct rrset *was = e->old ? zone_node_rrset(e->old, s->type) : NULL;
+		/* Unchanged content keeps its signature (ours; a copy's come given). */
+		const struct rrset *was = carry && e->old ? zone_node_rrset(e->old, s->type) : NULL;
 		if (was && same_rrset(was, s))
 			s->sig = was->sig;
 		i = j;
 	}
-	for (uint16_t j = 0; e->old && j < e->old->rrset_count; j++)
+	for (uint16_t j = 0; carry && e->old && j < e->old->rrset_count; j++)
 		if (is_signer_type(e->old->rrsets[j].type) && e->old->rrsets[j].type != RR_NSEC)
 			sets[n++] = e->old->rrsets[j];
 	qsort(sets, n, sizeof(*sets), rrset_type_cmp);
 	e->sets = sets;
 	e->nsets = (uint16_t)n;
 	e->contents = true;
+	return 0;
+}
+
+/*
+ * A presigned copy: the given RRSIGs [from, to) of a name onto the RRsets
+ * they cover, as zone_builder_finish does: of several covering one RRset
+ * the last given wins (one key per zone is served).  One that covers
+ * nothing is -EAGAIN: the whole build drops it and says so.
+ */
+static int attach_given_sigs(struct zone_patch *p, struct pnode *e, size_t from, size_t to)
+{
+	for (size_t i = to; i-- > from;) {
+		uint16_t covered = wire_get_u16(p->sigs[i].rd.data);
+		struct rrset *s = NULL;
+		for (uint16_t j = 0; j < e->nsets && !s; j++)
+			if (e->sets[j].type == covered)
+				s = &e->sets[j];
+		if (!s)
+			return -EAGAIN;
+		if (!s->sig.len)
+			s->sig = p->sigs[i].rd;
+	}
 	return 0;
 }
 
@@ -356,12 +403,34 @@ static int check_plain(const struct zone_patch *p, const struct pnode *e)
 		return -EAGAIN;
 	if (e->old && (e->old->flags & (ZONE_NODE_DELEGATION | ZONE_NODE_GLUE | ZONE_NODE_GEO)))
 		return -EAGAIN;
+	/* The NSEC is data in a presigned copy; ours is not given. */
+	uint16_t data = (uint16_t)(e->nsets - sets_have(e->sets, e->nsets, RR_NSEC));
 	for (uint16_t j = 0; j < e->nsets; j++) {
 		const struct rrset *s = &e->sets[j];
 		if (s->type == RR_DNAME || s->type == RR_DS || (s->type == RR_NS && !apex))
 			return -EAGAIN;
-		if (s->type == RR_CNAME && (e->nsets > 1 || s->count > 1 || apex))
+		if (s->type == RR_CNAME && (data > 1 || s->count > 1 || apex))
 			return -EAGAIN;
+	}
+	if (p->z->presigned) {
+		/*
+		 * Every name with records keeps an NSEC (the order must hold them
+		 * all: has_descendants), and the apex its frame: one SOA, signed
+		 * (so the copy stays a signed zone), NS and the NSEC.  What else
+		 * changes at the apex (keys, TTLs) is data like any other here.
+		 */
+		if (e->nsets && !sets_have(e->sets, e->nsets, RR_NSEC))
+			return -EAGAIN;
+		if (apex) {
+			const struct rrset *soa = NULL;
+			for (uint16_t j = 0; j < e->nsets; j++)
+				if (e->sets[j].type == RR_SOA)
+					soa = &e->sets[j];
+			if (!soa || soa->count != 1 || soa->rr[0].len < 22 || !soa->sig.len ||
+			    !sets_have(e->sets, e->nsets, RR_NS))
+				return -EAGAIN;
+		}
+		return 0;
 	}
 	if (apex) {
 		/* Only the SOA may change here: the rest is the zone's frame. */
@@ -682,17 +751,21 @@ int zone_patch_prepare(struct zone_patch *p, const struct zone_signer *signer, c
 	err[0] = '\0';
 	if (p->prepared)
 		return -EINVAL;
-	if (!z->signed_zone || !signer || !signer->patch || !z->nsec_count)
+	bool pre = z->presigned;
+	if (!z->signed_zone || !z->nsec_count)
+		return -EAGAIN;
+	if (pre ? !z->nsec_complete : (!signer || !signer->patch))
 		return -EAGAIN;
 	if (z->refs > 1)
 		return -EAGAIN;   /* a transfer still sends this snapshot as it is */
 	/* 1. The given names' new RRsets, and what a patch cannot do. */
-	for (size_t i = 0; i < p->nr; i++)
+	for (size_t i = 0; i < p->nr && !pre; i++)
 		if (is_signer_type(p->r[i].type))
 			return -EAGAIN;   /* the signer's own types, given as data */
 	qsort(p->r, p->nr, sizeof(*p->r), precord_cmp);
+	qsort(p->sigs, p->nsig, sizeof(*p->sigs), psig_cmp);
 	size_t given = p->n;
-	for (size_t k = 0, i = 0; k < given; k++) {
+	for (size_t k = 0, i = 0, si = 0; k < given; k++) {
 		struct pnode *e = &p->v[k];
 		if (!e->given)
 			continue;
@@ -706,7 +779,16 @@ int zone_patch_prepare(struct zone_patch *p, const struct zone_signer *signer, c
 		int rc = make_sets(p, e, j, end);
 		if (rc < 0)
 			goto nomem;
-		rc = check_plain(p, e);
+		size_t sj = si;
+		while (sj < p->nsig && p->sigs[sj].owner < k)
+			sj++;
+		size_t send = sj;
+		while (send < p->nsig && p->sigs[send].owner == k)
+			send++;
+		si = send;
+		rc = attach_given_sigs(p, e, sj, send);
+		if (rc == 0)
+			rc = check_plain(p, e);
 		if (rc < 0)
 			return rc;
 		e->in_new = e->nsets > 0;
@@ -724,8 +806,8 @@ int zone_patch_prepare(struct zone_patch *p, const struct zone_signer *signer, c
 	rc = new_chain(p, &marks, &n_marks);
 	if (rc == 0)
 		rc = remove_nodes(p);
-	if (rc == 0)
-		rc = nsec_targets(p, marks, n_marks);
+	if (rc == 0 && !pre)
+		rc = nsec_targets(p, marks, n_marks);   /* a copy's NSEC records come given */
 	free(marks);
 	if (rc < 0)
 		return rc == -EAGAIN ? rc : -ENOMEM;
@@ -748,7 +830,7 @@ int zone_patch_prepare(struct zone_patch *p, const struct zone_signer *signer, c
 			p->soa = &apex->sets[j];
 	if (!p->soa)
 		return -EAGAIN;
-	rc = signer->patch(signer->ctx, p, err);
+	rc = pre ? 0 : signer->patch(signer->ctx, p, err);
 	if (rc < 0)
 		return rc;
 	for (size_t k = 0; k < p->n; k++) {

@@ -27,15 +27,30 @@
  * whose next name in the chain changed.  Empty non-terminals come and go
  * with the names below them.
  *
+ * A presigned copy (a secondary's, zone_builder_set_presigned) has no
+ * signer: every record is data, its NSEC records, DNSKEY and RRSIGs
+ * included, so the caller gives each changed name with ALL its new records
+ * (RRSIG records too, as zone_builder_add takes them) and prepare is
+ * called with no signer.  The RRSIGs are attached to the RRsets they cover
+ * as the whole build does (of several covering one RRset, the last given
+ * wins); the NSEC order follows the names whose NSEC record comes or goes.
+ * The patched copy equals the one zone_builder_finish would make of the
+ * same records.  Beyond the structural limits below, prepare answers
+ * -EAGAIN for a copy when a given name holds records but no NSEC (or the
+ * copy was built with such names: the NSEC order must hold every name),
+ * an RRSIG covers no RRset of its name, or the apex would lose its NS,
+ * NSEC or single signed SOA; a copy's apex may otherwise change freely
+ * (keys, TTLs: nothing is derived from them here).
+ *
  * A snapshot another holder than the zone table has (a transfer still
  * sending it, zone_hold) is never patched: prepare answers -EAGAIN, and
  * renewal steps wait; the transfer must see the snapshot it started with.
  *
  * What a patch does not do: anything that changes the zone's structure
  * beyond plain names — a delegation (NS below the apex, DS), glue, DNAME,
- * a wildcard, a geo name, a CNAME beside other data, a change at the apex
- * other than its SOA, an SOA whose TTL or minimum changes (every NSEC's
- * TTL follows them) — and unsigned zones.  zone_patch_prepare() answers
+ * a wildcard, a geo name, a CNAME beside other data, in a zone we sign a
+ * change at the apex other than its SOA, an SOA whose TTL or minimum
+ * changes (every NSEC's TTL follows them) — and unsigned zones.  zone_patch_prepare() answers
  * -EAGAIN for those: build the zone whole instead, which also reports what
  * is wrong, if anything.
  *
@@ -64,13 +79,17 @@ void zone_patch_free(struct zone_patch *p);
  * was declared already; -EINVAL when owner is not inside the zone, -ENOMEM.
  */
 int zone_patch_name(struct zone_patch *p, const uint8_t *owner);
-/* One record of a declared name (any order; duplicates merged; TTLs as the builder). */
+/*
+ * One record of a declared name (any order; duplicates merged; TTLs as the
+ * builder).  RRSIG only in a presigned copy.  -EBADMSG for rdata that does
+ * not match its type's format (core/wire/rdata_check.h), -EINVAL.
+ */
 int zone_patch_add(struct zone_patch *p, const uint8_t *owner, uint16_t type, uint32_t ttl,
                    const uint8_t *rdata, uint16_t rdlen);
 
 /*
  * Works out the new state and has `signer` rewrite the NSEC records and
- * sign what changed.  Returns 0; -EAGAIN when the change is not one a patch
+ * sign what changed (a presigned copy: no signer, pass NULL).  Returns 0; -EAGAIN when the change is not one a patch
  * makes (see above: build whole); -EINVAL, -ENOMEM or the signer's error
  * with a message in err.  The served zone is unchanged either way.
  */
