@@ -31,6 +31,8 @@
 #include "core/wire/rrset.h"
 #include "core/wire/wire.h"
 #include "core/zone/zone.h"
+#include "core/zone/zone_diff.h"
+#include "core/zone/zone_patch.h"
 #include "core/zone/zone_table.h"
 #include "storage/change.h"
 #include "storage/copy.h"
@@ -42,6 +44,8 @@
 #define SEC_REQ_MAX 1024
 #define SEC_RETRY_MIN_S 1           /* floors, so a zero in a SOA cannot spin */
 #define SEC_REFRESH_MIN_S 1
+/* Patches add to the copy's arena; past its built size (and this) it is built whole again. */
+#define SEC_GROWTH_MIN (4u << 20)
 
 /* Where the response to our request stands (RFC 1995 4, RFC 5936 2.2). */
 enum sec_state {
@@ -169,6 +173,84 @@ static struct zone *build(struct sec_zone *sz, const struct recset *rs, char err
 	return z;
 }
 
+/* Gives a patch the full new contents of one changed name, from the copy. */
+static int patch_name(struct zone_patch *p, const struct recset *rs, const uint8_t *name)
+{
+	int ret = zone_patch_name(p, name);
+	if (ret <= 0)
+		return ret;
+	const struct recset_name *n = recset_find(rs, name);
+	for (uint16_t k = 0; n && k < n->nsets; k++) {
+		const struct recset_rrset *s = &n->sets[k];
+		for (uint16_t j = 0; j < s->count; j++) {
+			ret = zone_patch_add(p, n->name, s->type, s->rr[j].ttl, s->rr[j].rdata,
+			                     s->rr[j].rdlen);
+			if (ret < 0)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The served copy's patch for a difference already applied to sz->rs,
+ * prepared but not applied: the names the difference touches, each with
+ * all its records now, in time proportional to the difference.  NULL when
+ * the copy is to be built whole (not served yet, grown enough to compact,
+ * held by an outgoing transfer, or a change a patch does not make:
+ * core/zone/zone_patch.h); the served copy is untouched either way.
+ */
+static struct zone_patch *prepare_patch(struct sec_zone *sz, const struct change_list *cl)
+{
+	struct zone *z = sz->serving ? zone_table_edit(sz->s->t, sz->apex) : NULL;
+	if (!z)
+		return NULL;
+	size_t growth = zone_patch_growth(z);
+	if (growth > zone_built_bytes(z) && growth > SEC_GROWTH_MIN) {
+		log_info("%s: compacting the copy (patches added %zu bytes)", sz->name, growth);
+		return NULL;
+	}
+	struct zone_patch *p = zone_patch_new(z);
+	int ret = p ? 0 : -ENOMEM;
+	for (size_t i = 0; i < cl->n && ret == 0; i++)
+		ret = patch_name(p, sz->rs, cl->v[i].name);
+	char err[256] = "";
+	if (ret == 0)
+		ret = zone_patch_prepare(p, NULL, err);
+	if (ret < 0) {
+		log_debug("%s: the copy is built whole (%s)", sz->name,
+		          ret == -EAGAIN ? "not a change a patch makes" : err[0] ? err : strerror(-ret));
+		zone_patch_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+/*
+ * Makes a prepared patch visible, between queries, and tells the zone
+ * table's watchers (the IXFR history we serve our own secondaries, NOTIFY
+ * out) with its difference, as a replace would with the whole snapshot.
+ */
+static void apply_patch(struct sec_zone *sz, struct zone_patch *p)
+{
+	struct zone *z = zone_table_edit(sz->s->t, sz->apex);
+	uint8_t *diff = NULL;
+	size_t len = 0;
+	if (zone_diff_patch(z, p, &diff, &len) < 0)
+		diff = NULL;   /* the history starts over: our secondaries take an AXFR */
+	zone_patch_apply(p);
+	zone_patch_free(p);
+	zone_table_patched(sz->s->t, z, diff, len);
+	free(diff);
+}
+
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec t1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
 static void serve(struct sec_zone *sz, struct zone *z)
 {
 	int ret = sz->serving ? zone_table_replace(sz->s->t, z) : zone_table_add(sz->s->t, z);
@@ -279,6 +361,8 @@ static void conn_done(struct sec_conn *c)
 	struct sec_zone *sz = c->sz;
 	char err[256] = "";
 	int64_t now = now_s();
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (c->st != ST_DONE) {
 		conn_fail(c, "the response ended early");
 		return;
@@ -304,14 +388,19 @@ static void conn_done(struct sec_conn *c)
 		return;
 	}
 	struct zone *z = NULL;
+	struct zone_patch *p = NULL;
 	if (c->incremental) {
+		/* The served copy patched in place when it can be (the cost of
+		 * the difference), else built whole; either before the copy is
+		 * stored, so what is stored is always servable. */
 		int ret = recset_apply(sz->rs, &c->cl, false);
-		if (ret == 0 && !(z = build(sz, sz->rs, err)))
+		if (ret == 0 && !(p = prepare_patch(sz, &c->cl)) && !(z = build(sz, sz->rs, err)))
 			recset_apply(sz->rs, &c->cl, true);
-		if (!z || copy_apply(sz->db, &c->cl, now) < 0) {
-			if (z) {
+		if ((!z && !p) || copy_apply(sz->db, &c->cl, now) < 0) {
+			if (z || p) {
 				recset_apply(sz->rs, &c->cl, true);
 				zone_free(z);
+				zone_patch_free(p);   /* never applied: the served copy is as it was */
 			}
 			sz->force_axfr = true;
 			conn_fail(c, "the difference cannot be applied (%s)", err[0] ? err : "storage");
@@ -334,11 +423,17 @@ static void conn_done(struct sec_conn *c)
 	read_soa(sz);
 	sz->refreshed_at = now;
 	sz->force_axfr = false;
-	serve(sz, z);
+	if (p)
+		apply_patch(sz, p);
+	else
+		serve(sz, z);
 	METRICS_INC(metrics.xfr_in[c->incremental ? METRICS_XFRIN_IXFR : METRICS_XFRIN_AXFR]);
-	log_info("%s: %s from %s, serial %u -> %u: %zu records in %zu messages, %zu bytes",
-	         sz->name, c->incremental ? "IXFR" : "AXFR", c->who, had ? old : 0, sz->serial,
-	         c->records, c->messages, c->bytes);
+	if (p)
+		METRICS_INC(metrics.xfr_in_patched);
+	log_info("%s: %s from %s, serial %u -> %u: %zu records in %zu messages, %zu bytes; copy %s "
+	         "in %.1f ms", sz->name, c->incremental ? "IXFR" : "AXFR", c->who, had ? old : 0,
+	         sz->serial, c->records, c->messages, c->bytes, p ? "patched" : "built whole",
+	         ms_since(&t0));
 	conn_close(c);
 	round_end(sz, true);
 }

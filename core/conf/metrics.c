@@ -242,6 +242,10 @@ void metrics_write_counters(FILE *out)
 	counters_by(out, "geoacme_transfers_in_total",
 	            "Checks of secondary zones against their primaries, by outcome.", "result",
 	            xfr_in, metrics.xfr_in, METRICS_XFR_IN);
+	counter(out, "geoacme_transfers_in_patched_total",
+	        "IXFRs of secondary zones applied by patching the served copy in place, in time "
+	        "proportional to the difference (the others were built whole).",
+	        metrics.xfr_in_patched);
 	family(out, "geoacme_loop_busy_max_seconds", "gauge",
 	       "Longest time the event loop spent on one round of events and timers since start "
 	       "(the longest any query can have waited for it).");

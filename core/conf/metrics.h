@@ -80,6 +80,7 @@ struct metrics_global {
 	uint64_t xfr_out[METRICS_XFR_OUT];   /* by enum metrics_xfr_out */
 	uint64_t notify_sent, notify_answered;
 	uint64_t xfr_in[METRICS_XFR_IN];     /* by enum metrics_xfr_in */
+	uint64_t xfr_in_patched;             /* ... IXFRs applied by patching the copy in place */
 };
 extern struct metrics_global metrics;
 

@@ -1,0 +1,247 @@
+# SPDX-License-Identifier: MIT
+"""A geoacme secondary patches its copy in place for each IXFR (issue #15:
+time proportional to the difference, not to the zone), and serves exactly
+what its geoacme primary serves.
+
+After each UPDATE on the primary (names that join the NSEC chain, with an
+empty non-terminal above them, and names that leave it), the secondary's
+log says the copy was *patched* and its /metrics count it; its AXFR equals
+the primary's record for record (RRSIG and NSEC included), and the same
+questions with DO (a TXT, NXDOMAIN with its NSEC proofs, NODATA) get the
+same answer sections from both.  The IXFR history the secondary keeps for
+its own secondaries stays right: an IXFR from an old serial, applied to
+the copy at that serial, gives the current copy.  Across kill -9 the
+secondary serves the stored copy, then patches it again on the next IXFR.
+"""
+import base64
+import re
+import time
+import unittest
+import urllib.request
+
+import dns.flags
+import dns.query
+import dns.rcode
+import dns.rdatatype
+import dns.tsig
+
+from acme_helpers import TsigKey, signed_update
+from harness import BASE_CONFIG, Server, free_port, main, make_key
+from secondaries import sorted_records
+from test_secondary import axfr_text
+
+XFR_KEY = "xfr.example."
+XFR_SECRET = base64.b64encode(b"transfer-secret-for-the-secondaries").decode()
+UPDATE_KEY = "update.acme.example."
+LEGO = TsigKey(UPDATE_KEY, "hmac-sha256", b"update-secret-for-lego-only")
+
+ACME = """$ORIGIN acme.example.
+$TTL 300
+@       IN SOA ns1.example.com. hostmaster.example.com. 100 3600 600 86400 60
+@       IN NS  ns1.example.com.
+@       IN NS  ns2.example.com.
+www     IN A   192.0.2.1
+"""
+
+PRIMARY = """
+[[zones]]
+zone = "acme.example"
+axfr_policy = "AllowSigned"
+notify = ["127.0.0.1:{sp}"]
+[[zones.keys]]
+key_path = "acme.pem"
+[zones.stores]
+type = "sqlite"
+allow_update = true
+journal_path = "acme.sqlite"
+zone_path = "acme.zone"
+[[zones.stores.tsig_keys]]
+name = "{uk}"
+algorithm = "hmac-sha256"
+secret = "{us}"
+allow_axfr = false
+[[zones.stores.tsig_keys]]
+name = "{xk}"
+algorithm = "hmac-sha256"
+secret = "{xs}"
+allow_names = ["no-such-name"]
+"""
+
+SECONDARY = """
+[server]
+http_listen = ["127.0.0.1:0"]
+
+[[zones]]
+zone = "acme.example"
+zone_type = "Secondary"
+primaries = ["127.0.0.1:{pp}"]
+allow_axfr = true
+[zones.stores]
+type = "sqlite"
+journal_path = "acme-copy.sqlite"
+[[zones.stores.tsig_keys]]
+name = "{xk}"
+algorithm = "hmac-sha256"
+secret = "{xs}"
+"""
+
+
+def listen(port):
+    return BASE_CONFIG.replace("listen_port = 0", "listen_port = %d" % port)
+
+
+def sections(r):
+    """A response as the resolver sees it: rcode, AA, and each section's
+    records (TTLs included) as sorted text."""
+    def text(section):
+        return sorted(rr for rrset in section for rr in rrset.to_text().splitlines())
+    return (dns.rcode.to_text(r.rcode()), bool(r.flags & dns.flags.AA), text(r.answer),
+            text(r.authority), text(r.additional))
+
+
+class SecondaryPatches(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.pp, cls.sp = free_port(), free_port()
+        fmt = dict(pp=cls.pp, sp=cls.sp, uk=UPDATE_KEY, us=base64.b64encode(
+            b"update-secret-for-lego-only").decode(), xk=XFR_KEY, xs=XFR_SECRET)
+        cls.primary = Server(listen(cls.pp) + PRIMARY.format(**fmt), {"acme.zone": ACME})
+        make_key(cls.primary.path("acme.pem"))
+        cls.primary.start()
+        cls.secondary = Server(listen(cls.sp) + SECONDARY.format(**fmt), {})
+        cls.secondary.start()
+        cls.wait_current()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.secondary.cleanup()
+        cls.primary.cleanup()
+
+    @staticmethod
+    def serial(server):
+        try:
+            r = server.query("acme.example", "SOA", timeout=1)
+        except Exception:
+            return None
+        return r.answer[0][0].serial if r.rcode() == 0 and r.answer else None
+
+    @classmethod
+    def wait_current(cls, timeout=20):
+        want = cls.serial(cls.primary)
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if cls.serial(cls.secondary) == want:
+                return want
+            time.sleep(0.02)
+        raise AssertionError("the secondary never served serial %s:\n%s"
+                             % (want, cls.secondary.log_since_start()[-3000:]))
+
+    def update(self, add=(), delete=()):
+        r = signed_update(self.primary, "acme.example.", LEGO, add=add, delete=delete, tcp=True)
+        self.assertEqual(dns.rcode.to_text(r.rcode()), "NOERROR")
+        return self.wait_current()
+
+    def metric(self, name):
+        m = re.search(r"http: listening on \S+ \(port (\d+)\)", self.secondary.log_since_start())
+        self.assertIsNotNone(m)
+        with urllib.request.urlopen("http://127.0.0.1:%s/metrics" % m.group(1), timeout=5) as r:
+            text = r.read().decode()
+        m = re.search(r"(?m)^%s (\d+)$" % re.escape(name), text)
+        self.assertIsNotNone(m, text)
+        return int(m.group(1))
+
+    def assert_same_as_primary(self, names):
+        """The whole copy, and the answers to these questions, are the primary's."""
+        want = sorted_records(axfr_text(self.pp, "acme.example"))
+        got = sorted_records(axfr_text(self.sp, "acme.example", key=False))
+        self.assertGreater(len([l for l in want if " RRSIG " in l]), 5)
+        self.assertEqual(got, want)
+        for qname, qtype in names:
+            p = self.primary.query(qname, qtype, dnssec=True)
+            s = self.secondary.query(qname, qtype, dnssec=True)
+            self.assertEqual(sections(s), sections(p), "%s %s" % (qname, qtype))
+
+    def xfr_lines(self, rdtype, serial=0):
+        """The secondary's AXFR, or IXFR from `serial`, as record lines in order
+        (dnspython's text for both, so they compare)."""
+        msgs = dns.query.xfr("127.0.0.1", "acme.example", rdtype=rdtype, serial=serial,
+                             port=self.sp, timeout=10, lifetime=20)
+        return [rr for m in msgs for rrset in m.answer for rr in rrset.to_text().splitlines()]
+
+    def apply_ixfr(self, copy, lines):
+        """RFC 1995 4: after the first SOA, each SOA starts the deletions or
+        the additions of a difference, in turn; the last one closes."""
+        out = set(copy)
+        body = lines[1:-1]
+        adding = True
+        for line in body:
+            if line.split()[3] == "SOA":
+                adding = not adding
+            (out.add if adding else out.discard)(line)
+        return out
+    def test_ixfr_patches_the_copy_and_serves_the_primarys_answers(self):
+        log = self.secondary.log_since_start()
+        self.assertRegex(log, r"acme\.example\.: AXFR from 127\.0\.0\.1:%d, serial 0 -> \d+: .*; "
+                              r"copy built whole in [0-9.]+ ms" % self.pp)
+        patched0 = self.metric("geoacme_transfers_in_patched_total")
+        s0 = self.serial(self.secondary)
+        copy0 = self.xfr_lines(dns.rdatatype.AXFR)[:-1]
+        steps = [
+            dict(add=[("_acme-challenge.a.acme.example.", 60, "TXT", '"one"')]),
+            dict(add=[("_acme-challenge.m.n.acme.example.", 60, "TXT", '"two"'),
+                      ("_acme-challenge.zz.acme.example.", 60, "TXT", '"last"')]),
+            dict(add=[("_acme-challenge.a.acme.example.", 60, "TXT", '"three"')]),
+            dict(delete=[("_acme-challenge.a.acme.example.", "TXT")]),
+            dict(delete=[("_acme-challenge.m.n.acme.example.", "TXT")]),
+        ]
+        questions = [
+            ("_acme-challenge.a.acme.example.", "TXT"),
+            ("_acme-challenge.m.n.acme.example.", "TXT"),
+            ("_acme-challenge.zz.acme.example.", "TXT"),
+            ("n.acme.example.", "TXT"),            # an empty non-terminal while m.n exists
+            ("nope.acme.example.", "A"),           # NXDOMAIN: NSEC proofs
+            ("www.acme.example.", "TXT"),          # NODATA
+            ("acme.example.", "SOA"),
+        ]
+        serials = [s0]
+        for k, step in enumerate(steps):
+            before = serials[-1]
+            serial = self.update(**step)
+            serials.append(serial)
+            self.secondary.wait_log(r"acme\.example\.: IXFR from 127\.0\.0\.1:%d, serial %d -> "
+                                    r"%d: .*; copy patched in [0-9.]+ ms" % (self.pp, before,
+                                                                             serial))
+            self.assert_same_as_primary(questions)
+        self.assertEqual(self.metric("geoacme_transfers_in_patched_total") - patched0,
+                         len(steps))
+        # A name left: NXDOMAIN again, with the primary's proofs.
+        r = self.secondary.query("_acme-challenge.a.acme.example.", "TXT", dnssec=True)
+        self.assertEqual(dns.rcode.to_text(r.rcode()), "NXDOMAIN")
+        self.assertIn("NSEC", [dns.rdatatype.to_text(rr.rdtype) for rr in r.authority])
+
+        # The IXFR history the secondary serves: from s0, applied to the copy at s0.
+        ixfr = self.xfr_lines(dns.rdatatype.IXFR, s0)
+        self.assertGreater(len(ixfr), 2, "an IXFR answered with the SOA alone")
+        self.assertEqual(int(ixfr[1].split()[6]), s0, "not incremental: " + ixfr[1])
+        self.assertTrue(any(" TXT " in l for l in ixfr), ixfr)
+        now = self.xfr_lines(dns.rdatatype.AXFR)[:-1]
+        self.assertEqual(sorted(self.apply_ixfr(copy0, ixfr)), sorted(now))
+
+    def test_zz_kill9_then_patched_again(self):
+        serial = self.serial(self.primary)
+        self.secondary.kill9()
+        self.secondary.start()
+        self.assertEqual(self.serial(self.secondary), serial)
+        self.secondary.wait_log(r"acme\.example\.: serving the copy from .*, serial %d" % serial)
+        self.assert_same_as_primary([("nope.acme.example.", "A"),
+                                     ("_acme-challenge.zz.acme.example.", "TXT")])
+        new = self.update(add=[("_acme-challenge.after.acme.example.", 60, "TXT", '"kill"')])
+        self.secondary.wait_log(r"acme\.example\.: IXFR from 127\.0\.0\.1:%d, serial %d -> %d: "
+                                r".*; copy patched in" % (self.pp, serial, new))
+        self.assert_same_as_primary([("_acme-challenge.after.acme.example.", "TXT"),
+                                     ("after.acme.example.", "A"),
+                                     ("nope.acme.example.", "A")])
+
+
+if __name__ == "__main__":
+    main()
