@@ -7,6 +7,11 @@
  * them, and the neighbours whose NSEC changes.  prepare() works out each
  * entry's new RRsets, flags and hash-table move, and the new NSEC order,
  * all in fresh memory; apply() then only swaps pointers and relinks.
+ *
+ * Two kinds of snapshot: ours (a signer rewrites NSEC records and signs
+ * what changed; its DNSKEY/CDS/CDNSKEY are carried over) and a presigned
+ * copy (nothing is made here: the given NSEC records and RRSIGs are the
+ * new state, the RRSIGs attached as zone_builder_finish attaches them).
  */
 #include "core/zone/zone_patch.h"
 
