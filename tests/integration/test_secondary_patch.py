@@ -12,14 +12,24 @@ same answer sections from both.  The IXFR history the secondary keeps for
 its own secondaries stays right: an IXFR from an old serial, applied to
 the copy at that serial, gives the current copy.  Across kill -9 the
 secondary serves the stored copy, then patches it again on the next IXFR.
+
+The same with Knot as the primary, signing the zone itself (one ECDSA key,
+NSEC): zone file changes reloaded on Knot reach geoacme by NOTIFY + IXFR
+(Knot's own IXFR, its own NSEC chain and signatures), the copy is patched,
+and geoacme's AXFR and answers are Knot's.
 """
 import base64
+import os
 import re
+import shutil
+import subprocess
+import tempfile
 import time
 import unittest
 import urllib.request
 
 import dns.flags
+import dns.message
 import dns.query
 import dns.rcode
 import dns.rdatatype
@@ -241,6 +251,163 @@ class SecondaryPatches(unittest.TestCase):
         self.assert_same_as_primary([("_acme-challenge.after.acme.example.", "TXT"),
                                      ("after.acme.example.", "A"),
                                      ("nope.acme.example.", "A")])
+
+
+KNOT_ZONE = """$ORIGIN knot.example.
+$TTL 300
+@ IN SOA ns1.knot.example. hostmaster.knot.example. {serial} 3600 600 86400 60
+@ IN NS ns1.knot.example.
+ns1 IN A 192.0.2.1
+{extra}
+"""
+
+
+class SecondaryOfSigningKnot(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if not shutil.which("knotd") or not shutil.which("knotc"):
+            raise AssertionError("needs knotd and knotc (scripts/deps.sh: knot)")
+        cls.kp, cls.sp = free_port(), free_port()
+        cls.dir = tempfile.mkdtemp(prefix="geoacme-knotsigner-")
+        cls.serial_n = 1
+        cls.write_zone("www IN A 192.0.2.10")
+        conf = """server:
+  rundir: "{d}"
+  listen: 127.0.0.1@{kp}
+log:
+  - target: "{d}/knot.log"
+    any: info
+database:
+  storage: "{d}"
+key:
+  - id: {xk}
+    algorithm: hmac-sha256
+    secret: {xs}
+remote:
+  - id: geoacme
+    address: 127.0.0.1@{sp}
+    key: {xk}
+acl:
+  - id: xfr
+    address: 127.0.0.0/8
+    key: {xk}
+    action: transfer
+policy:
+  - id: csk
+    algorithm: ecdsap256sha256
+    single-type-signing: on
+    nsec3: off
+template:
+  - id: default
+    storage: "{d}"
+    zonefile-load: difference-no-serial
+    journal-content: all
+    dnssec-signing: on
+    dnssec-policy: csk
+zone:
+  - domain: knot.example
+    notify: geoacme
+    acl: xfr
+""".format(d=cls.dir, kp=cls.kp, sp=cls.sp, xk=XFR_KEY, xs=XFR_SECRET)
+        cls.conf = os.path.join(cls.dir, "knot.conf")
+        with open(cls.conf, "w") as f:
+            f.write(conf)
+        cls.knot = subprocess.Popen(["knotd", "-c", cls.conf], stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        sec = """
+[[zones]]
+zone = "knot.example"
+zone_type = "Secondary"
+primaries = ["127.0.0.1:{kp}"]
+allow_axfr = true
+[zones.stores]
+type = "sqlite"
+journal_path = "knot-copy.sqlite"
+[[zones.stores.tsig_keys]]
+name = "{xk}"
+algorithm = "hmac-sha256"
+secret = "{xs}"
+""".format(kp=cls.kp, xk=XFR_KEY, xs=XFR_SECRET)
+        cls.secondary = Server(listen(cls.sp) + sec, {})
+        cls.secondary.start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.secondary.cleanup()
+        if cls.knot.poll() is None:
+            cls.knot.terminate()
+            cls.knot.wait(10)
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    @classmethod
+    def write_zone(cls, extra):
+        with open(os.path.join(cls.dir, "knot.example.zone"), "w") as f:
+            f.write(KNOT_ZONE.format(serial=cls.serial_n, extra=extra))
+
+    def knot_log(self):
+        with open(os.path.join(self.dir, "knot.log"), errors="replace") as f:
+            return f.read()
+
+    def knot_query(self, qname, qtype):
+        q = dns.message.make_query(qname, qtype, want_dnssec=True)
+        return dns.query.udp(q, "127.0.0.1", port=self.kp, timeout=3)
+
+    def serial_of(self, query):
+        try:
+            r = query("knot.example", "SOA")
+        except Exception:
+            return None
+        return r.answer[0][0].serial if r.rcode() == 0 and r.answer else None
+
+    def wait_same_serial(self, after=None, timeout=30):
+        """Until geoacme serves Knot's serial, once Knot's is past `after`
+        (knotc returns before Knot has loaded and signed the change)."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            k = self.serial_of(self.knot_query)
+            if k and k != after and self.serial_of(lambda n, t: self.secondary.query(n, t, dnssec=True)) == k:
+                return k
+            time.sleep(0.05)
+        raise AssertionError("geoacme never caught up with Knot:\n%s\n%s" %
+                             (self.secondary.log_since_start()[-2000:], self.knot_log()[-2000:]))
+
+    def assert_same_as_knot(self, questions):
+        want = sorted_records(subprocess.run(
+            ["kdig", "@127.0.0.1", "-p", str(self.kp), "-y",
+             "hmac-sha256:%s:%s" % (XFR_KEY, XFR_SECRET), "+nocomments", "+nostats",
+             "+noheader", "+noquestion", "knot.example", "AXFR"],
+            capture_output=True, text=True, timeout=20).stdout)
+        got = sorted_records(axfr_text(self.sp, "knot.example", key=False))
+        self.assertGreater(len([l for l in want if " NSEC " in l]), 2)
+        self.assertEqual(got, want)
+        for qname, qtype in questions:
+            k = self.knot_query(qname, qtype)
+            g = self.secondary.query(qname, qtype, dnssec=True)
+            self.assertEqual(sections(g), sections(k), "%s %s" % (qname, qtype))
+
+    def test_knot_signs_geoacme_patches(self):
+        first = self.wait_same_serial()
+        self.secondary.wait_log(r"knot\.example\.: AXFR from 127\.0\.0\.1:%d, serial 0 -> %d: "
+                                r".*; copy built whole" % (self.kp, first))
+        questions = [("www.knot.example.", "A"), ("new.deep.knot.example.", "TXT"),
+                     ("deep.knot.example.", "TXT"), ("ns1.knot.example.", "TXT")]
+        steps = ["www IN A 192.0.2.10\nnew.deep IN TXT \"joined\"",
+                 "www IN A 192.0.2.20\nnew.deep IN TXT \"joined\"",
+                 "new.deep IN TXT \"www left\""]
+        serial = first
+        for extra in steps:
+            self.__class__.serial_n += 1
+            self.write_zone(extra)
+            subprocess.run(["knotc", "-c", self.conf, "zone-reload", "knot.example"],
+                           capture_output=True, check=True, timeout=20)
+            new = self.wait_same_serial(after=serial)
+            self.secondary.wait_log(r"knot\.example\.: IXFR from 127\.0\.0\.1:%d, serial %d -> "
+                                    r"%d: .*; copy patched in" % (self.kp, serial, new))
+            self.assert_same_as_knot(questions)
+            serial = new
+        r = self.secondary.query("www.knot.example.", "A", dnssec=True)
+        self.assertEqual(dns.rcode.to_text(r.rcode()), "NXDOMAIN")
+        self.assertRegex(self.knot_log(), r"\[knot\.example\.\] IXFR, outgoing")
 
 
 if __name__ == "__main__":
