@@ -767,8 +767,10 @@ int zone_patch_prepare(struct zone_patch *p, const struct zone_signer *signer, c
 	for (size_t i = 0; i < p->nr && !pre; i++)
 		if (is_signer_type(p->r[i].type))
 			return -EAGAIN;   /* the signer's own types, given as data */
-	qsort(p->r, p->nr, sizeof(*p->r), precord_cmp);
-	qsort(p->sigs, p->nsig, sizeof(*p->sigs), psig_cmp);
+	if (p->nr)
+		qsort(p->r, p->nr, sizeof(*p->r), precord_cmp);
+	if (p->nsig)   /* none in a zone we sign: no array at all */
+		qsort(p->sigs, p->nsig, sizeof(*p->sigs), psig_cmp);
 	size_t given = p->n;
 	for (size_t k = 0, i = 0, si = 0; k < given; k++) {
 		struct pnode *e = &p->v[k];
