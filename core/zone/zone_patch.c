@@ -406,13 +406,23 @@ static int check_plain(const struct zone_patch *p, const struct pnode *e)
 	bool apex = e->name_len == p->z->apex_len;
 	if (e->name[0] == 1 && e->name[1] == '*')
 		return -EAGAIN;
-	if (e->old && (e->old->flags & (ZONE_NODE_DELEGATION | ZONE_NODE_GLUE | ZONE_NODE_GEO)))
+	if (e->old && (e->old->flags & (ZONE_NODE_GLUE | ZONE_NODE_GEO)))
+		return -EAGAIN;
+	/*
+	 * A copy's zone cut may change its records as long as it stays a cut
+	 * (its NS, DS, and the NSEC that changes whenever the name after it
+	 * does): the names below stay glue, nothing else moves.  Ours are
+	 * signed by rules a patch does not follow there.
+	 */
+	bool cut = e->old && (e->old->flags & ZONE_NODE_DELEGATION);
+	if (cut && !(p->z->presigned && sets_have(e->sets, e->nsets, RR_NS)))
 		return -EAGAIN;
 	/* The NSEC is data in a presigned copy; ours is not given. */
 	uint16_t data = (uint16_t)(e->nsets - sets_have(e->sets, e->nsets, RR_NSEC));
 	for (uint16_t j = 0; j < e->nsets; j++) {
 		const struct rrset *s = &e->sets[j];
-		if (s->type == RR_DNAME || s->type == RR_DS || (s->type == RR_NS && !apex))
+		if (s->type == RR_DNAME || (s->type == RR_DS && !cut) ||
+		    (s->type == RR_NS && !apex && !cut))
 			return -EAGAIN;
 		if (s->type == RR_CNAME && (data > 1 || s->count > 1 || apex))
 			return -EAGAIN;

@@ -40,7 +40,9 @@
  * copy was built with such names: the NSEC order must hold every name),
  * an RRSIG covers no RRset of its name, or the apex would lose its NS,
  * NSEC or single signed SOA; a copy's apex may otherwise change freely
- * (keys, TTLs: nothing is derived from them here).
+ * (keys, TTLs: nothing is derived from them here), and so may an existing
+ * zone cut's records while it keeps its NS (its NSEC changes with the
+ * name after it, its DS with the child's keys).
  *
  * A snapshot another holder than the zone table has (a transfer still
  * sending it, zone_hold) is never patched: prepare answers -EAGAIN, and

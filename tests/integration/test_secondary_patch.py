@@ -16,7 +16,8 @@ secondary serves the stored copy, then patches it again on the next IXFR.
 The same with Knot as the primary, signing the zone itself (one ECDSA key,
 NSEC): zone file changes reloaded on Knot reach geoacme by NOTIFY + IXFR
 (Knot's own IXFR, its own NSEC chain and signatures), the copy is patched,
-and geoacme's AXFR and answers are Knot's.
+and geoacme's AXFR and answers are Knot's; a new delegation is built whole
+(a change a patch does not make), and the next change is patched again.
 """
 import base64
 import os
@@ -391,20 +392,29 @@ secret = "{xs}"
                                 r".*; copy built whole" % (self.kp, first))
         questions = [("www.knot.example.", "A"), ("new.deep.knot.example.", "TXT"),
                      ("deep.knot.example.", "TXT"), ("ns1.knot.example.", "TXT")]
-        steps = ["www IN A 192.0.2.10\nnew.deep IN TXT \"joined\"",
-                 "www IN A 192.0.2.20\nnew.deep IN TXT \"joined\"",
-                 "new.deep IN TXT \"www left\""]
+        # (zone file's extra records, how geoacme applies Knot's IXFR): a
+        # delegation is a change a patch does not make: built whole, and the
+        # next plain change is patched again.
+        deleg = "sub IN NS ns.elsewhere.example.\n"
+        steps = [("www IN A 192.0.2.10\nnew.deep IN TXT \"joined\"", "patched"),
+                 ("www IN A 192.0.2.20\nnew.deep IN TXT \"joined\"", "patched"),
+                 ("new.deep IN TXT \"www left\"", "patched"),
+                 (deleg + "new.deep IN TXT \"www left\"", "built whole"),
+                 (deleg + "new.deep IN TXT \"again\"\nzzz IN TXT \"last\"", "patched")]
         serial = first
-        for extra in steps:
+        for extra, how in steps:
             self.__class__.serial_n += 1
             self.write_zone(extra)
             subprocess.run(["knotc", "-c", self.conf, "zone-reload", "knot.example"],
                            capture_output=True, check=True, timeout=20)
             new = self.wait_same_serial(after=serial)
             self.secondary.wait_log(r"knot\.example\.: IXFR from 127\.0\.0\.1:%d, serial %d -> "
-                                    r"%d: .*; copy patched in" % (self.kp, serial, new))
+                                    r"%d: .*; copy %s in" % (self.kp, serial, new, how))
             self.assert_same_as_knot(questions)
             serial = new
+        r = self.secondary.query("sub.knot.example.", "A", dnssec=True)
+        self.assertEqual([rrset.to_text() for rrset in r.authority if rrset.rdtype == 2],
+                         ["sub.knot.example. 300 IN NS ns.elsewhere.example."])
         r = self.secondary.query("www.knot.example.", "A", dnssec=True)
         self.assertEqual(dns.rcode.to_text(r.rcode()), "NXDOMAIN")
         self.assertRegex(self.knot_log(), r"\[knot\.example\.\] IXFR, outgoing")

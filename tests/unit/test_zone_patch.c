@@ -804,7 +804,7 @@ static void copy_mutate(void)
 	if (!k)
 		return;
 	struct crec *r = &copy_v[1][sigs[rnd((uint32_t)k)]];
-	switch (rnd(3)) {
+	switch (rnd(4)) {
 	case 0:
 		r->rd[r->len - 1] ^= (uint8_t)(1 + rnd(255));
 		break;
@@ -814,6 +814,12 @@ static void copy_mutate(void)
 		copy_v[1][copy_n[1]++] = extra;
 		break;
 	}
+	case 3:
+		/* The zone cut's DS changes (a key rollover below). */
+		for (size_t i = 0; i < copy_n[1]; i++)
+			if (copy_v[1][i].type == RR_DS)
+				copy_v[1][i].rd[copy_v[1][i].len - 1] ^= (uint8_t)(1 + rnd(255));
+		break;
 	default:
 		/* Drop it only where another RRSIG of the same RRset stays. */
 		for (size_t i = 0; i < copy_n[1]; i++) {
@@ -827,15 +833,32 @@ static void copy_mutate(void)
 	}
 }
 
+/* A zone cut with glue and a DS: the copy patches its NSEC and DS as the
+ * names around it come and go. */
+static void model_add_cut(void)
+{
+	const uint8_t *ns = name("ns.sub.example.com");
+	model_add("sub.example.com", RR_NS, 3600, ns, dname_len(ns));
+	model_add("ns.sub.example.com", RR_A, 3600, "\xc0\x00\x02\x63", 4);
+	uint8_t ds[36] = { 0x30, 0x39, 13, 2 };
+	for (int i = 4; i < 36; i++)
+		ds[i] = (uint8_t)i;
+	model_add("sub.example.com", RR_DS, 3600, ds, sizeof(ds));
+}
+
 static void test_presigned(struct signer *s)
 {
 	model_init();
+	model_add_cut();
 	struct zone *primary = build_fresh(s);
 	copy_export(0, primary);
 	struct zone *z = copy_build(0);
 	ok(z && zone_is_signed(z) && z->presigned && z->nsec_complete, "a presigned copy");
 	int steps = 300, refused = 0, mismatches = 0, diffs = 0, covering = 0;
-	int joined = 0, left = 0, sig_only = 0;
+	int joined = 0, left = 0, sig_only = 0, cut_changed = 0;
+	const uint8_t *sub = name("sub.example.com");
+	uint8_t sub_name[DNAME_MAX];
+	memcpy(sub_name, sub, dname_len(sub));
 	char why[256], err[256];
 	exact_sigs = true;
 	for (int step = 0; step < steps && z; step++) {
@@ -863,6 +886,8 @@ static void test_presigned(struct signer *s)
 		const uint8_t *names[COPY_MAX];
 		size_t n = copy_changed(names, COPY_MAX);
 		uint32_t nsec_before = z->nsec_count;
+		for (size_t k = 0; k < n; k++)
+			cut_changed += dname_equal(names[k], sub_name);
 		struct zone_patch *p = copy_patch(z, names, n);
 		int rc = zone_patch_prepare(p, NULL, err);
 		if (rc < 0) {
@@ -914,6 +939,12 @@ static void test_presigned(struct signer *s)
 	ok(joined > 10 && left > 10 && sig_only > 10,
 	   "names joined (%d) and left (%d) the NSEC order; %d signature-only changes", joined, left,
 	   sig_only);
+	ok(cut_changed > 5, "the zone cut's NSEC or DS changed %d times", cut_changed);
+	const struct zone_node *cut = zone_find(z, sub_name, dname_len(sub_name));
+	const struct zone_node *glue = zone_find(z, name("ns.sub.example.com"),
+	                                         dname_len(name("ns.sub.example.com")));
+	ok(cut && (cut->flags & ZONE_NODE_DELEGATION) && glue && (glue->flags & ZONE_NODE_GLUE) &&
+	   glue->cut == cut, "still a cut, with its glue below");
 	zone_free(z);
 	zone_free(primary);
 }
@@ -927,7 +958,9 @@ static void test_presigned_refuse(struct signer *s)
 	zone_free(primary);
 	struct zone *z = copy_build(0);
 	char err[256];
-	const uint8_t *www = name("www.example.com");
+	static uint8_t www[DNAME_MAX], sub[DNAME_MAX];   /* name() reuses its buffers */
+	memcpy(www, name("www.example.com"), dname_len(name("www.example.com")));
+	memcpy(sub, name("sub.example.com"), dname_len(name("sub.example.com")));
 	/* Copies: they outlive the snapshots below. */
 	static uint8_t nsec_rd[256], sig_rd[256];
 	const struct zone_node *n = zone_find(z, www, dname_len(www));
@@ -965,9 +998,35 @@ static void test_presigned_refuse(struct signer *s)
 		       cases[c].what);
 		zone_patch_free(p);
 	}
+	/* A cut that loses its NS: the names below would stop being glue. */
+	zone_free(z);
+	model_init();
+	model_add_cut();
+	primary = build_fresh(s);
+	copy_export(0, primary);
+	zone_free(primary);
+	z = copy_build(0);
+	struct zone_patch *p = zone_patch_new(z);
+	zone_patch_name(p, sub);
+	for (size_t i = 0; i < copy_n[0]; i++)
+		if (dname_equal(copy_v[0][i].owner, sub) && copy_v[0][i].type != RR_NS)
+			zone_patch_add(p, sub, copy_v[0][i].type, copy_v[0][i].ttl, copy_v[0][i].rd,
+			               copy_v[0][i].len);
+	is_int(zone_patch_prepare(p, NULL, err), -EAGAIN, "copy: -EAGAIN for a cut without NS");
+	zone_patch_free(p);
+	/* ... and with it, its records are data like any other. */
+	p = zone_patch_new(z);
+	zone_patch_name(p, sub);
+	for (size_t i = 0; i < copy_n[0]; i++)
+		if (dname_equal(copy_v[0][i].owner, sub))
+			zone_patch_add(p, sub, copy_v[0][i].type, copy_v[0][i].ttl, copy_v[0][i].rd,
+			               copy_v[0][i].len);
+	is_int(zone_patch_prepare(p, NULL, err), 0, "copy: a cut given as it is is patched");
+	zone_patch_free(p);
+
 	/* Held by an outgoing transfer: the transfer sees what it started with. */
 	struct zone *held = zone_hold(z);
-	struct zone_patch *p = zone_patch_new(z);
+	p = zone_patch_new(z);
 	zone_patch_name(p, www);
 	zone_patch_add(p, www, RR_A, 300, a1, 4);
 	zone_patch_add(p, www, RR_NSEC, 300, nsec.data, nsec.len);
