@@ -214,7 +214,7 @@ static const char *differ(const struct zone *a, const struct zone *b, char *why,
 				const struct rrset *x = &na->rrsets[j], *y = &nb->rrsets[j];
 				bool same = x->type == y->type && x->ttl == y->ttl && x->count == y->count &&
 				            (x->sig.len != 0) == (y->sig.len != 0);
-				if (same && exact_sigs)
+				if (same && exact_sigs && y->sig.len)
 					same = x->sig.len == y->sig.len &&
 					       memcmp(x->sig.data, y->sig.data, y->sig.len) == 0;
 				for (uint16_t i = 0; same && i < y->count; i++)
