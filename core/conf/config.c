@@ -826,7 +826,7 @@ static void load_server(struct loader *l, struct toml_node *root)
 	static const char *const keys[] = {
 		"udp_max_size", "tcp_max_connections", "tcp_max_connections_per_prefix", "rrl_rate",
 		"rrl_slip", "rrl_ipv4_prefix", "rrl_ipv6_prefix", "cookies", "http_listen",
-		"query_log_sample", "query_log_rate", "nsid", NULL,
+		"query_log_sample", "query_log_rate", "nsid", "udp_io", NULL,
 	};
 	struct config *c = l->c;
 	struct toml_node *t = get_table(l, root, "server");
@@ -835,6 +835,11 @@ static void load_server(struct loader *l, struct toml_node *root)
 		return;
 	if (get_int(l, t, "udp_max_size", 512, 4096, &v))
 		c->udp_max_size = (uint16_t)v;
+	struct toml_node *io = get_type(l, t, "udp_io", TOML_STRING);
+	if (io && strcmp(io->u.s, "auto") != 0 && strcmp(io->u.s, "epoll") != 0)
+		err_node(l, io, "expected 'udp_io' to be \"auto\" or \"epoll\", found '%s'", io->u.s);
+	else if (io)
+		c->udp_epoll = strcmp(io->u.s, "epoll") == 0;
 	get_u32(l, t, "tcp_max_connections", 1, 65535, &c->tcp_max_connections);
 	get_u32(l, t, "tcp_max_connections_per_prefix", 1, 65535,
 	        &c->tcp_max_connections_per_prefix);

@@ -14,6 +14,8 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <linux/io_uring.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,8 +26,12 @@
 #include <unistd.h>
 
 #include "core/conf/metrics.h"
+#include "core/net/uring.h"
 
 #define LOOP_BATCH 64
+/* Completions handled per wake-up before the epoll side and the timers get
+ * their turn (the rest wait in the ring for the next iteration). */
+#define LOOP_RING_BATCH 256
 #define LOOP_NSIG 65   /* signals 1..64 */
 
 struct loop_reg {
@@ -65,6 +71,12 @@ struct loop {
 	sigset_t sigmask;
 	struct loop_sig sigs[LOOP_NSIG];
 	struct loop_siginfo last_sig;   /* the signal being delivered */
+
+	/* The ring the loop waits in (loop_set_ring); NULL: epoll_wait. */
+	struct uring *ring;
+	int ring_owner;
+	bool poll_armed;        /* the multishot poll on epfd is in the ring */
+	bool epoll_ready;       /* epfd may have events: look with epoll_wait(0) */
 };
 
 static uint64_t clock_ms(const struct loop *l)
@@ -394,6 +406,71 @@ void loop_stop(struct loop *l)
 	l->stop = true;
 }
 
+/* --- the ring --- */
+
+/* The multishot poll on the epoll descriptor fired: look at epoll. */
+static void on_epoll_ready(void *arg, const struct io_uring_cqe *c)
+{
+	struct loop *l = arg;
+	l->epoll_ready = true;
+	if (!(c->flags & IORING_CQE_F_MORE))
+		l->poll_armed = false;   /* it ended (an error, a full CQ): arm it again */
+}
+
+static int arm_poll(struct loop *l)
+{
+	struct io_uring_sqe *sqe = uring_sqe(l->ring, l->ring_owner, 0, false);
+	if (!sqe)
+		return -EBUSY;
+	sqe->opcode = IORING_OP_POLL_ADD;
+	sqe->fd = l->epfd;
+	sqe->poll32_events = POLLIN;
+	sqe->len = IORING_POLL_ADD_MULTI;
+	l->poll_armed = true;
+	return 0;
+}
+
+int loop_set_ring(struct loop *l, struct uring *r)
+{
+	l->ring = NULL;
+	if (!r)
+		return 0;
+	int owner = uring_owner_add(r, on_epoll_ready, l);
+	if (owner < 0)
+		return owner;
+	l->ring = r;
+	l->ring_owner = owner;
+	l->epoll_ready = true;   /* whatever was registered before: look once */
+	return arm_poll(l);
+}
+
+/*
+ * One wait in the ring: submits what the owners queued (UDP replies) and
+ * waits for a completion or the next timer, in one io_uring_enter.  Then
+ * the completions go to their owners, and if the poll on the epoll
+ * descriptor fired, epoll_wait(0) fetches the events without blocking.
+ * Registrations are level-triggered but the poll fires on new events
+ * only, so epoll is asked again on each iteration until it has nothing.
+ */
+static int ring_wait(struct loop *l, struct epoll_event *evs, struct timespec *t0)
+{
+	if (!l->poll_armed && arm_poll(l) < 0)
+		l->epoll_ready = true;   /* no room to arm it: keep looking ourselves */
+	int rc = uring_wait(l->ring, l->epoll_ready ? 0 : next_timeout(l));
+	if (rc < 0 && rc != -ETIME && rc != -EINTR)
+		return rc;
+	update_now(l);
+	clock_gettime(CLOCK_MONOTONIC, t0);
+	uring_dispatch(l->ring, LOOP_RING_BATCH);
+	if (!l->epoll_ready)
+		return 0;
+	int n = epoll_wait(l->epfd, evs, LOOP_BATCH, 0);
+	if (n < 0)
+		return errno == EINTR ? 0 : -errno;
+	l->epoll_ready = n > 0;
+	return n;
+}
+
 static void dispatch(struct loop *l, const struct epoll_event *ev)
 {
 	int fd = (int)(uint32_t)ev->data.u64;
@@ -424,15 +501,22 @@ int loop_run(struct loop *l)
 	l->stop = false;
 	update_now(l);
 	while (!l->stop) {
-		int n = epoll_wait(l->epfd, evs, LOOP_BATCH, next_timeout(l));
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		update_now(l);
 		struct timespec t0, t1;
-		clock_gettime(CLOCK_MONOTONIC, &t0);
+		int n;
+		if (l->ring) {
+			n = ring_wait(l, evs, &t0);
+			if (n < 0)
+				return n;
+		} else {
+			n = epoll_wait(l->epfd, evs, LOOP_BATCH, next_timeout(l));
+			if (n < 0) {
+				if (errno == EINTR)
+					continue;
+				return -errno;
+			}
+			update_now(l);
+			clock_gettime(CLOCK_MONOTONIC, &t0);
+		}
 		for (int i = 0; i < n && !l->stop; i++)
 			dispatch(l, &evs[i]);
 		run_timers(l);

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 struct loop;
+struct uring;
 
 enum { LOOP_READ = 1, LOOP_WRITE = 2 };
 
@@ -79,6 +80,17 @@ int64_t loop_wall_s(const struct loop *l);
 void loop_set_clock_offset(struct loop *l, int64_t offset_ms);
 int64_t loop_clock_offset(const struct loop *l);
 
-/* Runs until loop_stop().  Returns 0, or a negative errno when epoll fails. */
+/*
+ * Waits in io_uring ring r (core/net/uring.h) instead of epoll_wait: the
+ * epoll descriptor is watched from the ring by a multishot poll, so one
+ * io_uring_enter per wake-up submits what the ring's owners queued (UDP
+ * replies) and waits for their completions, the epoll side and the next
+ * timer at once.  r stays the caller's; loop_set_ring(l, NULL) goes back
+ * to epoll_wait before r is freed.  Returns 0 or a negative errno.
+ */
+int loop_set_ring(struct loop *l, struct uring *r);
+
+/* Runs until loop_stop().  Returns 0, or a negative errno when epoll (or
+ * the ring) fails. */
 int loop_run(struct loop *l);
 void loop_stop(struct loop *l);

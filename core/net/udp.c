@@ -12,8 +12,19 @@
  * Sockets bound to a wildcard address (0.0.0.0, ::) ask for the packet's
  * destination address (IP_PKTINFO / IPV6_RECVPKTINFO) and answer from it,
  * so a multi-homed host replies from the address the client asked.
+ *
+ * Two ways to move the datagrams, the same answers either way:
+ * - io_uring (the default where the kernel allows it, see uring.h): each
+ *   socket has a multishot receive that lands datagrams in provided
+ *   buffers and posts them as completions; each reply is a send entry
+ *   from its own slot (query context, tx buffer, header, address,
+ *   control), the slot held until the send completes.  The loop submits
+ *   the replies and waits for the next datagram in one system call.
+ * - epoll: recvmmsg when the socket is readable, sendmmsg for the batch
+ *   (udp_io = "epoll", or when io_uring is unavailable).
  */
 #include <errno.h>
+#include <linux/io_uring.h>
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -25,6 +36,7 @@
 #include "core/conf/log.h"
 #include "core/net/loop.h"
 #include "core/net/net_internal.h"
+#include "core/net/uring.h"
 #include "core/wire/arena.h"
 #include "core/wire/query.h"
 
@@ -32,6 +44,19 @@
 /* recvmmsg batches per socket per wakeup, so a UDP flood cannot starve
  * TCP and the timers; the level-triggered loop comes back for the rest. */
 #define UDP_ROUNDS 8
+
+/* The ring: its size, and its provided buffers (one datagram each, with
+ * the kernel's recvmsg header, the address and the control message in
+ * front).  As many buffers as reply slots, so the datagrams of one
+ * wake-up find a free slot once the previous wake-up's replies are sent. */
+#define UDP_RING_ENTRIES 128
+#define UDP_RING_GROUP 1
+#define UDP_RING_BUFS UDP_BATCH
+/* user_data of a send (the slot in the low bits); a receive's is the socket. */
+#define UDP_RING_SEND (UINT64_C(1) << 40)
+/* The spare slot: answers a datagram when every slot waits for its send,
+ * sent at once with sendmsg(). */
+#define UDP_SPARE UDP_BATCH
 
 /* Room for either an IPv4 or an IPv6 packet-info control message. */
 union udp_ctl {
@@ -43,6 +68,8 @@ struct udp_socket {
 	struct udp *u;
 	int fd;
 	bool pktinfo;        /* bound to a wildcard address */
+	bool on_ring;        /* served by the ring's multishot receive */
+	struct msghdr ring_msg;   /* the receive's layout: address and control room */
 	char name[NET_NAME_MAX];
 };
 
@@ -54,18 +81,26 @@ struct udp {
 	struct udp_socket *socks;
 	size_t n_socks, max_socks;
 
-	/* The batch, made at start. */
+	/* The ring (NULL: the epoll path) and its reply slots. */
+	struct uring *ring;
+	struct uring_bufs *ring_bufs;
+	int ring_owner;
+	unsigned n_free;
+	uint8_t free_slots[UDP_BATCH];
+
+	/* The batch (epoll) or the reply slots (ring), made at start; one
+	 * more slot than a batch: the ring's spare. */
 	unsigned rx_dirty;                      /* headers the last recvmmsg filled */
 	size_t rx_ctl_len;                      /* control room they were set up with */
-	uint8_t *bufs;                          /* UDP_BATCH rx + tx buffers */
-	struct query qs[UDP_BATCH];
-	struct sockaddr_storage names[UDP_BATCH];
+	uint8_t *bufs;                          /* UDP_BATCH + 1 rx + tx buffers */
+	struct query qs[UDP_BATCH + 1];
+	struct sockaddr_storage names[UDP_BATCH + 1];
 	struct mmsghdr rx_msgs[UDP_BATCH];
-	struct iovec rx_iov[UDP_BATCH];
+	struct iovec rx_iov[UDP_BATCH + 1];
 	union udp_ctl rx_ctl[UDP_BATCH];
-	struct mmsghdr tx_msgs[UDP_BATCH];
-	struct iovec tx_iov[UDP_BATCH];
-	union udp_ctl tx_ctl[UDP_BATCH];
+	struct mmsghdr tx_msgs[UDP_BATCH + 1];
+	struct iovec tx_iov[UDP_BATCH + 1];
+	union udp_ctl tx_ctl[UDP_BATCH + 1];
 };
 
 /* Each batch slot: rx (a maximal datagram, rounded up so tx starts
@@ -128,22 +163,52 @@ static void udp_send(struct udp *u, int fd, unsigned count)
 	}
 }
 
-/* Fills slot i's query context from the datagram recvmmsg put there. */
-static struct query *udp_query(struct udp *u, unsigned i)
+/* Fills slot i's query context: the datagram rx, from names[i]. */
+static struct query *udp_query(struct udp *u, unsigned i, const uint8_t *rx, size_t rx_len,
+                               socklen_t namelen)
 {
-	const struct msghdr *h = &u->rx_msgs[i].msg_hdr;
 	struct query *q = &u->qs[i];
 
 	query_reset(q);
-	q->rx = u->rx_iov[i].iov_base;
-	q->rx_len = u->rx_msgs[i].msg_len;
-	memcpy(&q->client, &u->names[i], h->msg_namelen);
-	q->client_len = h->msg_namelen;
+	q->rx = rx;
+	q->rx_len = rx_len;
+	memcpy(&q->client, &u->names[i], namelen);
+	q->client_len = namelen;
 	q->transport = QUERY_UDP;
 	q->tx = u->bufs + (size_t)i * UDP_SLOT_SIZE + UDP_RX_SIZE;
 	q->tx_cap = NET_TX_SIZE;
 	q->max_size = u->max_size;
 	return q;
+}
+
+/* Whether the handler left a reply to send. */
+static bool udp_has_reply(const struct query *q)
+{
+	static struct log_limit lim;
+	if (q->tx_len == 0)
+		return false;
+	if (q->tx_len > q->tx_cap) {
+		log_limited(&lim, LOG_ERROR, "udp: handler wrote %zu bytes into %zu", q->tx_len,
+		            q->tx_cap);
+		return false;
+	}
+	return true;
+}
+
+/* Sets up reply header k for q's reply to names[i]; rx: the query's
+ * header with its control messages, when the socket answers from the
+ * address asked (pktinfo), else NULL. */
+static void udp_reply(struct udp *u, unsigned k, unsigned i, socklen_t namelen,
+                      const struct query *q, const struct msghdr *rx)
+{
+	struct msghdr *o = &u->tx_msgs[k].msg_hdr;
+	u->tx_iov[k].iov_base = q->tx;
+	u->tx_iov[k].iov_len = q->tx_len;
+	o->msg_name = &u->names[i];
+	o->msg_namelen = namelen;
+	o->msg_controllen = rx ? reply_pktinfo(rx, &u->tx_ctl[k]) : 0;
+	o->msg_control = o->msg_controllen ? u->tx_ctl[k].buf : NULL;
+	o->msg_flags = 0;
 }
 
 static void udp_read(struct loop *l, int fd, int events, void *arg)
@@ -187,23 +252,12 @@ static void udp_read(struct loop *l, int fd, int events, void *arg)
 			const struct msghdr *h = &u->rx_msgs[i].msg_hdr;
 			if (h->msg_flags & MSG_TRUNC)
 				continue;   /* cannot happen with 64 KiB buffers; never answer a partial message */
-			struct query *q = udp_query(u, i);
+			struct query *q = udp_query(u, i, u->rx_iov[i].iov_base, u->rx_msgs[i].msg_len,
+			                            h->msg_namelen);
 			u->h->fn(u->h->ctx, q);
-			if (q->tx_len == 0)
+			if (!udp_has_reply(q))
 				continue;
-			if (q->tx_len > q->tx_cap) {
-				log_limited(&lim, LOG_ERROR, "udp: handler wrote %zu bytes into %zu",
-				            q->tx_len, q->tx_cap);
-				continue;
-			}
-			struct msghdr *o = &u->tx_msgs[k].msg_hdr;
-			u->tx_iov[k].iov_base = q->tx;
-			u->tx_iov[k].iov_len = q->tx_len;
-			o->msg_name = &u->names[i];
-			o->msg_namelen = h->msg_namelen;
-			o->msg_controllen = s->pktinfo ? reply_pktinfo(h, &u->tx_ctl[k]) : 0;
-			o->msg_control = o->msg_controllen ? u->tx_ctl[k].buf : NULL;
-			o->msg_flags = 0;
+			udp_reply(u, k, i, h->msg_namelen, q, s->pktinfo ? h : NULL);
 			k++;
 		}
 		if (k)
@@ -213,8 +267,153 @@ static void udp_read(struct loop *l, int fd, int events, void *arg)
 	}
 }
 
+/* --- the ring path --- */
+
+static void ring_to_epoll(struct udp_socket *s, const char *why)
+{
+	log_warn("udp %s: io_uring receive failed (%s): served by epoll (recvmmsg) from now on",
+	         s->name, why);
+	s->on_ring = false;
+	int rc = loop_add_fd(s->u->loop, s->fd, LOOP_READ, udp_read, s);
+	if (rc < 0)
+		log_error("udp %s: cannot watch socket: %s", s->name, strerror(-rc));
+}
+
+/* The socket's multishot receive: one entry, completions until it ends. */
+static void ring_arm(struct udp *u, struct udp_socket *s)
+{
+	struct io_uring_sqe *sqe = uring_sqe(u->ring, u->ring_owner, (uint64_t)(s - u->socks), false);
+	if (!sqe) {
+		ring_to_epoll(s, "submission queue full");
+		return;
+	}
+	sqe->opcode = IORING_OP_RECVMSG;
+	sqe->fd = s->fd;
+	sqe->addr = (uint64_t)(uintptr_t)&s->ring_msg;
+	sqe->len = 1;
+	sqe->ioprio = IORING_RECV_MULTISHOT;
+	sqe->flags = IOSQE_BUFFER_SELECT;
+	sqe->buf_group = UDP_RING_GROUP;
+}
+
+/* Answers the datagram in provided buffer buf (len bytes used), queueing
+ * the reply from a free slot. */
+static void ring_answer(struct udp *u, struct udp_socket *s, const uint8_t *buf, size_t len)
+{
+	static struct log_limit lim;
+	const struct io_uring_recvmsg_out *o = (const void *)buf;
+	const uint8_t *name = buf + sizeof(*o);
+	const uint8_t *ctl = name + s->ring_msg.msg_namelen;
+	const uint8_t *payload = ctl + s->ring_msg.msg_controllen;
+	if (len < (size_t)(payload - buf) || (o->flags & MSG_TRUNC) ||
+	    o->namelen > s->ring_msg.msg_namelen || o->payloadlen > len - (size_t)(payload - buf))
+		return;   /* cannot happen with 64 KiB buffers; never answer a partial message */
+	unsigned i = u->n_free ? u->free_slots[--u->n_free] : UDP_SPARE;
+	socklen_t namelen = o->namelen;
+	memcpy(&u->names[i], name, namelen);
+	struct query *q = udp_query(u, i, payload, o->payloadlen, namelen);
+	u->h->fn(u->h->ctx, q);
+	if (!udp_has_reply(q))
+		goto release;
+	struct msghdr rx = { .msg_control = (void *)ctl, .msg_controllen = o->controllen };
+	udp_reply(u, i, i, namelen, q, s->pktinfo ? &rx : NULL);
+	if (i != UDP_SPARE) {
+		struct io_uring_sqe *sqe = uring_sqe(u->ring, u->ring_owner, UDP_RING_SEND | i, true);
+		if (sqe) {
+			sqe->opcode = IORING_OP_SENDMSG;
+			sqe->fd = s->fd;
+			sqe->addr = (uint64_t)(uintptr_t)&u->tx_msgs[i].msg_hdr;
+			sqe->len = 1;
+			return;   /* the slot comes back with the send's completion */
+		}
+	}
+	/* Every slot waits for its send (or no room to queue): send it now. */
+	if (sendmsg(s->fd, &u->tx_msgs[i].msg_hdr, 0) < 0)
+		log_limited(&lim, LOG_WARN, "udp %s: sendmsg: %s", s->name, strerror(errno));
+release:
+	if (i != UDP_SPARE)
+		u->free_slots[u->n_free++] = (uint8_t)i;
+}
+
+static void ring_recv(struct udp *u, struct udp_socket *s, const struct io_uring_cqe *c)
+{
+	if (c->flags & IORING_CQE_F_BUFFER) {
+		unsigned id = c->flags >> IORING_CQE_BUFFER_SHIFT;
+		const uint8_t *buf = uring_buf(u->ring_bufs, id);
+		if (buf && c->res > 0)
+			ring_answer(u, s, buf, (size_t)c->res);
+		if (buf)
+			uring_buf_put(u->ring_bufs, id);   /* the reply is in the slot now */
+	}
+	if (c->flags & IORING_CQE_F_MORE)
+		return;
+	/* The receive ended: out of buffers (a burst longer than the ring)
+	 * or interrupted is routine, arm it again; anything else means this
+	 * socket cannot be served by the ring. */
+	if (c->res >= 0 || c->res == -ENOBUFS || c->res == -EINTR || c->res == -EAGAIN)
+		ring_arm(u, s);
+	else
+		ring_to_epoll(s, strerror(-c->res));
+}
+
+static void ring_sent(struct udp *u, unsigned i, int res)
+{
+	static struct log_limit lim;
+	if (res < 0) {
+		/* UDP clients retry a dropped reply. */
+		log_limited(&lim, LOG_WARN, "udp: send: %s, reply dropped", strerror(-res));
+	}
+	if (i < UDP_BATCH)
+		u->free_slots[u->n_free++] = (uint8_t)i;
+}
+
+static void ring_complete(void *arg, const struct io_uring_cqe *c)
+{
+	struct udp *u = arg;
+	uint64_t d = c->user_data & URING_DATA_MASK;
+	if (d & UDP_RING_SEND)
+		ring_sent(u, (unsigned)(d & ~UDP_RING_SEND), c->res);
+	else if (d < u->n_socks)
+		ring_recv(u, &u->socks[d], c);
+}
+
+/* Makes the ring, its buffers and slots, and has the loop wait in it. */
+static int ring_start(struct udp *u, char err[256])
+{
+	u->ring = uring_new(UDP_RING_ENTRIES, err);
+	if (!u->ring)
+		return -EOPNOTSUPP;
+	size_t size = sizeof(struct io_uring_recvmsg_out) + sizeof(struct sockaddr_storage) +
+	              sizeof(union udp_ctl) + QUERY_MSG_MAX;
+	size = (size + 4095) & ~(size_t)4095;
+	u->ring_bufs = uring_bufs_new(u->ring, UDP_RING_GROUP, UDP_RING_BUFS, size, err);
+	if (!u->ring_bufs)
+		return -EOPNOTSUPP;
+	u->ring_owner = uring_owner_add(u->ring, ring_complete, u);
+	int rc = u->ring_owner < 0 ? u->ring_owner : loop_set_ring(u->loop, u->ring);
+	if (rc < 0) {
+		snprintf(err, 256, "io_uring: %s", strerror(-rc));
+		return rc;
+	}
+	for (unsigned i = 0; i < UDP_BATCH; i++)
+		u->free_slots[u->n_free++] = (uint8_t)(UDP_BATCH - 1 - i);
+	return 0;
+}
+
+static void ring_stop(struct udp *u)
+{
+	if (!u->ring)
+		return;
+	loop_set_ring(u->loop, NULL);
+	/* Closing the ring ends its requests; the buffers go after it. */
+	uring_free(u->ring);
+	uring_bufs_free(NULL, u->ring_bufs);
+	u->ring = NULL;
+	u->ring_bufs = NULL;
+}
+
 struct udp *udp_new(struct loop *l, const struct net_handler *h, uint16_t max_size,
-                    size_t max_sockets)
+                    size_t max_sockets, bool try_ring)
 {
 	struct udp *u = calloc(1, sizeof(*u));
 	if (!u)
@@ -224,24 +423,34 @@ struct udp *udp_new(struct loop *l, const struct net_handler *h, uint16_t max_si
 	u->max_size = max_size;
 	u->max_socks = max_sockets;
 	u->socks = calloc(max_sockets ? max_sockets : 1, sizeof(*u->socks));
-	u->bufs = malloc((size_t)UDP_BATCH * UDP_SLOT_SIZE);
+	u->bufs = malloc((size_t)(UDP_BATCH + 1) * UDP_SLOT_SIZE);
 	if (!u->socks || !u->bufs)
 		goto fail;
-	for (unsigned i = 0; i < UDP_BATCH; i++) {
+	for (unsigned i = 0; i <= UDP_BATCH; i++) {
 		u->qs[i].arena = arena_new(NET_ARENA_CHUNK);
 		if (!u->qs[i].arena)
 			goto fail;
 		u->rx_iov[i].iov_base = u->bufs + (size_t)i * UDP_SLOT_SIZE;
 		u->rx_iov[i].iov_len = QUERY_MSG_MAX;
+		u->tx_msgs[i].msg_hdr.msg_iov = &u->tx_iov[i];
+		u->tx_msgs[i].msg_hdr.msg_iovlen = 1;
+		if (i == UDP_BATCH)
+			break;
 		struct msghdr *m = &u->rx_msgs[i].msg_hdr;
 		m->msg_name = &u->names[i];
 		m->msg_iov = &u->rx_iov[i];
 		m->msg_iovlen = 1;
 		m->msg_control = u->rx_ctl[i].buf;
 		m->msg_namelen = sizeof(u->names[i]);
-		u->tx_msgs[i].msg_hdr.msg_iov = &u->tx_iov[i];
-		u->tx_msgs[i].msg_hdr.msg_iovlen = 1;
 	}
+	char err[256] = "udp_io = \"epoll\"";
+	if (try_ring && ring_start(u, err) < 0)
+		ring_stop(u);
+	if (u->ring)
+		log_info("udp: served by io_uring (multishot receive, %u buffers, one system call "
+		         "per wake-up)", UDP_RING_BUFS);
+	else
+		log_info("udp: served by epoll (recvmmsg/sendmmsg): %s", err);
 	return u;
 fail:
 	udp_free(u);
@@ -257,6 +466,16 @@ int udp_listen(struct udp *u, int fd, bool pktinfo, const char *name)
 	struct udp_socket *s = &u->socks[u->n_socks];
 	*s = (struct udp_socket){ .u = u, .fd = fd, .pktinfo = pktinfo };
 	snprintf(s->name, sizeof(s->name), "%s", name);
+	if (u->ring) {
+		/* The kernel reads only the two lengths: the room it leaves for
+		 * the address and the control message in each buffer. */
+		s->ring_msg.msg_namelen = sizeof(struct sockaddr_storage);
+		s->ring_msg.msg_controllen = pktinfo ? sizeof(union udp_ctl) : 0;
+		s->on_ring = true;
+		u->n_socks++;
+		ring_arm(u, s);
+		return 0;
+	}
 	int rc = loop_add_fd(u->loop, fd, LOOP_READ, udp_read, s);
 	if (rc < 0) {
 		close(fd);
@@ -270,11 +489,13 @@ void udp_free(struct udp *u)
 {
 	if (!u)
 		return;
+	ring_stop(u);
 	for (size_t i = 0; i < u->n_socks; i++) {
-		loop_del_fd(u->loop, u->socks[i].fd);
+		if (!u->socks[i].on_ring)
+			loop_del_fd(u->loop, u->socks[i].fd);
 		close(u->socks[i].fd);
 	}
-	for (unsigned i = 0; i < UDP_BATCH; i++)
+	for (unsigned i = 0; i <= UDP_BATCH; i++)
 		arena_free(u->qs[i].arena);
 	free(u->bufs);
 	free(u->socks);

@@ -33,6 +33,22 @@ import dns.rdatatype
 BIN = os.environ.get("GEOACME_BIN", os.path.join(os.path.dirname(__file__), "../../build/cmd/geoacme"))
 FIXTURES = os.environ.get("FIXTURES", os.path.join(os.path.dirname(__file__), "../fixtures"))
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
+# "epoll": every Server of the run serves UDP with epoll (udp_io = "epoll"
+# in its config, and start() checks the log says so).  tests/CMakeLists.txt
+# runs a few test files a second time with it; unset, the server picks
+# (io_uring where the kernel allows it).
+UDP_IO = os.environ.get("GEOACME_UDP_IO")
+
+
+def with_udp_io(config, value):
+    """config with [server] udp_io = value (added to an existing [server]
+    table, or as a new one at the end)."""
+    line = 'udp_io = "%s"' % value
+    config, n = re.subn(r'(?m)^#?\s*udp_io = .*$', line, config, count=1)
+    if n:
+        return config
+    config, n = re.subn(r'(?m)^\[server\]\s*$', "[server]\n" + line, config, count=1)
+    return config if n else config + "\n[server]\n" + line + "\n"
 
 BASE_CONFIG = """
 listen_addrs_ipv4 = ["127.0.0.1"]
@@ -146,6 +162,8 @@ class Server:
         self.config_path = os.path.join(self.dir, config_name)
         self.args = list(args)      # extra `serve` arguments, e.g. ["-p", "5300"]
         self.env = env              # the environment, when not inherited
+        if UDP_IO:
+            config = with_udp_io(config, UDP_IO)
         with open(self.config_path, "w") as f:
             f.write(config)
         self.log_path = os.path.join(self.dir, "server.log")
@@ -176,6 +194,10 @@ class Server:
             m = re.search(r"ready: .* port (\d+)", self.log_since_start())
             if m:
                 self.port = int(m.group(1))
+                if UDP_IO == "epoll" and "udp: served by epoll" not in self.log_since_start():
+                    self.stop()
+                    raise AssertionError("GEOACME_UDP_IO=epoll, but the log does not say UDP "
+                                         "is served by epoll:\n" + self.log())
                 return self
             if self.proc.poll() is not None:
                 rc = self.exit_code = self.proc.returncode

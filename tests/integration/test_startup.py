@@ -2,8 +2,12 @@
 """Start-up outcomes from issue #14: every configured listen address is bound
 (there was a silent cap at 64), and a daemon that cannot take its signals
 (SIGTERM, SIGINT, SIGHUP through a signalfd) refuses to start instead of
-running deaf to them."""
+running deaf to them.  And from issue #15: the log says which path serves
+UDP (io_uring where the kernel allows it, else epoll; `udp_io = "epoll"`
+forces epoll), and a bad `udp_io` is refused with its position."""
+import ctypes
 import os
+import platform
 import re
 import resource
 import signal
@@ -17,6 +21,7 @@ import dns.message
 import dns.query
 import dns.rcode
 
+import harness
 from harness import BIN, Server, main, rrs
 
 ZONE = """$ORIGIN example.com.
@@ -46,6 +51,72 @@ class ManyListenAddresses(unittest.TestCase):
                         r = server.query("ns1.example.com", "A", addr=a, tcp=tcp)
                         self.assertEqual(dns.rcode.to_text(r.rcode()), "NOERROR")
                         self.assertEqual(rrs(r, "answer"), ["ns1.example.com. 300 IN A 192.0.2.53"])
+        finally:
+            server.cleanup()
+
+
+def io_uring_usable():
+    """Whether this process may make an io_uring (io_uring_setup, system
+    call 425 on every architecture) on a kernel with multishot receive
+    (6.0): then geoacme's "auto" must pick io_uring."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    params = ctypes.create_string_buffer(120)   # struct io_uring_params, zeroed
+    fd = libc.syscall(425, ctypes.c_uint(4), params)
+    if fd < 0:
+        return False
+    os.close(fd)
+    release = re.match(r"(\d+)\.(\d+)", platform.release())
+    return bool(release) and (int(release.group(1)), int(release.group(2))) >= (6, 0)
+
+
+UDP_CONFIG = """listen_addrs_ipv4 = ["127.0.0.1"]
+listen_addrs_ipv6 = ["::1"]
+listen_port = 0
+log_level = "info"
+%s
+[[zones]]
+zone = "example.com"
+file = "example.com.zone"
+"""
+
+
+class UdpPath(unittest.TestCase):
+    def serve_and_ask(self, server_table):
+        server = Server(UDP_CONFIG % server_table, {"example.com.zone": ZONE}).start()
+        try:
+            for addr in ("127.0.0.1", "::1"):
+                with self.subTest(addr=addr):
+                    r = server.query("ns1.example.com", "A", addr=addr)
+                    self.assertEqual(dns.rcode.to_text(r.rcode()), "NOERROR")
+                    self.assertEqual(rrs(r, "answer"), ["ns1.example.com. 300 IN A 192.0.2.53"])
+            return server.log_since_start()
+        finally:
+            server.cleanup()
+
+    def test_auto_logs_the_path_it_took(self):
+        log = self.serve_and_ask("")
+        if harness.UDP_IO == "epoll":
+            self.assertIn('udp: served by epoll (recvmmsg/sendmmsg): udp_io = "epoll"', log)
+        elif io_uring_usable():
+            self.assertIn("udp: served by io_uring (multishot receive, 32 buffers, one system "
+                          "call per wake-up)", log)
+        else:
+            self.assertRegex(log, r"udp: served by epoll \(recvmmsg/sendmmsg\): io_uring")
+        self.assertEqual(len(re.findall(r"udp: served by", log)), 1, log)
+
+    def test_epoll_forced(self):
+        log = self.serve_and_ask('[server]\nudp_io = "epoll"')
+        self.assertIn('udp: served by epoll (recvmmsg/sendmmsg): udp_io = "epoll"', log)
+        self.assertNotIn("io_uring", log)
+
+    def test_bad_value_refused_with_its_position(self):
+        server = Server(UDP_CONFIG % '[server]\nudp_io = "uring"', {"example.com.zone": ZONE})
+        try:
+            with self.assertRaises(AssertionError):
+                server.start()
+            self.assertNotEqual(server.exit_code, 0)
+            self.assertIn("%s:6:10: expected 'udp_io' to be \"auto\" or \"epoll\", found "
+                          "'uring'" % server.config_path, server.log())
         finally:
             server.cleanup()
 
