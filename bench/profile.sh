@@ -68,7 +68,7 @@ perl "$ROOT/tests/fixtures/make_mmdb.pl" --layout city --out "$W" >/dev/null || 
 	die "openssl genpkey failed"
 mkdir -p "$W/q"
 while ! port_free "$PORT"; do PORT=$((PORT + 1)); done
-geoacme_config "$W/geoacme" "$PORT" "${PROFILE_SITES:-7}" 10
+geoacme_config "$W/geoacme" "$PORT" "${PROFILE_SITES:-7}" 10 "${PROFILE_UDP_IO:-auto}"
 # The class profiled (PROFILE_CLASS): geo_ecs_do, the hot path, by default.
 CLASS=${PROFILE_CLASS:-geo_ecs_do}
 # The per-class files hold NQ lines each (dnsperf -n 1 reads a file once).

@@ -25,7 +25,9 @@
 #   BENCH_RUNS=3            rounds (each server once per round; medians shown)
 #   BENCH_RUN_S=2           seconds of a full-speed run, per round and class
 #   BENCH_FIX_S=3           seconds of a fixed-load run, per round and class
-#   BENCH_SERVERS="reflector geoacme nsd knot pdns gdnsd"
+#   BENCH_SERVERS="reflector geoacme nsd knot pdns gdnsd"  (also geoacme_epoll: geoacme
+#                           with udp_io = "epoll", for the two UDP paths side by side)
+#   BENCH_CLASSES="static static_do geo_ecs geo_ecs_do nx_do"  (a subset for a short run)
 #   BENCH_SCALING=1         0 skips the scaling run
 #   BENCH_INSTRUCTIONS=1    0 skips the callgrind count (bench/profile.sh, PROFILE_CLASSES=1);
 #                           BENCH_INSTR_QUERIES=5000 queries per class, BENCH_INSTR_PEERS=gdnsd
@@ -72,7 +74,7 @@ PEER_PACKAGES="dnsperf nsd knot knot-module-geoip knot-dnsutils pdns-server
 pdns-backend-geoip pdns-backend-sqlite3 gdnsd ldnsutils sqlite3 iproute2
 libmaxmind-db-writer-perl bc"
 
-CLASSES="static static_do geo_ecs geo_ecs_do nx_do"
+CLASSES=${BENCH_CLASSES:-"static static_do geo_ecs geo_ecs_do nx_do"}
 declare -A CLASS_LABEL=(
 	[static]="static A" [static_do]="static A +DO" [geo_ecs]="geo A +ECS"
 	[geo_ecs_do]="geo A +ECS +DO" [nx_do]="random NXDOMAIN +DO" [acme_do]="ACME TXT +DO"

@@ -29,7 +29,7 @@ ECS_HEX=00011800c00002
 # What each server should answer for geo.example.com A from that client.
 geo_expected() {
 	case $1 in
-	geoacme | knot) echo "192.0.2.1 192.0.2.2" ;;   # the pair
+	geoacme | geoacme_epoll | knot) echo "192.0.2.1 192.0.2.2" ;;   # the pair
 	pdns | gdnsd) echo "192.0.2.1" ;;               # nearest only
 	*) echo "" ;;
 	esac
@@ -104,12 +104,13 @@ reflector_start() {
 
 # ---- geoacme -----------------------------------------------------------
 
-# geoacme_config DIR PORT N_SITES N_ACME: writes DIR/geoacme.toml and its
-# inputs (example.com zone, ACME seed); the key and mmdb are shared.  The
-# ACME zone takes UPDATEs signed with TSIG key "bench-key." ($TSIG_SECRET).
+# geoacme_config DIR PORT N_SITES N_ACME [UDP_IO]: writes DIR/geoacme.toml
+# and its inputs (example.com zone, ACME seed); the key and mmdb are
+# shared.  The ACME zone takes UPDATEs signed with TSIG key "bench-key."
+# ($TSIG_SECRET).  UDP_IO sets [server] udp_io (left out: "auto").
 : "${TSIG_SECRET:=$(openssl rand -base64 32)}"
 geoacme_config() {
-	local d=$1 port=$2 nsites=$3 nacme=$4
+	local d=$1 port=$2 nsites=$3 nacme=$4 udp_io=${5:-auto}
 	mkdir -p "$d"
 	write_zone >"$d/example.com.zone"
 	acme_zone "$nacme" >"$d/acme.zone"
@@ -118,6 +119,9 @@ geoacme_config() {
 listen_addrs_ipv4 = ["127.0.0.1"]
 listen_port = $port
 log_level = "info"
+
+[server]
+udp_io = "$udp_io"
 
 [geo]
 databases = ["$W/city.mmdb"]
@@ -165,6 +169,14 @@ geoacme_setup() { geoacme_config "$W/geoacme" "$1" 7 10; }
 geoacme_start() {
 	bench_spawn "$W/geoacme/geoacme.log" taskset -c "$SERVER_CPU" ${WRAP[@]+"${WRAP[@]}"} \
 		"$GEOACME" serve -c "$W/geoacme/geoacme.toml"
+	SERVER_PID=$SPAWNED_PID
+}
+# The same server with UDP on its epoll path (udp_io = "epoll"), to compare
+# the two in one run: BENCH_SERVERS="reflector geoacme geoacme_epoll gdnsd".
+geoacme_epoll_setup() { geoacme_config "$W/geoacme_epoll" "$1" 7 10 epoll; }
+geoacme_epoll_start() {
+	bench_spawn "$W/geoacme_epoll/geoacme.log" taskset -c "$SERVER_CPU" ${WRAP[@]+"${WRAP[@]}"} \
+		"$GEOACME" serve -c "$W/geoacme_epoll/geoacme.toml"
 	SERVER_PID=$SPAWNED_PID
 }
 

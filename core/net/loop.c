@@ -419,7 +419,7 @@ static void on_epoll_ready(void *arg, const struct io_uring_cqe *c)
 
 static int arm_poll(struct loop *l)
 {
-	struct io_uring_sqe *sqe = uring_sqe(l->ring, l->ring_owner, 0, false);
+	struct io_uring_sqe *sqe = uring_sqe(l->ring, l->ring_owner, 0);
 	if (!sqe)
 		return -EBUSY;
 	sqe->opcode = IORING_OP_POLL_ADD;
@@ -457,7 +457,9 @@ static int ring_wait(struct loop *l, struct epoll_event *evs, struct timespec *t
 	if (!l->poll_armed && arm_poll(l) < 0)
 		l->epoll_ready = true;   /* no room to arm it: keep looking ourselves */
 	int rc = uring_wait(l->ring, l->epoll_ready ? 0 : next_timeout(l));
-	if (rc < 0 && rc != -ETIME && rc != -EINTR)
+	/* -EBUSY/-EAGAIN: completions the kernel could not post yet (a full
+	 * completion queue); taking those waiting makes room for them. */
+	if (rc < 0 && rc != -ETIME && rc != -EINTR && rc != -EBUSY && rc != -EAGAIN)
 		return rc;
 	update_now(l);
 	clock_gettime(CLOCK_MONOTONIC, t0);

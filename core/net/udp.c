@@ -18,8 +18,12 @@
  *   socket has a multishot receive that lands datagrams in provided
  *   buffers and posts them as completions; each reply is a send entry
  *   from its own slot (query context, tx buffer, header, address,
- *   control), the slot held until the send completes.  The loop submits
- *   the replies and waits for the next datagram in one system call.
+ *   control).  The loop submits the replies and waits for the next
+ *   datagram in one system call.  A send is marked MSG_DONTWAIT, so the
+ *   kernel finishes it inside that call (sent, or failed with EAGAIN like
+ *   sendmmsg when the socket buffer is full) instead of parking it, and
+ *   posts a completion only on failure (IOSQE_CQE_SKIP_SUCCESS): once the
+ *   replies are submitted, every slot is free again.
  * - epoll: recvmmsg when the socket is readable, sendmmsg for the batch
  *   (udp_io = "epoll", or when io_uring is unavailable).
  */
@@ -47,15 +51,14 @@
 
 /* The ring: its size, and its provided buffers (one datagram each, with
  * the kernel's recvmsg header, the address and the control message in
- * front).  As many buffers as reply slots, so the datagrams of one
- * wake-up find a free slot once the previous wake-up's replies are sent. */
+ * front). */
 #define UDP_RING_ENTRIES 128
 #define UDP_RING_GROUP 1
 #define UDP_RING_BUFS UDP_BATCH
-/* user_data of a send (the slot in the low bits); a receive's is the socket. */
+/* user_data of a send; a receive's is its socket's index. */
 #define UDP_RING_SEND (UINT64_C(1) << 40)
-/* The spare slot: answers a datagram when every slot waits for its send,
- * sent at once with sendmsg(). */
+/* The spare slot: answers a datagram if the replies queued could not all
+ * be submitted (their slots still in use); sent at once with sendmsg(). */
 #define UDP_SPARE UDP_BATCH
 
 /* Room for either an IPv4 or an IPv6 packet-info control message. */
@@ -85,8 +88,8 @@ struct udp {
 	struct uring *ring;
 	struct uring_bufs *ring_bufs;
 	int ring_owner;
-	unsigned n_free;
-	uint8_t free_slots[UDP_BATCH];
+	uint64_t ring_epoch;         /* uring_epoch() when ring_used was counted */
+	unsigned ring_used;          /* slots holding replies not yet submitted */
 
 	/* The batch (epoll) or the reply slots (ring), made at start; one
 	 * more slot than a batch: the ring's spare. */
@@ -282,7 +285,7 @@ static void ring_to_epoll(struct udp_socket *s, const char *why)
 /* The socket's multishot receive: one entry, completions until it ends. */
 static void ring_arm(struct udp *u, struct udp_socket *s)
 {
-	struct io_uring_sqe *sqe = uring_sqe(u->ring, u->ring_owner, (uint64_t)(s - u->socks), false);
+	struct io_uring_sqe *sqe = uring_sqe(u->ring, u->ring_owner, (uint64_t)(s - u->socks));
 	if (!sqe) {
 		ring_to_epoll(s, "submission queue full");
 		return;
@@ -296,8 +299,23 @@ static void ring_arm(struct udp *u, struct udp_socket *s)
 	sqe->buf_group = UDP_RING_GROUP;
 }
 
+/* A reply slot: the next one not queued since the last submission.  When
+ * all are (a burst answered in one pass), submit them: their sends are
+ * done when that returns.  UDP_SPARE if even that fails. */
+static unsigned ring_slot(struct udp *u)
+{
+	if (u->ring_used == UDP_BATCH)
+		uring_submit(u->ring);
+	uint64_t epoch = uring_epoch(u->ring);
+	if (epoch != u->ring_epoch) {
+		u->ring_epoch = epoch;
+		u->ring_used = 0;
+	}
+	return u->ring_used < UDP_BATCH ? u->ring_used++ : UDP_SPARE;
+}
+
 /* Answers the datagram in provided buffer buf (len bytes used), queueing
- * the reply from a free slot. */
+ * the reply from a reply slot. */
 static void ring_answer(struct udp *u, struct udp_socket *s, const uint8_t *buf, size_t len)
 {
 	static struct log_limit lim;
@@ -308,31 +326,30 @@ static void ring_answer(struct udp *u, struct udp_socket *s, const uint8_t *buf,
 	if (len < (size_t)(payload - buf) || (o->flags & MSG_TRUNC) ||
 	    o->namelen > s->ring_msg.msg_namelen || o->payloadlen > len - (size_t)(payload - buf))
 		return;   /* cannot happen with 64 KiB buffers; never answer a partial message */
-	unsigned i = u->n_free ? u->free_slots[--u->n_free] : UDP_SPARE;
+	unsigned i = ring_slot(u);
 	socklen_t namelen = o->namelen;
 	memcpy(&u->names[i], name, namelen);
 	struct query *q = udp_query(u, i, payload, o->payloadlen, namelen);
 	u->h->fn(u->h->ctx, q);
 	if (!udp_has_reply(q))
-		goto release;
+		return;   /* the slot is taken until the next submission all the same */
 	struct msghdr rx = { .msg_control = (void *)ctl, .msg_controllen = o->controllen };
 	udp_reply(u, i, i, namelen, q, s->pktinfo ? &rx : NULL);
 	if (i != UDP_SPARE) {
-		struct io_uring_sqe *sqe = uring_sqe(u->ring, u->ring_owner, UDP_RING_SEND | i, true);
+		struct io_uring_sqe *sqe = uring_sqe(u->ring, u->ring_owner, UDP_RING_SEND);
 		if (sqe) {
 			sqe->opcode = IORING_OP_SENDMSG;
 			sqe->fd = s->fd;
 			sqe->addr = (uint64_t)(uintptr_t)&u->tx_msgs[i].msg_hdr;
 			sqe->len = 1;
-			return;   /* the slot comes back with the send's completion */
+			sqe->msg_flags = MSG_DONTWAIT;
+			sqe->flags = IOSQE_CQE_SKIP_SUCCESS;
+			return;
 		}
 	}
-	/* Every slot waits for its send (or no room to queue): send it now. */
-	if (sendmsg(s->fd, &u->tx_msgs[i].msg_hdr, 0) < 0)
+	/* No slot or no room to queue: send it now. */
+	if (sendmsg(s->fd, &u->tx_msgs[i].msg_hdr, MSG_DONTWAIT) < 0)
 		log_limited(&lim, LOG_WARN, "udp %s: sendmsg: %s", s->name, strerror(errno));
-release:
-	if (i != UDP_SPARE)
-		u->free_slots[u->n_free++] = (uint8_t)i;
 }
 
 static void ring_recv(struct udp *u, struct udp_socket *s, const struct io_uring_cqe *c)
@@ -356,15 +373,15 @@ static void ring_recv(struct udp *u, struct udp_socket *s, const struct io_uring
 		ring_to_epoll(s, strerror(-c->res));
 }
 
-static void ring_sent(struct udp *u, unsigned i, int res)
+/* Only failed sends post a completion: EAGAIN is a full socket buffer, as
+ * with sendmmsg; UDP clients retry a dropped reply. */
+static void ring_send_failed(int res)
 {
 	static struct log_limit lim;
-	if (res < 0) {
-		/* UDP clients retry a dropped reply. */
+	if (res == -EAGAIN)
+		log_limited(&lim, LOG_WARN, "udp: send buffer full, reply dropped");
+	else if (res < 0)
 		log_limited(&lim, LOG_WARN, "udp: send: %s, reply dropped", strerror(-res));
-	}
-	if (i < UDP_BATCH)
-		u->free_slots[u->n_free++] = (uint8_t)i;
 }
 
 static void ring_complete(void *arg, const struct io_uring_cqe *c)
@@ -372,7 +389,7 @@ static void ring_complete(void *arg, const struct io_uring_cqe *c)
 	struct udp *u = arg;
 	uint64_t d = c->user_data & URING_DATA_MASK;
 	if (d & UDP_RING_SEND)
-		ring_sent(u, (unsigned)(d & ~UDP_RING_SEND), c->res);
+		ring_send_failed(c->res);
 	else if (d < u->n_socks)
 		ring_recv(u, &u->socks[d], c);
 }
@@ -395,8 +412,6 @@ static int ring_start(struct udp *u, char err[256])
 		snprintf(err, 256, "io_uring: %s", strerror(-rc));
 		return rc;
 	}
-	for (unsigned i = 0; i < UDP_BATCH; i++)
-		u->free_slots[u->n_free++] = (uint8_t)(UDP_BATCH - 1 - i);
 	return 0;
 }
 

@@ -49,7 +49,7 @@ struct uring {
 	struct io_uring_cqe *cqes;
 
 	unsigned pending;            /* entries written, not yet submitted */
-	unsigned quick;              /* of which complete during submission */
+	uint64_t epoch;              /* times pending went back to 0 */
 
 	struct uring_owner owners[URING_OWNERS];
 	int n_owners;
@@ -88,6 +88,13 @@ static void fmt_err(char err[256], const char *what, int e)
 
 /* --- submission and completion --- */
 
+static void submitted(struct uring *r, unsigned n)
+{
+	r->pending -= n > r->pending ? r->pending : n;
+	if (!r->pending)
+		r->epoch++;
+}
+
 int uring_submit(struct uring *r)
 {
 	while (r->pending) {
@@ -97,15 +104,19 @@ int uring_submit(struct uring *r)
 				continue;
 			return -errno;
 		}
-		r->pending -= (unsigned)n > r->pending ? r->pending : (unsigned)n;
-		r->quick = 0;   /* their completions are posted now */
+		submitted(r, (unsigned)n);
 		if (n == 0)
 			return -EBUSY;
 	}
 	return 0;
 }
 
-struct io_uring_sqe *uring_sqe(struct uring *r, int owner, uint64_t data, bool quick)
+uint64_t uring_epoch(const struct uring *r)
+{
+	return r->epoch;
+}
+
+struct io_uring_sqe *uring_sqe(struct uring *r, int owner, uint64_t data)
 {
 	unsigned head = __atomic_load_n(r->sq_head, __ATOMIC_ACQUIRE);
 	unsigned tail = *r->sq_tail;
@@ -122,8 +133,6 @@ struct io_uring_sqe *uring_sqe(struct uring *r, int owner, uint64_t data, bool q
 	/* The SQ array maps slot i to entry i for good (set in uring_new). */
 	__atomic_store_n(r->sq_tail, tail + 1, __ATOMIC_RELEASE);
 	r->pending++;
-	if (quick)
-		r->quick++;
 	return sqe;
 }
 
@@ -136,17 +145,12 @@ int uring_wait(struct uring *r, int timeout_ms)
 		ts.tv_nsec = (long long)(timeout_ms % 1000) * 1000000;
 		arg.ts = (uint64_t)(uintptr_t)&ts;
 	}
-	/* Completions already waiting count towards min_complete: take them
-	 * into account so the wait still returns at once for them. */
-	unsigned min = r->quick + 1;
-	unsigned submit = r->pending;
-	int n = sys_enter(r->enter_fd, submit, timeout_ms == 0 ? 0 : min,
+	int n = sys_enter(r->enter_fd, r->pending, timeout_ms == 0 ? 0 : 1,
 	                  r->enter_flags | IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG,
 	                  &arg, sizeof(arg));
 	if (n < 0)
 		return -errno;   /* -ETIME, -EINTR: nothing was submitted */
-	r->pending -= (unsigned)n > submit ? submit : (unsigned)n;
-	r->quick = 0;
+	submitted(r, (unsigned)n);
 	return 0;
 }
 
@@ -283,7 +287,7 @@ static int probe_multishot(struct uring *r, char err[256])
 	}
 	struct msghdr m = { 0 };
 	const uint64_t recv_data = 1, cancel_data = 2;
-	struct io_uring_sqe *sqe = uring_sqe(r, 0, recv_data, false);
+	struct io_uring_sqe *sqe = uring_sqe(r, 0, recv_data);
 	sqe->opcode = IORING_OP_RECVMSG;
 	sqe->fd = s;
 	sqe->addr = (uint64_t)(uintptr_t)&m;
@@ -303,7 +307,7 @@ static int probe_multishot(struct uring *r, char err[256])
 		fmt_err(err, "io_uring: multishot receive refused", -rc);
 		goto out;
 	}
-	sqe = uring_sqe(r, 0, cancel_data, false);
+	sqe = uring_sqe(r, 0, cancel_data);
 	sqe->opcode = IORING_OP_ASYNC_CANCEL;
 	sqe->addr = recv_data;
 	/* Two completions: the cancel's and the receive's last (-ECANCELED). */

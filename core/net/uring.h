@@ -47,21 +47,26 @@ int uring_owner_add(struct uring *r, uring_cqe_fn fn, void *arg);
 /*
  * A zeroed submission entry with user_data set, submitted by the next
  * uring_wait() or uring_submit().  When the queue is full it submits what
- * is pending first; NULL only if even that fails.  quick: the request
- * completes during submission (a UDP send), so the next wait expects its
- * completion on top of the one it waits for and still returns after a
- * single system call.
+ * is pending first; NULL only if even that fails.
  */
-struct io_uring_sqe *uring_sqe(struct uring *r, int owner, uint64_t data, bool quick);
+struct io_uring_sqe *uring_sqe(struct uring *r, int owner, uint64_t data);
+
+/*
+ * How many times everything pending was submitted.  A request that the
+ * kernel finishes while it is submitted (a UDP send with MSG_DONTWAIT:
+ * sent or failed, never parked to wait) is done once this has moved, so
+ * whatever memory it read can be used again.
+ */
+uint64_t uring_epoch(const struct uring *r);
 
 /* Submits what is pending without waiting.  Returns 0 or a negative errno. */
 int uring_submit(struct uring *r);
 
 /*
- * One io_uring_enter: submits what is pending and waits until one
- * completion beyond the quick ones is there, or timeout_ms passes (-1:
- * no limit, 0: do not wait).  Returns 0, -ETIME, -EINTR or a negative
- * errno.  Then call uring_dispatch().
+ * One io_uring_enter: submits what is pending and waits for one
+ * completion, or until timeout_ms passes (-1: no limit, 0: do not wait).
+ * Returns 0, -ETIME, -EINTR or a negative errno.  Then call
+ * uring_dispatch().
  */
 int uring_wait(struct uring *r, int timeout_ms);
 
