@@ -55,8 +55,9 @@
 #define UDP_RING_ENTRIES 128
 #define UDP_RING_GROUP 1
 #define UDP_RING_BUFS UDP_BATCH
-/* user_data of a send; a receive's is its socket's index. */
+/* user_data of a send and of a cancel; a receive's is its socket's index. */
 #define UDP_RING_SEND (UINT64_C(1) << 40)
+#define UDP_RING_CANCEL (UINT64_C(1) << 41)
 /* The spare slot: answers a datagram if the replies queued could not all
  * be submitted (their slots still in use); sent at once with sendmsg(). */
 #define UDP_SPARE UDP_BATCH
@@ -72,6 +73,7 @@ struct udp_socket {
 	int fd;
 	bool pktinfo;        /* bound to a wildcard address */
 	bool on_ring;        /* served by the ring's multishot receive */
+	bool armed;          /* that receive is in the kernel */
 	struct msghdr ring_msg;   /* the receive's layout: address and control room */
 	char name[NET_NAME_MAX];
 };
@@ -90,6 +92,7 @@ struct udp {
 	int ring_owner;
 	uint64_t ring_epoch;         /* uring_epoch() when ring_used was counted */
 	unsigned ring_used;          /* slots holding replies not yet submitted */
+	bool ring_stopping;          /* udp_free: receives being cancelled */
 
 	/* The batch (epoll) or the reply slots (ring), made at start; one
 	 * more slot than a batch: the ring's spare. */
@@ -290,6 +293,7 @@ static void ring_arm(struct udp *u, struct udp_socket *s)
 		ring_to_epoll(s, "submission queue full");
 		return;
 	}
+	s->armed = true;
 	sqe->opcode = IORING_OP_RECVMSG;
 	sqe->fd = s->fd;
 	sqe->addr = (uint64_t)(uintptr_t)&s->ring_msg;
@@ -357,12 +361,15 @@ static void ring_recv(struct udp *u, struct udp_socket *s, const struct io_uring
 	if (c->flags & IORING_CQE_F_BUFFER) {
 		unsigned id = c->flags >> IORING_CQE_BUFFER_SHIFT;
 		const uint8_t *buf = uring_buf(u->ring_bufs, id);
-		if (buf && c->res > 0)
+		if (buf && c->res > 0 && !u->ring_stopping)
 			ring_answer(u, s, buf, (size_t)c->res);
 		if (buf)
 			uring_buf_put(u->ring_bufs, id);   /* the reply is in the slot now */
 	}
 	if (c->flags & IORING_CQE_F_MORE)
+		return;
+	s->armed = false;
+	if (u->ring_stopping)
 		return;
 	/* The receive ended: out of buffers (a burst longer than the ring)
 	 * or interrupted is routine, arm it again; anything else means this
@@ -390,6 +397,8 @@ static void ring_complete(void *arg, const struct io_uring_cqe *c)
 	uint64_t d = c->user_data & URING_DATA_MASK;
 	if (d & UDP_RING_SEND)
 		ring_send_failed(c->res);
+	else if (d & UDP_RING_CANCEL)
+		return;
 	else if (d < u->n_socks)
 		ring_recv(u, &u->socks[d], c);
 }
@@ -415,10 +424,44 @@ static int ring_start(struct udp *u, char err[256])
 	return 0;
 }
 
+/*
+ * Closing the ring would end the receives in the background, and each
+ * holds its socket (and so its port) until then: a server restarted at
+ * once could not bind.  Cancel them and wait for their last completions.
+ */
+static void ring_cancel(struct udp *u)
+{
+	u->ring_stopping = true;
+	for (size_t i = 0; i < u->n_socks; i++) {
+		struct udp_socket *s = &u->socks[i];
+		if (!s->armed)
+			continue;
+		struct io_uring_sqe *sqe = uring_sqe(u->ring, u->ring_owner, UDP_RING_CANCEL);
+		if (!sqe)
+			break;
+		sqe->opcode = IORING_OP_ASYNC_CANCEL;
+		sqe->fd = s->fd;
+		sqe->cancel_flags = IORING_ASYNC_CANCEL_FD | IORING_ASYNC_CANCEL_ALL;
+	}
+	for (int tries = 0; tries < 100; tries++) {
+		size_t armed = 0;
+		for (size_t i = 0; i < u->n_socks; i++)
+			armed += u->socks[i].armed;
+		if (!armed)
+			return;
+		int rc = uring_wait(u->ring, 10);
+		if (rc < 0 && rc != -ETIME && rc != -EINTR)
+			return;
+		uring_dispatch(u->ring, UINT32_MAX);
+	}
+	log_warn("udp: io_uring receives not cancelled in time");
+}
+
 static void ring_stop(struct udp *u)
 {
 	if (!u->ring)
 		return;
+	ring_cancel(u);
 	loop_set_ring(u->loop, NULL);
 	/* Closing the ring ends its requests; the buffers go after it. */
 	uring_free(u->ring);

@@ -109,6 +109,22 @@ class UdpPath(unittest.TestCase):
         self.assertIn('udp: served by epoll (recvmmsg/sendmmsg): udp_io = "epoll"', log)
         self.assertNotIn("io_uring", log)
 
+    def test_same_port_again_at_once(self):
+        """Each multishot receive holds its socket while it is in the ring,
+        and a ring closed with receives in it ends them in the background:
+        a server stopped and started again at once (a restart) could not
+        bind its port.  geoacme cancels them before it exits."""
+        port = harness.free_port()
+        for i in range(4):
+            server = Server(UDP_CONFIG % "", {"example.com.zone": ZONE}, args=["-p", str(port)])
+            try:
+                server.start()
+                self.assertEqual(server.port, port)
+                r = server.query("ns1.example.com", "A")
+                self.assertEqual(rrs(r, "answer"), ["ns1.example.com. 300 IN A 192.0.2.53"])
+            finally:
+                server.cleanup()
+
     def test_bad_value_refused_with_its_position(self):
         server = Server(UDP_CONFIG % '[server]\nudp_io = "uring"', {"example.com.zone": ZONE})
         try:
