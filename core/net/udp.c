@@ -100,7 +100,7 @@ struct udp {
 	size_t rx_ctl_len;                      /* control room they were set up with */
 	uint8_t *bufs;                          /* UDP_BATCH + 1 rx + tx buffers */
 	struct query qs[UDP_BATCH + 1];
-	struct sockaddr_storage names[UDP_BATCH + 1];
+	struct sockaddr_storage names[UDP_BATCH];   /* epoll: where recvmmsg puts the addresses */
 	struct mmsghdr rx_msgs[UDP_BATCH];
 	struct iovec rx_iov[UDP_BATCH + 1];
 	union udp_ctl rx_ctl[UDP_BATCH];
@@ -169,16 +169,16 @@ static void udp_send(struct udp *u, int fd, unsigned count)
 	}
 }
 
-/* Fills slot i's query context: the datagram rx, from names[i]. */
+/* Fills slot i's query context: the datagram rx, from address name. */
 static struct query *udp_query(struct udp *u, unsigned i, const uint8_t *rx, size_t rx_len,
-                               socklen_t namelen)
+                               const void *name, socklen_t namelen)
 {
 	struct query *q = &u->qs[i];
 
 	query_reset(q);
 	q->rx = rx;
 	q->rx_len = rx_len;
-	memcpy(&q->client, &u->names[i], namelen);
+	memcpy(&q->client, name, namelen);
 	q->client_len = namelen;
 	q->transport = QUERY_UDP;
 	q->tx = u->bufs + (size_t)i * UDP_SLOT_SIZE + UDP_RX_SIZE;
@@ -201,16 +201,16 @@ static bool udp_has_reply(const struct query *q)
 	return true;
 }
 
-/* Sets up reply header k for q's reply to names[i]; rx: the query's
- * header with its control messages, when the socket answers from the
- * address asked (pktinfo), else NULL. */
-static void udp_reply(struct udp *u, unsigned k, unsigned i, socklen_t namelen,
+/* Sets up reply header k for q's reply to name; rx: the query's header
+ * with its control messages, when the socket answers from the address
+ * asked (pktinfo), else NULL. */
+static void udp_reply(struct udp *u, unsigned k, void *name, socklen_t namelen,
                       const struct query *q, const struct msghdr *rx)
 {
 	struct msghdr *o = &u->tx_msgs[k].msg_hdr;
 	u->tx_iov[k].iov_base = q->tx;
 	u->tx_iov[k].iov_len = q->tx_len;
-	o->msg_name = &u->names[i];
+	o->msg_name = name;
 	o->msg_namelen = namelen;
 	o->msg_controllen = rx ? reply_pktinfo(rx, &u->tx_ctl[k]) : 0;
 	o->msg_control = o->msg_controllen ? u->tx_ctl[k].buf : NULL;
@@ -259,11 +259,11 @@ static void udp_read(struct loop *l, int fd, int events, void *arg)
 			if (h->msg_flags & MSG_TRUNC)
 				continue;   /* cannot happen with 64 KiB buffers; never answer a partial message */
 			struct query *q = udp_query(u, i, u->rx_iov[i].iov_base, u->rx_msgs[i].msg_len,
-			                            h->msg_namelen);
+			                            &u->names[i], h->msg_namelen);
 			u->h->fn(u->h->ctx, q);
 			if (!udp_has_reply(q))
 				continue;
-			udp_reply(u, k, i, h->msg_namelen, q, s->pktinfo ? h : NULL);
+			udp_reply(u, k, &u->names[i], h->msg_namelen, q, s->pktinfo ? h : NULL);
 			k++;
 		}
 		if (k)
@@ -332,13 +332,14 @@ static void ring_answer(struct udp *u, struct udp_socket *s, const uint8_t *buf,
 		return;   /* cannot happen with 64 KiB buffers; never answer a partial message */
 	unsigned i = ring_slot(u);
 	socklen_t namelen = o->namelen;
-	memcpy(&u->names[i], name, namelen);
-	struct query *q = udp_query(u, i, payload, o->payloadlen, namelen);
+	struct query *q = udp_query(u, i, payload, o->payloadlen, name, namelen);
 	u->h->fn(u->h->ctx, q);
 	if (!udp_has_reply(q))
 		return;   /* the slot is taken until the next submission all the same */
 	struct msghdr rx = { .msg_control = (void *)ctl, .msg_controllen = o->controllen };
-	udp_reply(u, i, i, namelen, q, s->pktinfo ? &rx : NULL);
+	/* The reply goes to the copy of the address in the query context
+	 * (the buffer goes back to the kernel before the send is submitted). */
+	udp_reply(u, i, &q->client, namelen, q, s->pktinfo ? &rx : NULL);
 	if (i != UDP_SPARE) {
 		struct io_uring_sqe *sqe = uring_sqe(u->ring, u->ring_owner, UDP_RING_SEND);
 		if (sqe) {
