@@ -8,6 +8,11 @@
  * also packed into the epoll event's data: when a callback removes (and
  * perhaps reuses) a descriptor while the rest of the batch is still to be
  * dispatched, the stale events no longer match and are skipped.
+ *
+ * With a ring (loop_set_ring, made by udp.c where io_uring works) the loop
+ * waits in the ring instead: one io_uring_enter per wake-up submits the
+ * UDP replies and waits for datagrams, the epoll descriptor (watched by a
+ * multishot poll) and the next timer at once.
  */
 #include "core/net/loop.h"
 #include "core/wire/array.h"

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/conf/config.h"
@@ -26,6 +27,12 @@
 #define NET_UDP_RCVBUF (4 << 20)
 #define NET_LISTEN_BACKLOG 1024
 #define NET_BIND_TRIES 8   /* port 0: another program may take the port between binds */
+/* A fixed port in use is tried again for this long, every 10 ms: a previous
+ * instance killed a moment ago (kill -9, a crash) may still hold it, since
+ * the kernel ends its io_uring's receives, which hold the UDP sockets, in
+ * the background a few milliseconds after the process is gone. */
+#define NET_BIND_WAIT_MS 2000
+#define NET_BIND_PAUSE_MS 10
 
 struct net_listener {
 	int udp_fd;          /* -1 once handed to udp.c */
@@ -236,7 +243,10 @@ struct net *net_new(struct loop *l, const struct net_config *cfg, net_handler_fn
 		n->ls[i].udp_fd = n->ls[i].tcp_fd = -1;
 
 	int rc = -EADDRINUSE;
-	for (int t = 0; t < (cfg->port ? 1 : NET_BIND_TRIES) && rc == -EADDRINUSE; t++) {
+	int tries = cfg->port ? NET_BIND_WAIT_MS / NET_BIND_PAUSE_MS : NET_BIND_TRIES;
+	for (int t = 0; t < tries && rc == -EADDRINUSE; t++) {
+		if (t && cfg->port)
+			nanosleep(&(struct timespec){ .tv_nsec = NET_BIND_PAUSE_MS * 1000000L }, NULL);
 		close_listeners(n);
 		rc = bind_all(n, cfg, err);
 	}

@@ -111,9 +111,11 @@ class UdpPath(unittest.TestCase):
 
     def test_same_port_again_at_once(self):
         """Each multishot receive holds its socket while it is in the ring,
-        and a ring closed with receives in it ends them in the background:
-        a server stopped and started again at once (a restart) could not
-        bind its port.  geoacme cancels them before it exits."""
+        and a ring closed with receives in it ends them in the background
+        (also when the process is killed): a server started again at once
+        on the same port (a restart) could not bind it.  geoacme cancels
+        the receives before it exits, and a fixed port still in use is
+        tried again for a while (after kill -9)."""
         port = harness.free_port()
         for i in range(4):
             server = Server(UDP_CONFIG % "", {"example.com.zone": ZONE}, args=["-p", str(port)])
@@ -122,6 +124,8 @@ class UdpPath(unittest.TestCase):
                 self.assertEqual(server.port, port)
                 r = server.query("ns1.example.com", "A")
                 self.assertEqual(rrs(r, "answer"), ["ns1.example.com. 300 IN A 192.0.2.53"])
+                if i % 2:
+                    self.assertEqual(server.kill9(), -signal.SIGKILL)
             finally:
                 server.cleanup()
 
