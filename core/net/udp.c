@@ -342,6 +342,13 @@ static void ring_answer(struct udp *u, struct udp_socket *s, const uint8_t *buf,
 	udp_reply(u, i, &q->client, namelen, q, s->pktinfo ? &rx : NULL);
 	if (i != UDP_SPARE) {
 		struct io_uring_sqe *sqe = uring_sqe(u->ring, u->ring_owner, UDP_RING_SEND);
+		if (uring_epoch(u->ring) != u->ring_epoch) {
+			/* The queue was full and uring_sqe() submitted it after slot
+			 * i was taken: no slot is handed out again until this send
+			 * is submitted too. */
+			u->ring_epoch = uring_epoch(u->ring);
+			u->ring_used = UDP_BATCH;
+		}
 		if (sqe) {
 			sqe->opcode = IORING_OP_SENDMSG;
 			sqe->fd = s->fd;
