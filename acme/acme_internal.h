@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "acme/acme_zone.h"
 #include "acme/policy.h"
 #include "acme/tsig.h"
 #include "core/hooks.h"
@@ -21,6 +22,8 @@
 
 struct answer_env;
 struct db;
+struct durable;
+struct wal_sync;
 struct loop;
 struct recset;
 struct replay;
@@ -57,6 +60,14 @@ struct acme_zone {
 	struct acme_key *keys;
 	size_t n_keys;
 	bool mirror_stale;           /* rs may differ from the database: reload first */
+	/* Durable commits off the loop (commit.c); NULL: every commit returns durable. */
+	struct wal_sync *ws;
+	struct durable *dur;         /* the replies waiting for the disk */
+	bool ws_watched;             /* the sync's eventfd is in the loop */
+	uint32_t sync_hold_ms;       /* GEOACME_TEST_SYNC=hold=MS (commit.c) */
+	bool sync_fail;              /* GEOACME_TEST_SYNC=fail */
+	int64_t sync_late_timer;
+	int sync_late_result;
 	/* How the last commit changed the served snapshot, for the log. */
 	bool last_patched;           /* patched in place (else built whole) */
 	double last_ms;              /* from the change list to the committed, served change */
@@ -67,6 +78,8 @@ struct acme {
 	struct zone_table *t;
 	struct loop *l;
 	struct answer_env *env;
+	acme_durable_fn on_durable;  /* NOTIFY waits for this (acme_zone.h) */
+	void *on_durable_ctx;
 	struct acme_zone **zones;
 	size_t n;
 };

@@ -82,6 +82,18 @@ int acme_purge_stale(struct acme *a, const uint8_t *apex, int64_t now)
 	return az ? purge_stale(az, now) : -ENOENT;
 }
 
+void acme_on_durable(struct acme *a, acme_durable_fn fn, void *ctx)
+{
+	a->on_durable = fn;
+	a->on_durable_ctx = ctx;
+}
+
+bool acme_durable(const struct acme *a, const uint8_t *apex)
+{
+	const struct acme_zone *az = a ? acme_find_zone(a, apex) : NULL;
+	return !az || commit_durable(az);
+}
+
 struct update_handler acme_update_handler(struct acme *a, struct answer_env *env)
 {
 	a->env = env;
@@ -114,6 +126,7 @@ static void zone_free_acme(struct acme_zone *az)
 		replay_free(az->keys[i].replay);
 	}
 	free(az->keys);
+	commit_durable_clear(az);
 	recset_free(az->rs);
 	db_close(az->db);
 	free(az->journal_path);
@@ -343,6 +356,8 @@ int acme_add_zone(struct acme *a, const struct config *c, const struct config_zo
 		/* Served as loaded; secondaries get the new signatures at the next change. */
 		log_error("%s: %s", az->name, err);
 	}
+	/* From here on commits sync off the loop (commit.h); failing that, on it. */
+	commit_durable_setup(az);
 	purge_schedule(az);
 	return 0;
 fail:

@@ -19,6 +19,7 @@
  * verifies the TSIG, answers through core (answer_query) and signs the
  * response.
  */
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "core/hooks.h"
@@ -82,6 +83,20 @@ int acme_journal_foreach(struct acme *a, const uint8_t *apex,
                          int (*fn)(void *arg, const uint8_t *apex, const uint8_t *diff,
                                    size_t len),
                          void *arg);
+
+/*
+ * Durable commits (commit.c, storage/wal_sync.h): with a loop, a commit
+ * returns before it is on disk, an fdatasync of the database's WAL runs in
+ * the kernel (Linux AIO) while the loop answers queries, and the UPDATE's
+ * reply waits for it.  acme_durable() is false while some commit of the
+ * zone is not yet on disk; NOTIFY waits for that (a secondary is told only
+ * of durable serials), and fn is called with the zone's apex whenever all
+ * its commits have become durable.  One callback; NULL removes it.
+ */
+typedef void (*acme_durable_fn)(void *ctx, const uint8_t *apex);
+void acme_on_durable(struct acme *a, acme_durable_fn fn, void *ctx);
+/* True also for a zone that is not ours. */
+bool acme_durable(const struct acme *a, const uint8_t *apex);
 
 /*
  * The handler for core (hooks.h).  `env` answers signed queries

@@ -8,14 +8,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "acme/acme_internal.h"
 #include "acme/commit.h"
+#include "acme/durable.h"
 #include "acme/recset.h"
 #include "acme/update.h"
 #include "core/conf/diag.h"
 #include "core/conf/log.h"
 #include "core/net/loop.h"
+#include "core/net/reply_later.h"
 #include "core/wire/query.h"
 #include "core/wire/rrset.h"
 #include "core/zone/zone.h"
@@ -25,6 +28,7 @@
 #include "storage/change.h"
 #include "storage/journal.h"
 #include "storage/records.h"
+#include "storage/wal_sync.h"
 
 /*
  * Patches add to the served snapshot's arena (zone_patch.h); once they
@@ -151,6 +155,8 @@ static struct zone_patch *prepare_patch(struct acme_zone *az, const struct chang
 	return p;
 }
 
+static void commit_durable_started(struct acme_zone *az);
+
 static double ms_since(const struct timespec *t0)
 {
 	struct timespec t1;
@@ -194,11 +200,13 @@ int commit_change(struct acme_zone *az, struct change_list *cl, uint32_t *serial
 		return -EINVAL;
 	}
 	/*
-	 * Durable before anyone hears about it: the response is written only
-	 * after this returns.  A client that got NOERROR acts on it (Lego tells
-	 * the CA to look at the TXT record now), so an acknowledged change must
-	 * survive a crash or a power cut the very next moment; journal_commit()
-	 * returns once SQLite has synced the WAL (synchronous=FULL).
+	 * Durable before anyone hears about it.  A client that got NOERROR acts
+	 * on it (Lego tells the CA to look at the TXT record now), so an
+	 * acknowledged change must survive a crash or a power cut the very
+	 * next moment.  Without a loop (or in blocking mode) journal_commit()
+	 * returns once SQLite has synced the WAL (synchronous=FULL); with one,
+	 * it returns before, the WAL's fdatasync runs in the kernel while the
+	 * loop goes on, and the reply waits for it (below: group commit).
 	 */
 	const struct zone *old = zone_table_get(az->a->t, az->apex);
 	uint8_t *diff = NULL;
@@ -230,6 +238,7 @@ int commit_change(struct acme_zone *az, struct change_list *cl, uint32_t *serial
 		log_error("%s: the change was not committed to %s", az->name, az->journal_path);
 		return ret;
 	}
+	commit_durable_started(az);
 	az->last_patched = p != NULL;
 	if (p) {
 		/* Between queries, all at once: no query sees half of it.  Then
@@ -446,4 +455,199 @@ int commit_update(struct acme *a, struct query *q, const struct acme_key *key, u
 	}
 	change_list_clear(&cl);
 	return answer(q, rcode, rc < 0 ? rc : 0);
+}
+
+/* --- group commit: replies wait for the disk, the loop does not --- */
+
+/*
+ * An UPDATE's reply held until the commits before it are durable: the
+ * reply as it goes when they are, and the SERVFAIL sent instead when the
+ * sync fails (both made, and TSIG-signed, when the UPDATE was handled).
+ */
+struct held_reply {
+	struct reply_later *token;   /* set by take(); NULL: nobody to send to */
+	size_t ok_len, fail_len;
+	uint8_t bytes[];             /* ok, then fail */
+};
+
+static void release_reply(void *ctx, void *item, bool ok)
+{
+	struct held_reply *h = item;
+	(void)ctx;
+	if (ok)
+		reply_later_send(h->token, h->bytes, h->ok_len);
+	else if (h->fail_len)
+		reply_later_send(h->token, h->bytes + h->ok_len, h->fail_len);
+	else
+		reply_later_drop(h->token);
+	free(h);
+}
+
+static void sync_start(struct acme_zone *az)
+{
+	durable_sync_started(az->dur);
+	wal_sync_start(az->ws);   /* 0: its completion comes through the eventfd */
+}
+
+/* A sync completed (r 1) or failed (r < 0). */
+static void sync_settle(struct acme_zone *az, int r)
+{
+	if (r < 0) {
+		log_error("%s: fdatasync of %s-wal failed (%s): the last changes may not be on disk; "
+		          "their UPDATEs are answered SERVFAIL", az->name, az->journal_path,
+		          strerror(-r));
+		reload_mirror(az);
+	}
+	if (durable_sync_done(az->dur, r > 0))
+		sync_start(az);
+	else if (!durable_pending(az->dur) && az->a->on_durable)
+		az->a->on_durable(az->a->on_durable_ctx, az->apex);
+}
+
+static void settle_late(struct loop *l, void *arg)
+{
+	struct acme_zone *az = arg;
+	(void)l;
+	az->sync_late_timer = 0;
+	sync_settle(az, az->sync_late_result);
+}
+
+static void on_synced(struct loop *l, int fd, int events, void *arg)
+{
+	struct acme_zone *az = arg;
+	(void)fd;
+	(void)events;
+	int r = wal_sync_finish(az->ws);
+	if (r == 0)
+		return;
+	if (az->sync_fail)
+		r = -EIO;   /* the test knob: a disk that fails */
+	if (az->sync_hold_ms) {
+		/* The test knob: a slow disk, seen from the loop. */
+		az->sync_late_result = r;
+		int64_t id = loop_timer_add(l, az->sync_hold_ms, settle_late, az);
+		if (id > 0) {
+			az->sync_late_timer = id;
+			return;
+		}
+	}
+	sync_settle(az, r);
+}
+
+/* A commit returned: the first since the last sync starts one now. */
+static void commit_durable_started(struct acme_zone *az)
+{
+	if (az->dur && durable_committed(az->dur))
+		sync_start(az);
+}
+
+int commit_durable_setup(struct acme_zone *az)
+{
+	static bool told;
+	/*
+	 * A test knob, not a setting: "blocking" makes every commit durable in
+	 * COMMIT, on the loop (the fallback path); "hold=MS" settles each
+	 * completed sync MS ms late, so tests can see the window in which a
+	 * change is served but its UPDATE not yet answered; "fail" makes
+	 * every sync fail as a dying disk would (EIO).
+	 */
+	const char *knob = getenv("GEOACME_TEST_SYNC");
+	bool blocking = !az->a->l || (knob && strcmp(knob, "blocking") == 0);
+	if (knob && strncmp(knob, "hold=", 5) == 0)
+		az->sync_hold_ms = (uint32_t)strtoul(knob + 5, NULL, 10);
+	az->sync_fail = knob && strcmp(knob, "fail") == 0;
+	char why[256];
+	az->ws = wal_sync_new(az->db, !blocking, why);
+	if (!az->ws) {
+		log_error("%s: %s", az->name, why);
+		return -EIO;
+	}
+	if (wal_sync_async(az->ws)) {
+		az->dur = durable_new(release_reply, az);
+		if (!az->dur || loop_add_fd(az->a->l, wal_sync_event_fd(az->ws), LOOP_READ, on_synced,
+		                            az) < 0) {
+			log_error("%s: cannot watch the disk syncs; commits sync on the loop", az->name);
+			durable_free(az->dur);
+			az->dur = NULL;
+			wal_sync_free(az->ws);
+			az->ws = wal_sync_new(az->db, false, why);
+			return az->ws ? 0 : -EIO;
+		}
+		az->ws_watched = true;
+		if (!told)
+			log_info("durable commits: the WAL's fdatasync runs off the loop (Linux AIO); "
+			         "UPDATE replies wait for it");
+	} else if (az->a->l && !told) {
+		log_info("durable commits: SQLite syncs in COMMIT, on the loop (%s)",
+		         why[0] ? why : "GEOACME_TEST_SYNC=blocking");
+	}
+	told = told || az->a->l;
+	return 0;
+}
+
+void commit_durable_clear(struct acme_zone *az)
+{
+	if (az->sync_late_timer > 0) {
+		loop_timer_cancel(az->a->l, az->sync_late_timer);
+		az->sync_late_timer = 0;
+		durable_sync_done(az->dur, az->sync_late_result > 0);
+	}
+	if (az->dur) {
+		/* Whatever still waits is made durable on the spot and answered. */
+		if (durable_pending(az->dur)) {
+			durable_sync_started(az->dur);
+			int r = wal_sync_flush(az->ws);
+			if (r < 0)
+				log_error("%s: fdatasync of %s-wal failed (%s)", az->name, az->journal_path,
+				          strerror(-r));
+			durable_sync_done(az->dur, r > 0);
+		}
+		durable_free(az->dur);
+		az->dur = NULL;
+	}
+	if (az->ws_watched)
+		loop_del_fd(az->a->l, wal_sync_event_fd(az->ws));
+	az->ws_watched = false;
+	wal_sync_free(az->ws);
+	az->ws = NULL;
+}
+
+bool commit_durable(const struct acme_zone *az)
+{
+	return !az->dur || !durable_pending(az->dur);
+}
+
+struct acme_zone *commit_waiting_zone(struct acme *a, const struct query *q)
+{
+	struct acme_zone *az = q->qdcount == 1 ? acme_find_zone(a, q->qname) : NULL;
+	return az && !commit_durable(az) ? az : NULL;
+}
+
+static void take_token(void *ctx, struct reply_later *r)
+{
+	struct held_reply *h = ctx;
+	h->token = r;
+}
+
+int commit_hold_reply(struct acme_zone *az, struct query *q, const uint8_t *fail,
+                      size_t fail_len)
+{
+	struct held_reply *h = malloc(sizeof(*h) + q->tx_len + fail_len);
+	if (!h)
+		return -ENOMEM;
+	h->token = NULL;
+	h->ok_len = q->tx_len;
+	h->fail_len = fail_len;
+	memcpy(h->bytes, q->tx, q->tx_len);
+	if (fail_len)
+		memcpy(h->bytes + q->tx_len, fail, fail_len);
+	if (durable_hold(az->dur, h) < 0) {
+		free(h);
+		return -ENOMEM;
+	}
+	/* Until the network layer hands over the token, right after this
+	 * handler returns (nothing can complete in between). */
+	q->tx_len = 0;
+	q->later = (struct query_later){ h, take_token };
+	return 0;
 }

@@ -54,3 +54,33 @@ int commit_rebuild(struct acme_zone *az, char err[256]);
  * REFUSED, -ENOMEM or the commit's error SERVFAIL.
  */
 int commit_update(struct acme *a, struct query *q, const struct acme_key *key, uint64_t now);
+
+/*
+ * Group commit (durable.h, storage/wal_sync.h).  With a loop, a commit
+ * returns before it is on disk and an fdatasync of the WAL runs in the
+ * kernel (Linux AIO); replies that speak of the zone's state wait for it,
+ * the loop does not.  Without a loop, with GEOACME_TEST_SYNC=blocking (a
+ * test knob) or where AIO cannot fsync, SQLite syncs in every COMMIT, on
+ * the loop, as before.
+ *
+ * commit_durable_setup: after the zone is loaded; 0 or -EIO (logged).
+ * commit_durable_clear: what still waits is synced on the spot and
+ * answered; then the sync is closed.  NULL-safe fields, may run twice.
+ */
+int commit_durable_setup(struct acme_zone *az);
+void commit_durable_clear(struct acme_zone *az);
+/* Every commit of the zone is on disk. */
+bool commit_durable(const struct acme_zone *az);
+/*
+ * The zone of an UPDATE (q, handled by commit_update) whose reply must
+ * wait: some commit of it is not on disk yet.  NULL: reply at once.
+ */
+struct acme_zone *commit_waiting_zone(struct acme *a, const struct query *q);
+/*
+ * Holds the reply in q->tx until every commit so far is durable, and
+ * fail[0 .. fail_len) to send instead if the sync fails (0: no reply):
+ * copies both, sets q->tx_len 0 and q->later (core/wire/query.h).
+ * 0, or -ENOMEM (nothing held, q unchanged).
+ */
+int commit_hold_reply(struct acme_zone *az, struct query *q, const uint8_t *fail,
+                      size_t fail_len);

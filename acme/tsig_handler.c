@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "acme/acme_internal.h"
@@ -158,6 +159,30 @@ static int reply_counted(struct query *q, uint8_t rcode, struct reply_tsig *r)
 	return reply(q, rcode, r);
 }
 
+/*
+ * The reply to an UPDATE while a commit of its zone is not on disk yet
+ * (its own, or one it may have seen): made and signed now, sent once the
+ * disk has it (commit.h), or a SERVFAIL, made now too, if it never does.
+ */
+static int reply_held(struct acme_zone *az, struct query *q, struct reply_tsig *r)
+{
+	uint8_t rcode = q->rcode;
+	uint8_t *fail = NULL;
+	size_t fail_len = 0;
+	if (reply(q, RCODE_SERVFAIL, r) == 0 && q->tx_len && (fail = malloc(q->tx_len))) {
+		memcpy(fail, q->tx, q->tx_len);
+		fail_len = q->tx_len;
+	}
+	int ret = reply_counted(q, rcode, r);
+	if (q->tx_len && commit_hold_reply(az, q, fail, fail_len) < 0) {
+		/* Out of memory: no reply rather than one before the disk has it. */
+		log_error("out of memory holding an UPDATE's reply; it is dropped");
+		q->tx_len = 0;
+	}
+	free(fail);
+	return ret;
+}
+
 int tsig_handler_handle(void *ctx, struct query *q)
 {
 	struct acme *a = ctx;
@@ -230,5 +255,8 @@ int tsig_handler_handle(void *ctx, struct query *q)
 	if (q->opcode != OPCODE_UPDATE)
 		return reply_counted(q, RCODE_NOTIMP, &r);
 	commit_update(a, q, r.key, now);   /* the errno is logged there; the RCODE is on q */
-	return reply_counted(q, q->rcode, &r);
+	struct acme_zone *az = commit_waiting_zone(a, q);
+	if (!az)
+		return reply_counted(q, q->rcode, &r);
+	return reply_held(az, q, &r);
 }

@@ -173,14 +173,34 @@ static void warn_expire(const struct generation *g)
 	}
 }
 
+/*
+ * Secondaries are told of a new serial once it is on disk: an ACME
+ * commit's fdatasync runs after the change is served (acme_zone.h), and
+ * NOTIFY waits for it (zone_durable below).  A secondary that polls the
+ * SOA on its own in that window of a few ms may still copy it.
+ */
+static void announce(struct generation *g, const struct zone *z)
+{
+	if (g->notify && acme_durable(g->acme, zone_apex(z)))
+		notify_zone_changed(g->notify, z);
+}
+
+/* An ACME zone's commits are all on disk: the news held for them. */
+static void zone_durable(void *arg, const uint8_t *apex)
+{
+	struct generation *g = arg;
+	const struct zone *z = zone_table_get(g->zones, apex);
+	if (g->notify && z)
+		notify_zone_changed(g->notify, z);
+}
+
 /* A zone is served with a new snapshot: history first, then the news. */
 static void zone_changed(void *arg, const struct zone *old, const struct zone *z)
 {
 	struct generation *g = arg;
 	if (g->xfr)
 		xfr_zone_changed(g->xfr, old, z);
-	if (g->notify)
-		notify_zone_changed(g->notify, z);
+	announce(g, z);
 }
 
 /* A snapshot patched in place (an ACME UPDATE): its difference continues
@@ -190,8 +210,7 @@ static void zone_patched(void *arg, const struct zone *z, const uint8_t *diff, s
 	struct generation *g = arg;
 	if (g->xfr && (!diff || xfr_history_add(g->xfr, zone_apex(z), diff, len) < 0))
 		xfr_history_clear(g->xfr, zone_apex(z));
-	if (g->notify)
-		notify_zone_changed(g->notify, z);
+	announce(g, z);
 }
 
 static void schedule_resign(struct generation *g)
@@ -630,6 +649,8 @@ struct generation *generation_new(const char *path, struct loop *loop,
 		zone_table_watch(g->zones, zone_changed, g);
 		zone_table_watch_patches(g->zones, zone_patched);
 	}
+	if (g->acme && g->notify)
+		acme_on_durable(g->acme, zone_durable, g);
 	warn_expire(g);
 	schedule_resign(g);
 	return g;

@@ -398,9 +398,15 @@ out:
 	notify_close();
 	diag_clear(&d);
 	http_free(s.http);
+	/* UPDATE replies still waiting for the disk go out as the generation
+	 * goes (acme syncs them on the spot), while the sockets are open; no
+	 * message is answered meanwhile. */
+	if (s.net)
+		net_set_handler(s.net, not_ready, NULL);
+	generation_free(s.gen);
+	s.gen = NULL;
 	net_free(s.net);
 	free(addrs);
-	generation_free(s.gen);
 	loop_free(s.loop);
 	config_free(boot);
 	metrics_free();

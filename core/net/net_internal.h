@@ -60,3 +60,26 @@ int tcp_listen(struct tcp *t, int fd);
 void tcp_free(struct tcp *t);
 /* Open connections (for tests and diagnostics). */
 uint32_t tcp_connections(const struct tcp *t);
+
+/* --- replies sent later (reply_later.c; the public side is reply_later.h) --- */
+
+struct reply_later;
+struct tcp_conn;
+
+/* Room for the control message of a UDP reply (an IPv4 or IPv6 packet info). */
+#define NET_REPLY_CTL_MAX 64
+
+/*
+ * After the handler set q->later: makes the token and hands it to
+ * q->later.take (NULL when out of memory), then clears q->later.  UDP:
+ * `fd` the socket, ctl[0 .. ctl_len) the control message a reply from it
+ * carries (udp.c's packet info; none on a socket with a specific address).
+ * TCP: returns the token (or NULL) for the connection to wait on.
+ */
+void reply_later_udp(struct query *q, int fd, const void *ctl, size_t ctl_len);
+struct reply_later *reply_later_tcp(struct query *q, struct tcp_conn *c);
+/* tcp.c: the connection closes; the token stays its owner's, now dead. */
+void reply_later_tcp_closed(struct reply_later *r);
+/* reply_later.c: the reply (len 0: none) of the message the connection
+ * waits on; it goes on answering.  The connection may close in here. */
+void tcp_later_done(struct tcp_conn *c, const uint8_t *msg, size_t len);

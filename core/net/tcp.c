@@ -101,6 +101,7 @@ struct tcp_conn {
 	size_t in_len;
 	size_t out_off, out_len;   /* unsent bytes are out[out_off .. out_len) */
 	struct query_stream stream;   /* next != NULL: a multi-message answer in progress */
+	struct reply_later *later;    /* a reply to come (reply_later.h): answer nothing until then */
 	uint8_t *in;               /* TCP_IN_SIZE, in the same allocation */
 	uint8_t *out;              /* TCP_OUT_SIZE, in the same allocation */
 };
@@ -244,6 +245,8 @@ static void conn_close(struct tcp_conn *c)
 	struct tcp *t = c->t;
 	if (c->stream.release)
 		c->stream.release(c->stream.ctx);
+	if (c->later)
+		reply_later_tcp_closed(c->later);
 	loop_del_fd(t->loop, c->fd);
 	close(c->fd);
 	list_remove(&t->list[TCP_LRU], c, TCP_LRU);
@@ -310,6 +313,8 @@ static void answer(struct tcp_conn *c, const uint8_t *msg, size_t len)
 		c->stream = q->stream;
 		q->stream = (struct query_stream){ NULL, NULL, NULL };
 	}
+	if (q->later.take)
+		c->later = reply_later_tcp(q, c);
 }
 
 /* The next message of a stream.  Returns 0, or a negative errno when the
@@ -335,7 +340,7 @@ static int conn_process(struct tcp_conn *c)
 {
 	size_t pos = 0;
 	int rc = 0;
-	while (queued(c) <= TCP_OUT_HIGH) {
+	while (queued(c) <= TCP_OUT_HIGH && !c->later) {
 		if (c->stream.next) {
 			if ((rc = stream_step(c)) < 0)
 				break;
@@ -397,10 +402,10 @@ static bool conn_progress(struct tcp_conn *c)
 			return false;
 		}
 		/* The flush may have made room for answers held back. */
-		if (queued(c) > TCP_OUT_HIGH || (!has_message(c) && !c->stream.next))
+		if (queued(c) > TCP_OUT_HIGH || c->later || (!has_message(c) && !c->stream.next))
 			break;
 	}
-	if (c->eof && !queued(c) && !has_message(c) && !c->stream.next) {
+	if (c->eof && !queued(c) && !has_message(c) && !c->stream.next && !c->later) {
 		conn_close(c);
 		return false;
 	}
@@ -515,6 +520,31 @@ static int conn_new(struct tcp *t, int fd, const struct sockaddr_storage *peer, 
 	return 0;
 }
 
+/* The reply the connection waited for (reply_later.c), then on with the rest. */
+void tcp_later_done(struct tcp_conn *c, const uint8_t *msg, size_t len)
+{
+	c->later = NULL;
+	if (len > QUERY_MSG_MAX) {
+		log_limited(&tcp_lim, LOG_ERROR, "tcp: a deferred reply of %zu bytes cannot be framed",
+		            len);
+		len = 0;
+	}
+	if (len) {
+		/* Room: at most TCP_OUT_HIGH bytes were queued when it was deferred. */
+		if (TCP_OUT_SIZE - c->out_len < 2 + len) {
+			memmove(c->out, c->out + c->out_off, queued(c));
+			c->out_len -= c->out_off;
+			c->out_off = 0;
+		}
+		c->out[c->out_len] = (uint8_t)(len >> 8);
+		c->out[c->out_len + 1] = (uint8_t)len;
+		memcpy(c->out + c->out_len + 2, msg, len);
+		c->out_len += 2 + len;
+	}
+	touch(c);
+	conn_progress(c);
+}
+
 /* --- timers --- */
 
 static void sweep(struct loop *l, void *arg)
@@ -523,8 +553,12 @@ static void sweep(struct loop *l, void *arg)
 	uint64_t now = loop_now_ms(l);
 	t->sweep_timer = 0;
 	struct tcp_conn *c;
-	while ((c = t->list[TCP_LRU].head) && now - c->last_active >= t->idle_ms)
-		conn_close(c);
+	while ((c = t->list[TCP_LRU].head) && now - c->last_active >= t->idle_ms) {
+		if (c->later)
+			touch(c);   /* waiting for its reply (a disk sync): not idle */
+		else
+			conn_close(c);
+	}
 	while ((c = t->list[TCP_AGE].head) && now - c->created >= TCP_LIFETIME_MS)
 		conn_close(c);
 	sweep_arm(t);

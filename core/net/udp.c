@@ -201,6 +201,19 @@ static bool udp_has_reply(const struct query *q)
 	return true;
 }
 
+/* The handler asked to reply later (reply_later.h): hands it a token,
+ * with the arrival address on a wildcard socket; the reply is a sendmsg
+ * of its own on the socket, outside any batch or ring. */
+static bool udp_later(const struct udp_socket *s, struct query *q, const struct msghdr *rx)
+{
+	if (!q->later.take)
+		return false;
+	union udp_ctl ctl;
+	size_t n = s->pktinfo ? reply_pktinfo(rx, &ctl) : 0;
+	reply_later_udp(q, s->fd, ctl.buf, n);
+	return true;
+}
+
 /* Sets up reply header k for q's reply to name; rx: the query's header
  * with its control messages, when the socket answers from the address
  * asked (pktinfo), else NULL. */
@@ -261,7 +274,7 @@ static void udp_read(struct loop *l, int fd, int events, void *arg)
 			struct query *q = udp_query(u, i, u->rx_iov[i].iov_base, u->rx_msgs[i].msg_len,
 			                            &u->names[i], h->msg_namelen);
 			u->h->fn(u->h->ctx, q);
-			if (!udp_has_reply(q))
+			if (udp_later(s, q, h) || !udp_has_reply(q))
 				continue;
 			udp_reply(u, k, &u->names[i], h->msg_namelen, q, s->pktinfo ? h : NULL);
 			k++;
@@ -334,9 +347,9 @@ static void ring_answer(struct udp *u, struct udp_socket *s, const uint8_t *buf,
 	socklen_t namelen = o->namelen;
 	struct query *q = udp_query(u, i, payload, o->payloadlen, name, namelen);
 	u->h->fn(u->h->ctx, q);
-	if (!udp_has_reply(q))
-		return;   /* the slot is taken until the next submission all the same */
 	struct msghdr rx = { .msg_control = (void *)ctl, .msg_controllen = o->controllen };
+	if (udp_later(s, q, &rx) || !udp_has_reply(q))
+		return;   /* the slot is taken until the next submission all the same */
 	/* The reply goes to the copy of the address in the query context
 	 * (the buffer goes back to the kernel before the send is submitted). */
 	udp_reply(u, i, &q->client, namelen, q, s->pktinfo ? &rx : NULL);

@@ -31,6 +31,7 @@ void query_reset(struct query *q)
 	q->cookie_out_set = false;
 	q->tc = false;
 	q->stream = (struct query_stream){ NULL, NULL, NULL };
+	q->later = (struct query_later){ NULL, NULL };
 	q->nsid_out = NULL;
 	q->nsid_out_len = 0;
 	if (q->arena)

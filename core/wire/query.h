@@ -38,6 +38,21 @@ struct query_stream {
 	void (*release)(void *ctx);
 };
 
+/*
+ * A reply that comes later (an UPDATE acknowledged once its commit is on
+ * disk).  A handler that answers this way leaves q->tx_len at 0 and fills
+ * q->later; once the handler has returned, the network layer calls take()
+ * with a token for this message's client (core/net/reply_later.h: whoever
+ * takes it sends the reply through it, or drops it, exactly once), or
+ * with NULL when it cannot make one (out of memory: no reply).  Over TCP
+ * the connection answers nothing more until then, so replies stay in order.
+ */
+struct reply_later;
+struct query_later {
+	void *ctx;
+	void (*take)(void *ctx, struct reply_later *r);
+};
+
 enum query_transport { QUERY_UDP = 0, QUERY_TCP = 1 };
 
 enum {
@@ -89,6 +104,7 @@ struct query {
 	bool tc;                     /* truncated: set by packet_write or a slip */
 	uint8_t cookie_out[16];      /* server cookie to return */
 	struct query_stream stream;  /* next != NULL: more messages follow (TCP only) */
+	struct query_later later;    /* take != NULL: the reply comes later */
 	const uint8_t *nsid_out;     /* our identity, sent when the client asked (RFC 5001) */
 	uint8_t nsid_out_len;
 

@@ -1,0 +1,229 @@
+# SPDX-License-Identifier: MIT
+"""Group commit: an UPDATE is answered once its commit is on disk, but the
+disk is not waited for on the event loop (acme/commit.h, storage/wal_sync.h).
+
+UPDATEs sent at once over UDP and pipelined on one TCP connection are all
+answered NOERROR (TCP in order), signed, visible, and survive kill -9 right
+after the last reply; the same through the blocking fallback
+(GEOACME_TEST_SYNC=blocking).  With the sync's completion held back
+(GEOACME_TEST_SYNC=hold=MS, a slow disk seen from the loop) queries are
+answered, and see the change, while its UPDATE's reply waits; pipelined
+messages behind the UPDATE on its TCP connection wait for it.  A failing
+sync (GEOACME_TEST_SYNC=fail) answers SERVFAIL."""
+import os
+import select
+import signal
+import socket
+import struct
+import time
+import unittest
+
+import dns.flags
+import dns.message
+import dns.query
+import dns.rcode
+import dns.update
+
+from acme_helpers import TsigKey, acme_files, acme_zone_toml, seed_zone, serial, txt
+from harness import BASE_CONFIG, Server, main
+
+KEY = TsigKey("update.acme.example.", "hmac-sha256", b"group-commit-test-secret-32byte!")
+ZONE = "acme.example."
+CONFIG = BASE_CONFIG + acme_zone_toml("acme.example", [KEY])
+FILES = acme_files(seed_zone(ZONE), [KEY])
+
+AIO_LOG = "durable commits: the WAL's fdatasync runs off the loop (Linux AIO)"
+BLOCKING_LOG = "durable commits: SQLite syncs in COMMIT, on the loop (GEOACME_TEST_SYNC=blocking)"
+
+
+def update_msg(name, value):
+    u = dns.update.UpdateMessage(ZONE, keyring=KEY.key())
+    u.add(name, 60, "TXT", '"%s"' % value)
+    return u
+
+
+def parse_reply(u, wire):
+    """The reply to u, its TSIG checked against u's MAC (raises if wrong)."""
+    return dns.message.from_wire(wire, keyring=u.keyring, request_mac=u.mac)
+
+
+def recv_exact(sock, n, deadline):
+    buf = b""
+    while len(buf) < n:
+        sock.settimeout(max(0.05, deadline - time.time()))
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            raise AssertionError("connection closed after %d of %d bytes" % (len(buf), n))
+        buf += chunk
+    return buf
+
+
+def tcp_read_msg(sock, deadline):
+    (n,) = struct.unpack("!H", recv_exact(sock, 2, deadline))
+    return recv_exact(sock, n, deadline)
+
+
+class Burst(unittest.TestCase):
+    """Several UPDATEs at once, each answered after the disk has it."""
+
+    env = None
+    mode_log = AIO_LOG
+
+    def setUp(self):
+        env = dict(os.environ, **self.env) if self.env else None
+        self.server = Server(CONFIG, FILES, env=env)
+        self.server.start()
+
+    def tearDown(self):
+        self.server.cleanup()
+
+    def test_burst_then_kill9(self):
+        self.assertIn(self.mode_log, self.server.log_since_start())
+        names = []
+
+        # UDP: eight UPDATEs from eight sockets, all sent before any reply is read.
+        udp = []
+        for i in range(8):
+            name = "u%d.burst.acme.example." % i
+            u = update_msg(name, "udp %d" % i)
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.sendto(u.to_wire(), ("127.0.0.1", self.server.port))
+            udp.append((u, s, name))
+        for u, s, name in udp:
+            s.settimeout(10)
+            r = parse_reply(u, s.recv(65535))
+            s.close()
+            self.assertEqual(r.id, u.id)
+            self.assertEqual(r.rcode(), dns.rcode.NOERROR, name)
+            self.assertTrue(r.had_tsig)
+            names.append(name)
+
+        # TCP: six UPDATEs pipelined on one connection, in one write.
+        msgs = [update_msg("t%d.burst.acme.example." % i, "tcp %d" % i) for i in range(6)]
+        wire = b"".join(struct.pack("!H", len(w)) + w for w in (m.to_wire() for m in msgs))
+        with socket.create_connection(("127.0.0.1", self.server.port), timeout=10) as c:
+            c.sendall(wire)
+            deadline = time.time() + 20
+            replies = [tcp_read_msg(c, deadline) for _ in msgs]
+        # The last reply is in: no chance for a clean shutdown.
+        self.assertEqual(self.server.kill9(), -signal.SIGKILL)
+        for i, (u, w) in enumerate(zip(msgs, replies)):
+            r = parse_reply(u, w)
+            self.assertEqual(r.id, u.id, "TCP reply %d out of order" % i)
+            self.assertEqual(r.rcode(), dns.rcode.NOERROR)
+            names.append("t%d.burst.acme.example." % i)
+
+        self.server.start()
+        for name in names:
+            value = ("udp " if name[0] == "u" else "tcp ") + name[1]
+            self.assertEqual(txt(self.server, name), ['"%s"' % value], name)
+        # One serial bump per UPDATE, from the seed's 1.
+        self.assertEqual(serial(self.server, ZONE), 1 + len(names))
+
+
+class BurstBlocking(Burst):
+    """The fallback: SQLite syncs in COMMIT, replies go at once."""
+
+    env = {"GEOACME_TEST_SYNC": "blocking"}
+    mode_log = BLOCKING_LOG
+
+
+class Window(unittest.TestCase):
+    """The sync's completion is held back 4 s: the window made visible."""
+
+    HOLD_MS = 4000
+
+    def setUp(self):
+        self.server = Server(CONFIG, FILES,
+                             env=dict(os.environ, GEOACME_TEST_SYNC="hold=%d" % self.HOLD_MS))
+        self.server.start()
+
+    def tearDown(self):
+        self.server.cleanup()
+
+    def test_queries_answered_while_the_reply_waits(self):
+        self.assertIn(AIO_LOG, self.server.log_since_start())
+        u = update_msg("w.acme.example.", "waiting")
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        sent = time.time()
+        s.sendto(u.to_wire(), ("127.0.0.1", self.server.port))
+        # The change is served at once, and queries are answered meanwhile,
+        # over UDP and TCP ...
+        deadline = time.time() + 3
+        while txt(self.server, "w.acme.example.") != ['"waiting"'] and time.time() < deadline:
+            time.sleep(0.02)
+        self.assertEqual(txt(self.server, "w.acme.example."), ['"waiting"'])
+        r = self.server.query(ZONE, "SOA", tcp=True)
+        self.assertEqual(r.answer[0][0].serial, 2)
+        # ... while the UPDATE's reply waits for the disk.
+        if time.time() - sent < self.HOLD_MS / 1000 - 0.5:
+            self.assertEqual(select.select([s], [], [], 0)[0], [], "replied before the sync")
+        s.settimeout(self.HOLD_MS / 1000 + 10)
+        r = parse_reply(u, s.recv(65535))
+        s.close()
+        self.assertEqual(r.rcode(), dns.rcode.NOERROR)
+        self.assertGreaterEqual(time.time() - sent, self.HOLD_MS / 1000 - 0.1)
+
+    def test_tcp_pipeline_waits_behind_the_update(self):
+        """A query pipelined behind an UPDATE on its connection is answered
+        after the UPDATE's reply; another connection is served meanwhile."""
+        u = update_msg("p.acme.example.", "pipelined")
+        q = dns.message.make_query("p.acme.example.", "TXT")
+        q.flags &= ~dns.flags.RD
+        wire = b"".join(struct.pack("!H", len(w)) + w for w in (u.to_wire(), q.to_wire()))
+        with socket.create_connection(("127.0.0.1", self.server.port), timeout=10) as c:
+            sent = time.time()
+            c.sendall(wire)
+            other = self.server.query("p.acme.example.", "TXT", tcp=True)
+            self.assertEqual([rd.to_text() for rd in other.answer[0]], ['"pipelined"'])
+            deadline = time.time() + self.HOLD_MS / 1000 + 15
+            first = dns.message.from_wire(tcp_read_msg(c, deadline), keyring=u.keyring,
+                                          request_mac=u.mac)
+            second = dns.message.from_wire(tcp_read_msg(c, deadline))
+        self.assertGreaterEqual(time.time() - sent, self.HOLD_MS / 1000 - 0.1)
+        self.assertEqual((first.id, first.rcode()), (u.id, dns.rcode.NOERROR))
+        self.assertEqual((second.id, second.rcode()), (q.id, dns.rcode.NOERROR))
+        self.assertEqual([rd.to_text() for rd in second.answer[0]], ['"pipelined"'])
+
+    def test_sigterm_sends_what_waits(self):
+        """A clean stop syncs on the spot and answers before it exits."""
+        u = update_msg("s.acme.example.", "stopping")
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.sendto(u.to_wire(), ("127.0.0.1", self.server.port))
+        deadline = time.time() + 3
+        while txt(self.server, "s.acme.example.") != ['"stopping"'] and time.time() < deadline:
+            time.sleep(0.02)
+        self.assertEqual(self.server.stop(), 0)
+        s.settimeout(5)
+        r = parse_reply(u, s.recv(65535))
+        s.close()
+        self.assertEqual(r.rcode(), dns.rcode.NOERROR)
+        self.server.start()
+        self.assertEqual(txt(self.server, "s.acme.example."), ['"stopping"'])
+
+
+class Failing(unittest.TestCase):
+    """Every sync fails (GEOACME_TEST_SYNC=fail): the UPDATE is answered
+    SERVFAIL, signed, and the error is logged; the server goes on."""
+
+    def setUp(self):
+        self.server = Server(CONFIG, FILES, env=dict(os.environ, GEOACME_TEST_SYNC="fail"))
+        self.server.start()
+
+    def tearDown(self):
+        self.server.cleanup()
+
+    def test_servfail(self):
+        for tcp in (False, True):
+            u = update_msg("f.acme.example.", "tcp" if tcp else "udp")
+            fn = dns.query.tcp if tcp else dns.query.udp
+            r = fn(u, "127.0.0.1", port=self.server.port, timeout=10)
+            self.assertEqual(r.rcode(), dns.rcode.SERVFAIL)
+            self.assertTrue(r.had_tsig)
+        self.server.wait_log(r"acme.example.: fdatasync of .*acme.sqlite-wal failed "
+                             r"\(Input/output error\): the last changes may not be on disk")
+        self.assertEqual(self.server.query(ZONE, "SOA").rcode(), dns.rcode.NOERROR)
+
+
+if __name__ == "__main__":
+    main()
