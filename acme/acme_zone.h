@@ -9,8 +9,9 @@
  * to the served snapshot is prepared (a patch of the changed names,
  * core/zone/zone_patch.h, signed through the zone_signer hook; or, for what
  * a patch does not do, a new snapshot built from the mirror), committed to
- * SQLite in one durable transaction, then applied (or swapped into the
- * zone table), and only then is the response written.  The difference
+ * SQLite in one transaction, then applied (or swapped into the zone
+ * table), and the response is sent once that transaction is on disk
+ * (commit.h: group commit; the disk sync runs off the event loop).  The difference
  * between the served snapshots goes into the database's IXFR journal in
  * the same transaction (storage/journal.h).  A timer removes TXT
  * records older than stale_txt_age_s the same way.

@@ -2,9 +2,10 @@
 #pragma once
 /*
  * The update path of an ACME zone: an UPDATE checked (zone, key, RFC 2136
- * prerequisites, policy), turned into a change list, committed to SQLite
- * durably, and the new snapshot built from the in-memory mirror, signed,
- * and swapped into the zone table — before the response is written.
+ * prerequisites, policy), turned into a change list, committed to SQLite,
+ * and the served snapshot patched (or a new one built from the in-memory
+ * mirror, signed, and swapped in); the response goes once the commit is
+ * on disk (group commit, below).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -23,8 +24,9 @@ struct zone *commit_build(struct acme_zone *az, char err[256]);
  * Makes a change: the serial bump is appended, the mirror changed, the
  * served snapshot's patch prepared or a new snapshot built (so a change
  * that cannot be served is never committed), the difference computed, the
- * records and the difference committed durably in one transaction, and
- * only then the patch applied or the snapshot swapped in.  Any failure
+ * records and the difference committed in one transaction (its disk sync
+ * started: see group commit below), and only then the patch applied or
+ * the snapshot swapped in.  Any failure
  * leaves the database, the mirror and the served zone as they were.
  * `reset` empties the journal instead of appending to it (the first
  * signing after a start: secondaries hold the signatures of the previous

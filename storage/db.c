@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Opening the database: WAL, synchronous=FULL, schema migrations, and the
+ * Opening the database: WAL, synchronous=FULL (see db.h and wal_sync.h for
+ * NORMAL), schema migrations, and the
  * statements every later call uses (prepared here once, never per call).
  */
 #include <errno.h>

@@ -9,9 +9,15 @@
  * durably before the response is sent, so a crash at any moment loses
  * nothing that was acknowledged and never leaves half an update.
  *
- * Durability: WAL journal with synchronous=FULL.  In WAL mode, NORMAL
- * only syncs at checkpoints, so a power cut could lose transactions we
- * already acknowledged; FULL syncs the WAL at every commit.
+ * Durability: WAL journal.  db_open() sets synchronous=FULL, which syncs
+ * the WAL in every COMMIT: a commit that returned is on disk.  In WAL
+ * mode NORMAL syncs only at checkpoints, so a power cut could lose
+ * transactions that returned; the server uses NORMAL all the same, but
+ * only together with wal_sync.h, which makes the WAL durable itself
+ * (fdatasync through Linux AIO, off the event loop) before any UPDATE
+ * that depends on it is acknowledged (acme/commit.h: group commit).  The
+ * database stays consistent either way: NORMAL still syncs at checkpoints
+ * and when the WAL starts over.
  *
  * Schema (PRAGMA user_version = DB_SCHEMA_VERSION), upgraded by forward
  * migrations at open, one transaction per step:
@@ -70,7 +76,8 @@ int db_identify(const char *path, struct db_info *info, char err[256]);
 int db_quick_check(const char *path, char err[256]);
 
 /*
- * Opens or creates the database, sets WAL + synchronous=FULL, migrates the
+ * Opens or creates the database, sets WAL + synchronous=FULL (wal_sync.h
+ * may lower it to NORMAL and sync itself), migrates the
  * schema to DB_SCHEMA_VERSION and prepares every statement.  Refuses a
  * database from a newer geoacme and a file that holds foreign tables
  * (a Hickory journal, say) rather than guessing, and does so after

@@ -37,8 +37,9 @@ int journal_commit(struct db *db, const struct change_list *cl, const struct jou
 		return -EIO;
 	}
 	/*
-	 * COMMIT returns once the WAL is synced (synchronous=FULL): only then
-	 * may the UPDATE be acknowledged.
+	 * With synchronous=FULL, COMMIT returns once the WAL is synced; with
+	 * NORMAL (wal_sync.h) the caller waits for the next sync before it
+	 * acknowledges anything.
 	 */
 	if (db_commit(db) < 0) {
 		db_rollback(db);

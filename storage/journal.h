@@ -33,8 +33,9 @@ struct journal_caps {
  * Applies the change list and, when `e` is not NULL, appends its
  * difference; with `reset`, empties the journal first (the history no
  * longer describes what secondaries may hold, e.g. after a restart re-signed
- * the zone).  One transaction, committed durably (synchronous=FULL) before
- * returning (records_apply() is this without an entry; caps is read only
+ * the zone).  One transaction, committed before returning: durably with
+ * synchronous=FULL, or, when wal_sync.h has set NORMAL, once its next
+ * sync completes (records_apply() is this without an entry; caps is read only
  * with one).  An entry larger than max_bytes, or any
  * entry with max_changes 0, empties the journal instead.  -EIO on error
  * (nothing changed).

@@ -30,8 +30,9 @@ int records_load(struct db *db, records_fn fn, void *arg);
 
 /*
  * Applies every change, in order, in one transaction, and commits it
- * durably (synchronous=FULL) before returning: the caller may acknowledge
- * the UPDATE once this returns 0.  Deleting a missing row is a no-op and
+ * (durably with synchronous=FULL, the default: the caller may acknowledge
+ * the UPDATE once this returns 0; under wal_sync.h's NORMAL, after its
+ * next sync).  Deleting a missing row is a no-op and
  * adding an existing row replaces its TTL and created_at, so applying is
  * idempotent.  On error nothing is changed: -EIO.
  */

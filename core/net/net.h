@@ -13,7 +13,9 @@
  *
  * The network layer knows nothing of DNS beyond framing: for each message
  * it fills a struct query (rx, client, transport, tx buffer, max_size) and
- * calls the handler, which sets q->tx_len (0 = send nothing).
+ * calls the handler, which sets q->tx_len (0 = send nothing), or asks to
+ * reply later (q->later, core/net/reply_later.h: an UPDATE waiting for
+ * the disk).
  */
 #include <stdbool.h>
 #include <stddef.h>

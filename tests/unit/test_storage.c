@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * storage/: schema and migrations, WAL + synchronous=FULL, seeding once,
- * apply/load round trips, atomicity of a failed change list.
+ * apply/load round trips, atomicity of a failed change list; wal_sync:
+ * NORMAL with our own fdatasync through AIO, or FULL when blocking.
  */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -21,6 +23,7 @@
 #include "storage/records.h"
 #include "storage/seed.h"
 #include "storage/storage_internal.h"
+#include "storage/wal_sync.h"
 
 static char dir[256];
 
@@ -111,6 +114,86 @@ static int sql_exec(const char *path, const char *sql)
 	int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
 	sqlite3_close(db);
 	return rc == SQLITE_OK ? 0 : -1;
+}
+
+static long long synchronous_of(struct db *db)
+{
+	long long v = -1;
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db->sql, "PRAGMA synchronous", -1, &st, NULL) == SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW)
+			v = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+	}
+	return v;
+}
+
+static int add_txt(struct db *db, const char *owner, const char *rdata)
+{
+	uint8_t name[DNAME_MAX];
+	struct change_list cl;
+	change_list_init(&cl);
+	dname_from_str(owner, name);
+	change_list_add(&cl, CHANGE_ADD, name, RR_TXT, 60, (const uint8_t *)rdata,
+	                (uint16_t)strlen(rdata), 1);
+	int ret = records_apply(db, &cl);
+	change_list_clear(&cl);
+	return ret;
+}
+
+static void test_wal_sync(void)
+{
+	char dpath[512], err[256] = "", why[256];
+	int rows = 1;
+	path_in("sync.db", dpath);
+	struct db *db = db_open(dpath, err);
+	ok(db != NULL, "open (%s)", err);
+	if (!db)
+		return;
+
+	/* Blocking, as asked: SQLite syncs in COMMIT. */
+	struct wal_sync *ws = wal_sync_new(db, false, why);
+	ok(ws && !wal_sync_async(ws), "blocking when asked");
+	is_str(why, "", "no reason to give");
+	is_int(wal_sync_event_fd(ws), -1, "no eventfd");
+	is_int(synchronous_of(db), 2, "synchronous=FULL");
+	is_int(add_txt(db, "a.acme.example.", "\x01a"), 0, "commit");
+	is_int(wal_sync_start(ws), 1, "durable already");
+	wal_sync_free(ws);
+
+	/* Asynchronous where the file system can (ext4, xfs, btrfs), else
+	 * blocking with the reason: either way a sync reports its outcome. */
+	ws = wal_sync_new(db, true, why);
+	ok(ws != NULL, "made (%s)", why);
+	if (!ws)
+		goto out;
+	if (!wal_sync_async(ws)) {
+		ok(why[0] != '\0', "blocking, and why: %s", why);
+		is_int(synchronous_of(db), 2, "so synchronous=FULL");
+		wal_sync_free(ws);
+		goto out;
+	}
+	rows = 5;
+	is_str(why, "", "asynchronous (Linux AIO)");
+	is_int(synchronous_of(db), 1, "synchronous=NORMAL: COMMIT does not sync");
+	for (int round = 0; round < 3; round++) {
+		is_int(add_txt(db, "b.acme.example.", round == 0 ? "\x01b" : round == 1 ? "\x01c" : "\x01d"),
+		       0, "commit %d", round);
+		is_int(wal_sync_start(ws), 0, "sync %d started", round);
+		struct pollfd p = { wal_sync_event_fd(ws), POLLIN, 0 };
+		is_int(poll(&p, 1, 10000), 1, "its eventfd becomes readable");
+		is_int(wal_sync_finish(ws), 1, "sync %d completed", round);
+		is_int(wal_sync_finish(ws), 1, "and nothing is in flight after");
+	}
+	/* Started, then waited for (the way out at shutdown). */
+	is_int(add_txt(db, "c.acme.example.", "\x01c"), 0, "commit");
+	is_int(wal_sync_start(ws), 0, "started");
+	is_int(wal_sync_flush(ws), 1, "flushed: waited, then synced on the spot");
+	wal_sync_free(ws);
+	is_int(synchronous_of(db), 2, "freed: back to synchronous=FULL");
+out:
+	is_int(records_count(db), rows, "all the rows committed");
+	db_close(db);
 }
 
 static void test_seed_and_load(void)
@@ -436,6 +519,7 @@ int main(void)
 	test_migration();
 	test_identify();
 	test_seed_errors();
+	test_wal_sync();
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
