@@ -8,7 +8,8 @@ after the last reply; the same through the blocking fallback
 (GEOACME_TEST_SYNC=blocking).  With the sync's completion held back
 (GEOACME_TEST_SYNC=hold=MS, a slow disk seen from the loop) queries are
 answered, and see the change, while its UPDATE's reply waits; pipelined
-messages behind the UPDATE on its TCP connection wait for it.  A failing
+messages behind the UPDATE on its TCP connection wait for it, and the idle
+timeout spares a connection that waits for its reply.  A failing
 sync (GEOACME_TEST_SYNC=fail) answers SERVFAIL."""
 import os
 import select
@@ -200,6 +201,32 @@ class Window(unittest.TestCase):
         self.assertEqual(r.rcode(), dns.rcode.NOERROR)
         self.server.start()
         self.assertEqual(txt(self.server, "s.acme.example."), ['"stopping"'])
+
+
+class WindowIdle(unittest.TestCase):
+    """A TCP connection waiting for its UPDATE's reply is not idle: with a
+    1 s idle timeout and the sync held back 3 s, the reply still comes."""
+
+    def setUp(self):
+        config = BASE_CONFIG + "tcp_request_timeout = 1\n" + acme_zone_toml("acme.example", [KEY])
+        self.server = Server(config, FILES, env=dict(os.environ, GEOACME_TEST_SYNC="hold=3000"))
+        self.server.start()
+
+    def tearDown(self):
+        self.server.cleanup()
+
+    def test_waiting_connection_outlives_the_idle_timeout(self):
+        u = update_msg("i.acme.example.", "idle")
+        with socket.create_connection(("127.0.0.1", self.server.port), timeout=10) as c:
+            sent = time.time()
+            w = u.to_wire()
+            c.sendall(struct.pack("!H", len(w)) + w)
+            r = parse_reply(u, tcp_read_msg(c, time.time() + 20))
+            self.assertGreaterEqual(time.time() - sent, 2.9)
+            self.assertEqual(r.rcode(), dns.rcode.NOERROR)
+            # Idle again once answered: the timeout applies as before.
+            c.settimeout(10)
+            self.assertEqual(c.recv(1), b"")
 
 
 class Failing(unittest.TestCase):
