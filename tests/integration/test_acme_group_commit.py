@@ -9,7 +9,8 @@ after the last reply; the same through the blocking fallback
 (GEOACME_TEST_SYNC=hold=MS, a slow disk seen from the loop) queries are
 answered, and see the change, while its UPDATE's reply waits; pipelined
 messages behind the UPDATE on its TCP connection wait for it, and the idle
-timeout spares a connection that waits for its reply.  A failing
+timeout spares a connection that waits for its reply; NOTIFY waits for the
+sync too.  A failing
 sync (GEOACME_TEST_SYNC=fail) answers SERVFAIL."""
 import os
 import select
@@ -21,6 +22,7 @@ import unittest
 
 import dns.flags
 import dns.message
+import dns.opcode
 import dns.query
 import dns.rcode
 import dns.update
@@ -201,6 +203,48 @@ class Window(unittest.TestCase):
         self.assertEqual(r.rcode(), dns.rcode.NOERROR)
         self.server.start()
         self.assertEqual(txt(self.server, "s.acme.example."), ['"stopping"'])
+
+
+class WindowNotify(unittest.TestCase):
+    """NOTIFY waits for the disk: a secondary hears of the new serial only
+    after the UPDATE's sync (held back 3 s) has completed."""
+
+    def setUp(self):
+        self.sec = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sec.bind(("127.0.0.1", 0))
+        zone = acme_zone_toml("acme.example", [KEY]).replace(
+            'zone_type = "Primary"\n',
+            'zone_type = "Primary"\nnotify = ["127.0.0.1:%d"]\n' % self.sec.getsockname()[1], 1)
+        self.server = Server(BASE_CONFIG + zone, FILES,
+                             env=dict(os.environ, GEOACME_TEST_SYNC="hold=3000"))
+        self.server.start()
+
+    def tearDown(self):
+        self.server.cleanup()
+        self.sec.close()
+
+    def notified_serial(self, deadline):
+        """The serial of the next NOTIFY (answered, so it is not sent again)."""
+        self.sec.settimeout(max(0.05, deadline - time.time()))
+        wire, peer = self.sec.recvfrom(65535)
+        m = dns.message.from_wire(wire)
+        self.assertEqual(m.opcode(), dns.opcode.NOTIFY)
+        r = dns.message.make_response(m)
+        self.sec.sendto(r.to_wire(), peer)
+        return m.answer[0][0].serial
+
+    def test_notify_after_the_sync(self):
+        self.assertEqual(self.notified_serial(time.time() + 10), 1, "the start's NOTIFY")
+        u = update_msg("n.acme.example.", "notified")
+        c = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        sent = time.time()
+        c.sendto(u.to_wire(), ("127.0.0.1", self.server.port))
+        self.assertEqual(serial(self.server, ZONE), 2, "served at once")
+        self.assertEqual(self.notified_serial(time.time() + 20), 2)
+        self.assertGreaterEqual(time.time() - sent, 2.9, "NOTIFY before the sync")
+        c.settimeout(10)
+        self.assertEqual(parse_reply(u, c.recv(65535)).rcode(), dns.rcode.NOERROR)
+        c.close()
 
 
 class WindowIdle(unittest.TestCase):
