@@ -10,7 +10,8 @@ after the last reply; the same through the blocking fallback
 answered, and see the change, while its UPDATE's reply waits; pipelined
 messages behind the UPDATE on its TCP connection wait for it, and the idle
 timeout spares a connection that waits for its reply; NOTIFY waits for the
-sync too.  A failing
+sync too.  On a socket bound to 0.0.0.0 a held reply leaves from the
+address asked.  A failing
 sync (GEOACME_TEST_SYNC=fail) answers SERVFAIL."""
 import os
 import select
@@ -122,6 +123,32 @@ class Burst(unittest.TestCase):
             self.assertEqual(txt(self.server, name), ['"%s"' % value], name)
         # One serial bump per UPDATE, from the seed's 1.
         self.assertEqual(serial(self.server, ZONE), 1 + len(names))
+
+
+class Wildcard(unittest.TestCase):
+    """On a socket bound to 0.0.0.0 a held UDP reply leaves from the address
+    the UPDATE was sent to (IP_PKTINFO), like every other reply."""
+
+    def setUp(self):
+        config = ('listen_addrs_ipv4 = ["0.0.0.0"]\nlisten_port = 0\nlog_level = "debug"\n' +
+                  acme_zone_toml("acme.example", [KEY]))
+        self.server = Server(config, FILES)
+        self.server.start()
+
+    def tearDown(self):
+        self.server.cleanup()
+
+    def test_reply_from_the_address_asked(self):
+        self.assertIn(AIO_LOG, self.server.log_since_start())
+        for i in range(3):
+            u = update_msg("wc%d.acme.example." % i, "wildcard")
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.sendto(u.to_wire(), ("127.0.0.2", self.server.port))
+            s.settimeout(10)
+            wire, peer = s.recvfrom(65535)
+            s.close()
+            self.assertEqual(peer, ("127.0.0.2", self.server.port))
+            self.assertEqual(parse_reply(u, wire).rcode(), dns.rcode.NOERROR)
 
 
 class BurstBlocking(Burst):
