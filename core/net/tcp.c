@@ -29,6 +29,10 @@
  * its queue is below the high mark, so a transfer of any size uses no more
  * memory than one answer does, never blocks the loop, and goes only as
  * fast as the client reads.  Pipelined queries behind it wait their turn.
+ * So do they behind a reply that comes later (reply_later.h: an UPDATE
+ * acknowledged once its commit is on disk); meanwhile the idle timeout
+ * leaves the connection alone, and a connection that closes first makes
+ * that reply a no-op.
  *
  * Connections sit on four lists: by last activity (the LRU: the idle
  * timeout and the cap take from its head), by accept time (the lifetime
