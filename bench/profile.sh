@@ -68,7 +68,7 @@ perl "$ROOT/tests/fixtures/make_mmdb.pl" --layout city --out "$W" >/dev/null || 
 	die "openssl genpkey failed"
 mkdir -p "$W/q"
 while ! port_free "$PORT"; do PORT=$((PORT + 1)); done
-geoacme_config "$W/geoacme" "$PORT" "${PROFILE_SITES:-7}" 10 "${PROFILE_UDP_IO:-auto}"
+geoacme_config "$W/geoacme" "$PORT" "${PROFILE_SITES:-7}" 10 "${PROFILE_UDP_IO:-epoll}"
 # The class profiled (PROFILE_CLASS): geo_ecs_do, the hot path, by default.
 CLASS=${PROFILE_CLASS:-geo_ecs_do}
 # The per-class files hold NQ lines each (dnsperf -n 1 reads a file once).
@@ -167,7 +167,7 @@ count_instructions() {   # count_instructions SERVER: one line of the table
 	wait_ready "$port" "$pid" 180 || { say "$server under valgrind did not start"; bench_stop "$pid"; return; }
 	for class in static static_do geo_ecs geo_ecs_do https_ecs_do nx_do acme_do; do
 		if [ "$server" = nsd ] && [[ $class == geo* ]]; then row="$row | n/a"; continue; fi
-		if [ "$server" != geoacme ] && [[ $class == acme_do || $class == https_ecs_do ]]; then
+		if [[ $server != geoacme* ]] && [[ $class == acme_do || $class == https_ecs_do ]]; then
 			row="$row | n/a"
 			continue
 		fi

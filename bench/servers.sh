@@ -29,7 +29,7 @@ ECS_HEX=00011800c00002
 # What each server should answer for geo.example.com A from that client.
 geo_expected() {
 	case $1 in
-	geoacme | geoacme_epoll | knot) echo "192.0.2.1 192.0.2.2" ;;   # the pair
+	geoacme | geoacme_uring | knot) echo "192.0.2.1 192.0.2.2" ;;   # the pair
 	pdns | gdnsd) echo "192.0.2.1" ;;               # nearest only
 	*) echo "" ;;
 	esac
@@ -107,10 +107,10 @@ reflector_start() {
 # geoacme_config DIR PORT N_SITES N_ACME [UDP_IO]: writes DIR/geoacme.toml
 # and its inputs (example.com zone, ACME seed); the key and mmdb are
 # shared.  The ACME zone takes UPDATEs signed with TSIG key "bench-key."
-# ($TSIG_SECRET).  UDP_IO sets [server] udp_io (left out: "auto").
+# ($TSIG_SECRET).  UDP_IO sets [server] udp_io (left out: "epoll", the default).
 : "${TSIG_SECRET:=$(openssl rand -base64 32)}"
 geoacme_config() {
-	local d=$1 port=$2 nsites=$3 nacme=$4 udp_io=${5:-auto}
+	local d=$1 port=$2 nsites=$3 nacme=$4 udp_io=${5:-epoll}
 	mkdir -p "$d"
 	write_zone >"$d/example.com.zone"
 	acme_zone "$nacme" >"$d/acme.zone"
@@ -171,12 +171,12 @@ geoacme_start() {
 		"$GEOACME" serve -c "$W/geoacme/geoacme.toml"
 	SERVER_PID=$SPAWNED_PID
 }
-# The same server with UDP on its epoll path (udp_io = "epoll"), to compare
-# the two in one run: BENCH_SERVERS="reflector geoacme geoacme_epoll gdnsd".
-geoacme_epoll_setup() { geoacme_config "$W/geoacme_epoll" "$1" 7 10 epoll; }
-geoacme_epoll_start() {
-	bench_spawn "$W/geoacme_epoll/geoacme.log" taskset -c "$SERVER_CPU" ${WRAP[@]+"${WRAP[@]}"} \
-		"$GEOACME" serve -c "$W/geoacme_epoll/geoacme.toml"
+# The same server with UDP from an io_uring (udp_io = "io_uring"), to compare
+# the two paths in one run: BENCH_SERVERS="reflector geoacme geoacme_uring gdnsd".
+geoacme_uring_setup() { geoacme_config "$W/geoacme_uring" "$1" 7 10 io_uring; }
+geoacme_uring_start() {
+	bench_spawn "$W/geoacme_uring/geoacme.log" taskset -c "$SERVER_CPU" ${WRAP[@]+"${WRAP[@]}"} \
+		"$GEOACME" serve -c "$W/geoacme_uring/geoacme.toml"
 	SERVER_PID=$SPAWNED_PID
 }
 

@@ -836,10 +836,10 @@ static void load_server(struct loader *l, struct toml_node *root)
 	if (get_int(l, t, "udp_max_size", 512, 4096, &v))
 		c->udp_max_size = (uint16_t)v;
 	struct toml_node *io = get_type(l, t, "udp_io", TOML_STRING);
-	if (io && strcmp(io->u.s, "auto") != 0 && strcmp(io->u.s, "epoll") != 0)
-		err_node(l, io, "expected 'udp_io' to be \"auto\" or \"epoll\", found '%s'", io->u.s);
+	if (io && strcmp(io->u.s, "epoll") != 0 && strcmp(io->u.s, "io_uring") != 0)
+		err_node(l, io, "expected 'udp_io' to be \"epoll\" or \"io_uring\", found '%s'", io->u.s);
 	else if (io)
-		c->udp_epoll = strcmp(io->u.s, "epoll") == 0;
+		c->udp_ring = strcmp(io->u.s, "io_uring") == 0;
 	get_u32(l, t, "tcp_max_connections", 1, 65535, &c->tcp_max_connections);
 	get_u32(l, t, "tcp_max_connections_per_prefix", 1, 65535,
 	        &c->tcp_max_connections_per_prefix);

@@ -254,7 +254,7 @@ struct net *net_new(struct loop *l, const struct net_config *cfg, net_handler_fn
 		goto fail;
 
 	n->udp = udp_new(l, &n->h, cfg->udp_max_size ? cfg->udp_max_size : EDNS_UDP_DEFAULT, n->n_ls,
-	                 !cfg->udp_epoll);
+	                 cfg->udp_ring);
 	n->tcp = tcp_new(l, &n->h,
 	                 cfg->tcp_max_connections ? cfg->tcp_max_connections : CONFIG_TCP_MAX_DEFAULT,
 	                 cfg->tcp_max_per_prefix ? cfg->tcp_max_per_prefix

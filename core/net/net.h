@@ -34,7 +34,7 @@ struct net_config {
 	uint32_t tcp_max_connections;
 	uint32_t tcp_idle_timeout_ms;
 	uint32_t tcp_max_per_prefix;   /* per IPv4 /24 or IPv6 /56; 0 = the default (16) */
-	bool udp_epoll;             /* serve UDP with epoll even where io_uring works */
+	bool udp_ring;              /* serve UDP from an io_uring where the kernel allows it */
 };
 
 struct net;

@@ -3,11 +3,10 @@
 (there was a silent cap at 64), and a daemon that cannot take its signals
 (SIGTERM, SIGINT, SIGHUP through a signalfd) refuses to start instead of
 running deaf to them.  And from issue #15: the log says which path serves
-UDP (io_uring where the kernel allows it, else epoll; `udp_io = "epoll"`
-forces epoll), and a bad `udp_io` is refused with its position."""
-import ctypes
+UDP (epoll by default; `udp_io = "io_uring"` where the kernel allows it,
+else epoll with the reason), and a bad `udp_io` is refused with its
+position."""
 import os
-import platform
 import re
 import resource
 import signal
@@ -55,20 +54,6 @@ class ManyListenAddresses(unittest.TestCase):
             server.cleanup()
 
 
-def io_uring_usable():
-    """Whether this process may make an io_uring (io_uring_setup, system
-    call 425 on every architecture) on a kernel with multishot receive
-    (6.0): then geoacme's "auto" must pick io_uring."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    params = ctypes.create_string_buffer(120)   # struct io_uring_params, zeroed
-    fd = libc.syscall(425, ctypes.c_uint(4), params)
-    if fd < 0:
-        return False
-    os.close(fd)
-    release = re.match(r"(\d+)\.(\d+)", platform.release())
-    return bool(release) and (int(release.group(1)), int(release.group(2))) >= (6, 0)
-
-
 UDP_CONFIG = """listen_addrs_ipv4 = ["127.0.0.1"]
 listen_addrs_ipv6 = ["::1"]
 listen_port = 0
@@ -78,6 +63,9 @@ log_level = "info"
 zone = "example.com"
 file = "example.com.zone"
 """
+
+
+RING = '[server]\nudp_io = "io_uring"'
 
 
 class UdpPath(unittest.TestCase):
@@ -93,18 +81,26 @@ class UdpPath(unittest.TestCase):
         finally:
             server.cleanup()
 
-    def test_auto_logs_the_path_it_took(self):
+    def test_default_is_epoll(self):
         log = self.serve_and_ask("")
-        if harness.UDP_IO == "epoll":
+        if harness.UDP_IO == "io_uring":
+            self.assertIn("udp: served by io_uring (multishot receive, 32 buffers, one system "
+                          "call per wake-up)", log)
+        else:
             self.assertIn('udp: served by epoll (recvmmsg/sendmmsg): udp_io = "epoll"', log)
-        elif io_uring_usable():
+            self.assertNotIn("io_uring", log)
+        self.assertEqual(len(re.findall(r"udp: served by", log)), 1, log)
+
+    def test_io_uring_logs_the_path_it_took(self):
+        log = self.serve_and_ask(RING)
+        if harness.io_uring_usable():
             self.assertIn("udp: served by io_uring (multishot receive, 32 buffers, one system "
                           "call per wake-up)", log)
         else:
             self.assertRegex(log, r"udp: served by epoll \(recvmmsg/sendmmsg\): io_uring")
         self.assertEqual(len(re.findall(r"udp: served by", log)), 1, log)
 
-    def test_epoll_forced(self):
+    def test_epoll_explicit(self):
         log = self.serve_and_ask('[server]\nudp_io = "epoll"')
         self.assertIn('udp: served by epoll (recvmmsg/sendmmsg): udp_io = "epoll"', log)
         self.assertNotIn("io_uring", log)
@@ -118,7 +114,7 @@ class UdpPath(unittest.TestCase):
         tried again for a while (after kill -9)."""
         port = harness.free_port()
         for i in range(4):
-            server = Server(UDP_CONFIG % "", {"example.com.zone": ZONE}, args=["-p", str(port)])
+            server = Server(UDP_CONFIG % RING, {"example.com.zone": ZONE}, args=["-p", str(port)])
             try:
                 server.start()
                 self.assertEqual(server.port, port)
@@ -135,7 +131,7 @@ class UdpPath(unittest.TestCase):
             with self.assertRaises(AssertionError):
                 server.start()
             self.assertNotEqual(server.exit_code, 0)
-            self.assertIn("%s:6:10: expected 'udp_io' to be \"auto\" or \"epoll\", found "
+            self.assertIn("%s:6:10: expected 'udp_io' to be \"epoll\" or \"io_uring\", found "
                           "'uring'" % server.config_path, server.log())
         finally:
             server.cleanup()

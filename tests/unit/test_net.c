@@ -134,7 +134,7 @@ static const char *const wildcards[] = { "0.0.0.0", "::" };
 /* tcp_max_per_prefix for the next server_start(); 0 = the default. */
 static uint32_t server_per_prefix;
 /* Which UDP path the servers use: io_uring where the kernel allows it, or epoll. */
-static bool server_udp_epoll;
+static bool server_udp_ring;
 
 static struct server server_start(const char *const *addrs, uint32_t max_conns,
                                   uint32_t idle_ms)
@@ -149,7 +149,7 @@ static struct server server_start(const char *const *addrs, uint32_t max_conns,
 		close(p[0]);
 		log_set_level(LOG_WARN);
 		struct net_config cfg = { addrs, 2, 0, UDP_MAX, max_conns, idle_ms, server_per_prefix,
-		                          server_udp_epoll };
+		                          server_udp_ring };
 		char err[256] = "";
 		struct loop *l = loop_new(err);
 		uint16_t port = 0;
@@ -403,7 +403,7 @@ static void test_setup_errors(void)
 	/* Success and cleanup: every socket closed by net_free. */
 	before = count_fds();
 	static const char *const both[] = { "127.0.0.1", "::1" };
-	struct net_config good = { both, 2, 0, UDP_MAX, 4, 1000, 0, true };
+	struct net_config good = { both, 2, 0, UDP_MAX, 4, 1000, 0, false };
 	n = net_new(l, &good, echo, NULL, err);
 	ok(n != NULL, "net_new on 127.0.0.1 and ::1: %s", n ? "ok" : err);
 	ok(n && net_bound_port(n) != 0, "port 0 became a real port");
@@ -413,7 +413,7 @@ static void test_setup_errors(void)
 	is_int(count_fds(), before, "net_free closed them all");
 
 	/* With io_uring (where the kernel has it) one more: the ring. */
-	good.udp_epoll = false;
+	good.udp_ring = true;
 	n = net_new(l, &good, echo, NULL, err);
 	ok(n != NULL, "net_new with io_uring allowed: %s", n ? "ok" : err);
 	int opened = count_fds() - before;
@@ -756,10 +756,10 @@ int main(void)
 
 	/* The UDP path twice: io_uring (where the kernel allows it), epoll. */
 	for (int epoll = 0; epoll < 2; epoll++) {
-		server_udp_epoll = epoll;
+		server_udp_ring = !epoll;
 		struct server s = server_start(loopbacks, 16, 5000);
 		ok(s.port != 0, "server (udp %s) started on 127.0.0.1 and ::1 port %u",
-		   epoll ? "epoll" : "auto", s.port);
+		   epoll ? "epoll" : "io_uring", s.port);
 		if (s.port) {
 			test_udp(s);
 			test_tcp(s);
@@ -768,7 +768,7 @@ int main(void)
 		is_int(server_stop(s), 0, "server exits cleanly on SIGTERM");
 		test_wildcard();
 	}
-	server_udp_epoll = false;
+	server_udp_ring = false;
 
 	test_idle();
 	test_cap();
