@@ -53,6 +53,13 @@
 /* recvmmsg batches per socket per wakeup, so a UDP flood cannot starve
  * TCP and the timers; the level-triggered loop comes back for the rest. */
 #define UDP_ROUNDS 8
+/* A batch at least this large says the socket is busy: read it again at
+ * once instead of going back to epoll_wait first.  Under load more has
+ * arrived while the batch was answered, and that read saves the
+ * epoll_wait; on a quiet socket (one or two datagrams a wake-up) the
+ * extra read would mostly find nothing, so small batches go back to
+ * epoll. */
+#define UDP_BUSY_BATCH 8
 
 /* The ring: its size, and its provided buffers (one datagram each, with
  * the kernel's recvmsg header, the address and the control message in
@@ -286,7 +293,7 @@ static void udp_read(struct loop *l, int fd, int events, void *arg)
 		}
 		if (k)
 			udp_send(u, fd, k);
-		if (got < UDP_BATCH)
+		if (got < UDP_BUSY_BATCH)
 			return;   /* drained */
 	}
 }
