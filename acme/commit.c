@@ -102,25 +102,6 @@ static void unapply(struct acme_zone *az, const struct change_list *cl)
 	reload_mirror(az);
 }
 
-/* Gives a patch the full new contents of one changed name, from the mirror. */
-static int patch_name(struct zone_patch *p, const struct recset *rs, const uint8_t *name)
-{
-	int ret = zone_patch_name(p, name);
-	if (ret <= 0)
-		return ret;
-	const struct recset_name *n = recset_find(rs, name);
-	for (uint16_t k = 0; n && k < n->nsets; k++) {
-		const struct recset_rrset *s = &n->sets[k];
-		for (uint16_t j = 0; j < s->count; j++) {
-			ret = zone_patch_add(p, n->name, s->type, s->rr[j].ttl, s->rr[j].rdata,
-			                     s->rr[j].rdlen);
-			if (ret < 0)
-				return ret;
-		}
-	}
-	return 0;
-}
-
 /*
  * The served snapshot's patch for a change already in the mirror, prepared
  * but not applied; or NULL when the snapshot is to be built whole (not
@@ -140,7 +121,7 @@ static struct zone_patch *prepare_patch(struct acme_zone *az, const struct chang
 	struct zone_patch *p = zone_patch_new(z);
 	int ret = p ? 0 : -ENOMEM;
 	for (size_t i = 0; i < cl->n && ret == 0; i++)
-		ret = patch_name(p, az->rs, cl->v[i].name);
+		ret = recset_patch_name(p, az->rs, cl->v[i].name);
 	char err[256] = "";
 	if (ret == 0)
 		ret = zone_patch_prepare(p, &az->signer, err);

@@ -12,6 +12,7 @@
 #include "acme/recset.h"
 #include "core/wire/dname.h"
 #include "core/zone/zone.h"
+#include "core/zone/zone_patch.h"
 #include "storage/change.h"
 
 /*
@@ -421,6 +422,24 @@ int recset_add_to_builder(void *builder, const struct recset_name *n)
 		for (uint16_t j = 0; j < s->count; j++) {
 			int ret = zone_builder_add(b, n->name, s->type, s->rr[j].ttl, s->rr[j].rdata,
 			                           s->rr[j].rdlen);
+			if (ret < 0)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+int recset_patch_name(struct zone_patch *p, const struct recset *rs, const uint8_t *name)
+{
+	int ret = zone_patch_name(p, name);
+	if (ret <= 0)
+		return ret;
+	const struct recset_name *n = recset_find(rs, name);
+	for (uint16_t k = 0; n && k < n->nsets; k++) {
+		const struct recset_rrset *s = &n->sets[k];
+		for (uint16_t j = 0; j < s->count; j++) {
+			ret = zone_patch_add(p, n->name, s->type, s->rr[j].ttl, s->rr[j].rdata,
+			                     s->rr[j].rdlen);
 			if (ret < 0)
 				return ret;
 		}

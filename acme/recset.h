@@ -78,5 +78,12 @@ typedef int (*recset_fn)(void *arg, const struct recset_name *n);
 int recset_foreach(const struct recset *rs, recset_fn fn, void *arg);
 /* A recset_fn: adds every record of the name to a zone_builder (`builder`). */
 int recset_add_to_builder(void *builder, const struct recset_name *n);
+/*
+ * Gives a patch of the served snapshot (core/zone/zone_patch.h) the full
+ * contents of `name` as the set holds them now (none: the name goes).
+ * Returns 0 (also when the name was declared already), or -errno.
+ */
+struct zone_patch;
+int recset_patch_name(struct zone_patch *p, const struct recset *rs, const uint8_t *name);
 /* Visits only the names with at least one record whose created_at is not 0. */
 int recset_foreach_dated(const struct recset *rs, recset_fn fn, void *arg);

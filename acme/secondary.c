@@ -173,25 +173,6 @@ static struct zone *build(struct sec_zone *sz, const struct recset *rs, char err
 	return z;
 }
 
-/* Gives a patch the full new contents of one changed name, from the copy. */
-static int patch_name(struct zone_patch *p, const struct recset *rs, const uint8_t *name)
-{
-	int ret = zone_patch_name(p, name);
-	if (ret <= 0)
-		return ret;
-	const struct recset_name *n = recset_find(rs, name);
-	for (uint16_t k = 0; n && k < n->nsets; k++) {
-		const struct recset_rrset *s = &n->sets[k];
-		for (uint16_t j = 0; j < s->count; j++) {
-			ret = zone_patch_add(p, n->name, s->type, s->rr[j].ttl, s->rr[j].rdata,
-			                     s->rr[j].rdlen);
-			if (ret < 0)
-				return ret;
-		}
-	}
-	return 0;
-}
-
 /*
  * The served copy's patch for a difference already applied to sz->rs,
  * prepared but not applied: the names the difference touches, each with
@@ -213,7 +194,7 @@ static struct zone_patch *prepare_patch(struct sec_zone *sz, const struct change
 	struct zone_patch *p = zone_patch_new(z);
 	int ret = p ? 0 : -ENOMEM;
 	for (size_t i = 0; i < cl->n && ret == 0; i++)
-		ret = patch_name(p, sz->rs, cl->v[i].name);
+		ret = recset_patch_name(p, sz->rs, cl->v[i].name);
 	char err[256] = "";
 	if (ret == 0)
 		ret = zone_patch_prepare(p, NULL, err);
