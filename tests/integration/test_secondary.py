@@ -55,7 +55,7 @@ def listen(port):
     return BASE_CONFIG.replace("listen_port = 0", "listen_port = %d" % port)
 
 
-PRIMARY = """
+ACME_PRIMARY = """
 [[zones]]
 zone = "acme.example"
 axfr_policy = "AllowSigned"
@@ -77,14 +77,15 @@ name = "{xk}"
 algorithm = "hmac-sha256"
 secret = "{xs}"
 allow_names = ["no-such-name"]
-
+"""
+PRIMARY = ACME_PRIMARY + """
 [[zones]]
 zone = "short.example"
 file = "short.zone"
 allow_axfr = true
 """
 
-SECONDARY = """
+ACME_SECONDARY = """
 [server]
 http_listen = ["127.0.0.1:0"]
 
@@ -100,7 +101,8 @@ journal_path = "acme-copy.sqlite"
 name = "{xk}"
 algorithm = "hmac-sha256"
 secret = "{xs}"
-
+"""
+SECONDARY = ACME_SECONDARY + """
 [[zones]]
 zone = "short.example"
 zone_type = "Secondary"

@@ -19,7 +19,6 @@ NSEC): zone file changes reloaded on Knot reach geoacme by NOTIFY + IXFR
 and geoacme's AXFR and answers are Knot's; a new delegation is built whole
 (a change a patch does not make), and the next change is patched again.
 """
-import base64
 import os
 import re
 import shutil
@@ -36,69 +35,15 @@ import dns.rcode
 import dns.rdatatype
 import dns.tsig
 
-from acme_helpers import TsigKey, signed_update
-from harness import BASE_CONFIG, Server, free_port, main, make_key
+from acme_helpers import signed_update
+from harness import Server, free_port, main, make_key
 from secondaries import sorted_records
-from test_secondary import axfr_text
+from test_secondary import (ACME as ACME_SOA, ACME_PRIMARY, ACME_SECONDARY, LEGO, UPDATE_KEY,
+                            UPDATE_SECRET, XFR_KEY, XFR_SECRET, axfr_text, listen)
 
-XFR_KEY = "xfr.example."
-XFR_SECRET = base64.b64encode(b"transfer-secret-for-the-secondaries").decode()
-UPDATE_KEY = "update.acme.example."
-LEGO = TsigKey(UPDATE_KEY, "hmac-sha256", b"update-secret-for-lego-only")
-
-ACME = """$ORIGIN acme.example.
-$TTL 300
-@       IN SOA ns1.example.com. hostmaster.example.com. 100 3600 600 86400 60
-@       IN NS  ns1.example.com.
-@       IN NS  ns2.example.com.
-www     IN A   192.0.2.1
-"""
-
-PRIMARY = """
-[[zones]]
-zone = "acme.example"
-axfr_policy = "AllowSigned"
-notify = ["127.0.0.1:{sp}"]
-[[zones.keys]]
-key_path = "acme.pem"
-[zones.stores]
-type = "sqlite"
-allow_update = true
-journal_path = "acme.sqlite"
-zone_path = "acme.zone"
-[[zones.stores.tsig_keys]]
-name = "{uk}"
-algorithm = "hmac-sha256"
-secret = "{us}"
-allow_axfr = false
-[[zones.stores.tsig_keys]]
-name = "{xk}"
-algorithm = "hmac-sha256"
-secret = "{xs}"
-allow_names = ["no-such-name"]
-"""
-
-SECONDARY = """
-[server]
-http_listen = ["127.0.0.1:0"]
-
-[[zones]]
-zone = "acme.example"
-zone_type = "Secondary"
-primaries = ["127.0.0.1:{pp}"]
-allow_axfr = true
-[zones.stores]
-type = "sqlite"
-journal_path = "acme-copy.sqlite"
-[[zones.stores.tsig_keys]]
-name = "{xk}"
-algorithm = "hmac-sha256"
-secret = "{xs}"
-"""
-
-
-def listen(port):
-    return BASE_CONFIG.replace("listen_port = 0", "listen_port = %d" % port)
+ACME = ACME_SOA + "www     IN A   192.0.2.1\n"
+PRIMARY = ACME_PRIMARY
+SECONDARY = ACME_SECONDARY
 
 
 def sections(r):
@@ -114,8 +59,8 @@ class SecondaryPatches(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.pp, cls.sp = free_port(), free_port()
-        fmt = dict(pp=cls.pp, sp=cls.sp, uk=UPDATE_KEY, us=base64.b64encode(
-            b"update-secret-for-lego-only").decode(), xk=XFR_KEY, xs=XFR_SECRET)
+        fmt = dict(pp=cls.pp, sp=cls.sp, uk=UPDATE_KEY, us=UPDATE_SECRET, xk=XFR_KEY,
+                   xs=XFR_SECRET)
         cls.primary = Server(listen(cls.pp) + PRIMARY.format(**fmt), {"acme.zone": ACME})
         make_key(cls.primary.path("acme.pem"))
         cls.primary.start()
