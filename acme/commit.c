@@ -242,21 +242,28 @@ int commit_change(struct acme_zone *az, struct change_list *cl, uint32_t *serial
 	return 0;
 }
 
-int commit_bump_serial(struct acme_zone *az, bool reset, char err[256])
+/*
+ * Secondaries copy this zone: new signatures need a new serial, or they
+ * would keep the old ones until those expire.  The bump is a change like
+ * any other (durable, journaled, announced).  `whole`: the snapshot is
+ * built (and so re-signed) whole with it; else only the SOA is patched,
+ * for signatures that are new already.
+ */
+static int bump_serial(struct acme_zone *az, bool reset, bool whole, char err[256])
 {
-	/*
-	 * Secondaries copy this zone: new signatures need a new serial, or
-	 * they would keep the old ones until those expire.  The bump is a
-	 * change like any other (durable, journaled, announced).
-	 */
 	struct change_list cl;
 	uint32_t serial = 0;
 	change_list_init(&cl);
-	int ret = commit_change(az, &cl, &serial, reset, true);
+	int ret = commit_change(az, &cl, &serial, reset, whole);
 	change_list_clear(&cl);
 	if (ret < 0)
 		acme_errf(err, "cannot commit the serial of the new signatures");
 	return ret;
+}
+
+int commit_bump_serial(struct acme_zone *az, bool reset, char err[256])
+{
+	return bump_serial(az, reset, false, err);
 }
 
 static int resign_whole(struct acme_zone *az, char err[256])
@@ -294,22 +301,31 @@ static void resign_slice(struct loop *l, void *arg)
 	log_info("%s: re-signed in slices: %llu signatures renewed, %llu still good, in %.0f ms",
 	         az->name, (unsigned long long)az->resign.renewed,
 	         (unsigned long long)az->resign.kept, ms_since(&az->resign_started));
+	/*
+	 * Secondaries must see the new signatures: one serial bump, the SOA
+	 * patched, and the journal started over.  An IXFR of a whole pass
+	 * would carry every signature of the zone twice, old and new; a
+	 * secondary asking for one from an older serial is sent the zone
+	 * (RFC 1995 4: AXFR when the history is not there).
+	 */
+	if (az->serial_per_signing && commit_bump_serial(az, true, err) < 0)
+		log_error("%s: %s; secondaries get the new signatures with the next change",
+		          az->name, err);
 }
 
 int commit_rebuild(struct acme_zone *az, char err[256])
 {
-	if (az->serial_per_signing)
-		/* Secondaries must see the new signatures: a serial bump with the
-		 * snapshot built whole, journaled like any change. */
-		return commit_bump_serial(az, false, err);
 	struct zone *z = zone_table_edit(az->a->t, az->apex);
 	if (!az->a->l || !z || !az->has_signer || !az->signer.renew)
-		return resign_whole(az, err);
+		/* Built whole; for secondaries with a new serial, journaled. */
+		return az->serial_per_signing ? bump_serial(az, false, true, err)
+		                              : resign_whole(az, err);
 	if (az->resign_timer > 0 || zone_resigning(z))
 		return 0;   /* a pass is under way */
 	/* In slices, between queries, rather than one whole build that would
-	 * hold the loop for seconds at 100 000 records.  The serial stays, as
-	 * when the snapshot was rebuilt whole for it. */
+	 * hold the loop for seconds at 100 000 records.  The serial stays,
+	 * unless secondaries copy the zone: then the pass ends with one serial
+	 * bump (resign_slice). */
 	zone_resign_begin(z, &az->resign);
 	az->resign_zone = z;
 	clock_gettime(CLOCK_MONOTONIC, &az->resign_started);

@@ -29,22 +29,25 @@ struct zone *commit_build(struct acme_zone *az, char err[256]);
  * the snapshot swapped in.  Any failure
  * leaves the database, the mirror and the served zone as they were.
  * `reset` empties the journal instead of appending to it (the first
- * signing after a start: secondaries hold the signatures of the previous
- * run, which no difference describes).  `whole` builds the snapshot whole
- * even where a patch would do (a serial bump for new signatures).
+ * signing after a start, or a re-signing pass: secondaries hold
+ * signatures that no difference describes).  `whole` builds the snapshot
+ * whole even where a patch would do (a serial bump that must re-sign).
  * Returns 0 (serial: the new one) or a negative errno.
  */
 int commit_change(struct acme_zone *az, struct change_list *cl, uint32_t *serial, bool reset,
                   bool whole);
 /*
- * A change of nothing but the serial (durable, journaled, announced): new
- * signatures need a new serial when secondaries copy the zone.
+ * A change of nothing but the serial (durable, journaled, announced), the
+ * SOA patched: signatures made anew (at start, by a re-signing pass) need
+ * a new serial when secondaries copy the zone.
  */
 int commit_bump_serial(struct acme_zone *az, bool reset, char err[256]);
 /*
  * Renews the snapshot's due signatures: in slices over loop rounds, in
- * place (zone_patch.h), when it can; else rebuilt and re-signed whole and
- * swapped in (with a new serial, journaled, when secondaries copy the zone).
+ * place (zone_patch.h), when it can, and then, when secondaries copy the
+ * zone, one serial bump with the journal started over; else rebuilt and
+ * re-signed whole and swapped in (with a new serial, journaled, when
+ * secondaries copy the zone).
  */
 int commit_rebuild(struct acme_zone *az, char err[256]);
 /*

@@ -22,6 +22,7 @@ import dns.name
 import dns.query
 import dns.rcode
 import dns.rdatatype
+import dns.rrset
 import dns.tsig
 import dns.update
 
@@ -259,11 +260,15 @@ class StalePurge(unittest.TestCase):
         self.assertEqual(self.serial(), serial + 1)
 
 
-class AcmeResign(unittest.TestCase):
-    """A signed ACME zone is re-signed from its in-memory records too."""
+class AcmeResignBase(unittest.TestCase):
+    """A signed ACME zone, its clock, and its signatures checked; ZONE_KEYS
+    goes into its [[zones]] table."""
+    ZONE_KEYS = ""
 
     def setUp(self):
-        config = BASE_CONFIG + ACME.replace('stale_txt_age = "24h"', 'stale_txt_age = "0"') + """
+        acme = ACME.replace('stale_txt_age = "24h"', 'stale_txt_age = "0"').replace(
+            'zone_type = "Primary"\n', 'zone_type = "Primary"\n' + self.ZONE_KEYS)
+        config = BASE_CONFIG + acme + """
 [[zones.keys]]
 algorithm = "ECDSAP256SHA256"
 key_path = "acme.pem"
@@ -294,12 +299,22 @@ signature_refresh = "1d"
                             now=self.clock.now())
         return sig[0]
 
-    def test_resigned_past_the_refresh_point(self):
+    def add_token(self):
         key = dns.tsig.Key("update.acme.example.", SECRET, "hmac-sha256")
         u = dns.update.UpdateMessage("acme.example.", keyring=key)
         u.add("_acme-challenge.acme.example.", 60, "TXT", "token")
         r = dns.query.udp(u, "127.0.0.1", port=self.server.port, timeout=5)
         self.assertEqual(dns.rcode.to_text(r.rcode()), "NOERROR")
+
+    def serial(self):
+        return self.server.query("acme.example.", "SOA").answer[0][0].serial
+
+
+class AcmeResign(AcmeResignBase):
+    """A signed ACME zone is re-signed from its in-memory records too."""
+
+    def test_resigned_past_the_refresh_point(self):
+        self.add_token()
         txt0 = self.sig("_acme-challenge.acme.example.", "TXT")
         soa0 = self.sig("acme.example.", "SOA")
         self.clock.advance(DAY + 3600)
@@ -313,8 +328,51 @@ signature_refresh = "1d"
             self.assertAlmostEqual(new.inception - old.inception, DAY + 3600, delta=5)
             self.assertAlmostEqual(new.expiration - old.expiration, DAY + 3600, delta=5)
         # Re-signing is not a change: the serial stays.
-        self.assertEqual(self.server.query("acme.example.", "SOA").answer[0][0].serial, 101)
+        self.assertEqual(self.serial(), 101)
         self.assertNotIn("re-signing failed", self.server.log_since_start())
+
+
+class AcmeResignForSecondaries(AcmeResignBase):
+    """When secondaries may copy the zone, new signatures need a new serial:
+    the zone is still re-signed in slices (never built whole on the loop),
+    and the pass ends with one serial bump whose SOA alone is patched; the
+    journal starts over, so an IXFR from the old serial gets the whole zone
+    (RFC 1995 4) with the new signatures."""
+    ZONE_KEYS = 'axfr_policy = "AllowAll"\n'
+
+    def test_resigned_in_slices_then_one_serial_bump(self):
+        # At start: signed anew, one bump (100 -> 101); the UPDATE: 102.
+        self.assertEqual(self.serial(), 101)
+        self.add_token()
+        self.assertEqual(self.serial(), 102)
+        txt0 = self.sig("_acme-challenge.acme.example.", "TXT")
+        self.clock.advance(DAY + 3600)
+        self.server.wait_log(r"acme\.example\.: re-signed in slices: [1-9][0-9]* signatures "
+                             r"renewed, 0 still good")
+        deadline = time.time() + 10
+        while self.serial() != 103 and time.time() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(self.serial(), 103)
+        txt1 = self.sig("_acme-challenge.acme.example.", "TXT")
+        self.sig("acme.example.", "SOA")
+        self.assertAlmostEqual(txt1.inception - txt0.inception, DAY + 3600, delta=5)
+        log = self.server.log_since_start()
+        self.assertNotIn("re-signing failed", log)
+        self.assertNotIn("secondaries get the new signatures with the next change", log)
+        # IXFR from the serial before the pass: the journal started over, so
+        # the answer is the zone (SOA 103, then its records, SOA 103 last).
+        q = dns.message.make_query("acme.example.", "IXFR")
+        q.authority.append(dns.rrset.from_text("acme.example.", 0, "IN", "SOA",
+                                               "ns1.example. hostmaster.example. 102 3600 600 86400 60"))
+        r = dns.query.tcp(q, "127.0.0.1", port=self.server.port, timeout=10,
+                          one_rr_per_rrset=True)
+        self.assertEqual(dns.rcode.to_text(r.rcode()), "NOERROR")
+        soas = [rrset for rrset in r.answer if rrset.rdtype == dns.rdatatype.SOA]
+        self.assertEqual([s[0].serial for s in soas], [103, 103])
+        self.assertEqual(r.answer[0].rdtype, dns.rdatatype.SOA)
+        self.assertEqual(r.answer[-1].rdtype, dns.rdatatype.SOA)
+        self.assertIn("_acme-challenge.acme.example. 60 IN TXT \"token\"",
+                      [t for rrset in r.answer for t in rrset.to_text().splitlines()])
 
 
 HEALTH = "\n" + checked_site("hp", "127.0.0.10", 48.88, 2.22, "{p1}", "1h", "1m", 2, 2) \
