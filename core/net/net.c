@@ -138,6 +138,17 @@ static int open_socket(struct sockaddr_storage *ss, socklen_t len, int type, boo
 		int sz = NET_UDP_RCVBUF;
 		if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
 			setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+		/* Replies are sized to the interface MTU, never to a path MTU
+		 * learnt from ICMP "fragmentation needed": a forged one would
+		 * make the kernel fragment our answers, which is what
+		 * fragment-based cache poisoning needs (RFC 9715: DNS over UDP
+		 * avoids IP fragmentation; Linux added this mode for DNS
+		 * servers).  Linux 3.15+; best effort. */
+		int omit = ss->ss_family == AF_INET6 ? IPV6_PMTUDISC_OMIT : IP_PMTUDISC_OMIT;
+		if (ss->ss_family == AF_INET6)
+			setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &omit, sizeof(omit));
+		else
+			setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &omit, sizeof(omit));
 		if (pktinfo) {
 			int rc = ss->ss_family == AF_INET6
 			    ? setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof(one))

@@ -365,6 +365,33 @@ static int count_fds(void)
 	return n;
 }
 
+/* How many of this process's UDP sockets of `family` ignore path MTU
+ * (IP_PMTUDISC_OMIT / IPV6_PMTUDISC_OMIT), and how many there are. */
+static void count_pmtu_omit(int family, int *omit, int *all)
+{
+	*omit = *all = 0;
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		int fd = atoi(e->d_name), type = 0, mode = -1;
+		struct sockaddr_storage ss;
+		socklen_t len = sizeof(type), alen = sizeof(ss);
+		if (fd == dirfd(d) || getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||
+		    type != SOCK_DGRAM || getsockname(fd, (struct sockaddr *)&ss, &alen) < 0 ||
+		    ss.ss_family != family)
+			continue;
+		len = sizeof(mode);
+		if (family == AF_INET6)
+			getsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &mode, &len);
+		else
+			getsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &mode, &len);
+		(*all)++;
+		*omit += family == AF_INET6 ? mode == IPV6_PMTUDISC_OMIT : mode == IP_PMTUDISC_OMIT;
+	}
+	if (d)
+		closedir(d);
+}
+
 /* --- tests --- */
 
 static void test_setup_errors(void)
@@ -408,6 +435,13 @@ static void test_setup_errors(void)
 	ok(n != NULL, "net_new on 127.0.0.1 and ::1: %s", n ? "ok" : err);
 	ok(n && net_bound_port(n) != 0, "port 0 became a real port");
 	is_int(count_fds(), before + 4, "two UDP and two TCP sockets (epoll)");
+	/* Answers never sized to a path MTU from ICMP (forged ones would
+	 * have the kernel fragment them). */
+	int omit, all;
+	count_pmtu_omit(AF_INET, &omit, &all);
+	ok(all == 1 && omit == 1, "the IPv4 UDP socket ignores path MTU (%d of %d)", omit, all);
+	count_pmtu_omit(AF_INET6, &omit, &all);
+	ok(all == 1 && omit == 1, "the IPv6 UDP socket ignores path MTU (%d of %d)", omit, all);
 	net_free(n);
 	net_free(NULL);
 	is_int(count_fds(), before, "net_free closed them all");
