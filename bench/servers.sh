@@ -101,6 +101,14 @@ reflector_start() {
 	bench_spawn "$W/reflector.log" taskset -c "$SERVER_CPU" ${WRAP[@]+"${WRAP[@]}"} "$W/reflector" 127.0.0.1 "$1" 32
 	SERVER_PID=$SPAWNED_PID
 }
+# The reflector with its socket also in an epoll set it never waits on:
+# what that registration costs (BENCH_SERVERS="reflector reflector_epoll ...").
+reflector_epoll_setup() { :; }
+reflector_epoll_start() {
+	bench_spawn "$W/reflector_epoll.log" taskset -c "$SERVER_CPU" ${WRAP[@]+"${WRAP[@]}"} \
+		env REFLECTOR_EPOLL=1 "$W/reflector" 127.0.0.1 "$1" 32
+	SERVER_PID=$SPAWNED_PID
+}
 
 # ---- geoacme -----------------------------------------------------------
 
