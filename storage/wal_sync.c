@@ -58,6 +58,32 @@ static long sys_io_getevents(aio_context_t ctx, long min, long max, struct io_ev
 }
 
 /*
+ * The WAL's name in its folder must be on disk too, or a power cut could
+ * lose the file with every commit in it.  SQLite syncs the folder at its
+ * first sync of a new WAL, which with synchronous=NORMAL is the first
+ * checkpoint, possibly many acknowledged commits later: so we do, each
+ * time we open the WAL (at start, and if it is ever made anew).
+ */
+static int sync_folder(const char *path)
+{
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	size_t n = slash ? (size_t)(slash - path) : 0;
+	if (n >= sizeof(dir))
+		return -ENAMETOOLONG;
+	if (slash && n == 0)
+		n = 1;   /* "/x-wal": the root */
+	memcpy(dir, slash ? path : ".", slash ? n : 1);
+	dir[slash ? n : 1] = '\0';
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int ret = fsync(fd) == 0 ? 0 : -errno;
+	close(fd);
+	return ret;
+}
+
+/*
  * Our descriptor of the WAL.  SQLite keeps the file (and its inode) for as
  * long as a connection is open, rewinding it rather than truncating it
  * (journal_size_limit is not set); should it ever be deleted and made
@@ -71,7 +97,15 @@ static int wal_fd(struct wal_sync *ws)
 	if (ws->fd >= 0)
 		close(ws->fd);
 	ws->fd = open(ws->wal_path, O_RDONLY | O_CLOEXEC);
-	return ws->fd >= 0 ? ws->fd : -errno;
+	if (ws->fd < 0)
+		return -errno;
+	int ret = sync_folder(ws->wal_path);
+	if (ret < 0) {
+		close(ws->fd);
+		ws->fd = -1;
+		return ret;
+	}
+	return ws->fd;
 }
 
 static int blocking_sync(struct wal_sync *ws)

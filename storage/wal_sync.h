@@ -15,7 +15,10 @@
  * eventfd the caller watches.  No thread: the process stays single-threaded.
  * An fdatasync that starts after a COMMIT returned covers that commit (any
  * descriptor of the inode flushes its pages; we keep our own, read-only,
- * on "<db>-wal", and open it again if SQLite ever deletes the file).
+ * on "<db>-wal", and open it again if SQLite ever deletes the file).  Each
+ * time it is opened the WAL's folder is synced too: SQLite does that at
+ * its first sync of a new WAL, which in NORMAL mode is the first
+ * checkpoint, and until then a power cut could lose the file's name.
  *
  * Where AIO cannot fsync (no io_setup, a file system without it such as
  * tmpfs, old kernels) or when the caller asks for it, the mode is

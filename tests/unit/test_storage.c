@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <poll.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -141,6 +143,26 @@ static int add_txt(struct db *db, const char *owner, const char *rdata)
 	return ret;
 }
 
+/*
+ * fsync(2) as this test binary sees it: every call is forwarded to the
+ * kernel, and the last folder synced is remembered, so the test can see
+ * that wal_sync made the WAL's name durable (SQLite, linked as a shared
+ * library, comes through here too).
+ */
+static char fsynced_folder[512];
+
+int fsync(int fd)
+{
+	struct stat st;
+	char link[64];
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		ssize_t n = readlink(link, fsynced_folder, sizeof(fsynced_folder) - 1);
+		fsynced_folder[n > 0 ? n : 0] = '\0';
+	}
+	return (int)syscall(SYS_fsync, fd);
+}
+
 static void test_wal_sync(void)
 {
 	char dpath[512], err[256] = "", why[256];
@@ -163,6 +185,7 @@ static void test_wal_sync(void)
 
 	/* Asynchronous where the file system can (ext4, xfs, btrfs), else
 	 * blocking with the reason: either way a sync reports its outcome. */
+	fsynced_folder[0] = '\0';
 	ws = wal_sync_new(db, true, why);
 	ok(ws != NULL, "made (%s)", why);
 	if (!ws)
@@ -175,6 +198,16 @@ static void test_wal_sync(void)
 	}
 	rows = 5;
 	is_str(why, "", "asynchronous (Linux AIO)");
+	{
+		/* The WAL's folder synced when wal_sync opened the WAL: with
+		 * synchronous=NORMAL SQLite would do it only at its first
+		 * checkpoint, and a power cut before could lose the file. */
+		char folder[512], real[512];
+		snprintf(folder, sizeof(folder), "%s", dpath);
+		*strrchr(folder, '/') = '\0';
+		ok(realpath(folder, real) != NULL, "the database's folder");
+		is_str(fsynced_folder, real, "the WAL's folder was synced");
+	}
 	is_int(synchronous_of(db), 1, "synchronous=NORMAL: COMMIT does not sync");
 	for (int round = 0; round < 3; round++) {
 		is_int(add_txt(db, "b.acme.example.", round == 0 ? "\x01b" : round == 1 ? "\x01c" : "\x01d"),
