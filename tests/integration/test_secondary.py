@@ -282,19 +282,9 @@ www IN A 192.0.2.{last}
 """
 
 
-class OfKnot(unittest.TestCase):
-    """Knot as the primary: the zone file changes, knotc reloads it, Knot
-    sends NOTIFY, geoacme transfers with TSIG and serves the change."""
-
-    @classmethod
-    def setUpClass(cls):
-        if not shutil.which("knotd") or not shutil.which("knotc"):
-            raise AssertionError("needs knotd and knotc (scripts/deps.sh: knot)")
-        cls.kp, cls.sp = free_port(), free_port()
-        cls.dir = tempfile.mkdtemp(prefix="geoacme-knotprimary-")
-        with open(os.path.join(cls.dir, "knot.example.zone"), "w") as f:
-            f.write(KNOT_ZONE.format(serial=1, last=10))
-        conf = """server:
+# A Knot primary's configuration up to its zones: listens on {kp}, sends
+# NOTIFY to geoacme on {sp}, transfers to it with TSIG key {xk}/{xs}.
+KNOT_PRIMARY = """server:
   rundir: "{d}"
   listen: 127.0.0.1@{kp}
 log:
@@ -315,7 +305,22 @@ acl:
     address: 127.0.0.0/8
     key: {xk}
     action: transfer
-template:
+"""
+
+
+class OfKnot(unittest.TestCase):
+    """Knot as the primary: the zone file changes, knotc reloads it, Knot
+    sends NOTIFY, geoacme transfers with TSIG and serves the change."""
+
+    @classmethod
+    def setUpClass(cls):
+        if not shutil.which("knotd") or not shutil.which("knotc"):
+            raise AssertionError("needs knotd and knotc (scripts/deps.sh: knot)")
+        cls.kp, cls.sp = free_port(), free_port()
+        cls.dir = tempfile.mkdtemp(prefix="geoacme-knotprimary-")
+        with open(os.path.join(cls.dir, "knot.example.zone"), "w") as f:
+            f.write(KNOT_ZONE.format(serial=1, last=10))
+        conf = (KNOT_PRIMARY + """template:
   - id: default
     storage: "{d}"
     zonefile-load: difference
@@ -324,7 +329,7 @@ zone:
   - domain: knot.example
     notify: geoacme
     acl: xfr
-""".format(d=cls.dir, kp=cls.kp, sp=cls.sp, xk=XFR_KEY, xs=XFR_SECRET)
+""").format(d=cls.dir, kp=cls.kp, sp=cls.sp, xk=XFR_KEY, xs=XFR_SECRET)
         cls.conf = os.path.join(cls.dir, "knot.conf")
         with open(cls.conf, "w") as f:
             f.write(conf)

@@ -38,8 +38,8 @@ import dns.tsig
 from acme_helpers import signed_update
 from harness import Server, free_port, main, make_key
 from secondaries import sorted_records
-from test_secondary import (ACME as ACME_SOA, ACME_PRIMARY, ACME_SECONDARY, LEGO, UPDATE_KEY,
-                            UPDATE_SECRET, XFR_KEY, XFR_SECRET, axfr_text, listen)
+from test_secondary import (ACME as ACME_SOA, ACME_PRIMARY, ACME_SECONDARY, KNOT_PRIMARY, LEGO,
+                            UPDATE_KEY, UPDATE_SECRET, XFR_KEY, XFR_SECRET, axfr_text, listen)
 
 ACME = ACME_SOA + "www     IN A   192.0.2.1\n"
 PRIMARY = ACME_PRIMARY
@@ -217,28 +217,7 @@ class SecondaryOfSigningKnot(unittest.TestCase):
         cls.dir = tempfile.mkdtemp(prefix="geoacme-knotsigner-")
         cls.serial_n = 1
         cls.write_zone("www IN A 192.0.2.10")
-        conf = """server:
-  rundir: "{d}"
-  listen: 127.0.0.1@{kp}
-log:
-  - target: "{d}/knot.log"
-    any: info
-database:
-  storage: "{d}"
-key:
-  - id: {xk}
-    algorithm: hmac-sha256
-    secret: {xs}
-remote:
-  - id: geoacme
-    address: 127.0.0.1@{sp}
-    key: {xk}
-acl:
-  - id: xfr
-    address: 127.0.0.0/8
-    key: {xk}
-    action: transfer
-policy:
+        conf = (KNOT_PRIMARY + """policy:
   - id: csk
     algorithm: ecdsap256sha256
     single-type-signing: on
@@ -254,7 +233,7 @@ zone:
   - domain: knot.example
     notify: geoacme
     acl: xfr
-""".format(d=cls.dir, kp=cls.kp, sp=cls.sp, xk=XFR_KEY, xs=XFR_SECRET)
+""").format(d=cls.dir, kp=cls.kp, sp=cls.sp, xk=XFR_KEY, xs=XFR_SECRET)
         cls.conf = os.path.join(cls.dir, "knot.conf")
         with open(cls.conf, "w") as f:
             f.write(conf)
