@@ -308,46 +308,46 @@ acl:
 """
 
 
-class OfKnot(unittest.TestCase):
-    """Knot as the primary: the zone file changes, knotc reloads it, Knot
-    sends NOTIFY, geoacme transfers with TSIG and serves the change."""
+class KnotPrimaryCase(unittest.TestCase):
+    """Knot as the primary of knot.example and geoacme its secondary: the
+    class methods a test class's setUpClass calls in turn (no tests here)."""
 
     @classmethod
-    def setUpClass(cls):
+    def make_dir(cls, prefix):
         if not shutil.which("knotd") or not shutil.which("knotc"):
             raise AssertionError("needs knotd and knotc (scripts/deps.sh: knot)")
         cls.kp, cls.sp = free_port(), free_port()
-        cls.dir = tempfile.mkdtemp(prefix="geoacme-knotprimary-")
-        with open(os.path.join(cls.dir, "knot.example.zone"), "w") as f:
-            f.write(KNOT_ZONE.format(serial=1, last=10))
-        conf = (KNOT_PRIMARY + """template:
-  - id: default
-    storage: "{d}"
-    zonefile-load: difference
-    journal-content: changes
-zone:
-  - domain: knot.example
-    notify: geoacme
-    acl: xfr
-""").format(d=cls.dir, kp=cls.kp, sp=cls.sp, xk=XFR_KEY, xs=XFR_SECRET)
+        cls.dir = tempfile.mkdtemp(prefix=prefix)
+
+    @classmethod
+    def start_knot(cls, zones):
+        """Starts knotd with KNOT_PRIMARY and `zones` (templates, policies,
+        the zone), formatted like it."""
+        conf = (KNOT_PRIMARY + zones).format(d=cls.dir, kp=cls.kp, sp=cls.sp, xk=XFR_KEY,
+                                             xs=XFR_SECRET)
         cls.conf = os.path.join(cls.dir, "knot.conf")
         with open(cls.conf, "w") as f:
             f.write(conf)
         cls.knot = subprocess.Popen(["knotd", "-c", cls.conf], stdin=subprocess.DEVNULL,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    @classmethod
+    def start_secondary(cls, zone_keys=""):
+        """geoacme as the secondary of knot.example (`zone_keys`: more keys
+        of its [[zones]] table)."""
         sec = """
 [[zones]]
 zone = "knot.example"
 zone_type = "Secondary"
 primaries = ["127.0.0.1:{kp}"]
-[zones.stores]
+{more}[zones.stores]
 type = "sqlite"
 journal_path = "knot-copy.sqlite"
 [[zones.stores.tsig_keys]]
 name = "{xk}"
 algorithm = "hmac-sha256"
 secret = "{xs}"
-""".format(kp=cls.kp, xk=XFR_KEY, xs=XFR_SECRET)
+""".format(kp=cls.kp, xk=XFR_KEY, xs=XFR_SECRET, more=zone_keys)
         cls.secondary = Server(listen(cls.sp) + sec, {})
         cls.secondary.start()
 
@@ -358,6 +358,28 @@ secret = "{xs}"
             cls.knot.terminate()
             cls.knot.wait(10)
         shutil.rmtree(cls.dir, ignore_errors=True)
+
+
+class OfKnot(KnotPrimaryCase):
+    """Knot as the primary: the zone file changes, knotc reloads it, Knot
+    sends NOTIFY, geoacme transfers with TSIG and serves the change."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.make_dir("geoacme-knotprimary-")
+        with open(os.path.join(cls.dir, "knot.example.zone"), "w") as f:
+            f.write(KNOT_ZONE.format(serial=1, last=10))
+        cls.start_knot("""template:
+  - id: default
+    storage: "{d}"
+    zonefile-load: difference
+    journal-content: changes
+zone:
+  - domain: knot.example
+    notify: geoacme
+    acl: xfr
+""")
+        cls.start_secondary()
 
     def knot_log(self):
         with open(os.path.join(self.dir, "knot.log"), errors="replace") as f:

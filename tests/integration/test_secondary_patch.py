@@ -21,9 +21,7 @@ and geoacme's AXFR and answers are Knot's; a new delegation is built whole
 """
 import os
 import re
-import shutil
 import subprocess
-import tempfile
 import time
 import unittest
 import urllib.request
@@ -38,8 +36,9 @@ import dns.tsig
 from acme_helpers import signed_update
 from harness import Server, free_port, main, make_key
 from secondaries import sorted_records
-from test_secondary import (ACME as ACME_SOA, ACME_PRIMARY, ACME_SECONDARY, KNOT_PRIMARY, LEGO,
-                            UPDATE_KEY, UPDATE_SECRET, XFR_KEY, XFR_SECRET, axfr_text, listen)
+from test_secondary import (ACME as ACME_SOA, ACME_PRIMARY, ACME_SECONDARY, LEGO, UPDATE_KEY,
+                            UPDATE_SECRET, XFR_KEY, XFR_SECRET, KnotPrimaryCase, axfr_text,
+                            listen)
 
 ACME = ACME_SOA + "www     IN A   192.0.2.1\n"
 PRIMARY = ACME_PRIMARY
@@ -208,16 +207,13 @@ ns1 IN A 192.0.2.1
 """
 
 
-class SecondaryOfSigningKnot(unittest.TestCase):
+class SecondaryOfSigningKnot(KnotPrimaryCase):
     @classmethod
     def setUpClass(cls):
-        if not shutil.which("knotd") or not shutil.which("knotc"):
-            raise AssertionError("needs knotd and knotc (scripts/deps.sh: knot)")
-        cls.kp, cls.sp = free_port(), free_port()
-        cls.dir = tempfile.mkdtemp(prefix="geoacme-knotsigner-")
+        cls.make_dir("geoacme-knotsigner-")
         cls.serial_n = 1
         cls.write_zone("www IN A 192.0.2.10")
-        conf = (KNOT_PRIMARY + """policy:
+        cls.start_knot("""policy:
   - id: csk
     algorithm: ecdsap256sha256
     single-type-signing: on
@@ -233,36 +229,8 @@ zone:
   - domain: knot.example
     notify: geoacme
     acl: xfr
-""").format(d=cls.dir, kp=cls.kp, sp=cls.sp, xk=XFR_KEY, xs=XFR_SECRET)
-        cls.conf = os.path.join(cls.dir, "knot.conf")
-        with open(cls.conf, "w") as f:
-            f.write(conf)
-        cls.knot = subprocess.Popen(["knotd", "-c", cls.conf], stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        sec = """
-[[zones]]
-zone = "knot.example"
-zone_type = "Secondary"
-primaries = ["127.0.0.1:{kp}"]
-allow_axfr = true
-[zones.stores]
-type = "sqlite"
-journal_path = "knot-copy.sqlite"
-[[zones.stores.tsig_keys]]
-name = "{xk}"
-algorithm = "hmac-sha256"
-secret = "{xs}"
-""".format(kp=cls.kp, xk=XFR_KEY, xs=XFR_SECRET)
-        cls.secondary = Server(listen(cls.sp) + sec, {})
-        cls.secondary.start()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.secondary.cleanup()
-        if cls.knot.poll() is None:
-            cls.knot.terminate()
-            cls.knot.wait(10)
-        shutil.rmtree(cls.dir, ignore_errors=True)
+""")
+        cls.start_secondary('allow_axfr = true\n')
 
     @classmethod
     def write_zone(cls, extra):
