@@ -154,3 +154,44 @@ median3() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int
 us_per_query() {
 	awk -v t="$1" -v n="$2" -v hz="$CLK_TCK" 'BEGIN { if (n > 0) printf "%.2f\n", t * 1e6 / hz / n; else print "-" }'
 }
+
+# acme_zone N: the ACME zone's seed with N TXT records (one name each).
+acme_zone() {
+	awk -v n="$1" 'BEGIN {
+		print "$ORIGIN acme.example.net."
+		print "$TTL 60"
+		print "@ IN SOA ns1.example.com. hostmaster.example.com. 1 7200 3600 1209600 60"
+		print "@ IN NS ns1.example.com."
+		for (i = 0; i < n; i++)
+			printf "_acme-challenge.h%d IN TXT \"%043d\"\n", i, i
+	}'
+}
+
+# acme_zone_toml KEY_PATH MAX_RECORDS SECRET [ZONE_KEYS] [TSIG_KEY_KEYS]: the
+# signed ACME zone's [[zones]] table (acme.example.net, SQLite seeded from
+# acme.zone, TSIG key "bench-key."); ZONE_KEYS and TSIG_KEY_KEYS are more
+# lines for the zone's table and for its key's.
+acme_zone_toml() {
+	cat <<EOF
+[[zones]]
+zone = "acme.example.net"
+zone_type = "Primary"
+allow_update = true
+${4:-}
+[[zones.keys]]
+algorithm = "ECDSAP256SHA256"
+key_path = "$1"
+
+[zones.stores]
+type = "sqlite"
+journal_path = "acme.sqlite"
+zone_path = "acme.zone"
+max_records = $2
+
+[[zones.stores.tsig_keys]]
+name = "bench-key."
+algorithm = "hmac-sha256"
+secret = "$3"
+${5:-}
+EOF
+}

@@ -51,43 +51,16 @@ SECRET=$(openssl rand -base64 32)
 mkdir -p "$W/p" "$W/s"
 openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$W/p/zsk.pem" 2>/dev/null &&
 	chmod 600 "$W/p/zsk.pem" || die "openssl genpkey failed"
-awk -v n="$N" 'BEGIN {
-	print "$ORIGIN acme.example.net."
-	print "$TTL 60"
-	print "@ IN SOA ns1.example.com. hostmaster.example.com. 1 7200 3600 1209600 60"
-	print "@ IN NS ns1.example.com."
-	for (i = 0; i < n; i++)
-		printf "_acme-challenge.h%d IN TXT \"%043d\"\n", i, i
-}' >"$W/p/acme.zone"
+acme_zone "$N" >"$W/p/acme.zone"
 cat >"$W/p/geoacme.toml" <<EOF
 listen_addrs_ipv4 = ["127.0.0.1"]
 listen_port = $PP
 log_level = "info"
 
-[[zones]]
-zone = "acme.example.net"
-zone_type = "Primary"
-allow_update = true
-axfr_policy = "AllowAll"
-axfr_from = ["127.0.0.1"]
-notify = ["127.0.0.1:$SP"]
-
-[[zones.keys]]
-algorithm = "ECDSAP256SHA256"
-key_path = "$W/p/zsk.pem"
-
-[zones.stores]
-type = "sqlite"
-journal_path = "acme.sqlite"
-zone_path = "acme.zone"
-max_records = $((N + 1000))
-
-[[zones.stores.tsig_keys]]
-name = "bench-key."
-algorithm = "hmac-sha256"
-secret = "$SECRET"
-allow_axfr = false
 EOF
+acme_zone_toml "$W/p/zsk.pem" $((N + 1000)) "$SECRET" 'axfr_policy = "AllowAll"
+axfr_from = ["127.0.0.1"]
+notify = ["127.0.0.1:'"$SP"'"]' 'allow_axfr = false' >>"$W/p/geoacme.toml"
 cat >"$W/s/geoacme.toml" <<EOF
 listen_addrs_ipv4 = ["127.0.0.1"]
 listen_port = $SP

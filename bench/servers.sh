@@ -82,18 +82,6 @@ sites_toml() {
 	}'
 }
 
-# acme_zone N: the ACME zone's seed with N TXT records (one name each).
-acme_zone() {
-	awk -v n="$1" 'BEGIN {
-		print "$ORIGIN acme.example.net."
-		print "$TTL 60"
-		print "@ IN SOA ns1.example.com. hostmaster.example.com. 1 7200 3600 1209600 60"
-		print "@ IN NS ns1.example.com."
-		for (i = 0; i < n; i++)
-			printf "_acme-challenge.h%d IN TXT \"%043d\"\n", i, i
-	}'
-}
-
 # ---- reflector ---------------------------------------------------------
 
 reflector_setup() { :; }
@@ -150,26 +138,8 @@ https = { alpn = ["h3", "h2"], site_names = "sites" }
 algorithm = "ECDSAP256SHA256"
 key_path = "$W/zsk.pem"
 
-[[zones]]
-zone = "acme.example.net"
-zone_type = "Primary"
-allow_update = true
-
-[[zones.keys]]
-algorithm = "ECDSAP256SHA256"
-key_path = "$W/zsk.pem"
-
-[zones.stores]
-type = "sqlite"
-journal_path = "acme.sqlite"
-zone_path = "acme.zone"
-max_records = $((nacme + 100))
-
-[[zones.stores.tsig_keys]]
-name = "bench-key."
-algorithm = "hmac-sha256"
-secret = "$TSIG_SECRET"
 EOF
+		acme_zone_toml "$W/zsk.pem" $((nacme + 100)) "$TSIG_SECRET"
 	} >"$d/geoacme.toml"
 }
 

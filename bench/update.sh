@@ -100,14 +100,7 @@ EOF
 write_config() {   # write_config DIR N
 	local d=$1 n=$2
 	mkdir -p "$d"
-	awk -v n="$n" 'BEGIN {
-		print "$ORIGIN acme.example.net."
-		print "$TTL 60"
-		print "@ IN SOA ns1.example.com. hostmaster.example.com. 1 7200 3600 1209600 60"
-		print "@ IN NS ns1.example.com."
-		for (i = 0; i < n; i++)
-			printf "_acme-challenge.h%d IN TXT \"%043d\"\n", i, i
-	}' >"$d/acme.zone"
+	acme_zone "$n" >"$d/acme.zone"
 	awk -v n="$n" 'BEGIN {
 		srand(7)
 		for (i = 0; i < 20000; i++) {
@@ -123,26 +116,8 @@ log_level = "info"
 [server]
 http_listen = ["127.0.0.1:$((PORT + 1))"]
 
-[[zones]]
-zone = "acme.example.net"
-zone_type = "Primary"
-allow_update = true
-
-[[zones.keys]]
-algorithm = "ECDSAP256SHA256"
-key_path = "$W/zsk.pem"
-
-[zones.stores]
-type = "sqlite"
-journal_path = "acme.sqlite"
-zone_path = "acme.zone"
-max_records = $((n + 1000))
-
-[[zones.stores.tsig_keys]]
-name = "bench-key."
-algorithm = "hmac-sha256"
-secret = "$SECRET"
 EOF
+	acme_zone_toml "$W/zsk.pem" $((n + 1000)) "$SECRET" >>"$d/geoacme.toml"
 }
 
 # The longest loop round since the previous call (each scrape of /metrics
