@@ -246,6 +246,13 @@ void metrics_write_counters(FILE *out)
 	        "IXFRs of secondary zones applied by patching the served copy in place, in time "
 	        "proportional to the difference (the others were built whole).",
 	        metrics.xfr_in_patched);
+	counter(out, "geoacme_udp_busy_total",
+	        "Times a UDP socket under load left the epoll set to be waited on in recvmmsg "
+	        "until it went quiet.",
+	        metrics.udp_busy_entered);
+	family(out, "geoacme_udp_busy_sockets", "gauge",
+	       "UDP sockets being waited on in recvmmsg now (0: all are in the epoll set).");
+	fprintf(out, "geoacme_udp_busy_sockets %llu\n", (unsigned long long)metrics.udp_busy_now);
 	family(out, "geoacme_loop_busy_max_seconds", "gauge",
 	       "Longest time the event loop spent on one round of events and timers since start "
 	       "(the longest any query can have waited for it).");

@@ -75,6 +75,8 @@ struct metrics_global {
 	uint64_t signatures_made;
 	uint64_t loop_busy_max_us;           /* longest loop iteration (events + timers), µs */
 	uint64_t loop_busy_recent_us;        /* ... since the previous /metrics scrape */
+	uint64_t udp_busy_entered;           /* times a UDP socket was waited on in recvmmsg */
+	uint64_t udp_busy_now;               /* 1 while one is (0 when all are in epoll) */
 	uint64_t probes_ok, probes_failed;
 	/* Zone transfers and NOTIFY (acme/xfr.c, notify.c, secondary.c). */
 	uint64_t xfr_out[METRICS_XFR_OUT];   /* by enum metrics_xfr_out */

@@ -82,6 +82,10 @@ struct loop {
 	int ring_owner;
 	bool poll_armed;        /* the multishot poll on epfd is in the ring */
 	bool epoll_ready;       /* epfd may have events: look with epoll_wait(0) */
+
+	/* The source that waits instead of epoll_wait (loop_set_waiter). */
+	const struct loop_waiter *waiter;
+	struct timespec peeked;   /* when the epoll set was last looked at */
 };
 
 static uint64_t clock_ms(const struct loop *l)
@@ -478,6 +482,48 @@ static int ring_wait(struct loop *l, struct epoll_event *evs, struct timespec *t
 	return n;
 }
 
+bool loop_set_waiter(struct loop *l, const struct loop_waiter *w)
+{
+	if (w && l->waiter && l->waiter != w)
+		return false;
+	l->waiter = w;
+	return true;
+}
+
+bool loop_has_waiter(const struct loop *l)
+{
+	return l->waiter != NULL;
+}
+
+static int64_t since_us(const struct timespec *a, const struct timespec *b)
+{
+	return (int64_t)(b->tv_sec - a->tv_sec) * 1000000 + (b->tv_nsec - a->tv_nsec) / 1000;
+}
+
+/*
+ * One iteration with a waiter (loop_set_waiter): it blocks in its own
+ * receive and serves what came; the epoll set is looked at without
+ * blocking every LOOP_PEEK_US, and whenever the waiter came back empty (by
+ * then it may have gone back to epoll).  Returns the epoll events fetched
+ * or a negative errno.
+ */
+static int waiter_round(struct loop *l, struct epoll_event *evs, struct timespec *t0)
+{
+	const struct loop_waiter *w = l->waiter;
+	bool got = w->wait(w->arg);
+	update_now(l);
+	clock_gettime(CLOCK_MONOTONIC, t0);
+	if (got)
+		w->serve(w->arg);
+	if (got && since_us(&l->peeked, t0) < LOOP_PEEK_US)
+		return 0;
+	l->peeked = *t0;
+	int n = epoll_wait(l->epfd, evs, LOOP_BATCH, 0);
+	if (n < 0)
+		return errno == EINTR ? 0 : -errno;
+	return n;
+}
+
 static void dispatch(struct loop *l, const struct epoll_event *ev)
 {
 	int fd = (int)(uint32_t)ev->data.u64;
@@ -514,6 +560,10 @@ int loop_run(struct loop *l)
 			n = ring_wait(l, evs, &t0);
 			if (n < 0)
 				return n;
+		} else if (l->waiter) {
+			n = waiter_round(l, evs, &t0);
+			if (n < 0)
+				return n;
 		} else {
 			n = epoll_wait(l->epfd, evs, LOOP_BATCH, next_timeout(l));
 			if (n < 0) {
@@ -531,8 +581,7 @@ int loop_run(struct loop *l)
 		 * query that arrived at its start may have waited (a rebuild, an
 		 * UPDATE's fsync, a re-sign show up here). */
 		clock_gettime(CLOCK_MONOTONIC, &t1);
-		int64_t busy = (int64_t)(t1.tv_sec - t0.tv_sec) * 1000000 +
-		               (t1.tv_nsec - t0.tv_nsec) / 1000;
+		int64_t busy = since_us(&t0, &t1);
 		if (busy > 0 && (uint64_t)busy > metrics.loop_busy_recent_us) {
 			metrics.loop_busy_recent_us = (uint64_t)busy;
 			if ((uint64_t)busy > metrics.loop_busy_max_us)

@@ -90,6 +90,35 @@ int64_t loop_clock_offset(const struct loop *l);
  */
 int loop_set_ring(struct loop *l, struct uring *r);
 
+/*
+ * A source that does the loop's waiting itself: the one UDP socket under
+ * load (udp.c).  A socket in the epoll set has the set's waiter on its
+ * queue, which the kernel calls for every datagram that arrives and every
+ * reply it frees, whether or not anybody waits; a socket the loop blocks
+ * on in recvmmsg has a waiter only while the loop sleeps there
+ * (doc/performance.md, "The kernel's side").
+ *
+ * While a waiter is set (and the loop has no ring), each iteration calls
+ * wait(), which blocks in the source's own system call for at most its own
+ * short timeout and returns true when something arrived; then serve() if
+ * it did; then the epoll set is looked at without blocking, when
+ * LOOP_PEEK_US have passed since the last look or when wait() came back
+ * empty; then the timers.  So while the source is busy the other
+ * descriptors and the timers are served at most LOOP_PEEK_US late (plus
+ * one round); when it goes quiet, at most wait()'s timeout late, and then
+ * the owner goes back to epoll (loop_set_waiter(l, NULL), loop_add_fd).
+ */
+#define LOOP_PEEK_US 200
+struct loop_waiter {
+	bool (*wait)(void *arg);
+	void (*serve)(void *arg);
+	void *arg;
+};
+/* w is the caller's and must outlive its use; NULL clears.  One at a time:
+ * returns false (and sets nothing) while another one is set. */
+bool loop_set_waiter(struct loop *l, const struct loop_waiter *w);
+bool loop_has_waiter(const struct loop *l);
+
 /* Runs until loop_stop().  Returns 0, or a negative errno when epoll (or
  * the ring) fails. */
 int loop_run(struct loop *l);

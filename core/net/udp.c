@@ -33,6 +33,7 @@
  *   hosts; doc/performance.md, "The kernel's side", has the numbers.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/io_uring.h>
 #include <netinet/in.h>
 #include <stdbool.h>
@@ -43,6 +44,7 @@
 #include <unistd.h>
 
 #include "core/conf/log.h"
+#include "core/conf/metrics.h"
 #include "core/net/loop.h"
 #include "core/net/net_internal.h"
 #include "core/net/uring.h"
@@ -60,6 +62,11 @@
  * extra read would mostly find nothing, so small batches go back to
  * epoll. */
 #define UDP_BUSY_BATCH 8
+/* A busy socket's recvmmsg waits this long for a datagram before the
+ * socket goes back to epoll.  The kernel rounds it up to its clock tick
+ * and then some (8 ms at HZ=250 here): the longest the other descriptors
+ * and the timers wait, once, when a busy socket goes quiet. */
+#define UDP_IDLE_US 1000
 
 /* The ring: its size, and its provided buffers (one datagram each, with
  * the kernel's recvmsg header, the address and the control message in
@@ -86,6 +93,7 @@ struct udp_socket {
 	bool pktinfo;        /* bound to a wildcard address */
 	bool on_ring;        /* served by the ring's multishot receive */
 	bool armed;          /* that receive is in the kernel */
+	bool can_block;      /* has its receive timeout: may be waited on (busy_enter) */
 	struct msghdr ring_msg;   /* the receive's layout: address and control room */
 	char name[NET_NAME_MAX];
 };
@@ -105,6 +113,11 @@ struct udp {
 	uint64_t ring_epoch;         /* uring_epoch() when ring_used was counted */
 	unsigned ring_used;          /* slots holding replies not yet submitted */
 	bool ring_stopping;          /* udp_free: receives being cancelled */
+
+	/* The busy socket the loop waits on (busy_enter), and its batch. */
+	struct udp_socket *busy_sock;
+	struct loop_waiter busy;
+	unsigned busy_got;
 
 	/* The batch (epoll) or the reply slots (ring), made at start; one
 	 * more slot than a batch: the ring's spare. */
@@ -242,59 +255,133 @@ static void udp_reply(struct udp *u, unsigned k, void *name, socklen_t namelen,
 	o->msg_flags = 0;
 }
 
-static void udp_read(struct loop *l, int fd, int events, void *arg)
+/* Fills the batch from socket s: flags MSG_DONTWAIT (epoll said it is
+ * readable) or MSG_WAITFORONE (busy_wait).  Returns how many datagrams
+ * arrived, 0 for none. */
+static unsigned udp_recv(struct udp *u, struct udp_socket *s, int flags)
 {
 	static struct log_limit lim;
-	struct udp_socket *s = arg;
+	/*
+	 * recvmmsg rewrites the name and control lengths of the headers it
+	 * filled, and only those: restore just them (a batch at moderate load
+	 * is a datagram or two, and this loop over all 32 was a visible share
+	 * of a query's instructions).
+	 */
+	size_t ctl = s->pktinfo ? sizeof(u->rx_ctl[0]) : 0;
+	unsigned dirty = u->rx_dirty > UDP_BATCH ? UDP_BATCH : u->rx_dirty;
+	if (ctl != u->rx_ctl_len) {
+		u->rx_ctl_len = ctl;   /* another socket's kind: all of them */
+		dirty = UDP_BATCH;
+	}
+	for (unsigned i = 0; i < dirty; i++) {
+		struct msghdr *h = &u->rx_msgs[i].msg_hdr;
+		h->msg_namelen = sizeof(u->names[i]);
+		h->msg_controllen = ctl;
+		h->msg_flags = 0;
+	}
+	u->rx_dirty = 0;
+	int got = recvmmsg(s->fd, u->rx_msgs, UDP_BATCH, flags, NULL);
+	if (got > 0) {
+		u->rx_dirty = (unsigned)got;
+		return (unsigned)got;
+	}
+	if (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+		log_limited(&lim, LOG_WARN, "udp %s: recvmmsg: %s", s->name, strerror(errno));
+	return 0;
+}
+
+/* Answers the got datagrams of the batch and sends the replies. */
+static void udp_serve(struct udp *u, struct udp_socket *s, unsigned got)
+{
+	unsigned k = 0;
+	for (unsigned i = 0; i < got; i++) {
+		const struct msghdr *h = &u->rx_msgs[i].msg_hdr;
+		if (h->msg_flags & MSG_TRUNC)
+			continue;   /* cannot happen with 64 KiB buffers; never answer a partial message */
+		struct query *q = udp_query(u, i, u->rx_iov[i].iov_base, u->rx_msgs[i].msg_len,
+		                            &u->names[i], h->msg_namelen);
+		u->h->fn(u->h->ctx, q);
+		if (udp_later(s, q, h) || !udp_has_reply(q))
+			continue;
+		udp_reply(u, k, &u->names[i], h->msg_namelen, q, s->pktinfo ? h : NULL);
+		k++;
+	}
+	if (k)
+		udp_send(u, s->fd, k);
+}
+
+/* --- busy: the socket waited on in recvmmsg instead of epoll --- */
+
+static void udp_read(struct loop *l, int fd, int events, void *arg);
+
+/* Back to epoll: the socket went quiet (or its receive failed). */
+static void busy_leave(struct udp_socket *s)
+{
 	struct udp *u = s->u;
+	loop_set_waiter(u->loop, NULL);
+	u->busy_sock = NULL;
+	metrics.udp_busy_now = 0;
+	if (fcntl(s->fd, F_SETFL, O_NONBLOCK) < 0)
+		log_error("udp %s: cannot make the socket non-blocking again: %s", s->name,
+		          strerror(errno));
+	int rc = loop_add_fd(u->loop, s->fd, LOOP_READ, udp_read, s);
+	if (rc < 0)
+		log_error("udp %s: cannot watch socket: %s", s->name, strerror(-rc));
+}
 
+/* The socket blocks here (it is blocking while busy): for the first
+ * datagram, up to its UDP_IDLE_US receive timeout; MSG_WAITFORONE takes
+ * the rest of the batch as it is. */
+static bool busy_wait(void *arg)
+{
+	struct udp_socket *s = arg;
+	s->u->busy_got = udp_recv(s->u, s, MSG_WAITFORONE);
+	if (s->u->busy_got)
+		return true;
+	busy_leave(s);
+	return false;
+}
+
+static void busy_serve(void *arg)
+{
+	struct udp_socket *s = arg;
+	udp_serve(s->u, s, s->u->busy_got);
+}
+
+/*
+ * A full batch says the socket is busy: it leaves the epoll set, whose
+ * waiter the kernel would otherwise call for every datagram and every
+ * reply freed, and the loop waits in its recvmmsg until it goes quiet
+ * (loop_set_waiter; doc/performance.md, "The kernel's side").  One socket
+ * at a time: false when another one is busy already, or on the ring.
+ */
+static bool busy_enter(struct udp_socket *s)
+{
+	struct udp *u = s->u;
+	if (u->ring || !s->can_block || loop_has_waiter(u->loop))
+		return false;
+	if (fcntl(s->fd, F_SETFL, 0) < 0)
+		return false;
+	u->busy_sock = s;
+	u->busy = (struct loop_waiter){ .wait = busy_wait, .serve = busy_serve, .arg = s };
+	loop_set_waiter(u->loop, &u->busy);
+	loop_del_fd(u->loop, s->fd);
+	metrics.udp_busy_entered++;
+	metrics.udp_busy_now = 1;
+	return true;
+}
+
+static void udp_read(struct loop *l, int fd, int events, void *arg)
+{
+	struct udp_socket *s = arg;
+	(void)l, (void)fd, (void)events;
 	for (int round = 0; round < UDP_ROUNDS; round++) {
-		/*
-		 * recvmmsg rewrites the name and control lengths of the headers
-		 * it filled, and only those: restore just them (a batch at
-		 * moderate load is a datagram or two, and this loop over all 32
-		 * was a visible share of a query's instructions).
-		 */
-		size_t ctl = s->pktinfo ? sizeof(u->rx_ctl[0]) : 0;
-		unsigned dirty = u->rx_dirty > UDP_BATCH ? UDP_BATCH : u->rx_dirty;
-		if (ctl != u->rx_ctl_len) {
-			u->rx_ctl_len = ctl;   /* another socket's kind: all of them */
-			dirty = UDP_BATCH;
-		}
-		for (unsigned i = 0; i < dirty; i++) {
-			struct msghdr *h = &u->rx_msgs[i].msg_hdr;
-			h->msg_namelen = sizeof(u->names[i]);
-			h->msg_controllen = ctl;
-			h->msg_flags = 0;
-		}
-		u->rx_dirty = 0;
-		int got = recvmmsg(fd, u->rx_msgs, UDP_BATCH, 0, NULL);
-		if (got > 0)
-			u->rx_dirty = (unsigned)got;
-		if (got <= 0) {
-			if (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-				log_limited(&lim, LOG_WARN, "udp %s: recvmmsg: %s", s->name,
-				            strerror(errno));
+		unsigned got = udp_recv(s->u, s, MSG_DONTWAIT);
+		if (!got)
 			return;
-		}
-
-		unsigned k = 0;
-		for (unsigned i = 0; i < (unsigned)got; i++) {
-			const struct msghdr *h = &u->rx_msgs[i].msg_hdr;
-			if (h->msg_flags & MSG_TRUNC)
-				continue;   /* cannot happen with 64 KiB buffers; never answer a partial message */
-			struct query *q = udp_query(u, i, u->rx_iov[i].iov_base, u->rx_msgs[i].msg_len,
-			                            &u->names[i], h->msg_namelen);
-			u->h->fn(u->h->ctx, q);
-			if (udp_later(s, q, h) || !udp_has_reply(q))
-				continue;
-			udp_reply(u, k, &u->names[i], h->msg_namelen, q, s->pktinfo ? h : NULL);
-			k++;
-		}
-		if (k)
-			udp_send(u, fd, k);
-		if (got < UDP_BUSY_BATCH)
-			return;   /* drained */
+		udp_serve(s->u, s, got);
+		if (got < UDP_BUSY_BATCH || busy_enter(s))
+			return;   /* drained, or waited on by the loop from now on */
 	}
 }
 
@@ -557,6 +644,9 @@ int udp_listen(struct udp *u, int fd, bool pktinfo, const char *name)
 	struct udp_socket *s = &u->socks[u->n_socks];
 	*s = (struct udp_socket){ .u = u, .fd = fd, .pktinfo = pktinfo };
 	snprintf(s->name, sizeof(s->name), "%s", name);
+	/* Only a blocking read uses it (busy_wait); the others do not wait. */
+	struct timeval idle = { .tv_sec = 0, .tv_usec = UDP_IDLE_US };
+	s->can_block = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &idle, sizeof(idle)) == 0;
 	if (u->ring) {
 		/* The kernel reads only the two lengths: the room it leaves for
 		 * the address and the control message in each buffer. */
@@ -581,6 +671,8 @@ void udp_free(struct udp *u)
 	if (!u)
 		return;
 	ring_stop(u);
+	if (u->busy_sock)
+		loop_set_waiter(u->loop, NULL);
 	for (size_t i = 0; i < u->n_socks; i++) {
 		if (!u->socks[i].on_ring)
 			loop_del_fd(u->loop, u->socks[i].fd);
