@@ -9,6 +9,10 @@
  * perhaps reuses) a descriptor while the rest of the batch is still to be
  * dispatched, the stale events no longer match and are skipped.
  *
+ * With a waiter (loop_set_waiter: a busy UDP socket, udp.c) the loop blocks
+ * in the waiter's own receive instead of epoll_wait and looks at the epoll
+ * set without blocking every LOOP_PEEK_US.
+ *
  * With a ring (loop_set_ring, made by udp.c where io_uring works) the loop
  * waits in the ring instead: one io_uring_enter per wake-up submits the
  * UDP replies and waits for datagrams, the epoll descriptor (watched by a

@@ -26,6 +26,10 @@
  *   replies are submitted, every slot is free again.
  * - epoll: recvmmsg when the socket is readable, sendmmsg for the batch
  *   (the default, udp_io = "epoll"; and when io_uring is unavailable).
+ *   A socket whose read fills UDP_BUSY_BATCH or more is busy: it leaves
+ *   the epoll set and the loop blocks in its recvmmsg instead until it
+ *   goes quiet (busy_enter below, loop_set_waiter in loop.h), which spares
+ *   the kernel's call of the epoll waiter for every datagram and reply.
  *   The default because it meets the user-space instruction targets of
  *   doc/performance.md (the ring's own bookkeeping costs about 230
  *   instructions a datagram) while the ring's fewer system calls pay only
@@ -174,7 +178,9 @@ static void udp_send(struct udp *u, int fd, unsigned count)
 	static struct log_limit lim;
 	unsigned sent = 0;
 	while (sent < count) {
-		int r = sendmmsg(fd, u->tx_msgs + sent, count - sent, 0);
+		/* MSG_DONTWAIT: a busy socket is blocking (busy_enter), and a
+		 * full send buffer must drop replies, never hold the loop. */
+		int r = sendmmsg(fd, u->tx_msgs + sent, count - sent, MSG_DONTWAIT);
 		if (r > 0) {
 			sent += (unsigned)r;
 			continue;
