@@ -129,6 +129,15 @@ sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode()
 		awk '$1 == "geoacme_loop_busy_recent_max_seconds" { printf "%.1f", $2 * 1000 }'
 }
 
+# How many times a UDP socket went busy (waited on in recvmmsg, out of the
+# epoll set: core/net/udp.c) since start.
+busy_count() {
+	/usr/bin/python3 -c 'import sys, urllib.request
+sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' \
+		"http://127.0.0.1:$((PORT + 1))/metrics" |
+		awk '$1 == "geoacme_udp_busy_total" { print $2 }'
+}
+
 # dnsperf's per-query latencies (s) -> "p50 p99 p99.9 max" in ms, and the
 # share answered.
 run_load() {   # run_load DIR LABEL
@@ -176,6 +185,7 @@ one_size() {   # one_size N
 	wait "$UPDATER_PID" || say "UPDATE under load failed"
 	UPDATER_PID=""
 	stall1=$(stall_ms)
+	episodes=$(busy_count)
 	lat=$(sort -n "$d/update-rtt" | awk '{ v[NR] = $1 } END { if (NR) printf "%.1f %.1f", v[int((NR + 1) / 2)], v[NR]; else print "- -" }')
 	# The server's own time per change (its log): total, the SQLite commit
 	# in it, and the rest (patching or building, signing): medians and
@@ -190,7 +200,7 @@ one_size() {   # one_size N
 	bench_stop "$pid"
 	printf '%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$up" "$lat" "$srv" "$quiet" "$busy" \
 		"$stall0" "$stall1" "$stallu" >>"$W/update.tsv"
-	say "  ready ${up}s; UPDATE rtt median/max $lat ms; server total, commit, rest (median max) and built whole: $srv; quiet p50/p99/p99.9/max/lost $quiet; with updates $busy; longest loop round: UPDATEs alone $stallu, queries alone $stall0, both $stall1 ms"
+	say "  ready ${up}s; UPDATE rtt median/max $lat ms; server total, commit, rest (median max) and built whole: $srv; quiet p50/p99/p99.9/max/lost $quiet; with updates $busy; longest loop round: UPDATEs alone $stallu, queries alone $stall0, both $stall1 ms; UDP busy episodes $episodes"
 }
 
 for n in $SIZES; do

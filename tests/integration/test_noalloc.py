@@ -179,6 +179,7 @@ class NoAlloc(unittest.TestCase):
             ("dropped, short header", lambda: self.raw(25, b"\x12\x34\x00", want_reply=False)),
             ("cookies: client, then full", self.cookies),
             ("RRL: burst limited with slip", self.rrl_burst),
+            ("UDP busy: a full batch, waited on in recvmmsg, then quiet", self.udp_busy),
             ("TCP: static, geo, NXDOMAIN, AXFR refused", self.tcp),
         ]
         return out
@@ -248,6 +249,35 @@ class NoAlloc(unittest.TestCase):
         finally:
             s.close()
         self.assertGreater(limited, 0, "RRL did not limit the burst")
+
+    def udp_busy(self):
+        """40 queries queued while the server is stopped (each from a /24 of
+        its own, so RRL lets them all through): the first read is a full
+        batch, so on the epoll path the socket goes busy and is waited on in
+        recvmmsg (core/net/udp.c, busy_enter), and after the answers it goes
+        quiet and back to epoll (about 8 ms later here)."""
+        socks = []
+        try:
+            self.server.send_signal(signal.SIGSTOP)
+            try:
+                for i in range(40):
+                    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                    socks.append(s)
+                    s.bind(("127.3.%d.1" % i, 0))
+                    q = self.q("mail.example.com")
+                    q.id = i
+                    s.sendto(q.to_wire(), ("127.0.0.1", self.server.port))
+            finally:
+                self.server.send_signal(signal.SIGCONT)
+            for i, s in enumerate(socks):
+                s.settimeout(3)
+                r = dns.message.from_wire(s.recv(65535))
+                self.assertEqual((r.id, dns.rcode.to_text(r.rcode())), (i, "NOERROR"))
+                self.assertEqual([str(a) for a in r.answer], ["mail.example.com. 3600 IN A 192.0.2.25"])
+            time.sleep(0.05)
+        finally:
+            for s in socks:
+                s.close()
 
     def tcp_ask(self, c, q):
         wire = q.to_wire()
