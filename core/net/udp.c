@@ -59,12 +59,12 @@
 /* recvmmsg batches per socket per wakeup, so a UDP flood cannot starve
  * TCP and the timers; the level-triggered loop comes back for the rest. */
 #define UDP_ROUNDS 8
-/* A batch at least this large says the socket is busy: read it again at
- * once instead of going back to epoll_wait first.  Under load more has
- * arrived while the batch was answered, and that read saves the
- * epoll_wait; on a quiet socket (one or two datagrams a wake-up) the
- * extra read would mostly find nothing, so small batches go back to
- * epoll. */
+/* A batch at least this large says the socket is busy: from then on the
+ * loop waits in its recvmmsg (busy_enter), or, when it cannot (another
+ * socket is busy already), reads it again at once instead of going back
+ * to epoll_wait first.  Under load more has arrived while the batch was
+ * answered; on a quiet socket (one or two datagrams a wake-up) an extra
+ * read would mostly find nothing, so small batches go back to epoll. */
 #define UDP_BUSY_BATCH 8
 /* A busy socket's recvmmsg waits this long for a datagram before the
  * socket goes back to epoll.  The kernel rounds it up to its clock tick
