@@ -250,6 +250,14 @@ class Server:
             time.sleep(0.05)
         raise AssertionError("log never matched %r:\n%s" % (pattern, self.log_since_start()))
 
+    def http_port(self):
+        """The port of the HTTP endpoint (http_listen with port 0), from the
+        latest start's log line."""
+        ports = re.findall(r"http: listening on \S+ \(port (\d+)\)", self.log())
+        if not ports:
+            raise AssertionError("no http listening line:\n" + self.log())
+        return int(ports[-1])
+
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
 

@@ -53,13 +53,6 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic
                   "--proxy-server=http://127.0.0.1:9", "--proxy-bypass-list=127.0.0.1"]
 
 
-def http_port(server):
-    m = re.search(r"http: listening on \S+ \(port (\d+)\)", server.log())
-    if not m:
-        raise AssertionError("no http listening line:\n" + server.log())
-    return int(m.group(1))
-
-
 def get(port, path):
     with urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path), timeout=5) as r:
         return r.status, dict(r.headers), r.read().decode()
@@ -97,7 +90,7 @@ class ObsTestCase(unittest.TestCase):
         make_mmdb(cls.server.dir, "city")
         make_key(cls.server.path("example.com.pem"))
         cls.server.start()
-        cls.port = http_port(cls.server)
+        cls.port = cls.server.http_port()
 
     @classmethod
     def tearDownClass(cls):
@@ -458,7 +451,7 @@ class Updates(unittest.TestCase):
         server.start()
         self.addCleanup(server.cleanup)
         self.addCleanup(server.stop)
-        port = http_port(server)
+        port = server.http_port()
         rcodes = []
         txt = ("_acme-challenge.acme.example.", 60, "TXT", '"token"')
         rcodes.append(signed_update(server, "acme.example.", key, add=[txt]).rcode())
