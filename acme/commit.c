@@ -30,13 +30,6 @@
 #include "storage/wal_sync.h"
 
 /*
- * Patches add to the served snapshot's arena (zone_patch.h); once they
- * have added as much as the build held, and at least this much, the next
- * change builds the snapshot whole again, which compacts it.
- */
-#define PATCH_GROWTH_MIN (4u << 20)
-
-/*
  * Renewing signatures in slices (zone_patch.h): at most this many new
  * signatures per loop round (about 2 ms of ECDSA), then the loop answers
  * what arrived before the next slice.
@@ -113,25 +106,15 @@ static struct zone_patch *prepare_patch(struct acme_zone *az, const struct chang
 	struct zone *z = az->has_signer ? zone_table_edit(az->a->t, az->apex) : NULL;
 	if (!z)
 		return NULL;
-	size_t growth = zone_patch_growth(z);
-	if (growth > zone_built_bytes(z) && growth > PATCH_GROWTH_MIN) {
-		log_info("%s: compacting the snapshot (patches added %zu bytes)", az->name, growth);
-		return NULL;
-	}
-	struct zone_patch *p = zone_patch_new(z);
-	int ret = p ? 0 : -ENOMEM;
-	for (size_t i = 0; i < cl->n && ret == 0; i++)
-		ret = recset_patch_name(p, az->rs, cl->v[i].name);
+	struct zone_patch *p;
 	char err[256] = "";
-	if (ret == 0)
-		ret = zone_patch_prepare(p, &az->signer, err);
-	if (ret < 0) {
-		if (ret != -EAGAIN)
-			log_warn("%s: cannot patch the snapshot (%s); building it whole", az->name,
-			         err[0] ? err : strerror(-ret));
-		zone_patch_free(p);
-		return NULL;
-	}
+	int ret = recset_prepare_patch(z, az->rs, cl, &az->signer, &p, err);
+	if (ret == -E2BIG)
+		log_info("%s: compacting the snapshot (patches added %zu bytes)", az->name,
+		         zone_patch_growth(z));
+	else if (ret < 0 && ret != -EAGAIN)
+		log_warn("%s: cannot patch the snapshot (%s); building it whole", az->name,
+		         err[0] ? err : strerror(-ret));
 	return p;
 }
 

@@ -446,3 +446,25 @@ int recset_patch_name(struct zone_patch *p, const struct recset *rs, const uint8
 	}
 	return 0;
 }
+
+int recset_prepare_patch(struct zone *z, const struct recset *rs, const struct change_list *cl,
+                         const struct zone_signer *signer, struct zone_patch **out,
+                         char err[256])
+{
+	*out = NULL;
+	size_t growth = zone_patch_growth(z);
+	if (growth > zone_built_bytes(z) && growth > RECSET_COMPACT_MIN)
+		return -E2BIG;
+	struct zone_patch *p = zone_patch_new(z);
+	int ret = p ? 0 : -ENOMEM;
+	for (size_t i = 0; i < cl->n && ret == 0; i++)
+		ret = recset_patch_name(p, rs, cl->v[i].name);
+	if (ret == 0)
+		ret = zone_patch_prepare(p, signer, err);
+	if (ret < 0) {
+		zone_patch_free(p);
+		return ret;
+	}
+	*out = p;
+	return 0;
+}

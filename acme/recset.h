@@ -85,5 +85,25 @@ int recset_add_to_builder(void *builder, const struct recset_name *n);
  */
 struct zone_patch;
 int recset_patch_name(struct zone_patch *p, const struct recset *rs, const uint8_t *name);
+/*
+ * Patches add to a served zone's arena (zone_patch.h); once they have added
+ * as much as its build held, and at least this much, the zone is to be built
+ * whole again, which compacts it.
+ */
+#define RECSET_COMPACT_MIN (4u << 20)
+/*
+ * A patch of z that gives every name cl changes its full contents in rs now,
+ * prepared (signed with signer; NULL for a presigned copy) but not applied:
+ * in time proportional to the change.  Returns 0 with the patch in *out;
+ * -E2BIG when patches have grown z past RECSET_COMPACT_MIN and its built
+ * size (build it whole instead); -EAGAIN for a change a patch does not make
+ * (zone_patch.h); another -errno with err filled when it can say more.  On
+ * failure *out is NULL; z is untouched either way.
+ */
+struct zone;
+struct zone_signer;
+int recset_prepare_patch(struct zone *z, const struct recset *rs, const struct change_list *cl,
+                         const struct zone_signer *signer, struct zone_patch **out,
+                         char err[256]);
 /* Visits only the names with at least one record whose created_at is not 0. */
 int recset_foreach_dated(const struct recset *rs, recset_fn fn, void *arg);

@@ -44,8 +44,6 @@
 #define SEC_REQ_MAX 1024
 #define SEC_RETRY_MIN_S 1           /* floors, so a zero in a SOA cannot spin */
 #define SEC_REFRESH_MIN_S 1
-/* Patches add to the copy's arena; past its built size (and this) it is built whole again. */
-#define SEC_GROWTH_MIN (4u << 20)
 
 /* Where the response to our request stands (RFC 1995 4, RFC 5936 2.2). */
 enum sec_state {
@@ -186,24 +184,15 @@ static struct zone_patch *prepare_patch(struct sec_zone *sz, const struct change
 	struct zone *z = sz->serving ? zone_table_edit(sz->s->t, sz->apex) : NULL;
 	if (!z)
 		return NULL;
-	size_t growth = zone_patch_growth(z);
-	if (growth > zone_built_bytes(z) && growth > SEC_GROWTH_MIN) {
-		log_info("%s: compacting the copy (patches added %zu bytes)", sz->name, growth);
-		return NULL;
-	}
-	struct zone_patch *p = zone_patch_new(z);
-	int ret = p ? 0 : -ENOMEM;
-	for (size_t i = 0; i < cl->n && ret == 0; i++)
-		ret = recset_patch_name(p, sz->rs, cl->v[i].name);
+	struct zone_patch *p;
 	char err[256] = "";
-	if (ret == 0)
-		ret = zone_patch_prepare(p, NULL, err);
-	if (ret < 0) {
+	int ret = recset_prepare_patch(z, sz->rs, cl, NULL, &p, err);
+	if (ret == -E2BIG)
+		log_info("%s: compacting the copy (patches added %zu bytes)", sz->name,
+		         zone_patch_growth(z));
+	else if (ret < 0)
 		log_debug("%s: the copy is built whole (%s)", sz->name,
 		          ret == -EAGAIN ? "not a change a patch makes" : err[0] ? err : strerror(-ret));
-		zone_patch_free(p);
-		return NULL;
-	}
 	return p;
 }
 
