@@ -296,6 +296,33 @@ static bool same_diff(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
 	return same;
 }
 
+/*
+ * After a step patched z from `before` (the patch's IXFR difference pd/pl,
+ * prc < 0 when zone_diff_patch failed): with check_diff, the difference
+ * must be the one between the whole builds `before` and `fresh`; and z
+ * must equal `fresh`.  Frees pd and before; the first failure of each kind
+ * is printed, every one counted.
+ */
+static void check_patched(int step, const struct zone *z, struct zone *before,
+                          const struct zone *fresh, int prc, uint8_t *pd, size_t pl,
+                          bool check_diff, int *diffs, int *mismatches)
+{
+	uint8_t *wd = NULL;
+	size_t wl = 0;
+	if (check_diff &&
+	    (prc < 0 || zone_diff(before, fresh, &wd, &wl) < 0 || !same_diff(pd, pl, wd, wl))) {
+		if (!(*diffs)++)
+			printf("# step %d: the patch's difference differs\n", step);
+	}
+	free(pd);
+	free(wd);
+	zone_free(before);
+	char why[256];
+	const char *d = differ(z, fresh, why, sizeof(why));
+	if (d && !(*mismatches)++)
+		printf("# step %d: %s\n", step, d);
+}
+
 /* --- random changes --- */
 
 static const char *pool[] = {
@@ -367,7 +394,6 @@ static void test_random(struct signer *s, ldns_rr_list *keys)
 	struct zone *z = build_fresh(s);
 	ok(z != NULL, "initial build");
 	int steps = 300, mismatches = 0, bad_sigs = 0, refused = 0, covering = 0, diffs = 0;
-	char why[256];
 	for (int step = 0; step < steps; step++) {
 		const char *touched[16];
 		struct zone *before = build_fresh(s);
@@ -381,23 +407,13 @@ static void test_random(struct signer *s, ldns_rr_list *keys)
 			zone_patch_free(p);
 			break;
 		}
-		uint8_t *pd = NULL, *wd = NULL;
-		size_t pl = 0, wl = 0;
+		uint8_t *pd = NULL;
+		size_t pl = 0;
 		int prc = zone_diff_patch(z, p, &pd, &pl);
 		zone_patch_apply(p);
 		zone_patch_free(p);
 		struct zone *fresh = build_fresh(s);
-		/* The patch's IXFR difference is the one between whole builds. */
-		if (prc < 0 || zone_diff(before, fresh, &wd, &wl) < 0 || !same_diff(pd, pl, wd, wl)) {
-			if (!diffs++)
-				printf("# step %d: the patch's difference differs\n", step);
-		}
-		free(pd);
-		free(wd);
-		zone_free(before);
-		const char *d = differ(z, fresh, why, sizeof(why));
-		if (d && !mismatches++)
-			printf("# step %d: %s\n", step, d);
+		check_patched(step, z, before, fresh, prc, pd, pl, true, &diffs, &mismatches);
 		bad_sigs += verify_all(z, keys);
 		/* The denial answer of any name is the same. */
 		for (int q = 0; q < 8; q++) {
@@ -859,7 +875,7 @@ static void test_presigned(struct signer *s)
 	const uint8_t *sub = name("sub.example.com");
 	uint8_t sub_name[DNAME_MAX];
 	memcpy(sub_name, sub, dname_len(sub));
-	char why[256], err[256];
+	char err[256];
 	exact_sigs = true;
 	for (int step = 0; step < steps && z; step++) {
 		if (rnd(4) == 0) {
@@ -897,8 +913,8 @@ static void test_presigned(struct signer *s)
 			break;
 		}
 		struct zone *before = copy_build(0);
-		uint8_t *pd = NULL, *wd = NULL;
-		size_t pl = 0, wl = 0;
+		uint8_t *pd = NULL;
+		size_t pl = 0;
 		int prc = zone_diff_patch(z, p, &pd, &pl);
 		zone_patch_apply(p);
 		zone_patch_free(p);
@@ -908,17 +924,8 @@ static void test_presigned(struct signer *s)
 		copy_n[0] = copy_n[1];
 		memcpy(copy_v[0], copy_v[1], copy_n[1] * sizeof(copy_v[0][0]));
 		struct zone *fresh = copy_build(0);
-		if (zone_serial(before) != zone_serial(fresh) &&
-		    (prc < 0 || zone_diff(before, fresh, &wd, &wl) < 0 || !same_diff(pd, pl, wd, wl))) {
-			if (!diffs++)
-				printf("# step %d: the patch's difference differs\n", step);
-		}
-		free(pd);
-		free(wd);
-		zone_free(before);
-		const char *d = differ(z, fresh, why, sizeof(why));
-		if (d && !mismatches++)
-			printf("# step %d: %s\n", step, d);
+		check_patched(step, z, before, fresh, prc, pd, pl,
+		              zone_serial(before) != zone_serial(fresh), &diffs, &mismatches);
 		for (int q = 0; q < 8; q++) {
 			const uint8_t *probe = name(q & 1 ? "nx.q.example.com" : pool[rnd(POOL)]);
 			const struct zone_node *x = zone_nsec_covering(z, probe);
