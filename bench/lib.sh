@@ -155,6 +155,21 @@ us_per_query() {
 	awk -v t="$1" -v n="$2" -v hz="$CLK_TCK" 'BEGIN { if (n > 0) printf "%.2f\n", t * 1e6 / hz / n; else print "-" }'
 }
 
+# The value of sample NAME (one without labels) on geoacme's /metrics at
+# 127.0.0.1:HTTP_PORT; nothing when it is not there.  The timeout is long
+# because a loop round (a whole build) can hold the answer.
+geoacme_metric() {   # geoacme_metric HTTP_PORT NAME
+	/usr/bin/python3 -c 'import sys, urllib.request
+sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=30).read().decode())' \
+		"http://127.0.0.1:$1/metrics" | awk -v n="$2" '$1 == n { print $2 }'
+}
+
+# The longest round of geoacme's event loop since the previous scrape of
+# its /metrics (each scrape starts a new period), in ms.
+geoacme_stall_ms() {   # geoacme_stall_ms HTTP_PORT
+	geoacme_metric "$1" geoacme_loop_busy_recent_max_seconds | awk '{ printf "%.1f", $1 * 1000 }'
+}
+
 # acme_zone N: the ACME zone's seed with N TXT records (one name each).
 acme_zone() {
 	awk -v n="$1" 'BEGIN {

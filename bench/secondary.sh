@@ -79,12 +79,7 @@ type = "sqlite"
 journal_path = "copy.sqlite"
 EOF
 
-stall_ms() {
-	/usr/bin/python3 -c 'import sys, urllib.request
-sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=30).read().decode())' \
-		"http://127.0.0.1:$((SP + 1))/metrics" |
-		awk '$1 == "geoacme_loop_busy_recent_max_seconds" { printf "%.1f", $2 * 1000 }'
-}
+stall_ms() { geoacme_stall_ms $((SP + 1)); }
 serial() {   # serial PORT
 	/usr/bin/python3 -c 'import sys, dns.message, dns.query
 r = dns.query.udp(dns.message.make_query("acme.example.net", "SOA"), "127.0.0.1", port=int(sys.argv[1]), timeout=2)

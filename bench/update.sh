@@ -120,23 +120,8 @@ EOF
 	acme_zone_toml "$W/zsk.pem" $((n + 1000)) "$SECRET" >>"$d/geoacme.toml"
 }
 
-# The longest loop round since the previous call (each scrape of /metrics
-# starts a new period for geoacme_loop_busy_recent_max_seconds).
-stall_ms() {
-	/usr/bin/python3 -c 'import sys, urllib.request
-sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' \
-		"http://127.0.0.1:$((PORT + 1))/metrics" |
-		awk '$1 == "geoacme_loop_busy_recent_max_seconds" { printf "%.1f", $2 * 1000 }'
-}
-
-# How many times a UDP socket went busy (waited on in recvmmsg, out of the
-# epoll set: core/net/udp.c) since start.
-busy_count() {
-	/usr/bin/python3 -c 'import sys, urllib.request
-sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' \
-		"http://127.0.0.1:$((PORT + 1))/metrics" |
-		awk '$1 == "geoacme_udp_busy_total" { print $2 }'
-}
+# The longest loop round since the previous call, in ms.
+stall_ms() { geoacme_stall_ms $((PORT + 1)); }
 
 # dnsperf's per-query latencies (s) -> "p50 p99 p99.9 max" in ms, and the
 # share answered.
@@ -185,7 +170,7 @@ one_size() {   # one_size N
 	wait "$UPDATER_PID" || say "UPDATE under load failed"
 	UPDATER_PID=""
 	stall1=$(stall_ms)
-	episodes=$(busy_count)
+	episodes=$(geoacme_metric $((PORT + 1)) geoacme_udp_busy_total)   # UDP sockets gone busy
 	lat=$(sort -n "$d/update-rtt" | awk '{ v[NR] = $1 } END { if (NR) printf "%.1f %.1f", v[int((NR + 1) / 2)], v[NR]; else print "- -" }')
 	# The server's own time per change (its log): total, the SQLite commit
 	# in it, and the rest (patching or building, signing): medians and
