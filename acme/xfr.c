@@ -15,6 +15,7 @@
 
 #include "acme/acme_internal.h"
 #include "acme/msg.h"
+#include "acme/replay.h"
 #include "acme/tsig.h"
 #include "acme/xfr.h"
 #include "core/conf/config.h"
@@ -51,6 +52,7 @@ struct xfr_zone {
 	struct config_prefix *from;
 	size_t n_from;
 	struct tsig_key *keys;       /* those with allow_axfr */
+	struct replay **replay;      /* each key's accepted request MACs (replay.h) */
 	size_t n_keys;
 	/* The IXFR history, oldest first, contiguous in serials. */
 	struct xfr_hist *hist;
@@ -120,6 +122,9 @@ void xfr_free(struct xfr *x)
 		free(x->zones[i].from);
 		explicit_bzero(x->zones[i].keys, x->zones[i].n_keys * sizeof(*x->zones[i].keys));
 		free(x->zones[i].keys);
+		for (size_t k = 0; k < x->zones[i].n_keys; k++)
+			replay_free(x->zones[i].replay[k]);
+		free(x->zones[i].replay);
 	}
 	free(x->zones);
 	free(x);
@@ -153,26 +158,58 @@ int xfr_add_zone(struct xfr *x, const struct config_zone *zc, char err[256])
 		memcpy(xz->from, zc->axfr_from, zc->n_axfr_from * sizeof(*xz->from));
 		xz->n_from = zc->n_axfr_from;
 	}
-	xz->keys = calloc(zc->n_tsig_keys ? zc->n_tsig_keys : 1, sizeof(*xz->keys));
-	if (!xz->keys) {
-		free(xz->from);
-		acme_errf(err, "out of memory");
-		return -ENOMEM;
-	}
+	int rc = -ENOMEM;
+	size_t n_alloc = zc->n_tsig_keys ? zc->n_tsig_keys : 1;
+	xz->keys = calloc(n_alloc, sizeof(*xz->keys));
+	xz->replay = calloc(n_alloc, sizeof(*xz->replay));
+	if (!xz->keys || !xz->replay)
+		goto oom;
 	for (size_t i = 0; i < zc->n_tsig_keys; i++) {
 		const struct config_tsig_key *k = &zc->tsig_keys[i];
 		if (!k->allow_axfr)
 			continue;
 		if (tsig_key_init(&xz->keys[xz->n_keys], k->name, k->algorithm, k->secret,
 		                  k->secret_len, k->fudge, err) < 0) {
-			free(xz->from);
-			free(xz->keys);
-			return -EINVAL;
+			rc = -EINVAL;
+			goto fail;
 		}
+		/* The floor is now: a request signed before may have been answered
+		 * by the process before a restart (replay.h); a reload copies the
+		 * memory over (xfr_keep_replay). */
+		if (!(xz->replay[xz->n_keys] = replay_new((uint64_t)time(NULL))))
+			goto oom;
 		xz->n_keys++;
 	}
 	x->n++;
 	return 0;
+oom:
+	acme_errf(err, "out of memory");
+fail:
+	for (size_t k = 0; k < xz->n_keys; k++)
+		replay_free(xz->replay[k]);
+	free(xz->replay);
+	free(xz->from);
+	free(xz->keys);
+	return rc;
+}
+
+static const struct xfr_zone *find_zone(const struct xfr *x, const uint8_t *apex);
+
+void xfr_keep_replay(struct xfr *x, const struct xfr *prev)
+{
+	for (size_t i = 0; x && prev && i < x->n; i++) {
+		struct xfr_zone *xz = &x->zones[i];
+		const struct xfr_zone *old = find_zone(prev, xz->apex);
+		for (size_t k = 0; old && k < xz->n_keys; k++) {
+			const struct tsig_key *nk = &xz->keys[k];
+			for (size_t j = 0; j < old->n_keys; j++) {
+				const struct tsig_key *o = &old->keys[j];
+				if (o->alg == nk->alg && dname_len(o->name) == dname_len(nk->name) &&
+				    memcmp(o->name, nk->name, dname_len(o->name)) == 0)
+					replay_copy(xz->replay[k], old->replay[j]);
+			}
+		}
+	}
 }
 
 static const struct xfr_zone *find_zone(const struct xfr *x, const uint8_t *apex)
@@ -244,6 +281,15 @@ static const struct tsig_key *find_key(const struct xfr *x, const struct xfr_zon
 	for (size_t i = 0; !k && i < x->n; i++)
 		k = zone_key(&x->zones[i], t);
 	return k;
+}
+
+/* The replay memory of a key find_key() returned. */
+static struct replay *key_replay(const struct xfr *x, const struct tsig_key *key)
+{
+	for (size_t i = 0; i < x->n; i++)
+		if (key >= x->zones[i].keys && key < x->zones[i].keys + x->zones[i].n_keys)
+			return x->zones[i].replay[key - x->zones[i].keys];
+	return NULL;
 }
 
 /* --- single-message answers (errors, the SOA alone) --- */
@@ -839,6 +885,25 @@ static int handle(void *ctx, struct query *q)
 				            : v == TSIG_BADTIME ? "clock skew (BADTIME)" : "BADTRUNC");
 				bool signed_err = v == TSIG_BADTIME || v == TSIG_BADTRUNC;
 				return refuse(q, RCODE_NOTAUTH, req, signed_err ? key : NULL, (uint16_t)v, now);
+			}
+			/*
+			 * A captured signed request verifies again for the whole
+			 * fudge window.  Refused as a replayed UPDATE is
+			 * (tsig_handler.c, replay.h): NOTAUTH, BADTIME, signed,
+			 * our clock in Other Data (RFC 8945 5.2.3).
+			 */
+			uint64_t window = t.fudge < key->fudge ? t.fudge : key->fudge;
+			struct replay *mem = key_replay(x, key);
+			int seen = mem ? replay_check(mem, t.time_signed, window, t.mac, t.mac_len, now)
+			               : 0;
+			if (seen < 0) {
+				log_limited(&lim_tsig, LOG_WARN, "%s of %s from %s refused: TSIG key %s: %s "
+				            "(BADTIME)", kind, zname, who, kname,
+				            seen == -EALREADY ? "a replayed request: its MAC was accepted "
+				                                "before"
+				                              : "signed before this server could remember it, "
+				                                "refused as a possible replay");
+				return refuse(q, RCODE_NOTAUTH, req, key, TSIG_BADTIME, now);
 			}
 		}
 	}

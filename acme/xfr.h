@@ -52,6 +52,14 @@ void xfr_free(struct xfr *x);   /* NULL-safe; transfers in flight go on */
 int xfr_add_zone(struct xfr *x, const struct config_zone *zc, char err[256]);
 
 /*
+ * A signed request is answered once: its MAC is remembered per key
+ * (acme/replay.h) and a replay within the fudge window gets NOTAUTH with
+ * BADTIME, as a replayed UPDATE does.  After a reload, x keeps what prev
+ * remembered for each key of the same zone, name and algorithm.
+ */
+void xfr_keep_replay(struct xfr *x, const struct xfr *prev);
+
+/*
  * A zone is served with a new snapshot (old NULL: first served): records
  * the difference in the zone's history.  A serial that did not move
  * forward (RFC 1982) clears the history.

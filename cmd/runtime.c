@@ -636,8 +636,11 @@ struct generation *generation_new(const char *path, struct loop *loop,
 			acme_keep_replay(g->acme, prev->acme);
 		g->env.update = acme_update_handler(g->acme, &g->env);
 	}
-	if (g->xfr)
+	if (g->xfr) {
+		if (prev)
+			xfr_keep_replay(g->xfr, prev->xfr);
 		g->env.xfr = xfr_handler(g->xfr);
+	}
 	if (secondary_count(g->secondary))
 		g->env.notify = secondary_notify_handler(g->secondary);
 	if (g->notify) {

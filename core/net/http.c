@@ -20,10 +20,14 @@
 
 #define HTTP_LISTEN_MAX 8
 
+static struct log_limit http_lim;
+
 struct http_conn {
 	struct http *h;
 	int fd;                          /* -1: free slot */
 	int64_t timer;
+	uint64_t seq;                    /* accept order: the lowest is the oldest */
+	struct sockaddr_storage peer;    /* the client's address (its port zeroed) */
 	char req[HTTP_REQUEST_MAX + 1];
 	size_t req_len;
 	char *resp;                      /* malloc'd response (head + body) */
@@ -38,6 +42,7 @@ struct http {
 	int listen_fd[HTTP_LISTEN_MAX];
 	size_t n_listen;
 	unsigned port;
+	uint64_t seq;
 	struct http_conn conn[HTTP_CONN_MAX];
 };
 
@@ -236,23 +241,80 @@ static void conn_timeout(struct loop *l, void *arg)
 	conn_close(c);
 }
 
+/* The address without the port: the key of the per-client cap. */
+static void client_key(struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET6)
+		((struct sockaddr_in6 *)ss)->sin6_port = 0;
+	else if (ss->ss_family == AF_INET)
+		((struct sockaddr_in *)ss)->sin_port = 0;
+}
+
+static bool same_client(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET6)
+		return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+		              &((const struct sockaddr_in6 *)b)->sin6_addr, 16) == 0;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	return true;   /* AF_UNIX and the like: one client */
+}
+
+/*
+ * Makes room for one more connection from `peer`: a client already holding
+ * HTTP_CONN_PER_CLIENT slots gives up its oldest (so one address cannot
+ * hold every slot, and a client whose old connection hangs still gets in);
+ * otherwise the first free slot.  NULL when every slot is held by others.
+ */
+static struct http_conn *conn_slot(struct http *h, const struct sockaddr_storage *peer)
+{
+	struct http_conn *free_slot = NULL, *oldest = NULL;
+	unsigned mine = 0;
+	for (size_t i = 0; i < HTTP_CONN_MAX; i++) {
+		struct http_conn *c = &h->conn[i];
+		if (c->fd < 0) {
+			if (!free_slot)
+				free_slot = c;
+			continue;
+		}
+		if (!same_client(&c->peer, peer))
+			continue;
+		mine++;
+		if (!oldest || c->seq < oldest->seq)
+			oldest = c;
+	}
+	if (mine >= HTTP_CONN_PER_CLIENT) {
+		log_limited(&http_lim, LOG_INFO, "http: a client has %u connections "
+		            "(at most %d per address): closing its oldest", mine, HTTP_CONN_PER_CLIENT);
+		conn_close(oldest);
+		return oldest;
+	}
+	return free_slot;
+}
+
 static void on_accept(struct loop *l, int fd, int events, void *arg)
 {
 	struct http *h = arg;
 	for (;;) {
-		int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct sockaddr_storage peer;
+		socklen_t len = sizeof(peer);
+		memset(&peer, 0, sizeof(peer));
+		int cfd = accept4(fd, (struct sockaddr *)&peer, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (cfd < 0)
 			return;   /* EAGAIN, or an error the next readiness will show again */
-		struct http_conn *c = NULL;
-		for (size_t i = 0; i < HTTP_CONN_MAX && !c; i++)
-			if (h->conn[i].fd < 0)
-				c = &h->conn[i];
+		client_key(&peer);
+		struct http_conn *c = conn_slot(h, &peer);
 		if (!c) {
 			/* Full: this endpoint is for an operator and a scraper. */
 			close(cfd);
 			continue;
 		}
 		c->fd = cfd;
+		c->peer = peer;
+		c->seq = ++h->seq;
 		c->req_len = 0;
 		c->req[0] = '\0';
 		c->resp = NULL;

@@ -8,7 +8,10 @@
  * Limits, chosen so a misbehaving client costs little and never disturbs
  * DNS: GET (and HEAD) only; the request line and headers must arrive
  * within HTTP_REQUEST_MAX bytes and HTTP_IDLE_MS; at most HTTP_CONN_MAX
- * connections (a new one beyond that is closed at once); one request per
+ * connections (a new one beyond that is closed at once), and at most
+ * HTTP_CONN_PER_CLIENT of them from one address (a new one from a client
+ * at its cap closes that client's oldest), so one client can never hold
+ * every slot and lock the operator out; one request per
  * connection (Connection: close), so a response is written, resumed on
  * partial writes, and the socket closed.  Bad requests get 400, unknown
  * paths 404 (from the handler), other methods 405, oversized heads 431.
@@ -21,6 +24,7 @@ struct http;
 
 #define HTTP_REQUEST_MAX 4096
 #define HTTP_CONN_MAX 8
+#define HTTP_CONN_PER_CLIENT 2
 #define HTTP_IDLE_MS 5000
 
 /*

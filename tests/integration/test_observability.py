@@ -353,6 +353,42 @@ class BadRequests(ObsTestCase):
                 time.sleep(0.1)
         self.assertEqual(status, 200)
 
+    def test_one_client_cannot_hold_every_slot(self):
+        # 127.0.0.1 opens more connections than there are slots and keeps them
+        # idle: it holds at most HTTP_CONN_PER_CLIENT (2) of the 8, each new
+        # one closing its own oldest, and 127.0.0.2 still gets /metrics.
+        held = [self.raw(b"GET / HTTP/1.1\r\n", read=False) for _ in range(10)]
+        self.assertDnsAnswers()
+        open_ = []
+        for i, s in enumerate(held):
+            s.settimeout(0.5)
+            try:
+                if s.recv(1) != b"":
+                    self.fail("an idle client got bytes")
+            except ConnectionResetError:
+                pass
+            except socket.timeout:
+                open_.append(i)
+            else:
+                pass
+        self.assertEqual(open_, [8, 9])   # the two newest, the others closed
+        c = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        c.settimeout(5)
+        c.bind(("127.0.0.2", 0))
+        c.connect(("127.0.0.1", self.port))
+        c.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        out = b""
+        while True:
+            chunk = c.recv(65536)
+            if not chunk:
+                break
+            out += chunk
+        c.close()
+        self.assertTrue(out.startswith(b"HTTP/1.1 200 OK\r\n"), out[:80])
+        self.assertIn(b"geoacme_queries_total", out)
+        for s in held:
+            s.close()
+
     def test_partial_request_times_out(self):
         # Timed from before the connection exists, so the server's idle
         # timer (armed at accept) cannot have started earlier: a loaded
