@@ -25,13 +25,12 @@
 #   BENCH_RUNS=3            rounds (each server once per round; medians shown)
 #   BENCH_RUN_S=2           seconds of a full-speed run, per round and class
 #   BENCH_FIX_S=3           seconds of a fixed-load run, per round and class
-#   BENCH_SERVERS="reflector geoacme geoacme_uring nsd knot pdns gdnsd"  (geoacme_uring:
-#                           geoacme with udp_io = "io_uring", the two UDP paths side by side)
+#   BENCH_SERVERS="reflector geoacme nsd knot pdns gdnsd"
 #   BENCH_CLASSES="static static_do geo_ecs geo_ecs_do nx_do"  (a subset for a short run)
 #   BENCH_SCALING=1         0 skips the scaling run
 #   BENCH_INSTRUCTIONS=1    0 skips the callgrind count (bench/profile.sh, PROFILE_CLASSES=1);
 #                           BENCH_INSTR_QUERIES=5000 queries per class,
-#                           BENCH_INSTR_PEERS="geoacme_uring gdnsd"
+#                           BENCH_INSTR_PEERS="gdnsd"
 #   BENCH_UPDATES=1         0 skips bench/update.sh (UPDATE latency and loop stalls per
 #                           zone size; its own settings BENCH_UPDATE_* pass through)
 #   BENCH_SCALE_SITES="50 500"  BENCH_SCALE_ACME="1000 100000"  (plus the base 7 / 10)
@@ -52,7 +51,7 @@ LOAD=${BENCH_LOAD:-40000}
 RUN_S=${BENCH_RUN_S:-2}
 RUNS=${BENCH_RUNS:-3}
 FIX_S=${BENCH_FIX_S:-3}
-SERVERS=${BENCH_SERVERS:-"reflector geoacme geoacme_uring nsd knot pdns gdnsd"}
+SERVERS=${BENCH_SERVERS:-"reflector geoacme nsd knot pdns gdnsd"}
 SCALING=${BENCH_SCALING:-1}
 UPDATES=${BENCH_UPDATES:-1}
 INSTRUCTIONS=${BENCH_INSTRUCTIONS:-1}
@@ -559,7 +558,7 @@ measure_instructions() {
 	next_port
 	say "== callgrind: user-space instructions per query (bench/profile.sh)"
 	BENCH_PORT=$PORT BENCH_SERVER_CPU=$SERVER_CPU BENCH_CLIENT_CPU=$CLIENT_CPU PROFILE_TOOL=none \
-		PROFILE_CLASSES=1 PROFILE_PEERS="${BENCH_INSTR_PEERS:-geoacme_uring gdnsd}" \
+		PROFILE_CLASSES=1 PROFILE_PEERS="${BENCH_INSTR_PEERS:-gdnsd}" \
 		PROFILE_QUERIES="${BENCH_INSTR_QUERIES:-5000}" "$BENCH_DIR/profile.sh" >"$W/instructions.md" ||
 		say "bench/profile.sh failed"
 }

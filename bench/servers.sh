@@ -29,7 +29,7 @@ ECS_HEX=00011800c00002
 # What each server should answer for geo.example.com A from that client.
 geo_expected() {
 	case $1 in
-	geoacme | geoacme_uring | knot) echo "192.0.2.1 192.0.2.2" ;;   # the pair
+	geoacme | knot) echo "192.0.2.1 192.0.2.2" ;;   # the pair
 	pdns | gdnsd) echo "192.0.2.1" ;;               # nearest only
 	*) echo "" ;;
 	esac
@@ -100,13 +100,13 @@ reflector_epoll_start() {
 
 # ---- geoacme -----------------------------------------------------------
 
-# geoacme_config DIR PORT N_SITES N_ACME [UDP_IO]: writes DIR/geoacme.toml
+# geoacme_config DIR PORT N_SITES N_ACME: writes DIR/geoacme.toml
 # and its inputs (example.com zone, ACME seed); the key and mmdb are
 # shared.  The ACME zone takes UPDATEs signed with TSIG key "bench-key."
-# ($TSIG_SECRET).  UDP_IO sets [server] udp_io (left out: "epoll", the default).
+# ($TSIG_SECRET).
 : "${TSIG_SECRET:=$(openssl rand -base64 32)}"
 geoacme_config() {
-	local d=$1 port=$2 nsites=$3 nacme=$4 udp_io=${5:-epoll}
+	local d=$1 port=$2 nsites=$3 nacme=$4
 	mkdir -p "$d"
 	write_zone >"$d/example.com.zone"
 	acme_zone "$nacme" >"$d/acme.zone"
@@ -115,9 +115,6 @@ geoacme_config() {
 listen_addrs_ipv4 = ["127.0.0.1"]
 listen_port = $port
 log_level = "info"
-
-[server]
-udp_io = "$udp_io"
 
 [geo]
 databases = ["$W/city.mmdb"]
@@ -147,14 +144,6 @@ geoacme_setup() { geoacme_config "$W/geoacme" "$1" 7 10; }
 geoacme_start() {
 	bench_spawn "$W/geoacme/geoacme.log" taskset -c "$SERVER_CPU" ${WRAP[@]+"${WRAP[@]}"} \
 		"$GEOACME" serve -c "$W/geoacme/geoacme.toml"
-	SERVER_PID=$SPAWNED_PID
-}
-# The same server with UDP from an io_uring (udp_io = "io_uring"), to compare
-# the two paths in one run: BENCH_SERVERS="reflector geoacme geoacme_uring gdnsd".
-geoacme_uring_setup() { geoacme_config "$W/geoacme_uring" "$1" 7 10 io_uring; }
-geoacme_uring_start() {
-	bench_spawn "$W/geoacme_uring/geoacme.log" taskset -c "$SERVER_CPU" ${WRAP[@]+"${WRAP[@]}"} \
-		"$GEOACME" serve -c "$W/geoacme_uring/geoacme.toml"
 	SERVER_PID=$SPAWNED_PID
 }
 

@@ -9,11 +9,10 @@
 # the other core) offers the load while `perf stat` counts the server's
 # system calls on the syscall tracepoints (cheap, unlike strace, so the
 # load is what it would be without counting); the table divides them by
-# the queries dnsperf saw answered.  geoacme_uring is geoacme with
-# udp_io = "io_uring" (doc/performance.md, "The kernel's side").
+# the queries dnsperf saw answered (doc/performance.md, "The kernel's side").
 #
 # Settings (environment):
-#   BENCH_SERVERS="reflector geoacme geoacme_uring gdnsd"
+#   BENCH_SERVERS="reflector geoacme gdnsd"
 #   BENCH_LOAD=40000   SYSCALLS_S=3 (seconds per server)   SYSCALLS_CLASS=geo_ecs_do|static
 #   BENCH_PORT=15300   BENCH_SERVER_CPU=0 BENCH_CLIENT_CPU=1   BENCH_KEEP=0
 set -euo pipefail
@@ -23,7 +22,7 @@ ROOT=$(dirname "$BENCH_DIR")
 . "$BENCH_DIR/lib.sh"
 . "$BENCH_DIR/servers.sh"
 
-SERVERS=${BENCH_SERVERS:-"reflector geoacme geoacme_uring gdnsd"}
+SERVERS=${BENCH_SERVERS:-"reflector geoacme gdnsd"}
 LOAD=${BENCH_LOAD:-40000}
 SECS=${SYSCALLS_S:-3}
 CLASS=${SYSCALLS_CLASS:-geo_ecs_do}

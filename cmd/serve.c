@@ -330,7 +330,6 @@ int cmd_serve(int argc, char **argv)
 		.tcp_max_connections = boot->tcp_max_connections,
 		.tcp_idle_timeout_ms = boot->tcp_idle_timeout_ms,
 		.tcp_max_per_prefix = boot->tcp_max_connections_per_prefix,
-		.udp_ring = boot->udp_ring,
 	};
 	/* The handler context is set once the first generation exists. */
 	s.net = net_new(s.loop, &nc, answer_handle, NULL, err);

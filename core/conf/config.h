@@ -194,7 +194,6 @@ struct config {
 	char *pid_file;             /* optional */
 	/* [server] */
 	uint16_t udp_max_size;      /* 1232 */
-	bool udp_ring;              /* udp_io = "io_uring": from an io_uring where the kernel allows it */
 	uint32_t tcp_max_connections;   /* 256 */
 	uint32_t tcp_max_connections_per_prefix;   /* 16, per IPv4 /24 or IPv6 /56 */
 	uint32_t tcp_idle_timeout_ms;   /* 10000 (tcp_request_timeout in Hickory, seconds) */

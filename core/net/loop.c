@@ -12,19 +12,12 @@
  * With a waiter (loop_set_waiter: a busy UDP socket, udp.c) the loop blocks
  * in the waiter's own receive instead of epoll_wait and looks at the epoll
  * set without blocking every LOOP_PEEK_US.
- *
- * With a ring (loop_set_ring, made by udp.c where io_uring works) the loop
- * waits in the ring instead: one io_uring_enter per wake-up submits the
- * UDP replies and waits for datagrams, the epoll descriptor (watched by a
- * multishot poll) and the next timer at once.
  */
 #include "core/net/loop.h"
 #include "core/wire/array.h"
 
 #include <errno.h>
 #include <limits.h>
-#include <linux/io_uring.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,12 +28,8 @@
 #include <unistd.h>
 
 #include "core/conf/metrics.h"
-#include "core/net/uring.h"
 
 #define LOOP_BATCH 64
-/* Completions handled per wake-up before the epoll side and the timers get
- * their turn (the rest wait in the ring for the next iteration). */
-#define LOOP_RING_BATCH 256
 #define LOOP_NSIG 65   /* signals 1..64 */
 
 struct loop_reg {
@@ -80,12 +69,6 @@ struct loop {
 	sigset_t sigmask;
 	struct loop_sig sigs[LOOP_NSIG];
 	struct loop_siginfo last_sig;   /* the signal being delivered */
-
-	/* The ring the loop waits in (loop_set_ring); NULL: epoll_wait. */
-	struct uring *ring;
-	int ring_owner;
-	bool poll_armed;        /* the multishot poll on epfd is in the ring */
-	bool epoll_ready;       /* epfd may have events: look with epoll_wait(0) */
 
 	/* The source that waits instead of epoll_wait (loop_set_waiter). */
 	const struct loop_waiter *waiter;
@@ -419,73 +402,6 @@ void loop_stop(struct loop *l)
 	l->stop = true;
 }
 
-/* --- the ring --- */
-
-/* The multishot poll on the epoll descriptor fired: look at epoll. */
-static void on_epoll_ready(void *arg, const struct io_uring_cqe *c)
-{
-	struct loop *l = arg;
-	l->epoll_ready = true;
-	if (!(c->flags & IORING_CQE_F_MORE))
-		l->poll_armed = false;   /* it ended (an error, a full CQ): arm it again */
-}
-
-static int arm_poll(struct loop *l)
-{
-	struct io_uring_sqe *sqe = uring_sqe(l->ring, l->ring_owner, 0);
-	if (!sqe)
-		return -EBUSY;
-	sqe->opcode = IORING_OP_POLL_ADD;
-	sqe->fd = l->epfd;
-	sqe->poll32_events = POLLIN;
-	sqe->len = IORING_POLL_ADD_MULTI;
-	l->poll_armed = true;
-	return 0;
-}
-
-int loop_set_ring(struct loop *l, struct uring *r)
-{
-	l->ring = NULL;
-	if (!r)
-		return 0;
-	int owner = uring_owner_add(r, on_epoll_ready, l);
-	if (owner < 0)
-		return owner;
-	l->ring = r;
-	l->ring_owner = owner;
-	l->epoll_ready = true;   /* whatever was registered before: look once */
-	return arm_poll(l);
-}
-
-/*
- * One wait in the ring: submits what the owners queued (UDP replies) and
- * waits for a completion or the next timer, in one io_uring_enter.  Then
- * the completions go to their owners, and if the poll on the epoll
- * descriptor fired, epoll_wait(0) fetches the events without blocking.
- * Registrations are level-triggered but the poll fires on new events
- * only, so epoll is asked again on each iteration until it has nothing.
- */
-static int ring_wait(struct loop *l, struct epoll_event *evs, struct timespec *t0)
-{
-	if (!l->poll_armed && arm_poll(l) < 0)
-		l->epoll_ready = true;   /* no room to arm it: keep looking ourselves */
-	int rc = uring_wait(l->ring, l->epoll_ready ? 0 : next_timeout(l));
-	/* -EBUSY/-EAGAIN: completions the kernel could not post yet (a full
-	 * completion queue); taking those waiting makes room for them. */
-	if (rc < 0 && rc != -ETIME && rc != -EINTR && rc != -EBUSY && rc != -EAGAIN)
-		return rc;
-	update_now(l);
-	clock_gettime(CLOCK_MONOTONIC, t0);
-	uring_dispatch(l->ring, LOOP_RING_BATCH);
-	if (!l->epoll_ready)
-		return 0;
-	int n = epoll_wait(l->epfd, evs, LOOP_BATCH, 0);
-	if (n < 0)
-		return errno == EINTR ? 0 : -errno;
-	l->epoll_ready = n > 0;
-	return n;
-}
-
 bool loop_set_waiter(struct loop *l, const struct loop_waiter *w)
 {
 	if (w && l->waiter && l->waiter != w)
@@ -560,11 +476,7 @@ int loop_run(struct loop *l)
 	while (!l->stop) {
 		struct timespec t0, t1;
 		int n;
-		if (l->ring) {
-			n = ring_wait(l, evs, &t0);
-			if (n < 0)
-				return n;
-		} else if (l->waiter) {
+		if (l->waiter) {
 			n = waiter_round(l, evs, &t0);
 			if (n < 0)
 				return n;

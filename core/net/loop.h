@@ -9,7 +9,6 @@
 #include <stdint.h>
 
 struct loop;
-struct uring;
 
 enum { LOOP_READ = 1, LOOP_WRITE = 2 };
 
@@ -81,16 +80,6 @@ void loop_set_clock_offset(struct loop *l, int64_t offset_ms);
 int64_t loop_clock_offset(const struct loop *l);
 
 /*
- * Waits in io_uring ring r (core/net/uring.h) instead of epoll_wait: the
- * epoll descriptor is watched from the ring by a multishot poll, so one
- * io_uring_enter per wake-up submits what the ring's owners queued (UDP
- * replies) and waits for their completions, the epoll side and the next
- * timer at once.  r stays the caller's; loop_set_ring(l, NULL) goes back
- * to epoll_wait before r is freed.  Returns 0 or a negative errno.
- */
-int loop_set_ring(struct loop *l, struct uring *r);
-
-/*
  * A source that does the loop's waiting itself: the one UDP socket under
  * load (udp.c).  A socket in the epoll set has the set's waiter on its
  * queue, which the kernel calls for every datagram that arrives and every
@@ -98,7 +87,7 @@ int loop_set_ring(struct loop *l, struct uring *r);
  * on in recvmmsg has a waiter only while the loop sleeps there
  * (doc/performance.md, "The kernel's side").
  *
- * While a waiter is set (and the loop has no ring), each iteration calls
+ * While a waiter is set, each iteration calls
  * wait(), which blocks in the source's own system call for at most its own
  * short timeout and returns true when something arrived; then serve() if
  * it did; then the epoll set is looked at without blocking, when
@@ -119,7 +108,7 @@ struct loop_waiter {
 bool loop_set_waiter(struct loop *l, const struct loop_waiter *w);
 bool loop_has_waiter(const struct loop *l);
 
-/* Runs until loop_stop().  Returns 0, or a negative errno when epoll (or
- * the ring) fails. */
+/* Runs until loop_stop().  Returns 0, or a negative errno when epoll
+ * fails. */
 int loop_run(struct loop *l);
 void loop_stop(struct loop *l);

@@ -28,9 +28,8 @@
 #define NET_LISTEN_BACKLOG 1024
 #define NET_BIND_TRIES 8   /* port 0: another program may take the port between binds */
 /* A fixed port in use is tried again for this long, every 10 ms: a previous
- * instance killed a moment ago (kill -9, a crash) may still hold it, since
- * the kernel ends its io_uring's receives, which hold the UDP sockets, in
- * the background a few milliseconds after the process is gone. */
+ * instance killed a moment ago (kill -9, a crash) may still hold it while
+ * the kernel tears its sockets down. */
 #define NET_BIND_WAIT_MS 2000
 #define NET_BIND_PAUSE_MS 10
 
@@ -264,8 +263,7 @@ struct net *net_new(struct loop *l, const struct net_config *cfg, net_handler_fn
 	if (rc < 0)
 		goto fail;
 
-	n->udp = udp_new(l, &n->h, cfg->udp_max_size ? cfg->udp_max_size : EDNS_UDP_DEFAULT, n->n_ls,
-	                 cfg->udp_ring);
+	n->udp = udp_new(l, &n->h, cfg->udp_max_size ? cfg->udp_max_size : EDNS_UDP_DEFAULT, n->n_ls);
 	n->tcp = tcp_new(l, &n->h,
 	                 cfg->tcp_max_connections ? cfg->tcp_max_connections : CONFIG_TCP_MAX_DEFAULT,
 	                 cfg->tcp_max_per_prefix ? cfg->tcp_max_per_prefix

@@ -2,10 +2,8 @@
 #pragma once
 /*
  * Sockets: UDP and TCP listeners on every configured address, IPv4 and
- * IPv6.  UDP is served from an io_uring (multishot receive, one system
- * call per wake-up) or, where that is unavailable or not wanted, in epoll
- * batches (recvmmsg -> answer each -> sendmmsg), with query contexts and
- * buffers made at start either way; TCP connections use
+ * IPv6.  UDP is served in epoll batches (recvmmsg -> answer each ->
+ * sendmmsg), with query contexts and buffers made at start; TCP connections use
  * 2-byte length framing with partial reads and writes, pipelining, an idle
  * timeout and connection caps, in all and per client prefix (at a cap, a
  * connection that never completed a query is closed first, then the one
@@ -34,7 +32,6 @@ struct net_config {
 	uint32_t tcp_max_connections;
 	uint32_t tcp_idle_timeout_ms;
 	uint32_t tcp_max_per_prefix;   /* per IPv4 /24 or IPv6 /56; 0 = the default (16) */
-	bool udp_ring;              /* serve UDP from an io_uring where the kernel allows it */
 };
 
 struct net;

@@ -35,11 +35,10 @@ struct net_handler {
 struct udp;
 
 /* max_size: the UDP payload limit without EDNS's (1232 by default);
- * max_sockets: how many udp_listen() calls will come; try_ring: serve
- * with io_uring when the kernel allows it (else, or when false, epoll;
- * one log line says which).  NULL when out of memory. */
+ * max_sockets: how many udp_listen() calls will come.  NULL when out of
+ * memory. */
 struct udp *udp_new(struct loop *l, const struct net_handler *h, uint16_t max_size,
-                    size_t max_sockets, bool try_ring);
+                    size_t max_sockets);
 /* Takes ownership of a bound, non-blocking UDP socket (closed on failure
  * too); pktinfo: answer from the address each datagram arrived at.
  * Returns 0 or a negative errno. */

@@ -13,32 +13,16 @@
  * destination address (IP_PKTINFO / IPV6_RECVPKTINFO) and answer from it,
  * so a multi-homed host replies from the address the client asked.
  *
- * Two ways to move the datagrams, the same answers either way:
- * - io_uring (udp_io = "io_uring", where the kernel allows it; uring.h): each
- *   socket has a multishot receive that lands datagrams in provided
- *   buffers and posts them as completions; each reply is a send entry
- *   from its own slot (query context, tx buffer, header, address,
- *   control).  The loop submits the replies and waits for the next
- *   datagram in one system call.  A send is marked MSG_DONTWAIT, so the
- *   kernel finishes it inside that call (sent, or failed with EAGAIN like
- *   sendmmsg when the socket buffer is full) instead of parking it, and
- *   posts a completion only on failure (IOSQE_CQE_SKIP_SUCCESS): once the
- *   replies are submitted, every slot is free again.
- * - epoll: recvmmsg when the socket is readable, sendmmsg for the batch
- *   (the default, udp_io = "epoll"; and when io_uring is unavailable).
- *   A socket whose read fills UDP_BUSY_BATCH or more is busy: it leaves
- *   the epoll set and the loop blocks in its recvmmsg instead until it
- *   goes quiet (busy_enter below, loop_set_waiter in loop.h), which spares
- *   the kernel's call of the epoll waiter for every datagram and reply.
- *   The default because it meets the user-space instruction targets of
- *   doc/performance.md (the ring's own bookkeeping costs about 230
- *   instructions a datagram) while the ring's fewer system calls pay only
- *   at saturation, and because io_uring is often disabled on hardened
- *   hosts; doc/performance.md, "The kernel's side", has the numbers.
+ * The datagrams move on epoll: recvmmsg when the socket is readable,
+ * sendmmsg for the batch.  A socket whose read fills UDP_BUSY_BATCH or
+ * more is busy: it leaves the epoll set and the loop blocks in its
+ * recvmmsg instead until it goes quiet (busy_enter below, loop_set_waiter
+ * in loop.h), which spares the kernel's call of the epoll waiter for every
+ * datagram and reply.  (An io_uring path was removed: it was
+ * slower per query at both loads of bench/run.sh; doc/performance.md.)
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/io_uring.h>
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -51,7 +35,6 @@
 #include "core/conf/metrics.h"
 #include "core/net/loop.h"
 #include "core/net/net_internal.h"
-#include "core/net/uring.h"
 #include "core/wire/arena.h"
 #include "core/wire/query.h"
 
@@ -72,19 +55,6 @@
  * and the timers wait, once, when a busy socket goes quiet. */
 #define UDP_IDLE_US 1000
 
-/* The ring: its size, and its provided buffers (one datagram each, with
- * the kernel's recvmsg header, the address and the control message in
- * front). */
-#define UDP_RING_ENTRIES 128
-#define UDP_RING_GROUP 1
-#define UDP_RING_BUFS UDP_BATCH
-/* user_data of a send and of a cancel; a receive's is its socket's index. */
-#define UDP_RING_SEND (UINT64_C(1) << 40)
-#define UDP_RING_CANCEL (UINT64_C(1) << 41)
-/* The spare slot: answers a datagram if the replies queued could not all
- * be submitted (their slots still in use); sent at once with sendmsg(). */
-#define UDP_SPARE UDP_BATCH
-
 /* Room for either an IPv4 or an IPv6 packet-info control message. */
 union udp_ctl {
 	struct cmsghdr align;
@@ -95,10 +65,7 @@ struct udp_socket {
 	struct udp *u;
 	int fd;
 	bool pktinfo;        /* bound to a wildcard address */
-	bool on_ring;        /* served by the ring's multishot receive */
-	bool armed;          /* that receive is in the kernel */
 	bool can_block;      /* has its receive timeout: may be waited on (busy_enter) */
-	struct msghdr ring_msg;   /* the receive's layout: address and control room */
 	char name[NET_NAME_MAX];
 };
 
@@ -110,32 +77,23 @@ struct udp {
 	struct udp_socket *socks;
 	size_t n_socks, max_socks;
 
-	/* The ring (NULL: the epoll path) and its reply slots. */
-	struct uring *ring;
-	struct uring_bufs *ring_bufs;
-	int ring_owner;
-	uint64_t ring_epoch;         /* uring_epoch() when ring_used was counted */
-	unsigned ring_used;          /* slots holding replies not yet submitted */
-	bool ring_stopping;          /* udp_free: receives being cancelled */
-
 	/* The busy socket the loop waits on (busy_enter), and its batch. */
 	struct udp_socket *busy_sock;
 	struct loop_waiter busy;
 	unsigned busy_got;
 
-	/* The batch (epoll) or the reply slots (ring), made at start; one
-	 * more slot than a batch: the ring's spare. */
+	/* The batch, made at start. */
 	unsigned rx_dirty;                      /* headers the last recvmmsg filled */
 	size_t rx_ctl_len;                      /* control room they were set up with */
-	uint8_t *bufs;                          /* UDP_BATCH + 1 rx + tx buffers */
-	struct query qs[UDP_BATCH + 1];
-	struct sockaddr_storage names[UDP_BATCH];   /* epoll: where recvmmsg puts the addresses */
+	uint8_t *bufs;                          /* UDP_BATCH rx + tx buffers */
+	struct query qs[UDP_BATCH];
+	struct sockaddr_storage names[UDP_BATCH];   /* where recvmmsg puts the addresses */
 	struct mmsghdr rx_msgs[UDP_BATCH];
-	struct iovec rx_iov[UDP_BATCH + 1];
+	struct iovec rx_iov[UDP_BATCH];
 	union udp_ctl rx_ctl[UDP_BATCH];
-	struct mmsghdr tx_msgs[UDP_BATCH + 1];
-	struct iovec tx_iov[UDP_BATCH + 1];
-	union udp_ctl tx_ctl[UDP_BATCH + 1];
+	struct mmsghdr tx_msgs[UDP_BATCH];
+	struct iovec tx_iov[UDP_BATCH];
+	union udp_ctl tx_ctl[UDP_BATCH];
 };
 
 /* Each batch slot: rx (a maximal datagram, rounded up so tx starts
@@ -234,7 +192,7 @@ static bool udp_has_reply(const struct query *q)
 
 /* The handler asked to reply later (reply_later.h): hands it a token,
  * with the arrival address on a wildcard socket; the reply is a sendmsg
- * of its own on the socket, outside any batch or ring. */
+ * of its own on the socket, outside any batch. */
 static bool udp_later(const struct udp_socket *s, struct query *q, const struct msghdr *rx)
 {
 	if (!q->later.take)
@@ -359,12 +317,12 @@ static void busy_serve(void *arg)
  * waiter the kernel would otherwise call for every datagram and every
  * reply freed, and the loop waits in its recvmmsg until it goes quiet
  * (loop_set_waiter; doc/performance.md, "The kernel's side").  One socket
- * at a time: false when another one is busy already, or on the ring.
+ * at a time: false when another one is busy already.
  */
 static bool busy_enter(struct udp_socket *s)
 {
 	struct udp *u = s->u;
-	if (u->ring || !s->can_block || loop_has_waiter(u->loop))
+	if (!s->can_block || loop_has_waiter(u->loop))
 		return false;
 	if (fcntl(s->fd, F_SETFL, 0) < 0)
 		return false;
@@ -391,213 +349,8 @@ static void udp_read(struct loop *l, int fd, int events, void *arg)
 	}
 }
 
-/* --- the ring path --- */
-
-static void ring_to_epoll(struct udp_socket *s, const char *why)
-{
-	log_warn("udp %s: io_uring receive failed (%s): served by epoll (recvmmsg) from now on",
-	         s->name, why);
-	s->on_ring = false;
-	int rc = loop_add_fd(s->u->loop, s->fd, LOOP_READ, udp_read, s);
-	if (rc < 0)
-		log_error("udp %s: cannot watch socket: %s", s->name, strerror(-rc));
-}
-
-/* The socket's multishot receive: one entry, completions until it ends. */
-static void ring_arm(struct udp *u, struct udp_socket *s)
-{
-	struct io_uring_sqe *sqe = uring_sqe(u->ring, u->ring_owner, (uint64_t)(s - u->socks));
-	if (!sqe) {
-		ring_to_epoll(s, "submission queue full");
-		return;
-	}
-	s->armed = true;
-	sqe->opcode = IORING_OP_RECVMSG;
-	sqe->fd = s->fd;
-	sqe->addr = (uint64_t)(uintptr_t)&s->ring_msg;
-	sqe->len = 1;
-	sqe->ioprio = IORING_RECV_MULTISHOT;
-	sqe->flags = IOSQE_BUFFER_SELECT;
-	sqe->buf_group = UDP_RING_GROUP;
-}
-
-/* A reply slot: the next one not queued since the last submission.  When
- * all are (a burst answered in one pass), submit them: their sends are
- * done when that returns.  UDP_SPARE if even that fails. */
-static unsigned ring_slot(struct udp *u)
-{
-	if (u->ring_used == UDP_BATCH)
-		uring_submit(u->ring);
-	uint64_t epoch = uring_epoch(u->ring);
-	if (epoch != u->ring_epoch) {
-		u->ring_epoch = epoch;
-		u->ring_used = 0;
-	}
-	return u->ring_used < UDP_BATCH ? u->ring_used++ : UDP_SPARE;
-}
-
-/* Answers the datagram in provided buffer buf (len bytes used), queueing
- * the reply from a reply slot. */
-static void ring_answer(struct udp *u, struct udp_socket *s, const uint8_t *buf, size_t len)
-{
-	static struct log_limit lim;
-	const struct io_uring_recvmsg_out *o = (const void *)buf;
-	const uint8_t *name = buf + sizeof(*o);
-	const uint8_t *ctl = name + s->ring_msg.msg_namelen;
-	const uint8_t *payload = ctl + s->ring_msg.msg_controllen;
-	if (len < (size_t)(payload - buf) || (o->flags & MSG_TRUNC) ||
-	    o->namelen > s->ring_msg.msg_namelen || o->payloadlen > len - (size_t)(payload - buf))
-		return;   /* cannot happen with 64 KiB buffers; never answer a partial message */
-	unsigned i = ring_slot(u);
-	socklen_t namelen = o->namelen;
-	struct query *q = udp_query(u, i, payload, o->payloadlen, name, namelen);
-	u->h->fn(u->h->ctx, q);
-	struct msghdr rx = { .msg_control = (void *)ctl, .msg_controllen = o->controllen };
-	if (udp_later(s, q, &rx) || !udp_has_reply(q))
-		return;   /* the slot is taken until the next submission all the same */
-	/* The reply goes to the copy of the address in the query context
-	 * (the buffer goes back to the kernel before the send is submitted). */
-	udp_reply(u, i, &q->client, namelen, q, s->pktinfo ? &rx : NULL);
-	if (i != UDP_SPARE) {
-		struct io_uring_sqe *sqe = uring_sqe(u->ring, u->ring_owner, UDP_RING_SEND);
-		if (uring_epoch(u->ring) != u->ring_epoch) {
-			/* The queue was full and uring_sqe() submitted it after slot
-			 * i was taken: no slot is handed out again until this send
-			 * is submitted too. */
-			u->ring_epoch = uring_epoch(u->ring);
-			u->ring_used = UDP_BATCH;
-		}
-		if (sqe) {
-			sqe->opcode = IORING_OP_SENDMSG;
-			sqe->fd = s->fd;
-			sqe->addr = (uint64_t)(uintptr_t)&u->tx_msgs[i].msg_hdr;
-			sqe->len = 1;
-			sqe->msg_flags = MSG_DONTWAIT;
-			sqe->flags = IOSQE_CQE_SKIP_SUCCESS;
-			return;
-		}
-	}
-	/* No slot or no room to queue: send it now. */
-	if (sendmsg(s->fd, &u->tx_msgs[i].msg_hdr, MSG_DONTWAIT) < 0)
-		log_limited(&lim, LOG_WARN, "udp %s: sendmsg: %s", s->name, strerror(errno));
-}
-
-static void ring_recv(struct udp *u, struct udp_socket *s, const struct io_uring_cqe *c)
-{
-	if (c->flags & IORING_CQE_F_BUFFER) {
-		unsigned id = c->flags >> IORING_CQE_BUFFER_SHIFT;
-		const uint8_t *buf = uring_buf(u->ring_bufs, id);
-		if (buf && c->res > 0 && !u->ring_stopping)
-			ring_answer(u, s, buf, (size_t)c->res);
-		if (buf)
-			uring_buf_put(u->ring_bufs, id);   /* the reply is in the slot now */
-	}
-	if (c->flags & IORING_CQE_F_MORE)
-		return;
-	s->armed = false;
-	if (u->ring_stopping)
-		return;
-	/* The receive ended: out of buffers (a burst longer than the ring)
-	 * or interrupted is routine, arm it again; anything else means this
-	 * socket cannot be served by the ring. */
-	if (c->res >= 0 || c->res == -ENOBUFS || c->res == -EINTR || c->res == -EAGAIN)
-		ring_arm(u, s);
-	else
-		ring_to_epoll(s, strerror(-c->res));
-}
-
-/* Only failed sends post a completion: EAGAIN is a full socket buffer, as
- * with sendmmsg; UDP clients retry a dropped reply. */
-static void ring_send_failed(int res)
-{
-	static struct log_limit lim;
-	if (res == -EAGAIN)
-		log_limited(&lim, LOG_WARN, "udp: send buffer full, reply dropped");
-	else if (res < 0)
-		log_limited(&lim, LOG_WARN, "udp: send: %s, reply dropped", strerror(-res));
-}
-
-static void ring_complete(void *arg, const struct io_uring_cqe *c)
-{
-	struct udp *u = arg;
-	uint64_t d = c->user_data & URING_DATA_MASK;
-	if (d & UDP_RING_SEND)
-		ring_send_failed(c->res);
-	else if (d & UDP_RING_CANCEL)
-		return;
-	else if (d < u->n_socks)
-		ring_recv(u, &u->socks[d], c);
-}
-
-/* Makes the ring, its buffers and slots, and has the loop wait in it. */
-static int ring_start(struct udp *u, char err[256])
-{
-	u->ring = uring_new(UDP_RING_ENTRIES, err);
-	if (!u->ring)
-		return -EOPNOTSUPP;
-	size_t size = sizeof(struct io_uring_recvmsg_out) + sizeof(struct sockaddr_storage) +
-	              sizeof(union udp_ctl) + QUERY_MSG_MAX;
-	size = (size + 4095) & ~(size_t)4095;
-	u->ring_bufs = uring_bufs_new(u->ring, UDP_RING_GROUP, UDP_RING_BUFS, size, err);
-	if (!u->ring_bufs)
-		return -EOPNOTSUPP;
-	u->ring_owner = uring_owner_add(u->ring, ring_complete, u);
-	int rc = u->ring_owner < 0 ? u->ring_owner : loop_set_ring(u->loop, u->ring);
-	if (rc < 0) {
-		snprintf(err, 256, "io_uring: %s", strerror(-rc));
-		return rc;
-	}
-	return 0;
-}
-
-/*
- * Closing the ring would end the receives in the background, and each
- * holds its socket (and so its port) until then: a server restarted at
- * once could not bind.  Cancel them and wait for their last completions.
- */
-static void ring_cancel(struct udp *u)
-{
-	u->ring_stopping = true;
-	for (size_t i = 0; i < u->n_socks; i++) {
-		struct udp_socket *s = &u->socks[i];
-		if (!s->armed)
-			continue;
-		struct io_uring_sqe *sqe = uring_sqe(u->ring, u->ring_owner, UDP_RING_CANCEL);
-		if (!sqe)
-			break;
-		sqe->opcode = IORING_OP_ASYNC_CANCEL;
-		sqe->fd = s->fd;
-		sqe->cancel_flags = IORING_ASYNC_CANCEL_FD | IORING_ASYNC_CANCEL_ALL;
-	}
-	for (int tries = 0; tries < 100; tries++) {
-		size_t armed = 0;
-		for (size_t i = 0; i < u->n_socks; i++)
-			armed += u->socks[i].armed;
-		if (!armed)
-			return;
-		int rc = uring_wait(u->ring, 10);
-		if (rc < 0 && rc != -ETIME && rc != -EINTR)
-			return;
-		uring_dispatch(u->ring, UINT32_MAX);
-	}
-	log_warn("udp: io_uring receives not cancelled in time");
-}
-
-static void ring_stop(struct udp *u)
-{
-	if (!u->ring)
-		return;
-	ring_cancel(u);
-	loop_set_ring(u->loop, NULL);
-	/* Closing the ring ends its requests; the buffers go after it. */
-	uring_free(u->ring);
-	uring_bufs_free(NULL, u->ring_bufs);
-	u->ring = NULL;
-	u->ring_bufs = NULL;
-}
-
 struct udp *udp_new(struct loop *l, const struct net_handler *h, uint16_t max_size,
-                    size_t max_sockets, bool try_ring)
+                    size_t max_sockets)
 {
 	struct udp *u = calloc(1, sizeof(*u));
 	if (!u)
@@ -607,10 +360,10 @@ struct udp *udp_new(struct loop *l, const struct net_handler *h, uint16_t max_si
 	u->max_size = max_size;
 	u->max_socks = max_sockets;
 	u->socks = calloc(max_sockets ? max_sockets : 1, sizeof(*u->socks));
-	u->bufs = malloc((size_t)(UDP_BATCH + 1) * UDP_SLOT_SIZE);
+	u->bufs = malloc((size_t)UDP_BATCH * UDP_SLOT_SIZE);
 	if (!u->socks || !u->bufs)
 		goto fail;
-	for (unsigned i = 0; i <= UDP_BATCH; i++) {
+	for (unsigned i = 0; i < UDP_BATCH; i++) {
 		u->qs[i].arena = arena_new(NET_ARENA_CHUNK);
 		if (!u->qs[i].arena)
 			goto fail;
@@ -618,8 +371,6 @@ struct udp *udp_new(struct loop *l, const struct net_handler *h, uint16_t max_si
 		u->rx_iov[i].iov_len = QUERY_MSG_MAX;
 		u->tx_msgs[i].msg_hdr.msg_iov = &u->tx_iov[i];
 		u->tx_msgs[i].msg_hdr.msg_iovlen = 1;
-		if (i == UDP_BATCH)
-			break;
 		struct msghdr *m = &u->rx_msgs[i].msg_hdr;
 		m->msg_name = &u->names[i];
 		m->msg_iov = &u->rx_iov[i];
@@ -627,14 +378,7 @@ struct udp *udp_new(struct loop *l, const struct net_handler *h, uint16_t max_si
 		m->msg_control = u->rx_ctl[i].buf;
 		m->msg_namelen = sizeof(u->names[i]);
 	}
-	char err[256] = "udp_io = \"epoll\"";
-	if (try_ring && ring_start(u, err) < 0)
-		ring_stop(u);
-	if (u->ring)
-		log_info("udp: served by io_uring (multishot receive, %u buffers, one system call "
-		         "per wake-up)", UDP_RING_BUFS);
-	else
-		log_info("udp: served by epoll (recvmmsg/sendmmsg): %s", err);
+	log_info("udp: served by epoll (recvmmsg/sendmmsg)");
 	return u;
 fail:
 	udp_free(u);
@@ -653,16 +397,6 @@ int udp_listen(struct udp *u, int fd, bool pktinfo, const char *name)
 	/* Only a blocking read uses it (busy_wait); the others do not wait. */
 	struct timeval idle = { .tv_sec = 0, .tv_usec = UDP_IDLE_US };
 	s->can_block = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &idle, sizeof(idle)) == 0;
-	if (u->ring) {
-		/* The kernel reads only the two lengths: the room it leaves for
-		 * the address and the control message in each buffer. */
-		s->ring_msg.msg_namelen = sizeof(struct sockaddr_storage);
-		s->ring_msg.msg_controllen = pktinfo ? sizeof(union udp_ctl) : 0;
-		s->on_ring = true;
-		u->n_socks++;
-		ring_arm(u, s);
-		return 0;
-	}
 	int rc = loop_add_fd(u->loop, fd, LOOP_READ, udp_read, s);
 	if (rc < 0) {
 		close(fd);
@@ -676,15 +410,13 @@ void udp_free(struct udp *u)
 {
 	if (!u)
 		return;
-	ring_stop(u);
 	if (u->busy_sock)
 		loop_set_waiter(u->loop, NULL);
 	for (size_t i = 0; i < u->n_socks; i++) {
-		if (!u->socks[i].on_ring)
-			loop_del_fd(u->loop, u->socks[i].fd);
+		loop_del_fd(u->loop, u->socks[i].fd);
 		close(u->socks[i].fd);
 	}
-	for (unsigned i = 0; i <= UDP_BATCH; i++)
+	for (unsigned i = 0; i < UDP_BATCH; i++)
 		arena_free(u->qs[i].arena);
 	free(u->bufs);
 	free(u->socks);

@@ -7,10 +7,8 @@ the port is read back from the "ready" log line), and is stopped by PID.
 Queries go through dnspython (Debian's python3-dnspython) or real tools
 (kdig, dig, delv, nsupdate) found on PATH.
 """
-import ctypes
 import json
 import os
-import platform
 import re
 import shutil
 import signal
@@ -35,45 +33,6 @@ import dns.rdatatype
 BIN = os.environ.get("GEOACME_BIN", os.path.join(os.path.dirname(__file__), "../../build/cmd/geoacme"))
 FIXTURES = os.environ.get("FIXTURES", os.path.join(os.path.dirname(__file__), "../fixtures"))
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
-# "io_uring": every Server of the run serves UDP from an io_uring (udp_io =
-# "io_uring" in its config, and start() checks the log says so).
-# tests/CMakeLists.txt runs a few test files a second time with it; unset,
-# the servers use their default (epoll).  Where this process may not make
-# an io_uring such a run has nothing to test: it exits 77, which ctest
-# reports as skipped (not passed).
-UDP_IO = os.environ.get("GEOACME_UDP_IO")
-
-
-def io_uring_usable():
-    """Whether this process may make an io_uring (io_uring_setup, system
-    call 425 on every architecture) on a kernel with multishot receive
-    (6.0): then udp_io = "io_uring" must give the ring."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    params = ctypes.create_string_buffer(120)   # struct io_uring_params, zeroed
-    fd = libc.syscall(425, ctypes.c_uint(4), params)
-    if fd < 0:
-        return False
-    os.close(fd)
-    release = re.match(r"(\d+)\.(\d+)", platform.release())
-    return bool(release) and (int(release.group(1)), int(release.group(2))) >= (6, 0)
-
-
-if UDP_IO == "io_uring" and not io_uring_usable():
-    sys.stderr.write("GEOACME_UDP_IO=io_uring: this kernel or sandbox gives no io_uring; "
-                     "nothing to test (skipped)\n")
-    sys.exit(77)
-
-
-def with_udp_io(config, value):
-    """config with [server] udp_io = value (added to an existing [server]
-    table, or as a new one at the end)."""
-    line = 'udp_io = "%s"' % value
-    config, n = re.subn(r'(?m)^#?\s*udp_io = .*$', line, config, count=1)
-    if n:
-        return config
-    config, n = re.subn(r'(?m)^\[server\]\s*$', "[server]\n" + line, config, count=1)
-    return config if n else config + "\n[server]\n" + line + "\n"
-
 BASE_CONFIG = """
 listen_addrs_ipv4 = ["127.0.0.1"]
 listen_addrs_ipv6 = ["::1"]
@@ -186,8 +145,6 @@ class Server:
         self.config_path = os.path.join(self.dir, config_name)
         self.args = list(args)      # extra `serve` arguments, e.g. ["-p", "5300"]
         self.env = env              # the environment, when not inherited
-        if UDP_IO:
-            config = with_udp_io(config, UDP_IO)
         with open(self.config_path, "w") as f:
             f.write(config)
         self.log_path = os.path.join(self.dir, "server.log")
@@ -218,10 +175,6 @@ class Server:
             m = re.search(r"ready: .* port (\d+)", self.log_since_start())
             if m:
                 self.port = int(m.group(1))
-                if UDP_IO == "io_uring" and "udp: served by io_uring" not in self.log_since_start():
-                    self.stop()
-                    raise AssertionError("GEOACME_UDP_IO=io_uring, but the log does not say UDP "
-                                         "is served by io_uring:\n" + self.log())
                 return self
             if self.proc.poll() is not None:
                 rc = self.exit_code = self.proc.returncode

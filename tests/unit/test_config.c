@@ -114,7 +114,6 @@ static void test_full(void)
 	snprintf(want, sizeof(want), "%s/sub/run/geoacme.pid", dir);
 	is_str(c->pid_file, want, "pid_file resolved against directory");
 	is_int(c->udp_max_size, 1400, "udp_max_size");
-	ok(c->udp_ring, "udp_io = \"io_uring\"");
 	is_int(c->tcp_max_connections, 64, "tcp_max_connections");
 	is_int(c->tcp_max_connections_per_prefix, 8, "tcp_max_connections_per_prefix");
 	is_int(c->rrl_rate, 20, "rrl_rate");
@@ -274,7 +273,6 @@ static void test_defaults(void)
 	is_int(c->log_level, LOG_INFO, "default log_level");
 	ok(c->pid_file == NULL, "no pid_file by default");
 	is_int(c->udp_max_size, 1232, "default udp_max_size");
-	ok(!c->udp_ring, "default udp_io \"epoll\"");
 	is_int(c->tcp_max_connections, 256, "default tcp_max_connections");
 	is_int(c->tcp_max_connections_per_prefix, 16, "default tcp_max_connections_per_prefix");
 	is_int(c->rrl_rate, 0, "rate limiting off by default");
@@ -505,7 +503,11 @@ static void test_errors(void)
 	problem(LISTEN "[server]\nudp_max_size = 4097\n",
 	        "3:16: expected 'udp_max_size' between 512 and 4096, found 4097", "udp_max_size range");
 	problem(LISTEN "[server]\nudp_io = \"uring\"\n",
-	        "3:10: expected 'udp_io' to be \"epoll\" or \"io_uring\", found 'uring'", "udp_io value");
+	        "3:10: expected 'udp_io' to be \"epoll\", found 'uring'", "udp_io value");
+	/* io_uring was removed: an old config says so, not just "bad value". */
+	problem(LISTEN "[server]\nudp_io = \"io_uring\"\n",
+	        "3:10: expected 'udp_io' to be \"epoll\" (io_uring was removed; "
+	        "delete the key), found 'io_uring'", "udp_io io_uring removed");
 	problem(LISTEN "[server]\nudp_io = true\n",
 	        "3:10: expected a string for 'udp_io', found boolean", "udp_io type");
 	problem(LISTEN "log_level = \"loud\"\n", "2:13: expected 'log_level' to be \"error\", "

@@ -133,8 +133,6 @@ static const char *const wildcards[] = { "0.0.0.0", "::" };
 
 /* tcp_max_per_prefix for the next server_start(); 0 = the default. */
 static uint32_t server_per_prefix;
-/* Which UDP path the servers use: io_uring where the kernel allows it, or epoll. */
-static bool server_udp_ring;
 
 static struct server server_start(const char *const *addrs, uint32_t max_conns,
                                   uint32_t idle_ms)
@@ -148,8 +146,7 @@ static struct server server_start(const char *const *addrs, uint32_t max_conns,
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		close(p[0]);
 		log_set_level(LOG_WARN);
-		struct net_config cfg = { addrs, 2, 0, UDP_MAX, max_conns, idle_ms, server_per_prefix,
-		                          server_udp_ring };
+		struct net_config cfg = { addrs, 2, 0, UDP_MAX, max_conns, idle_ms, server_per_prefix };
 		char err[256] = "";
 		struct loop *l = loop_new(err);
 		uint16_t port = 0;
@@ -401,7 +398,7 @@ static void test_setup_errors(void)
 	int before = count_fds();
 
 	static const char *const bad[] = { "127.0.0.1", "not-an-address" };
-	struct net_config cfg = { bad, 2, 0, UDP_MAX, 4, 1000, 0, false };
+	struct net_config cfg = { bad, 2, 0, UDP_MAX, 4, 1000, 0 };
 	struct net *n = net_new(l, &cfg, echo, NULL, err);
 	ok(n == NULL, "bad address refused");
 	ok(strstr(err, "not-an-address") != NULL, "error names the address: %s", err);
@@ -418,7 +415,7 @@ static void test_setup_errors(void)
 	getsockname(busy, (struct sockaddr *)&ss, &len);
 	static const char *const lo[] = { "127.0.0.1" };
 	struct net_config taken = { lo, 1, ntohs(((struct sockaddr_in *)&ss)->sin_port), UDP_MAX,
-	                            4, 1000, 0, false };
+	                            4, 1000, 0 };
 	before = count_fds();
 	n = net_new(l, &taken, echo, NULL, err);
 	ok(n == NULL, "port in use refused");
@@ -430,7 +427,7 @@ static void test_setup_errors(void)
 	/* Success and cleanup: every socket closed by net_free. */
 	before = count_fds();
 	static const char *const both[] = { "127.0.0.1", "::1" };
-	struct net_config good = { both, 2, 0, UDP_MAX, 4, 1000, 0, false };
+	struct net_config good = { both, 2, 0, UDP_MAX, 4, 1000, 0 };
 	n = net_new(l, &good, echo, NULL, err);
 	ok(n != NULL, "net_new on 127.0.0.1 and ::1: %s", n ? "ok" : err);
 	ok(n && net_bound_port(n) != 0, "port 0 became a real port");
@@ -445,15 +442,6 @@ static void test_setup_errors(void)
 	net_free(n);
 	net_free(NULL);
 	is_int(count_fds(), before, "net_free closed them all");
-
-	/* With io_uring (where the kernel has it) one more: the ring. */
-	good.udp_ring = true;
-	n = net_new(l, &good, echo, NULL, err);
-	ok(n != NULL, "net_new with io_uring allowed: %s", n ? "ok" : err);
-	int opened = count_fds() - before;
-	ok(opened == 4 || opened == 5, "four sockets and at most a ring: %d", opened);
-	net_free(n);
-	is_int(count_fds(), before, "net_free closed the sockets and the ring");
 	loop_free(l);
 }
 
@@ -788,21 +776,15 @@ int main(void)
 	log_set_level(LOG_WARN);
 	test_setup_errors();
 
-	/* The UDP path twice: io_uring (where the kernel allows it), epoll. */
-	for (int epoll = 0; epoll < 2; epoll++) {
-		server_udp_ring = !epoll;
-		struct server s = server_start(loopbacks, 16, 5000);
-		ok(s.port != 0, "server (udp %s) started on 127.0.0.1 and ::1 port %u",
-		   epoll ? "epoll" : "io_uring", s.port);
-		if (s.port) {
-			test_udp(s);
-			test_tcp(s);
-			test_set_handler(s);
-		}
-		is_int(server_stop(s), 0, "server exits cleanly on SIGTERM");
-		test_wildcard();
+	struct server s = server_start(loopbacks, 16, 5000);
+	ok(s.port != 0, "server started on 127.0.0.1 and ::1 port %u", s.port);
+	if (s.port) {
+		test_udp(s);
+		test_tcp(s);
+		test_set_handler(s);
 	}
-	server_udp_ring = false;
+	is_int(server_stop(s), 0, "server exits cleanly on SIGTERM");
+	test_wildcard();
 
 	test_idle();
 	test_cap();
