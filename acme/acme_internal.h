@@ -20,7 +20,7 @@
 #include "core/zone/zone_patch.h"
 #include "storage/journal.h"
 
-struct answer_env;
+struct process_env;
 struct db;
 struct durable;
 struct wal_sync;
@@ -77,7 +77,7 @@ struct acme_zone {
 struct acme {
 	struct zone_table *t;
 	struct loop *l;
-	struct answer_env *env;
+	struct process_env *env;
 	acme_durable_fn on_durable;  /* NOTIFY waits for this (acme_zone.h) */
 	void *on_durable_ctx;
 	struct acme_zone **zones;

@@ -94,7 +94,7 @@ bool acme_durable(const struct acme *a, const uint8_t *apex)
 	return !az || commit_durable(az);
 }
 
-struct update_handler acme_update_handler(struct acme *a, struct answer_env *env)
+struct update_handler acme_update_handler(struct acme *a, struct process_env *env)
 {
 	a->env = env;
 	return (struct update_handler){ .ctx = a, .handle = tsig_handler_handle };

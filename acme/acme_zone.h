@@ -17,7 +17,7 @@
  * records older than stale_txt_age_s the same way.
  *
  * The update handler also answers TSIG-signed queries for any zone: it
- * verifies the TSIG, answers through core (answer_query) and signs the
+ * verifies the TSIG, answers through core (process_query) and signs the
  * response.
  */
 #include <stdbool.h>
@@ -26,7 +26,7 @@
 #include "core/hooks.h"
 
 struct acme;
-struct answer_env;
+struct process_env;
 struct config;
 struct config_zone;
 struct loop;
@@ -101,6 +101,6 @@ bool acme_durable(const struct acme *a, const uint8_t *apex);
 
 /*
  * The handler for core (hooks.h).  `env` answers signed queries
- * (answer_query); it may be NULL, and signed queries are then REFUSED.
+ * (process_query); it may be NULL, and signed queries are then REFUSED.
  */
-struct update_handler acme_update_handler(struct acme *a, struct answer_env *env);
+struct update_handler acme_update_handler(struct acme *a, struct process_env *env);

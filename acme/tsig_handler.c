@@ -20,7 +20,7 @@
 #include "core/wire/query.h"
 #include "core/wire/rrset.h"
 #include "core/wire/wire.h"
-#include "core/zone/answer.h"
+#include "core/zone/process.h"
 
 /* The key named by a TSIG: the UPDATE's own zone first, then every zone. */
 static const struct acme_key *find_key(const struct acme *a, const struct tsig_rr *t,
@@ -121,7 +121,7 @@ static void signed_query(struct acme *a, struct query *q, const struct reply_tsi
 	size_t saved = q->max_size;
 	if (limit > reserve + MSG_HEADER_LEN)
 		q->max_size = limit - reserve;
-	answer_query(q, a->env);
+	process_query(q, a->env);
 	q->max_size = saved;
 	if (!q->tx_len)
 		return;

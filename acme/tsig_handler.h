@@ -5,7 +5,7 @@
  * core hands over (UPDATEs, and anything carrying a TSIG) comes here.  It
  * finds and verifies the TSIG against the keys of every ACME zone (RFC
  * 8945), passes UPDATEs to the update path (commit.h), answers signed
- * queries through core (answer_query) for any zone, and signs each
+ * queries through core (process_query) for any zone, and signs each
  * response — or answers the TSIG error unsigned, as section 5.3.2 says.
  */
 struct query;

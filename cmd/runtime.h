@@ -10,7 +10,7 @@
 #include <stdbool.h>
 
 #include "core/net/cookie.h"
-#include "core/zone/answer.h"
+#include "core/zone/process.h"
 
 struct config;
 struct diag;
@@ -38,7 +38,7 @@ struct generation {
 	struct xfr *xfr;              /* zone transfers out */
 	struct notify *notify;        /* NOTIFY out; NULL in check mode */
 	struct secondary *secondary;  /* zone_type = "Secondary"; NULL in check mode */
-	struct answer_env env;
+	struct process_env env;
 	struct rrl *rrl;
 	struct cookie_secret cookie;  /* kept across reloads so cookies stay valid */
 	struct loop *loop;

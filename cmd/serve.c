@@ -122,7 +122,7 @@ static void on_reload(struct loop *l, void *arg)
 		         "still serving with %s", listen, s->listen);
 	generation_log_changes(s->gen, g);
 	/* Between two loop iterations: no query holds a pointer into the old one. */
-	net_set_handler(s->net, answer_handle, &g->env);
+	net_set_handler(s->net, process_handle, &g->env);
 	generation_free(s->gen);
 	s->gen = g;
 	s->status.gen = g;
@@ -332,7 +332,7 @@ int cmd_serve(int argc, char **argv)
 		.tcp_max_per_prefix = boot->tcp_max_connections_per_prefix,
 	};
 	/* The handler context is set once the first generation exists. */
-	s.net = net_new(s.loop, &nc, answer_handle, NULL, err);
+	s.net = net_new(s.loop, &nc, process_handle, NULL, err);
 	int rc = EXIT_RUNTIME;
 	if (!s.net) {
 		log_error("%s", err);
@@ -354,7 +354,7 @@ int cmd_serve(int argc, char **argv)
 	if (wait_first_health_round(&s) < 0)
 		goto out;
 	generation_health_settled(s.gen);
-	net_set_handler(s.net, answer_handle, &s.gen->env);
+	net_set_handler(s.net, process_handle, &s.gen->env);
 	s.status.gen = s.gen;
 	s.status.started = time(NULL);
 	if (boot->n_http_listen) {

@@ -126,8 +126,6 @@ const uint8_t *signer_dnskey(const struct signer *s, size_t *len)
 	return key_dnskey(s->key);
 }
 
-uint16_t signer_key_tag(const struct signer *s) { return key_tag(s->key); }
-
 void signer_get_stats(const struct signer *s, struct signer_stats *out)
 {
 	*out = s->stats;

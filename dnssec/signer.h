@@ -60,5 +60,4 @@ const struct zone_signer *signer_hook(struct signer *s);
 void signer_set_clock(struct signer *s, uint64_t (*now)(void *arg), void *arg);
 
 const uint8_t *signer_dnskey(const struct signer *s, size_t *len);
-uint16_t signer_key_tag(const struct signer *s);
 void signer_get_stats(const struct signer *s, struct signer_stats *out);

@@ -20,21 +20,6 @@ enum log_level log_get_level(void)
 	return current_level;
 }
 
-bool log_level_parse(const char *s, enum log_level *out)
-{
-	for (int i = 0; i <= LOG_DEBUG; i++) {
-		if (strcmp(s, level_names[i]) == 0) {
-			*out = (enum log_level)i;
-			return true;
-		}
-	}
-	if (strcmp(s, "warning") == 0) {
-		*out = LOG_WARN;
-		return true;
-	}
-	return false;
-}
-
 static void log_vmsg(enum log_level level, const char *fmt, va_list ap)
 {
 	/* One fprintf per line keeps lines whole even if stderr is shared. */

@@ -13,8 +13,6 @@ enum log_level { LOG_ERROR = 0, LOG_WARN = 1, LOG_INFO = 2, LOG_DEBUG = 3 };
 
 void log_set_level(enum log_level level);
 enum log_level log_get_level(void);
-/* Parses "error", "warn", "info", "debug"; returns false when unknown. */
-bool log_level_parse(const char *s, enum log_level *out);
 
 void log_msg(enum log_level level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -599,11 +599,6 @@ int geo_db_watch(struct geo_db *db, struct loop *l, uint32_t interval_ms)
 	return 0;
 }
 
-unsigned long geo_db_reloads(const struct geo_db *db)
-{
-	return db->reloads;
-}
-
 void geo_db_free(struct geo_db *db)
 {
 	if (!db)

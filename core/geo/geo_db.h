@@ -58,8 +58,6 @@ int geo_db_locate(const struct geo_db *db, int family, const uint8_t *addr,
  * the watch.  Returns 0 or a negative errno.
  */
 int geo_db_watch(struct geo_db *db, struct loop *l, uint32_t interval_ms);
-/* Versions swapped in by the watch so far (tests, diagnostics). */
-unsigned long geo_db_reloads(const struct geo_db *db);
 /* For diagnostics (`geoacme explain`). */
 size_t geo_db_count(const struct geo_db *db);
 const char *geo_db_path(const struct geo_db *db, size_t i);

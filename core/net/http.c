@@ -421,16 +421,6 @@ fail:
 	return NULL;
 }
 
-void http_set_context(struct http *h, void *ctx)
-{
-	h->ctx = ctx;
-}
-
-unsigned http_bound_port(const struct http *h)
-{
-	return h->port;
-}
-
 void http_free(struct http *h)
 {
 	if (!h)

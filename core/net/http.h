@@ -42,9 +42,5 @@ typedef int (*http_handler_fn)(void *ctx, const char *path, const char *query, F
  */
 struct http *http_new(struct loop *l, char *const *addrs, size_t n_addrs, http_handler_fn fn,
                       void *ctx, char err[256]);
-/* Replaces the handler context (after a reload). */
-void http_set_context(struct http *h, void *ctx);
-/* The port the first listener bound (tests use port 0). */
-unsigned http_bound_port(const struct http *h);
 /* Closes every connection and listener.  NULL-safe. */
 void http_free(struct http *h);

@@ -57,8 +57,6 @@ struct tcp *tcp_new(struct loop *l, const struct net_handler *h, uint32_t max_co
 int tcp_listen(struct tcp *t, int fd);
 /* Closes every connection and listener.  NULL-safe. */
 void tcp_free(struct tcp *t);
-/* Open connections (for tests and diagnostics). */
-uint32_t tcp_connections(const struct tcp *t);
 
 /* --- replies sent later (reply_later.c; the public side is reply_later.h) --- */
 

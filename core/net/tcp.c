@@ -722,8 +722,3 @@ void tcp_free(struct tcp *t)
 	free(t->ls);
 	free(t);
 }
-
-uint32_t tcp_connections(const struct tcp *t)
-{
-	return t->n_conns;
-}

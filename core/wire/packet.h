@@ -77,6 +77,7 @@ struct answer_plan {
 	struct plan_section an, ns, ar;
 	uint8_t ecs_scope;           /* scope prefix for an ECS echo */
 	int16_t geo_site[2];         /* sites a geo answer chose (-1 none), for the query log */
+	bool geo_fail_open;          /* the geo answer failed open (no site was up) */
 };
 
 

@@ -35,12 +35,6 @@ void wire_read_bytes(struct wire *w, void *out, size_t n)
 	w->pos += n;
 }
 
-void wire_write_u8(struct wire *w, uint8_t v)
-{
-	if (can_write(w, 1))
-		w->buf[w->pos++] = v;
-}
-
 void wire_write_u16(struct wire *w, uint16_t v)
 {
 	if (can_write(w, 2)) {

@@ -122,7 +122,6 @@ static inline void wire_skip(struct wire *w, size_t n)
 		w->pos += n;
 }
 
-void wire_write_u8(struct wire *w, uint8_t v);
 void wire_write_u16(struct wire *w, uint16_t v);
 void wire_write_u32(struct wire *w, uint32_t v);
 void wire_write_bytes(struct wire *w, const void *p, size_t n);

@@ -2,24 +2,18 @@
 /*
  * Resolving a query against the served zones into a plan.  The plan holds
  * pointers into the current snapshot; nothing is copied or allocated.
+ * Dispatch (what comes before and after) is core/zone/process.c.
  */
 #include <errno.h>
-#include <netinet/in.h>
 #include <string.h>
-#include <time.h>
 
-#include "core/conf/log.h"
-#include "core/conf/metrics.h"
 #include "core/geo/geo_db.h"
 #include "core/geo/geo_sites.h"
-#include "core/net/cookie.h"
-#include "core/net/rrl.h"
 #include "core/wire/dname.h"
 #include "core/wire/packet.h"
 #include "core/wire/query.h"
 #include "core/wire/wire.h"
 #include "core/zone/answer.h"
-#include "core/zone/query_log.h"
 #include "core/zone/geo_sets.h"
 #include "core/zone/zone.h"
 #include "core/zone/zone_table.h"
@@ -207,7 +201,7 @@ static void nxdomain_proof(struct answer_plan *plan, const struct zone *z, const
 }
 
 /* A geo name: choose the sites for this client. */
-static const struct rrset *geo_answer(const struct query *q, struct answer_env *env,
+static const struct rrset *geo_answer(const struct query *q, const struct answer_source *src,
                                       const struct zone_node *node, uint16_t qtype,
                                       struct answer_plan *plan, struct geo_choice *choice)
 {
@@ -222,7 +216,7 @@ static const struct rrset *geo_answer(const struct query *q, struct answer_env *
 	}
 	struct geo_location loc = { .prefix = ecs->source_prefix };
 	double lat, lon;
-	int rc = env->geo_db ? geo_db_locate(env->geo_db, family, addr, &loc) : -ENOENT;
+	int rc = src->geo_db ? geo_db_locate(src->geo_db, family, addr, &loc) : -ENOENT;
 	if (rc == 0) {
 		lat = loc.lat;
 		lon = loc.lon;
@@ -232,35 +226,23 @@ static const struct rrset *geo_answer(const struct query *q, struct answer_env *
 		 * configured site stands in for the client, so the answer is that
 		 * site (and its neighbour if the rule says so).
 		 */
-		geo_site_position(env->sites, 0, &lat, &lon);
+		geo_site_position(src->sites, 0, &lat, &lon);
 	}
 	/* The network the databases matched, or missed, is where the answer holds. */
 	plan->ecs_scope = loc.prefix;
-	if (geo_sets_choose(node->geo, env->sites, qtype, lat, lon, choice) < 0 || !choice->rrset)
+	if (geo_sets_choose(node->geo, src->sites, qtype, lat, lon, choice) < 0 || !choice->rrset)
 		return NULL;
-	if (choice->fail_open) {
-		/* Logged once per episode by whoever watches health (cmd/runtime.c). */
-		env->fail_open++;
-		METRICS_INC(metrics.fail_open_answers);
-	}
+	/* Counted by dispatch; logged once per episode by whoever watches
+	 * health (cmd/runtime.c). */
+	plan->geo_fail_open = choice->fail_open;
 	geo_sets_count(node->geo, choice);
 	plan->geo_site[0] = (int16_t)choice->site[0];
 	plan->geo_site[1] = (int16_t)(choice->n == 2 ? choice->site[1] : -1);
 	return choice->rrset;
 }
 
-/* Resolves into plan; *zone_out is the zone that answered (NULL: none). */
-static void resolve(const struct query *q, struct answer_env *env, struct answer_plan *plan,
-                    const struct zone **zone_out);
-
-void answer_resolve(const struct query *q, struct answer_env *env, struct answer_plan *plan)
-{
-	const struct zone *z;
-	resolve(q, env, plan, &z);
-}
-
-static void resolve(const struct query *q, struct answer_env *env, struct answer_plan *plan,
-                    const struct zone **zone_out)
+const struct zone *answer_resolve(const struct query *q, const struct answer_source *src,
+                                  struct answer_plan *plan)
 {
 	plan->rcode = RCODE_NOERROR;
 	plan->aa = false;
@@ -268,19 +250,19 @@ static void resolve(const struct query *q, struct answer_env *env, struct answer
 	plan->an.n = plan->ns.n = plan->ar.n = 0;
 	plan->ecs_scope = 0;
 	plan->geo_site[0] = plan->geo_site[1] = -1;
+	plan->geo_fail_open = false;
 
-	const struct zone *z = zone_table_find_labels(env->zones, q->qname, q->qname_len,
+	const struct zone *z = zone_table_find_labels(src->zones, q->qname, q->qname_len,
 	                                              q->qname_labels, q->qname_label_off);
 	/* DS lives in the parent: answer it from there when we serve the parent. */
 	if (z && q->qtype == RR_DS && q->qname_len == dname_len(zone_apex(z)) && q->qname_len > 1) {
-		const struct zone *parent = zone_table_find(env->zones, dname_skip_labels(q->qname, 1));
+		const struct zone *parent = zone_table_find(src->zones, dname_skip_labels(q->qname, 1));
 		if (parent)
 			z = parent;
 	}
-	*zone_out = z;
 	if (!z) {
 		plan->rcode = RCODE_REFUSED;
-		return;
+		return z;
 	}
 	plan->aa = true;
 	bool dnssec = q->edns.do_bit && zone_is_signed(z);
@@ -298,13 +280,13 @@ static void resolve(const struct query *q, struct answer_env *env, struct answer
 			if (chain == 0)
 				plan->aa = false;
 			referral(plan, z, cut, dnssec);
-			return;
+			return z;
 		}
 		if (!node) {
 			plan->rcode = RCODE_NXDOMAIN;
 			add_soa_negative(plan, z, dnssec);
 			nxdomain_proof(plan, z, name, dnssec);
-			return;
+			return z;
 		}
 		/*
 		 * The owner as the writer should see it: the question's own copy
@@ -316,13 +298,13 @@ static void resolve(const struct query *q, struct answer_env *env, struct answer
 		if (node->flags & ZONE_NODE_ENT) {
 			add_soa_negative(plan, z, dnssec);
 			add_nsec(plan, zone_nsec_covering(z, name), dnssec);
-			return;
+			return z;
 		}
 		if (node->geo && (qtype == RR_A || qtype == RR_AAAA || qtype == RR_ANY ||
 		                  (qtype == RR_HTTPS && geo_sets_has_type(node->geo, RR_HTTPS)))) {
 			struct geo_choice choice;
 			uint16_t want = qtype == RR_ANY ? RR_A : qtype;
-			const struct rrset *s = geo_answer(q, env, node, want, plan, &choice);
+			const struct rrset *s = geo_answer(q, src, node, want, plan, &choice);
 			if (s) {
 				add(&plan->an, owner, s, s->ttl, dnssec);
 				plan->an.rr[plan->an.n - 1].reversed = choice.reversed;
@@ -333,12 +315,12 @@ static void resolve(const struct query *q, struct answer_env *env, struct answer
 					struct plan_rrset *p = &plan->ar.rr[plan->ar.n++];
 					*p = (struct plan_rrset){ .block = choice.extra[i][dnssec] };
 				}
-				return;
+				return z;
 			}
 			if (qtype != RR_ANY) {
 				add_soa_negative(plan, z, dnssec);
 				add_nsec(plan, node, dnssec);
-				return;
+				return z;
 			}
 		}
 		if (qtype == RR_ANY) {
@@ -348,11 +330,11 @@ static void resolve(const struct query *q, struct answer_env *env, struct answer
 				if (s->type == RR_NSEC)
 					continue;
 				add(&plan->an, owner, s, s->ttl, dnssec);
-				return;
+				return z;
 			}
 			add_soa_negative(plan, z, dnssec);
 			add_nsec(plan, node, dnssec);
-			return;
+			return z;
 		}
 		if (qtype == RR_RRSIG && zone_is_signed(z)) {
 			for (uint16_t i = 0; i < node->rrset_count; i++) {
@@ -363,7 +345,7 @@ static void resolve(const struct query *q, struct answer_env *env, struct answer
 				plan->an.rr[plan->an.n - 1].sig_only = true;
 			}
 			if (plan->an.n)
-				return;
+				return z;
 		}
 		/*
 		 * An explicit query for NSEC (or RRSIG, above) is answered
@@ -377,7 +359,7 @@ static void resolve(const struct query *q, struct answer_env *env, struct answer
 				add_additional(plan, z, s, dnssec);
 			else if (s->type == RR_SVCB || s->type == RR_HTTPS)
 				add_svcb_additional(plan, z, node->name, s, dnssec);
-			return;
+			return z;
 		}
 		const struct rrset *cname = zone_node_rrset(node, RR_CNAME);
 		if (cname && qtype != RR_CNAME) {
@@ -385,204 +367,16 @@ static void resolve(const struct query *q, struct answer_env *env, struct answer
 			const uint8_t *target = cname->rr[0].data;
 			/* Follow the chain only inside this zone, and not forever. */
 			if (chain + 1 >= CNAME_CHAIN_MAX || !dname_is_subdomain(target, zone_apex(z)))
-				return;
+				return z;
 			for (uint8_t i = 0; i + 1 < plan->an.n; i++)
 				if (plan->an.rr[i].rrset == cname)
-					return;   /* a loop */
+					return z;   /* a loop */
 			name = target;
 			continue;
 		}
 		add_soa_negative(plan, z, dnssec);
 		add_nsec(plan, node, dnssec);
-		return;
+		return z;
 	}
 }
 
-/* Queries by zone, type, transport and family: one increment. */
-static void count_query(const struct query *q, struct metrics_zone *m)
-{
-#ifdef GEOACME_NO_METRICS
-	return;
-#endif
-	if (!m)
-		return;
-	/* The family alone: an IPv4-mapped client counts as IPv4, as
-	 * query_client_addr() would say, without copying the address. */
-	int v6 = 0;
-	if (q->client.ss_family == AF_INET6) {
-		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)&q->client;
-		v6 = !IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr);
-	}
-	METRICS_INC(m->queries[metrics_qtype_index(q->qtype)][q->transport == QUERY_TCP][v6]);
-}
-
-void answer_query(struct query *q, struct answer_env *env)
-{
-	/* Question checks that need no zone. */
-	if (q->qclass != CLASS_IN && q->qclass != CLASS_ANY) {
-		q->rcode = (q->qclass == 0 || q->qclass == CLASS_NONE) ? RCODE_FORMERR : RCODE_REFUSED;
-		packet_write_error(q);
-		return;
-	}
-	switch (q->qtype) {
-	case 0: case RR_OPT: case RR_TSIG: case RR_TKEY:
-		q->rcode = RCODE_FORMERR;
-		packet_write_error(q);
-		return;
-	case RR_AXFR: case RR_IXFR:
-		q->rcode = RCODE_REFUSED;   /* no zone transfers */
-		packet_write_error(q);
-		return;
-	case RR_MAILA: case RR_MAILB:
-		q->rcode = RCODE_NOTIMP;
-		packet_write_error(q);
-		return;
-	default:
-		break;
-	}
-	struct answer_plan plan;
-	const struct zone *z;
-	resolve(q, env, &plan, &z);
-	packet_write(q, &plan);
-	count_query(q, z ? zone_metrics(z) : env->outside_metrics);
-	if (env->query_log)
-		query_log_note(env->query_log, q, plan.geo_site);
-}
-
-/*
- * Seconds, for cookies and RRL only: most queries carry no cookie, and
- * time() is a vDSO read (no syscall) but still a call.
- */
-static uint32_t now(void)
-{
-	return (uint32_t)time(NULL);
-}
-
-/* Everything that answers a message, or leaves q->tx_len 0 to send nothing. */
-static void respond(struct answer_env *env, struct query *q)
-{
-	int err = packet_parse(q);
-	if (err == -EINVAL) {
-		env->dropped++;
-		q->tx_len = 0;
-		return;
-	}
-	q->udp_advertise = env->udp_max_size;
-	if (q->transport == QUERY_UDP) {
-		size_t size = 512;
-		if (q->edns_ok && q->edns.udp_size > 512)
-			size = q->edns.udp_size;
-		if (size > env->udp_max_size)
-			size = env->udp_max_size;
-		q->max_size = size;
-	}
-	if (err == -EOPNOTSUPP) {
-		q->rcode = RCODE_NOTIMP;
-		packet_write_error(q);
-		return;
-	}
-	if (err) {
-		env->formerr++;
-		q->rcode = RCODE_FORMERR;
-		packet_write_error(q);
-		return;
-	}
-	if (q->edns.cookie_present && env->cookies) {
-		q->cookie_valid = cookie_process(env->cookies, q, now(), q->cookie_out);
-		q->cookie_out_set = true;
-	}
-	if (q->edns.nsid && env->nsid_len) {
-		q->nsid_out = env->nsid;
-		q->nsid_out_len = env->nsid_len;
-	}
-	if (q->edns.present && q->edns.version > 0) {
-		q->rcode = RCODE_BADVERS;
-		packet_write_error(q);
-		return;
-	}
-	if (q->opcode == OPCODE_QUERY && (q->qtype == RR_AXFR || q->qtype == RR_IXFR) &&
-	    env->xfr.handle) {
-		if (env->xfr.handle(env->xfr.ctx, q) < 0) {
-			q->rcode = RCODE_SERVFAIL;
-			packet_write_error(q);
-		}
-		return;
-	}
-	if (q->opcode == OPCODE_NOTIFY && env->notify.handle) {
-		if (env->notify.handle(env->notify.ctx, q) < 0) {
-			q->rcode = RCODE_SERVFAIL;
-			packet_write_error(q);
-		}
-		return;
-	}
-	if (q->opcode == OPCODE_UPDATE || q->tsig_offset) {
-		if (env->update.handle) {
-			if (env->update.handle(env->update.ctx, q) < 0) {
-				q->rcode = RCODE_SERVFAIL;
-				packet_write_error(q);
-			}
-			return;
-		}
-		q->rcode = q->opcode == OPCODE_UPDATE ? RCODE_NOTIMP : RCODE_NOTAUTH;
-		packet_write_error(q);
-		return;
-	}
-	if (q->opcode != OPCODE_QUERY) {
-		q->rcode = RCODE_NOTIMP;
-		packet_write_error(q);
-		return;
-	}
-	answer_query(q, env);
-}
-
-/*
- * Every UDP response counts against its client's prefix, errors included
- * (the "errors" category of BIND's RRL): a FORMERR, NOTIMP, REFUSED,
- * BADVERS (with a server cookie) or NOTAUTH (BADKEY, BADSIG) is as good
- * a reflection as an answer to whoever's address the query was forged
- * with.  A valid server cookie proves the address and exempts it.
- */
-static void rate_limit(struct answer_env *env, struct query *q)
-{
-	if (!env->rrl || q->transport != QUERY_UDP || q->cookie_valid || !q->tx_len)
-		return;
-	switch (rrl_check(env->rrl, q, now())) {
-	case RRL_SEND:
-		break;
-	case RRL_DROP:
-		env->rate_limited++;
-		METRICS_INC(metrics.rrl_dropped);
-		q->tx_len = 0;
-		break;
-	case RRL_SLIP:
-		/* Truncated and empty: a real client retries over TCP. */
-		env->slipped++;
-		METRICS_INC(metrics.rrl_slipped);
-		q->tc = true;
-		packet_write_error(q);
-		break;
-	}
-}
-
-void answer_handle(void *envp, struct query *q)
-{
-	struct answer_env *env = envp;
-	env->queries++;
-	respond(env, q);
-	rate_limit(env, q);
-#ifdef GEOACME_NO_METRICS
-	return;
-#endif
-	/* Every outcome is counted here, once, whichever path wrote it. */
-	if (q->tx_len == 0) {
-		METRICS_INC(metrics.dropped);
-		return;
-	}
-	/* The handler for UPDATE writes its own response: read the rcode back. */
-	unsigned rcode = q->rcode >= 16 ? q->rcode : (unsigned)(q->tx[3] & 0x0F);
-	METRICS_INC(metrics.responses[rcode < METRICS_RCODES ? rcode : METRICS_RCODES - 1]);
-	if (q->tx[2] & 0x02)
-		METRICS_INC(metrics.truncated);
-	if (q->edns.ecs.present)
-		METRICS_INC(metrics.ecs_queries);
-}

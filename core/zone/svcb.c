@@ -520,11 +520,6 @@ static long name_len(const uint8_t *d, size_t len)
 	return -1;
 }
 
-const uint8_t *svcb_target(const uint8_t *rdata)
-{
-	return rdata + 2;
-}
-
 /* Checks one value; 0 or -1 with err. */
 static int check_value(uint16_t key, const uint8_t *v, uint16_t len, char err[256])
 {

@@ -64,5 +64,3 @@ int svcb_check_wire(const uint8_t *rdata, size_t len, char err[256]);
  * alpn=\"h3,h2\""), NUL-terminated.  Returns the string length, or -ENOSPC.
  */
 int svcb_to_text(const uint8_t *rdata, size_t len, char *out, size_t cap);
-/* The target name inside valid wire rdata. */
-const uint8_t *svcb_target(const uint8_t *rdata);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The query path end to end: bytes in, answer_handle() (parse, cookies,
+ * The query path end to end: bytes in, process_handle() (parse, cookies,
  * resolve through the zone table, geo, pre-made signatures, RRL, write)
  * and the response out, once as a UDP datagram and once as a TCP message.
  *
@@ -24,7 +24,7 @@
 #include "core/conf/diag.h"
 #include "core/wire/arena.h"
 #include "core/wire/query.h"
-#include "core/zone/answer.h"
+#include "core/zone/process.h"
 #include "tests/fuzz/fuzz_common.h"
 
 #define UDP_MAX 1232
@@ -167,7 +167,7 @@ static void run(const uint8_t *msg, size_t len, enum query_transport t, const ch
 	q.tx = tx;
 	q.tx_cap = TX_CAP;
 	q.max_size = t == QUERY_UDP ? UDP_MAX : QUERY_MSG_MAX;
-	answer_handle(&gen->env, &q);
+	process_handle(&gen->env, &q);
 	if (verbose)
 		fprintf(stderr, "%s from %s: %zu bytes, rcode %u, flags %02x%02x, counts %u/%u/%u/%u\n",
 		        t == QUERY_UDP ? "udp" : "tcp", source, q.tx_len, q.tx_len ? q.tx[3] & 15 : 0,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The UPDATE and TSIG path: answer_handle() -> the ACME handler (TSIG
+ * The UPDATE and TSIG path: process_handle() -> the ACME handler (TSIG
  * find/verify, RFC 2136 parse, prerequisites, policy, prescan, change
  * list, SQLite commit, re-signed snapshot swap, signed response).
  *
@@ -33,7 +33,7 @@
 #include "core/wire/arena.h"
 #include "core/wire/dname.h"
 #include "core/wire/query.h"
-#include "core/zone/answer.h"
+#include "core/zone/process.h"
 #include "core/zone/zone.h"
 #include "core/zone/zone_table.h"
 #include "tests/fuzz/fuzz_common.h"
@@ -178,7 +178,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	q.tx = tx;
 	q.tx_cap = TX_CAP;
 	q.max_size = t == QUERY_UDP ? UDP_MAX : QUERY_MSG_MAX;
-	answer_handle(&gen->env, &q);
+	process_handle(&gen->env, &q);
 	fuzz_check_answer(exact, len, q.tx, q.tx_len, q.tx_cap, t == QUERY_UDP, UDP_MAX);
 	free(exact);
 

@@ -41,7 +41,7 @@
 #include "acme/replay.h"
 #include "acme/tsig.h"
 #include "cmd/runtime.h"
-#include "core/zone/answer.h"
+#include "core/zone/process.h"
 #include "core/wire/arena.h"
 #include "core/conf/diag.h"
 #include "core/wire/dname.h"
@@ -299,7 +299,7 @@ static void run(const uint8_t *msg, size_t len, enum query_transport t)
 	q.tx = tx;
 	q.tx_cap = TX_CAP;
 	q.max_size = t == QUERY_UDP ? UDP_MAX : QUERY_MSG_MAX;
-	answer_handle(&gen->env, &q);
+	process_handle(&gen->env, &q);
 }
 
 static void ask(const uint8_t *name, uint16_t type, bool edns, enum query_transport t)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * acme: RFC 2136 UPDATE through the real query path (answer_handle ->
+ * acme: RFC 2136 UPDATE through the real query path (process_handle ->
  * update hook): every prerequisite and update form, prescan errors, zone
  * section errors, duplicates and TTLs, the serial (once per change, RFC
  * 1982 wrap), policy refusals and caps (nothing changes), CNAME and apex
@@ -26,14 +26,14 @@
 #include "core/wire/query.h"
 #include "core/wire/rrset.h"
 #include "core/wire/wire.h"
-#include "core/zone/answer.h"
+#include "core/zone/process.h"
 #include "core/zone/zone.h"
 #include "core/zone/zone_table.h"
 
 static char dir[256];
 static struct zone_table *table;
 static struct acme *acme;
-static struct answer_env env;
+static struct process_env env;
 static struct config_zone zc, wrapzc;
 static struct config_tsig_key ckeys[5];
 static struct tsig_key kdefault, kwide, klimited, kapex, kwrap;
@@ -134,7 +134,7 @@ static int run(const uint8_t *msg, size_t len, enum query_transport tr)
 	q.tx = txbuf;
 	q.tx_cap = sizeof(txbuf);
 	q.max_size = 65535;
-	answer_handle(&env, &q);
+	process_handle(&env, &q);
 	return q.tx_len >= 12 ? (q.tx[3] & 0xF) : -1;
 }
 
