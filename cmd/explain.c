@@ -152,12 +152,12 @@ static int parse_client(const char *s, int *family, uint8_t addr[16], int *prefi
 	char *slash = strchr(text, '/');
 	*prefix = -1;
 	if (slash) {
-		char *end;
+		/* Digits only, no sign or blank, no leading zero (strtol took "/-8", "/+8"). */
+		const char *d = slash + 1;
 		*slash = '\0';
-		long p = strtol(slash + 1, &end, 10);
-		if (!slash[1] || *end || p < 0)
+		if (!*d || strlen(d) > 3 || (d[0] == '0' && d[1]) || strspn(d, "0123456789") != strlen(d))
 			return -EINVAL;
-		*prefix = (int)p;
+		*prefix = atoi(d);
 	}
 	if (inet_pton(AF_INET, text, addr) == 1)
 		*family = 4;

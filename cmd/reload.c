@@ -67,7 +67,8 @@ static bool parse_uint(const char *s, long max, long *out)
 	char *end;
 	errno = 0;
 	long v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v <= 0 || v > max)
+	if (errno || end == s || *end || v <= 0 || v > max ||
+	    strspn(s, "0123456789") != strlen(s))   /* no sign, no blank */
 		return false;
 	*out = v;
 	return true;

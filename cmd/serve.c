@@ -256,7 +256,8 @@ int cmd_serve(int argc, char **argv)
 			char *end;
 			errno = 0;
 			long v = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || v < 0 || v > 65535) {
+			if (errno || end == optarg || *end || v < 0 || v > 65535 ||
+			    strspn(optarg, "0123456789") != strlen(optarg)) {   /* no sign, no blank */
 				fprintf(stderr, "geoacme serve: --port needs 0 to 65535, not '%s'\n", optarg);
 				return EXIT_USAGE;
 			}

@@ -532,38 +532,53 @@ static void missing(struct loader *l, const struct toml_node *t, const char *key
 	err_node(l, t, "expected '%s' in %s", key, where);
 }
 
-/* "192.0.2.0/24", "2001:db8::/32", or an address alone (a host). */
-static bool parse_prefix(const char *s, struct config_prefix *p)
+/*
+ * A decimal number written plainly: digits only (no sign, no blank, nothing
+ * after), no leading zero but "0" itself, at most `max`.  strtol() alone let
+ * "10.0.0.0/-8" through, and with it " 8", "+8" and "8 ".
+ */
+static bool parse_decimal(const char *s, unsigned long max, unsigned long *out)
+{
+	unsigned long v = 0;
+	if (!*s || (s[0] == '0' && s[1]))
+		return false;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return false;
+		v = v * 10 + (unsigned long)(*s - '0');
+		if (v > max)
+			return false;
+	}
+	*out = v;
+	return true;
+}
+
+/*
+ * "192.0.2.0/24", "2001:db8::/32", or an address alone (a host).  Returns
+ * NULL, or what was wrong.
+ */
+static const char *parse_prefix(const char *s, struct config_prefix *p)
 {
 	char buf[INET6_ADDRSTRLEN + 8];
 	if (strlen(s) >= sizeof(buf))
-		return false;
+		return "too long for an address";
 	strcpy(buf, s);
 	char *slash = strchr(buf, '/');
-	long len = -1;
-	if (slash) {
-		char *end;
+	if (slash)
 		*slash = '\0';
-		if (!slash[1])
-			return false;
-		len = strtol(slash + 1, &end, 10);
-		if (*end)
-			return false;
-	}
 	memset(p, 0, sizeof(*p));
 	if (inet_pton(AF_INET, buf, p->addr) == 1)
 		p->family = 4;
 	else if (inet_pton(AF_INET6, buf, p->addr) == 1)
 		p->family = 6;
 	else
-		return false;
-	long max = p->family == 4 ? 32 : 128;
-	if (len < 0)
-		len = max;
-	if (len > max)
-		return false;
+		return "not an IPv4 or IPv6 address";
+	unsigned long max = p->family == 4 ? 32 : 128, len = max;
+	if (slash && !parse_decimal(slash + 1, max, &len))
+		return p->family == 4 ? "the prefix length must be digits from 0 to 32"
+		                      : "the prefix length must be digits from 0 to 128";
 	p->len = (uint8_t)len;
-	return true;
+	return NULL;
 }
 
 /* "192.0.2.2", "192.0.2.2:5300", "2001:db8::2", "[2001:db8::2]:5300". */
@@ -594,9 +609,8 @@ static bool parse_addr_port(const char *s, struct config_addr *a)
 		}
 	}
 	if (port) {
-		char *end;
-		long v = strtol(port, &end, 10);
-		if (!*port || *end || v < 1 || v > 65535)
+		unsigned long v;
+		if (!parse_decimal(port, 65535, &v) || v < 1)
 			return false;
 		a->port = (uint16_t)v;
 	}
@@ -799,9 +813,8 @@ static bool http_addr_ok(const char *s)
 		host[colon - s] = '\0';
 		port = colon + 1;
 	}
-	char *end;
-	long p = strtol(port, &end, 10);
-	return *port && !*end && p >= 0 && p <= 65535 && inet_pton(af, host, buf) == 1;
+	unsigned long p;
+	return parse_decimal(port, 65535, &p) && inet_pton(af, host, buf) == 1;
 }
 
 static void load_http_listen(struct loader *l, struct toml_node *t)
@@ -1744,9 +1757,10 @@ static void load_zones(struct loader *l, struct toml_node *root)
 				l->oom = true;
 			for (size_t j = 0; z->axfr_from && j < from->u.arr.n; j++) {
 				struct toml_node *it = from->u.arr.items[j];
-				if (!parse_prefix(it->u.s, &z->axfr_from[z->n_axfr_from]))
+				const char *why = parse_prefix(it->u.s, &z->axfr_from[z->n_axfr_from]);
+				if (why)
 					err_node(l, it, "expected an address or address/prefix in 'axfr_from', "
-					         "found '%s'", it->u.s);
+					         "found '%s': %s", it->u.s, why);
 				else
 					z->n_axfr_from++;
 			}

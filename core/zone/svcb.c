@@ -279,12 +279,13 @@ too_long:
 /* "\# LEN HEX...": the RFC 3597 generic form. */
 static int generic(const char *s, uint8_t *out, size_t cap, char err[256])
 {
-	char *end;
+	char *end = (char *)s;
 	s += 2;
 	while (is_blank(*s))
 		s++;
-	unsigned long len = strtoul(s, &end, 10);
-	if (end == s || (*end && !is_blank(*end)) || len > 65535) {
+	/* Digits only: strtoul would take "-1" (wrapped) and "+5". */
+	unsigned long len = isdigit((unsigned char)*s) ? strtoul(s, &end, 10) : 0;
+	if (!isdigit((unsigned char)*s) || (*end && !is_blank(*end)) || len > 65535) {
 		snprintf(err, 256, "\\# needs the rdata length in bytes");
 		return -EINVAL;
 	}

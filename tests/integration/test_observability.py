@@ -554,6 +554,16 @@ class Explain(unittest.TestCase):
                 self.assertRegex(text, r"ECS scope: /%d " % ecs_option(r).scopelen)
         self.explain("www.example.com", "A", "--client", "192.0.2.0/0", rc=2)
         self.explain("www.example.com", "A", "--client", "192.0.2.0/33", rc=2)
+        # Issue #27.6: digits only (strtol took a sign and blanks).
+        for bad in ("192.0.2.0/-8", "192.0.2.0/+24", "192.0.2.0/ 24", "192.0.2.0/024",
+                    "2001:db8::/129"):
+            with self.subTest(bad=bad):
+                out = subprocess.run([BIN, "explain", "-c", self.server.config_path,
+                                      "www.example.com", "A", "--client", bad],
+                                     capture_output=True, text=True, timeout=20)
+                self.assertEqual(out.returncode, 2, out.stdout)
+                self.assertIn("geoacme explain: '%s' is not an IP address or subnet" % bad,
+                              out.stderr)
 
     def test_map_cities_follow_the_rule(self):
         text = self.explain("www.example.com", "A", "--map")

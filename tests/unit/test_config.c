@@ -757,9 +757,75 @@ static void test_zone_errors(void)
 	problem(LISTEN "[[zones]]\nzone = \"a.test\"\nfile = \"z\"\naxfr_policy = \"AllowSigned\"\n",
 	        "5:15: expected a [[zones.stores.tsig_keys]] entry with allow_axfr for "
 	        "axfr_policy = \"AllowSigned\"", "AllowSigned without a key");
-	problem(LISTEN "[[zones]]\nzone = \"a.test\"\nfile = \"z\"\naxfr_from = [\"10.0.0.0/33\"]\n",
-	        "5:14: expected an address or address/prefix in 'axfr_from', found '10.0.0.0/33'",
-	        "axfr_from prefix too long");
+	/* Issue #27.6: prefix lengths are digits only, within the family's range. */
+	static const struct {
+		const char *prefix, *why;
+	} bad_prefixes[] = {
+		{ "10.0.0.0/33", "the prefix length must be digits from 0 to 32" },
+		{ "10.0.0.0/-8", "the prefix length must be digits from 0 to 32" },
+		{ "10.0.0.0/+8", "the prefix length must be digits from 0 to 32" },
+		{ "10.0.0.0/ 8", "the prefix length must be digits from 0 to 32" },
+		{ "10.0.0.0/8 ", "the prefix length must be digits from 0 to 32" },
+		{ "10.0.0.0/8x", "the prefix length must be digits from 0 to 32" },
+		{ "10.0.0.0/08", "the prefix length must be digits from 0 to 32" },
+		{ "10.0.0.0/", "the prefix length must be digits from 0 to 32" },
+		{ "10.0.0.0/8/8", "the prefix length must be digits from 0 to 32" },
+		{ "10.0.0.0/4294967304", "the prefix length must be digits from 0 to 32" },
+		{ "2001:db8::/129", "the prefix length must be digits from 0 to 128" },
+		{ "2001:db8::/-1", "the prefix length must be digits from 0 to 128" },
+		{ "10.0.0/8", "not an IPv4 or IPv6 address" },
+		{ "010.0.0.0/8", "not an IPv4 or IPv6 address" },
+		{ " 10.0.0.0", "not an IPv4 or IPv6 address" },
+		{ "/8", "not an IPv4 or IPv6 address" },
+	};
+	for (size_t i = 0; i < sizeof(bad_prefixes) / sizeof(bad_prefixes[0]); i++) {
+		char text[256], want[256];
+		snprintf(text, sizeof(text),
+		         LISTEN "[[zones]]\nzone = \"a.test\"\nfile = \"z\"\naxfr_from = [\"%s\"]\n",
+		         bad_prefixes[i].prefix);
+		snprintf(want, sizeof(want),
+		         "5:14: expected an address or address/prefix in 'axfr_from', found '%s': %s",
+		         bad_prefixes[i].prefix, bad_prefixes[i].why);
+		problem(text, want, bad_prefixes[i].prefix);
+	}
+	/* Ports: digits only, 1 to 65535 (notify, primaries), 0 to 65535 (http_listen). */
+	static const char *const bad_ports[] = {
+		"192.0.2.2:0", "192.0.2.2:-53", "192.0.2.2:+53", "192.0.2.2: 53", "192.0.2.2:53 ",
+		"192.0.2.2:053", "192.0.2.2:65536", "192.0.2.2:", "[2001:db8::2]:+54", "[2001:db8::2]x",
+	};
+	for (size_t i = 0; i < sizeof(bad_ports) / sizeof(bad_ports[0]); i++) {
+		char text[256], want[256];
+		snprintf(text, sizeof(text),
+		         LISTEN "[[zones]]\nzone = \"a.test\"\nfile = \"z\"\nnotify = [\"%s\"]\n",
+		         bad_ports[i]);
+		snprintf(want, sizeof(want),
+		         "5:11: expected an address with an optional port in 'notify' (\"192.0.2.2:53\", "
+		         "\"[2001:db8::2]:53\"), found '%s'", bad_ports[i]);
+		problem(text, want, bad_ports[i]);
+	}
+	static const char *const bad_http[] = { "127.0.0.1:-1", "127.0.0.1:+9153", "127.0.0.1: 9153",
+	                                        "[::1]:09153", "127.0.0.1:65536" };
+	for (size_t i = 0; i < sizeof(bad_http) / sizeof(bad_http[0]); i++) {
+		char text[256], want[256];
+		snprintf(text, sizeof(text), LISTEN "[server]\nhttp_listen = [\"%s\"]\n", bad_http[i]);
+		snprintf(want, sizeof(want),
+		         "3:16: expected \"address:port\" or \"[IPv6]:port\" in 'http_listen', found '%s'",
+		         bad_http[i]);
+		problem(text, want, bad_http[i]);
+	}
+	{
+		struct config *c = load_text(LISTEN "[[zones]]\nzone = \"a.test\"\nfile = \"z\"\n"
+		                             "allow_axfr = true\naxfr_from = [\"0.0.0.0/0\", \"::/0\", "
+		                             "\"10.0.0.0/32\", \"2001:db8::/128\"]\n");
+		ok(c != NULL, "prefix lengths 0 and the family's maximum load");
+		if (c) {
+			is_int(c->zones[0].axfr_from[0].len, 0, "/0");
+			is_int(c->zones[0].axfr_from[1].len, 0, "::/0");
+			is_int(c->zones[0].axfr_from[2].len, 32, "/32");
+			is_int(c->zones[0].axfr_from[3].len, 128, "/128");
+			config_free(c);
+		}
+	}
 	problem(LISTEN "[[zones]]\nzone = \"a.test\"\nfile = \"z\"\nnotify = [\"192.0.2.2:0\"]\n",
 	        "5:11: expected an address with an optional port in 'notify' (\"192.0.2.2:53\", "
 	        "\"[2001:db8::2]:53\"), found '192.0.2.2:0'", "notify port 0");
