@@ -356,8 +356,15 @@ int acme_add_zone(struct acme *a, const struct config *c, const struct config_zo
 		/* Served as loaded; secondaries get the new signatures at the next change. */
 		log_error("%s: %s", az->name, err);
 	}
-	/* From here on commits sync off the loop (commit.h); failing that, on it. */
-	commit_durable_setup(az);
+	/*
+	 * From here on commits sync off the loop (commit.h).  When that cannot
+	 * be set up (-EIO, the reason logged there) the database stays as
+	 * db_open() left it, synchronous=FULL, and no reply is held: every
+	 * COMMIT syncs on the loop before its UPDATE is answered.  Slower, not
+	 * less durable, so the zone is served; say which mode it runs in.
+	 */
+	if (commit_durable_setup(az) < 0)
+		log_warn("%s: UPDATEs commit with synchronous=FULL, on the loop", az->name);
 	purge_schedule(az);
 	return 0;
 fail:

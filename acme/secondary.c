@@ -561,8 +561,9 @@ static void on_io(struct loop *l, int fd, int events, void *arg)
 			return;
 		}
 		c->req_off += (size_t)n;
-		if (c->req_off == c->req_len)
-			loop_mod_fd(l, fd, LOOP_READ);
+		/* Still watched for writing, the loop would spin until the answer. */
+		if (c->req_off == c->req_len && loop_mod_fd(l, fd, LOOP_READ) < 0)
+			conn_fail(c, "waiting for the answer: %s", strerror(errno));
 		return;
 	}
 	ssize_t n = read(fd, c->in + c->in_len, SEC_IN_MAX - c->in_len);

@@ -689,7 +689,14 @@ void xfr_zone_changed(struct xfr *x, const struct zone *old, const struct zone *
 		return;
 	}
 	uint32_t from, to, nd, na;
-	zone_diff_header(blob, len, &from, &to, &nd, &na);
+	if (zone_diff_header(blob, len, &from, &to, &nd, &na) < 0) {
+		/* Not a difference zone_diff made: nothing to serve IXFR from. */
+		log_error("%s: the IXFR history entry is malformed; secondaries will use AXFR",
+		          xz->name);
+		free(blob);
+		hist_clear(xz);
+		return;
+	}
 	log_debug("%s: IXFR history %u -> %u: %u records deleted, %u added (%zu bytes)", xz->name,
 	          from, to, nd, na, len);
 	hist_append(xz, blob, len);

@@ -540,7 +540,13 @@ struct generation *generation_new(const char *path, struct loop *loop,
 				uint8_t apex[DNAME_MAX];
 				if (dname_from_str(zc->zone, apex) >= 0) {
 					dname_lower(apex);
-					acme_journal_foreach(g->acme, apex, journal_to_xfr, g->xfr);
+					int rc = acme_journal_foreach(g->acme, apex, journal_to_xfr, g->xfr);
+					if (rc < 0) {
+						/* A history with a gap would answer IXFR wrongly: none at all. */
+						log_warn("zone %s: cannot read the IXFR journal (%s); secondaries "
+						         "get AXFR until the next change", zc->zone, strerror(-rc));
+						xfr_history_clear(g->xfr, apex);
+					}
 				}
 			}
 			continue;

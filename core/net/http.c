@@ -79,7 +79,10 @@ static void conn_write(struct loop *l, int fd, int events, void *arg)
 	 * after a 405), would make the kernel send RST and the client could lose
 	 * the response: half-close, read what is left, close at EOF or deadline.
 	 */
-	shutdown(fd, SHUT_WR);
+	if (shutdown(fd, SHUT_WR) < 0) {
+		conn_close(c);   /* ENOTCONN: the client is gone already */
+		return;
+	}
 	c->draining = true;
 	if (loop_mod_fd(l, fd, LOOP_READ) < 0)
 		conn_close(c);
@@ -356,12 +359,11 @@ static int listen_on(const char *spec, unsigned *port_out, char err[256])
 		goto bad;
 	int fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	int one = 1;
-	if (fd >= 0) {
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (res->ai_family == AF_INET6)
-			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-	}
-	if (fd < 0 || bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, 16) < 0) {
+	/* Rebind at once after a restart; an IPv6 listener takes IPv6 only. */
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    (res->ai_family == AF_INET6 &&
+	     setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0) ||
+	    bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, 16) < 0) {
 		snprintf(err, 256, "http_listen \"%s\": %s", spec, strerror(errno));
 		if (fd >= 0)
 			close(fd);

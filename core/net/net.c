@@ -121,8 +121,12 @@ static int open_socket(struct sockaddr_storage *ss, socklen_t len, int type, boo
 	/* TCP: rebind at once after a restart despite TIME_WAIT.  Not for UDP,
 	 * where SO_REUSEADDR would let a second instance share the port
 	 * silently instead of failing. */
-	if (type == SOCK_STREAM)
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (type == SOCK_STREAM && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0) {
+		int e = errno;
+		snprintf(err, 256, "setsockopt SO_REUSEADDR %s: %s", name, strerror(e));
+		close(fd);
+		return -e;
+	}
 	/* Separate IPv4 and IPv6 sockets: each family is configured on its own. */
 	if (ss->ss_family == AF_INET6 &&
 	    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0) {
@@ -135,8 +139,10 @@ static int open_socket(struct sockaddr_storage *ss, socklen_t len, int type, boo
 		/* A deep receive queue absorbs bursts; best effort (the kernel
 		 * caps SO_RCVBUF at rmem_max unless we may force it). */
 		int sz = NET_UDP_RCVBUF;
-		if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
-			setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+		if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0 &&
+		    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz)) < 0)
+			log_warn("udp %s: SO_RCVBUF: %s (the kernel's default queue is used)", name,
+			         strerror(errno));
 		/* Replies are sized to the interface MTU, never to a path MTU
 		 * learnt from ICMP "fragmentation needed": a forged one would
 		 * make the kernel fragment our answers, which is what
@@ -144,10 +150,13 @@ static int open_socket(struct sockaddr_storage *ss, socklen_t len, int type, boo
 		 * avoids IP fragmentation; Linux added this mode for DNS
 		 * servers).  Linux 3.15+; best effort. */
 		int omit = ss->ss_family == AF_INET6 ? IPV6_PMTUDISC_OMIT : IP_PMTUDISC_OMIT;
-		if (ss->ss_family == AF_INET6)
-			setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &omit, sizeof(omit));
-		else
-			setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &omit, sizeof(omit));
+		int pmtu = ss->ss_family == AF_INET6
+		    ? setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &omit, sizeof(omit))
+		    : setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &omit, sizeof(omit));
+		if (pmtu < 0)
+			log_warn("udp %s: cannot ignore ICMP path MTU (PMTUDISC_OMIT): %s; a forged "
+			         "\"fragmentation needed\" could make the kernel fragment answers", name,
+			         strerror(errno));
 		if (pktinfo) {
 			int rc = ss->ss_family == AF_INET6
 			    ? setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof(one))

@@ -512,7 +512,9 @@ static int conn_new(struct tcp *t, int fd, const struct sockaddr_storage *peer, 
 	/* Each answer goes out in one send; do not let Nagle hold the next
 	 * pipelined answer back until the previous one is acknowledged. */
 	int one = 1;
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0)
+		log_limited(&tcp_lim, LOG_WARN, "tcp: TCP_NODELAY: %s (pipelined answers may wait "
+		            "for acknowledgements)", strerror(errno));
 	list_append(&t->list[TCP_LRU], c, TCP_LRU);
 	list_append(&t->list[TCP_AGE], c, TCP_AGE);
 	list_append(&t->list[TCP_FRESH], c, TCP_FRESH);
@@ -587,18 +589,34 @@ static void sweep_arm(struct tcp *t)
 	t->sweep_timer = id > 0 ? id : 0;
 }
 
-static void listeners_watch(struct tcp *t, int events)
+/* 0, or the first error (every listener is tried). */
+static int listeners_watch(struct tcp *t, int events)
 {
-	for (size_t i = 0; i < t->n_ls; i++)
-		loop_mod_fd(t->loop, t->ls[i].fd, events);
+	int ret = 0;
+	for (size_t i = 0; i < t->n_ls; i++) {
+		int rc = loop_mod_fd(t->loop, t->ls[i].fd, events);
+		if (rc < 0 && !ret)
+			ret = rc;
+	}
+	return ret;
 }
 
 static void resume(struct loop *l, void *arg)
 {
 	struct tcp *t = arg;
 	t->resume_timer = 0;
+	int rc = listeners_watch(t, LOOP_READ);
+	if (rc < 0) {
+		/* A listener left unwatched would never accept again: try later. */
+		log_limited(&tcp_lim, LOG_ERROR, "tcp: cannot watch the listeners again: %s",
+		            strerror(-rc));
+		int64_t id = loop_timer_add(l, TCP_PAUSE_MS, resume, t);
+		if (id > 0) {
+			t->resume_timer = id;
+			return;
+		}
+	}
 	t->paused = false;
-	listeners_watch(t, LOOP_READ);
 }
 
 /* Out of descriptors with no connection of ours to give up: the listener
@@ -612,7 +630,9 @@ static void pause_accepting(struct tcp *t)
 		return;
 	t->paused = true;
 	t->resume_timer = id;
-	listeners_watch(t, 0);
+	int rc = listeners_watch(t, 0);
+	if (rc < 0)   /* the loop may wake for the listener until resume(); nothing is accepted */
+		log_limited(&tcp_lim, LOG_WARN, "tcp: cannot pause the listeners: %s", strerror(-rc));
 }
 
 static void on_accept(struct loop *l, int fd, int events, void *arg)
