@@ -176,8 +176,9 @@ static struct zone *build(struct sec_zone *sz, const struct recset *rs, char err
  * prepared but not applied: the names the difference touches, each with
  * all its records now, in time proportional to the difference.  NULL when
  * the copy is to be built whole (not served yet, grown enough to compact,
- * held by an outgoing transfer, or a change a patch does not make:
- * core/zone/zone_patch.h); the served copy is untouched either way.
+ * or a change a patch does not make: core/zone/zone_patch.h; a copy an
+ * outgoing transfer holds is patched too); the served copy is untouched
+ * either way.
  */
 static struct zone_patch *prepare_patch(struct sec_zone *sz, const struct change_list *cl)
 {

@@ -76,7 +76,14 @@ struct xfr_item {
 };
 
 struct xfr_stream {
-	struct zone *z;              /* held */
+	/*
+	 * Held, and patched meanwhile if an UPDATE or an IXFR comes: the items
+	 * are made at the start and point only at names, RRset arrays and
+	 * rdata, which a patch never rewrites (zone_patch.h), so the transfer
+	 * sends the zone as it was then, at `serial`.
+	 */
+	struct zone *z;
+	uint32_t serial;
 	uint8_t *data;               /* an IXFR's records (the items point here) */
 	struct rdata *rdata;
 	struct xfr_item *items;
@@ -442,7 +449,7 @@ static void stream_release(void *ctx)
 	struct xfr_stream *s = ctx;
 	if (s->item < s->n_items)
 		log_warn("transfer of %s (serial %u) to %s cut short after %zu records",
-		         zone_name(s->z), zone_serial(s->z), s->who, s->records);
+		         zone_name(s->z), s->serial, s->who, s->records);
 	stream_release_quiet(s);
 }
 
@@ -533,7 +540,7 @@ static int stream_next(void *ctx, struct query *q)
 	if (s->item < s->n_items)
 		return 1;
 	log_info("%s of %s (serial %u) to %s: %zu records in %zu messages, %zu bytes", s->kind,
-	         zone_name(s->z), zone_serial(s->z), s->who, s->records, s->messages, s->bytes);
+	         zone_name(s->z), s->serial, s->who, s->records, s->messages, s->bytes);
 	return 0;
 }
 
@@ -551,6 +558,7 @@ static int start_stream(struct query *q, const struct zone *z, const struct xfr_
 	if (!s)
 		return -ENOMEM;
 	s->z = zone_hold(z);
+	s->serial = zone_serial(z);
 	int rc = ixfr ? ixfr_items(s, xz, serial) : 0;
 	if (rc == 0) {
 		free(s->items);

@@ -100,8 +100,9 @@ const struct zone_node *zone_node_next(const struct zone *z, const struct zone_n
 /*
  * A snapshot is freed when its last holder lets go.  The zone table holds
  * the one it serves; a zone transfer holds the snapshot it is sending, so a
- * swap in the middle of a transfer leaves the transfer consistent.  The
- * count is the one mutable field of a snapshot (single-threaded).
+ * swap in the middle of a transfer leaves the transfer consistent, and so
+ * does a patch (zone_patch.h, "Held snapshots", says what a holder may
+ * keep).  The count is changed on the loop only (single-threaded).
  */
 struct zone *zone_hold(const struct zone *z);
 void zone_free(struct zone *z);   /* drops one hold; NULL-safe */

@@ -771,8 +771,8 @@ int zone_patch_prepare(struct zone_patch *p, const struct zone_signer *signer, c
 		return -EAGAIN;
 	if (pre ? !z->nsec_complete : (!signer || !signer->patch))
 		return -EAGAIN;
-	if (z->refs > 1)
-		return -EAGAIN;   /* a transfer still sends this snapshot as it is */
+	/* A snapshot a transfer still holds is patched too: see zone_patch.h
+	 * ("Held snapshots") for why the transfer still sends what it held. */
 	/* 1. The given names' new RRsets, and what a patch cannot do. */
 	for (size_t i = 0; i < p->nr && !pre; i++)
 		if (is_signer_type(p->r[i].type))

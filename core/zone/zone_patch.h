@@ -44,9 +44,21 @@
  * zone cut's records while it keeps its NS (its NSEC changes with the
  * name after it, its DS with the child's keys).
  *
- * A snapshot another holder than the zone table has (a transfer still
- * sending it, zone_hold) is never patched: prepare answers -EAGAIN, and
- * renewal steps wait; the transfer must see the snapshot it started with.
+ * Held snapshots.  A snapshot another holder than the zone table has (a
+ * transfer still sending it, zone_hold) is patched like any other: a
+ * pinned snapshot never forces a whole build.  The holder still sees the
+ * zone as it was when it looked, because a patch only ever writes fresh
+ * memory and then swaps pointers: it never rewrites an RRset array, an
+ * rdata array, rdata bytes or a name that existed before it (make_sets and
+ * copy_sets make new arrays; apply points the nodes at them), and nothing
+ * in the arena is freed or reused before the last holder lets go
+ * (zone_free).  So a holder may keep, across loop turns, pointers to
+ * names, to RRsets and to the rdata they point at, taken while it looked
+ * (acme/xfr.c lists the transfer's records at its start); it must not keep
+ * a node, walk the hash table or the NSEC order later, or read a node's
+ * rrsets field again: those are what a patch changes.  Renewal steps, which
+ * do replace an RRset's RRSIG in place, still wait while a transfer holds
+ * the snapshot.
  *
  * What a patch does not do: anything that changes the zone's structure
  * beyond plain names — a delegation (NS below the apex, DS), glue, DNAME,

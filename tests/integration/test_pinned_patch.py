@@ -1,0 +1,199 @@
+# SPDX-License-Identifier: MIT
+"""A snapshot an outgoing transfer holds is patched, not rebuilt (issue #26.1).
+
+A slow secondary starts an AXFR of a signed ACME zone big enough not to fit
+in the socket buffers (its receive buffer is 4 kB), reads the first message
+and stops reading: the transfer holds the snapshot.  UPDATEs then add and
+delete records: each is answered NOERROR, the log says the snapshot was
+patched (before issue #26 it said "rebuilt": the whole zone was built again
+on the loop), and the answers are exact before and after.  The slow reader
+then reads on: its transfer is the zone as it was when it started (its serial
+at both ends, the seed records only, every record once), and the log line
+that ends it names that serial."""
+import re
+import socket
+import struct
+import time
+import unittest
+
+import dns.message
+import dns.name
+import dns.rdata
+import dns.rdataclass
+import dns.query
+import dns.rcode
+import dns.rdatatype
+import dns.tsigkeyring
+import dns.update
+
+from harness import BASE_CONFIG, Server, main, make_key
+
+SECRET = "cGlubmVkLXNlY3JldC1waW5uZWQtc2VjcmV0LTEyMzQ1Njc4OTA="
+APEX = "pin.example.net"
+NAMES = 12000
+
+ZONE = """$ORIGIN pin.example.net.
+$TTL 3600
+@ IN SOA ns1.example.com. hostmaster.example.com. 1 7200 3600 1209600 60
+@ IN NS ns1.example.com.
+_acme-challenge.www IN TXT "seed"
+""" + "".join('n%05d IN TXT "seed record %05d, long enough to fill the buffers"\n' % (i, i)
+              for i in range(NAMES))
+
+CONFIG = """
+[[zones]]
+zone = "pin.example.net"
+zone_type = "Primary"
+axfr_policy = "AllowAll"
+[zones.stores]
+type = "sqlite"
+allow_update = true
+max_records = 100000
+journal_path = "acme.sqlite"
+zone_path = "acme.zone"
+[[zones.stores.tsig_keys]]
+name = "pin.example.net."
+algorithm = "hmac-sha256"
+secret = "%s"
+[[zones.keys]]
+algorithm = "ECDSAP256SHA256"
+key_path = "acme.pem"
+""" % SECRET
+
+
+def recv_exact(s, n):
+    buf = b""
+    while len(buf) < n:
+        chunk = s.recv(n - len(buf))
+        if not chunk:
+            raise AssertionError("connection closed after %d of %d bytes" % (len(buf), n))
+        buf += chunk
+    return buf
+
+
+def read_message(s):
+    """One message of the transfer as (owner, type, rdata bytes) tuples,
+    walked by hand: dnspython takes seconds for 48 000 records."""
+    (length,) = struct.unpack("!H", recv_exact(s, 2))
+    wire = recv_exact(s, length)
+    (qd, an) = struct.unpack("!HH", wire[4:8])
+    pos = 12
+    for _ in range(qd):
+        _, used = dns.name.from_wire(wire, pos)
+        pos += used + 4
+    out = []
+    for _ in range(an):
+        owner, used = dns.name.from_wire(wire, pos)
+        pos += used
+        rtype, _, _, rdlen = struct.unpack("!HHIH", wire[pos:pos + 10])
+        pos += 10
+        out.append((owner.to_text(), rtype, wire[pos:pos + rdlen]))
+        pos += rdlen
+    return out
+
+
+def soa_serial(rdata):
+    return struct.unpack("!I", rdata[-20:-16])[0]
+
+
+def txt_text(rdata):
+    return dns.rdata.from_wire(dns.rdataclass.IN, dns.rdatatype.TXT, rdata, 0, len(rdata)).to_text()
+
+
+class PinnedSnapshotPatched(unittest.TestCase):
+
+    def update(self, srv, add=(), delete=()):
+        keyring = dns.tsigkeyring.from_text({APEX + ".": SECRET})
+        up = dns.update.UpdateMessage(APEX, keyring=keyring, keyalgorithm="hmac-sha256")
+        for name, data in add:
+            up.add(name, 120, "TXT", data)
+        for name, data in delete:
+            up.delete(name, "TXT", data)
+        r = dns.query.tcp(up, "127.0.0.1", port=srv.port, timeout=10)
+        self.assertEqual(dns.rcode.to_text(r.rcode()), "NOERROR", srv.log_since_start()[-2000:])
+
+    def txt(self, srv, name):
+        r = srv.query(name, "TXT", dnssec=True)
+        return (dns.rcode.to_text(r.rcode()),
+                sorted(rd.to_text() for rrset in r.answer for rd in rrset
+                       if rrset.rdtype == dns.rdatatype.TXT),
+                sorted(rrset.ttl for rrset in r.answer if rrset.rdtype == dns.rdatatype.TXT),
+                [rrset.rdtype for rrset in r.answer])
+
+    def serial(self, srv):
+        return srv.query(APEX + ".", "SOA").answer[0][0].serial
+
+    def test_update_while_a_transfer_holds_the_snapshot(self):
+        srv = Server(BASE_CONFIG + CONFIG, {"acme.zone": ZONE}, ready_timeout=60)
+        make_key(srv.path("acme.pem"))
+        slow = None
+        try:
+            srv.start()
+            www = "_acme-challenge.www.%s." % APEX
+            # Secondaries copy it: the start's signing has a serial of its own.
+            s0 = self.serial(srv)
+            self.assertEqual(self.txt(srv, www),
+                             ("NOERROR", ['"seed"'], [3600], [dns.rdatatype.TXT, dns.rdatatype.RRSIG]))
+
+            # The slow secondary: a 4 kB receive window, one message read.
+            slow = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            slow.connect(("127.0.0.1", srv.port))
+            q = dns.message.make_query(APEX + ".", "AXFR").to_wire()
+            slow.sendall(struct.pack("!H", len(q)) + q)
+            first = read_message(slow)
+            self.assertEqual(first[0][1], dns.rdatatype.SOA)
+            self.assertEqual(soa_serial(first[0][2]), s0)
+
+            self.update(srv, add=[(www, '"token one"'), ("new.%s." % APEX, '"a new name"')])
+            self.update(srv, delete=[(www, '"seed"'), ("n00007.%s." % APEX,
+                                      '"seed record 00007, long enough to fill the buffers"')])
+            log = srv.log_since_start()
+            # The transfer is still under way: it has not ended (nor been cut).
+            self.assertNotRegex(log, r"AXFR of pin\.example\.net\. \(serial \d+\) to \S+: \d+ records|"
+                                     r"cut short")
+            self.assertEqual(len(re.findall(r"serial \d+, snapshot patched in", log)), 2, log[-3000:])
+            self.assertNotIn("snapshot rebuilt", log)
+
+            self.assertEqual(self.serial(srv), s0 + 2)
+            self.assertEqual(self.txt(srv, www),
+                             ("NOERROR", ['"token one"'], [120], [dns.rdatatype.TXT, dns.rdatatype.RRSIG]))
+            self.assertEqual(self.txt(srv, "new.%s." % APEX),
+                             ("NOERROR", ['"a new name"'], [120], [dns.rdatatype.TXT, dns.rdatatype.RRSIG]))
+            gone = srv.query("n00007.%s." % APEX, "TXT", dnssec=True)
+            self.assertEqual(dns.rcode.to_text(gone.rcode()), "NXDOMAIN")
+            self.assertEqual(gone.answer, [])
+
+            # The slow secondary reads on: the zone as it was at serial s0.
+            records = first
+            while sum(r[1] == dns.rdatatype.SOA for r in records) < 2:
+                records += read_message(slow)
+            slow.close()
+            slow = None
+            self.assertEqual(records[0][1], dns.rdatatype.SOA)
+            self.assertEqual(records[-1][1], dns.rdatatype.SOA)
+            self.assertEqual([soa_serial(r[2]) for r in records if r[1] == dns.rdatatype.SOA],
+                             [s0, s0])
+            txt = {(r[0], txt_text(r[2])) for r in records if r[1] == dns.rdatatype.TXT}
+            self.assertEqual(len(txt), NAMES + 1)
+            self.assertIn((www, '"seed"'), txt)
+            self.assertNotIn((www, '"token one"'), txt)
+            self.assertIn(("n00007.%s." % APEX, '"seed record 00007, long enough to fill the buffers"'),
+                          txt)
+            self.assertFalse(any(n.startswith("new.") for n, _ in txt))
+            # Every record once: the RRSIGs and NSECs of the names as they were.
+            self.assertEqual(len(records[1:-1]), len(set(records[1:-1])))
+            nsec = [r for r in records if r[1] == dns.rdatatype.NSEC]
+            self.assertEqual(len(nsec), NAMES + 2)   # the apex, www's and every n
+            self.assertEqual(len([r for r in records if r[1] == dns.rdatatype.RRSIG]),
+                             2 * (NAMES + 1) + 4)     # TXT and NSEC; apex SOA, NS, DNSKEY, NSEC
+            srv.wait_log(r"AXFR of pin\.example\.net\. \(serial %d\) to 127\.0\.0\.1: %d records" % (s0, len(records)))
+            self.assertEqual(srv.stop(), 0)
+        finally:
+            if slow:
+                slow.close()
+            srv.cleanup()
+
+
+if __name__ == "__main__":
+    main()
