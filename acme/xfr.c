@@ -25,6 +25,7 @@
 #include "core/wire/packet.h"
 #include "core/wire/query.h"
 #include "core/wire/rrset.h"
+#include "core/wire/serial.h"
 #include "core/wire/wire.h"
 #include "core/zone/geo_sets.h"
 #include "core/zone/zone.h"
@@ -361,12 +362,6 @@ static int64_t ixfr_serial(const struct query *q)
 	return wire_get_u32(q->rx + rr.rdata_off + rr.rdlen - 20);
 }
 
-/* RFC 1982: a is not older than b. */
-static bool serial_ge(uint32_t a, uint32_t b)
-{
-	return a == b || (int32_t)(a - b) > 0;
-}
-
 /* --- the stream --- */
 
 static int push(struct xfr_item **v, size_t *n, size_t *cap, const uint8_t *owner,
@@ -672,18 +667,14 @@ int xfr_history_add(struct xfr *x, const uint8_t *apex, const uint8_t *blob, siz
 	return 0;
 }
 
-/* RFC 1982: a is newer than b. */
-static bool serial_gt(uint32_t a, uint32_t b)
-{
-	return a != b && (int32_t)(a - b) > 0;
-}
-
 void xfr_zone_changed(struct xfr *x, const struct zone *old, const struct zone *z)
 {
 	struct xfr_zone *xz = zone_mut(x, zone_apex(z));
 	if (!xz || !old || zone_serial(old) == zone_serial(z))
 		return;
-	if (!serial_gt(zone_serial(z), zone_serial(old)) || !xz->max_changes) {
+	/* A serial that did not move forward (RFC 1982: older, or 2^31 away)
+	 * cannot extend the history: it starts over, and IXFRs get the zone. */
+	if (!serial_newer(zone_serial(z), zone_serial(old)) || !xz->max_changes) {
 		hist_clear(xz);
 		return;
 	}
@@ -945,7 +936,11 @@ static int handle(void *ctx, struct query *q)
 		serial = ixfr_serial(q);
 		if (serial < 0)
 			return refuse(q, RCODE_FORMERR, req, key, 0, now);
-		if (q->transport == QUERY_UDP || serial_ge((uint32_t)serial, zone_serial(z)))
+		/* RFC 1995 2: a client at our serial or beyond gets our SOA alone;
+		 * so does one 2^31 away (RFC 1982 3.2: no order), which then keeps
+		 * its copy; only an older one (RFC 1982) gets the changes. */
+		if (q->transport == QUERY_UDP ||
+		    serial_compare((uint32_t)serial, zone_serial(z)) != SERIAL_LESS)
 			return soa_only(q, z, req, key, now);
 	} else if (q->transport == QUERY_UDP) {
 		/* RFC 5936 4.2: AXFR is not defined over UDP. */

@@ -16,6 +16,7 @@
 #include "core/wire/arena.h"
 #include "core/wire/dname.h"
 #include "core/wire/rrset.h"
+#include "core/wire/serial.h"
 #include "core/wire/wire.h"
 #include "core/zone/zone.h"
 #include "core/zone/zone_patch.h"
@@ -187,6 +188,13 @@ static void walk_count(struct signer *s, const struct walk *w)
 	s->stats.reused += w->reused;
 }
 
+/* An RRSIG inception at or before now (RFC 4034 3.1.5: RFC 1982 arithmetic). */
+static bool has_begun(uint32_t inception, uint32_t now)
+{
+	enum serial_order o = serial_compare(inception, now);
+	return o == SERIAL_EQUAL || o == SERIAL_LESS;
+}
+
 static int sign_one(void *arg, const uint8_t *owner, struct rrset *rrset)
 {
 	struct walk *w = arg;
@@ -202,7 +210,7 @@ static int sign_one(void *arg, const uint8_t *owner, struct rrset *rrset)
 	/* A cached signature must also have begun: after the clock stepped
 	 * back, its inception may lie in the future (serial arithmetic). */
 	if (keyed && sigcache_get(s->cache, &k, w->now, s->refresh, &sig, &expiration) == 0 &&
-	    (int32_t)((uint32_t)w->now - wire_get_u32(sig.data + 12)) >= 0) {
+	    has_begun(wire_get_u32(sig.data + 12), (uint32_t)w->now)) {
 		w->reused++;
 	} else {
 		int len = sign_rrset(s->sign, owner, rrset, w->inception, w->expiration,

@@ -22,6 +22,7 @@
 #include "core/wire/array.h"
 #include "core/wire/dname.h"
 #include "core/wire/rdata_check.h"
+#include "core/wire/serial.h"
 #include "core/wire/wire.h"
 #include "core/zone/geo_sets.h"
 #include "core/zone/zone.h"
@@ -301,19 +302,13 @@ static size_t attach_sigs(struct zone_builder *b)
 	return dropped;
 }
 
-/* RFC 1982: a is newer than b. */
-static bool serial_gt(uint32_t a, uint32_t b)
-{
-	return a != b && (int32_t)(a - b) > 0;
-}
-
 static void raise_soa(struct rdata *rd, uint32_t floor)
 {
 	if (rd->len < 22)
 		return;
 	/* The rdata is the builder's own copy (zone_builder_add). */
 	uint8_t *p = (uint8_t *)rd->data + rd->len - 20;
-	if (serial_gt(floor, wire_get_u32(p)))
+	if (serial_newer(floor, wire_get_u32(p)))
 		wire_set_u32(p, floor);
 }
 

@@ -11,6 +11,7 @@
 #include "core/geo/geo_db.h"
 #include "core/geo/geo_sites.h"
 #include "core/wire/dname.h"
+#include "core/wire/serial.h"
 #include "core/zone/geo_sets.h"
 #include "core/zone/zone.h"
 #include "core/zone/zone_file.h"
@@ -212,7 +213,7 @@ struct zone *zone_load_resign(const struct config *c, const struct config_zone *
 	/* New signatures, new serial (see zone_load_static), always forward. */
 	if (signer && zc->axfr_policy != AXFR_DENY) {
 		uint32_t now = (uint32_t)time(NULL);
-		zone_builder_raise_serial(b, (int32_t)(now - zone_serial(cur)) > 0 ? now : zone_serial(cur) + 1);
+		zone_builder_raise_serial(b, serial_newer(now, zone_serial(cur)) ? now : zone_serial(cur) + 1);
 	}
 	return zone_builder_finish(b, signer, zc->file ? zc->file : zc->zone_path, d);
 }
