@@ -414,6 +414,16 @@ int recset_apply(struct recset *rs, const struct change_list *cl, bool reverse)
 	return 0;
 }
 
+long recset_first_missed_delete(const struct recset *rs, const struct change_list *cl)
+{
+	if (rs->undo_of != cl || rs->undo_n != cl->n)
+		return -1;
+	for (size_t i = 0; i < cl->n; i++)
+		if (cl->v[i].op == CHANGE_DEL && rs->undo[i].kind == UNDO_NOTHING)
+			return (long)i;
+	return -1;
+}
+
 int recset_add_to_builder(void *builder, const struct recset_name *n)
 {
 	struct zone_builder *b = builder;

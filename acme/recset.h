@@ -62,6 +62,15 @@ void recset_free(struct recset *rs);   /* NULL-safe */
  */
 int recset_apply(struct recset *rs, const struct change_list *cl, bool reverse);
 
+/*
+ * After a forward recset_apply() of cl (and before anything else changes
+ * the set): the index in cl of its first deletion that found no record to
+ * delete, or -1 when every deletion removed one (or cl was not the list
+ * last applied).  A secondary calls a received IXFR that does this a
+ * divergence (acme/copy_mirror.h).
+ */
+long recset_first_missed_delete(const struct recset *rs, const struct change_list *cl);
+
 /* Adds one record, as a CHANGE_ADD would (used to load the database). */
 int recset_add(struct recset *rs, const uint8_t *name, uint16_t type, uint32_t ttl,
                const uint8_t *rdata, uint16_t rdlen, int64_t created_at);

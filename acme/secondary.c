@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "acme/acme_internal.h"
+#include "acme/copy_mirror.h"
 #include "acme/msg.h"
 #include "acme/recset.h"
 #include "acme/secondary.h"
@@ -29,6 +30,7 @@
 #include "core/wire/packet.h"
 #include "core/wire/query.h"
 #include "core/wire/rrset.h"
+#include "core/wire/serial.h"
 #include "core/wire/wire.h"
 #include "core/zone/zone.h"
 #include "core/zone/zone_diff.h"
@@ -44,6 +46,7 @@
 #define SEC_REQ_MAX 1024
 #define SEC_RETRY_MIN_S 1           /* floors, so a zero in a SOA cannot spin */
 #define SEC_REFRESH_MIN_S 1
+#define SEC_SOA_MAX (2 * DNAME_MAX + 20)   /* canonical SOA rdata */
 
 /* Where the response to our request stands (RFC 1995 4, RFC 5936 2.2). */
 enum sec_state {
@@ -74,7 +77,10 @@ struct sec_conn {
 	int64_t timer;
 	enum sec_state st;
 	uint32_t serial;             /* the primary's (first SOA) */
+	uint8_t soa[SEC_SOA_MAX];    /* ... and that SOA's rdata, which must close an AXFR */
+	uint16_t soa_len;
 	bool incremental;
+	bool not_newer;              /* the first SOA is not newer than the copy: stop there */
 	size_t records, messages, bytes;
 	struct change_list cl;       /* AXFR: the zone; IXFR: deletions and additions in order */
 };
@@ -99,6 +105,9 @@ struct sec_zone {
 	struct sec_conn *conn;
 	size_t next_primary, tries;
 	bool again;                  /* a NOTIFY came during a transfer */
+	bool outdated;               /* in an episode of older offers (logged once) */
+	uint32_t max_records, max_bytes;   /* caps on one received transfer */
+	uint64_t *mx;                /* metrics_secondary(): by enum metrics_secondary */
 };
 
 struct secondary {
@@ -304,26 +313,100 @@ static void round_end(struct sec_zone *sz, bool ok)
 	schedule(sz, delay < floor ? floor : delay);
 }
 
-__attribute__((format(printf, 2, 3)))
-static void conn_fail(struct sec_conn *c, const char *fmt, ...)
+/* After a check that did not confirm the copy: the next primary, once each per round. */
+static void next_primary(struct sec_zone *sz)
 {
-	struct sec_zone *sz = c->sz;
-	char why[256];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
-	va_end(ap);
-	log_warn("%s: transfer from %s failed: %s", sz->name, c->who, why);
-	METRICS_INC(metrics.xfr_in[METRICS_XFRIN_FAILED]);
-	conn_close(c);
 	check_expiry(sz);
-	/* The next primary, once each per round. */
 	if (++sz->tries < sz->n_primaries) {
 		sz->next_primary = (sz->next_primary + 1) % sz->n_primaries;
 		conn_open(sz);
 		return;
 	}
 	round_end(sz, false);
+}
+
+/* Ends the transfer without taking it; `refused` (enum metrics_secondary) or -1. */
+static void conn_fail_v(struct sec_conn *c, int refused, const char *fmt, va_list ap)
+{
+	struct sec_zone *sz = c->sz;
+	char why[256];
+	vsnprintf(why, sizeof(why), fmt, ap);
+	if (refused >= 0) {
+		log_warn("%s: transfer from %s refused: %s; the copy (serial %u) is kept", sz->name,
+		         c->who, why, sz->serial);
+		METRICS_INC(sz->mx[refused]);
+	} else {
+		log_warn("%s: transfer from %s failed: %s", sz->name, c->who, why);
+	}
+	METRICS_INC(metrics.xfr_in[METRICS_XFRIN_FAILED]);
+	conn_close(c);
+	next_primary(sz);
+}
+
+__attribute__((format(printf, 2, 3)))
+static void conn_fail(struct sec_conn *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	conn_fail_v(c, -1, fmt, ap);
+	va_end(ap);
+}
+
+/* A transfer refused for what it holds (a cap, a bad closing SOA, DNAME, ...). */
+__attribute__((format(printf, 3, 4)))
+static void conn_refuse(struct sec_conn *c, enum metrics_secondary why, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	conn_fail_v(c, (int)why, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * A primary offered `serial`, which is not newer than the copy's (RFC 1982
+ * 3.2: older, or 2^31 away, which has no order): not taken, since a copy
+ * never moves back (RFC 1034 4.3.5).  Counted each time, logged once per
+ * episode; the episode ends when a newer serial is offered.
+ */
+static void outdated_offer(struct sec_zone *sz, const char *route, const char *who,
+                           uint32_t serial)
+{
+	METRICS_INC(sz->mx[METRICS_SEC_OUTDATED]);
+	enum serial_order o = serial_compare(serial, sz->serial);
+	if (sz->outdated) {
+		log_debug("%s: %s from %s offers serial %u, %s than our %u: still outdated", sz->name,
+		          route, who, serial, serial_order_name(o), sz->serial);
+		return;
+	}
+	sz->outdated = true;
+	log_warn("%s: %s from %s offers serial %u, %s than our copy's %u (RFC 1982): the primary "
+	         "is outdated; copy kept, not logged again until a newer serial is offered (a primary "
+	         "whose serial was reset: doc/operations.md)", sz->name, route, who, serial,
+	         o == SERIAL_UNDEFINED ? "2^31 away, no order," : "older", sz->serial);
+}
+
+/* A newer serial was offered: an episode of outdated offers is over. */
+static void newer_offer(struct sec_zone *sz, const char *who, uint32_t serial)
+{
+	if (!sz->outdated)
+		return;
+	sz->outdated = false;
+	log_info("%s: %s offers serial %u, newer than our %u, again", sz->name, who, serial,
+	         sz->serial);
+}
+
+/* Takes a difference back out of the copy in memory (the database never saw it). */
+static void unapply(struct sec_zone *sz, const struct change_list *cl)
+{
+	int ret = copy_mirror_undo(&sz->rs, sz->db, cl);
+	if (ret == 1) {
+		log_warn("%s: the copy in memory could not be put back (out of memory); read again "
+		         "from %s", sz->name, sz->path);
+	} else if (ret < 0) {
+		log_error("%s: the copy in memory could not be put back nor read again from %s (%s); "
+		          "the next transfer is an AXFR", sz->name, sz->path, strerror(-ret));
+		sz->force_axfr = true;
+	}
 }
 
 /* The transfer is complete: store it, then serve it. */
@@ -339,8 +422,12 @@ static void conn_done(struct sec_conn *c)
 		return;
 	}
 	if (c->records == 1) {
-		/* The SOA alone: we are current (RFC 1995 4), or the primary wants an AXFR. */
-		if (sz->have_data && c->serial == sz->serial) {
+		/* The SOA alone, or the first SOA of a transfer that stopped there
+		 * (feed): we are current (RFC 1995 4), the primary is behind us, or
+		 * it wants an AXFR. */
+		enum serial_order o = sz->have_data ? serial_compare(c->serial, sz->serial)
+		                                    : SERIAL_GREATER;
+		if (o == SERIAL_EQUAL) {
 			if (copy_touch(sz->db, now) == 0)
 				sz->refreshed_at = now;
 			if (!sz->serving) {
@@ -354,6 +441,13 @@ static void conn_done(struct sec_conn *c)
 			round_end(sz, true);
 			return;
 		}
+		if (o != SERIAL_GREATER) {
+			outdated_offer(sz, c->ixfr ? "the IXFR answer" : "the AXFR answer", c->who, c->serial);
+			METRICS_INC(metrics.xfr_in[METRICS_XFRIN_FAILED]);
+			conn_close(c);
+			next_primary(sz);   /* another primary may have the newer copy */
+			return;
+		}
 		sz->force_axfr = true;
 		conn_fail(c, "the SOA alone, for serial %u: asking for the whole zone", c->serial);
 		return;
@@ -364,14 +458,25 @@ static void conn_done(struct sec_conn *c)
 		/* The served copy patched in place when it can be (the cost of
 		 * the difference), else built whole; either before the copy is
 		 * stored, so what is stored is always servable. */
-		int ret = recset_apply(sz->rs, &c->cl, false);
-		if (ret == 0 && !(p = prepare_patch(sz, &c->cl)) && !(z = build(sz, sz->rs, err)))
-			recset_apply(sz->rs, &c->cl, true);
-		if ((!z && !p) || copy_apply(sz->db, &c->cl, now) < 0) {
-			if (z || p) {
-				recset_apply(sz->rs, &c->cl, true);
+		int ret = copy_mirror_apply_ixfr(&sz->rs, sz->db, &c->cl, sz->apex, c->serial, err);
+		if (ret == -ESTALE) {
+			/* RFC 1995 gives no recovery; the whole zone is the safe one. */
+			log_warn("%s: IXFR from %s, serial %u -> %u, diverges from our copy: %s; asking "
+			         "for the whole zone (AXFR)", sz->name, c->who, sz->serial, c->serial, err);
+			METRICS_INC(sz->mx[METRICS_SEC_DIVERGED]);
+			METRICS_INC(metrics.xfr_in[METRICS_XFRIN_FAILED]);
+			sz->force_axfr = true;
+			conn_close(c);
+			conn_open(sz);   /* the same primary, at once */
+			return;
+		}
+		if (ret == 0 && !(p = prepare_patch(sz, &c->cl)))
+			z = build(sz, sz->rs, err);
+		if (ret < 0 || (!z && !p) || copy_apply(sz->db, &c->cl, now) < 0) {
+			if (ret == 0) {
 				zone_free(z);
 				zone_patch_free(p);   /* never applied: the served copy is as it was */
+				unapply(sz, &c->cl);
 			}
 			sz->force_axfr = true;
 			conn_fail(c, "the difference cannot be applied (%s)", err[0] ? err : "storage");
@@ -414,7 +519,35 @@ static uint32_t soa_serial(const uint8_t *rdata, uint16_t rdlen)
 	return rdlen >= 22 ? wire_get_u32(rdata + rdlen - 20) : 0;
 }
 
-/* One record of the response, through the state machine.  -EBADMSG: not a transfer. */
+/* A '*' label anywhere: a wildcard (RFC 4592 2.1.1; further right, 2.2.2). */
+static bool has_star_label(const uint8_t *name)
+{
+	for (const uint8_t *p = name; *p; p += *p + 1)
+		if (p[0] == 1 && p[1] == '*')
+			return true;
+	return false;
+}
+
+/*
+ * The SOA that ends an AXFR: RFC 5936 2.2 has the answer open and close
+ * with the same SOA; one that differs means the zone changed (or was cut
+ * and spliced) on the way, and the records between are no one version.
+ */
+static int closing_soa(struct sec_conn *c, uint32_t serial, const uint8_t *rdata, uint16_t rdlen)
+{
+	if (rdlen != c->soa_len || memcmp(rdata, c->soa, rdlen) != 0) {
+		conn_refuse(c, METRICS_SEC_CLOSING_SOA, "the closing SOA (serial %u) differs from the "
+		            "opening one (serial %u), RFC 5936 2.2", serial, c->serial);
+		return -ECANCELED;
+	}
+	c->st = ST_DONE;
+	return 0;
+}
+
+/*
+ * One record of the response, through the state machine.  -EBADMSG: not a
+ * transfer; -ECANCELED: refused, and c is gone.
+ */
 static int feed(struct sec_conn *c, const struct msg_rr *rr, const uint8_t *rdata, uint16_t rdlen)
 {
 	struct sec_zone *sz = c->sz;
@@ -425,13 +558,32 @@ static int feed(struct sec_conn *c, const struct msg_rr *rr, const uint8_t *rdat
 		return -EBADMSG;
 	uint32_t serial = soa ? soa_serial(rdata, rdlen) : 0;
 	enum change_op op = CHANGE_ADD;
-	c->records++;
+	if (++c->records > sz->max_records) {
+		conn_refuse(c, METRICS_SEC_RECORDS_CAP, "more than %u records (xfr_in_max_records)",
+		            sz->max_records);
+		return -ECANCELED;
+	}
 	switch (c->st) {
 	case ST_FIRST:
-		if (!soa)
+		if (!soa || rdlen > sizeof(c->soa))
 			return -EBADMSG;
 		c->serial = serial;
+		memcpy(c->soa, rdata, rdlen);
+		c->soa_len = rdlen;
 		c->st = ST_AFTER_FIRST;
+		if (sz->have_data) {
+			/* RFC 1034 4.3.5, RFC 1982: only a newer serial is taken.  An
+			 * AXFR we asked for (the copy could not follow by IXFR) may
+			 * also bring the same serial, to repair the copy. */
+			enum serial_order o = serial_compare(serial, sz->serial);
+			if (o == SERIAL_GREATER) {
+				newer_offer(sz, c->who, serial);
+			} else if (o != SERIAL_EQUAL || c->ixfr) {
+				c->not_newer = true;   /* nothing to read further: conn_done says why */
+				c->st = ST_DONE;
+				return 0;
+			}
+		}
 		/* Kept for an AXFR; an IXFR's differences carry their own SOAs. */
 		return change_list_add(&c->cl, CHANGE_ADD, rr->name, rr->type, rr->ttl, rdata, rdlen, 0);
 	case ST_AFTER_FIRST:
@@ -443,17 +595,13 @@ static int feed(struct sec_conn *c, const struct msg_rr *rr, const uint8_t *rdat
 			op = CHANGE_DEL;
 			break;
 		}
-		if (soa) {
-			c->st = ST_DONE;   /* a zone of its SOA alone: not servable, caught later */
-			return 0;
-		}
+		if (soa)
+			return closing_soa(c, serial, rdata, rdlen);   /* a zone of its SOA alone */
 		c->st = ST_AXFR;
 		break;
 	case ST_AXFR:
-		if (soa) {
-			c->st = ST_DONE;
-			return 0;
-		}
+		if (soa)
+			return closing_soa(c, serial, rdata, rdlen);
 		break;
 	case ST_DELS:
 		if (soa)
@@ -473,6 +621,16 @@ static int feed(struct sec_conn *c, const struct msg_rr *rr, const uint8_t *rdat
 		break;
 	case ST_DONE:
 		return -EBADMSG;   /* records after the end */
+	}
+	if (op == CHANGE_ADD && (rr->type == RR_DNAME || has_star_label(rr->name))) {
+		/* Served wrong if taken (no DNAME substitution, no wildcard
+		 * expansion yet: silent NXDOMAINs), so not taken at all. */
+		char owner[DNAME_MAX * 4 + 2];
+		acme_name_str(rr->name, owner, sizeof(owner));
+		conn_refuse(c, METRICS_SEC_UNSUPPORTED, "%s: %s", owner, rr->type == RR_DNAME
+		            ? "DNAME is not served yet (answers would not follow it)"
+		            : "a '*' label makes a wildcard, and wildcards are not served yet");
+		return -ECANCELED;
 	}
 	return change_list_add(&c->cl, op, rr->name, rr->type, rr->ttl, rdata, rdlen, 0);
 }
@@ -516,6 +674,11 @@ static int on_message(struct sec_conn *c, const uint8_t *msg, size_t len)
 	c->first_msg = false;
 	c->messages++;
 	c->bytes += len;
+	if (c->bytes > sz->max_bytes) {
+		conn_refuse(c, METRICS_SEC_BYTES_CAP, "more than %u bytes (xfr_in_max_bytes)",
+		            sz->max_bytes);
+		return -1;
+	}
 	struct wire w;
 	wire_init_read(&w, msg, len);
 	wire_skip(&w, 4);                           /* ID, flags */
@@ -538,10 +701,15 @@ static int on_message(struct sec_conn *c, const uint8_t *msg, size_t len)
 			return -1;
 		}
 		int n = msg_rdata_canonical(msg, len, &rr, rdata, sizeof(rdata));
-		if (n < 0 || n > UINT16_MAX || feed(c, &rr, rdata, (uint16_t)n) < 0) {
+		int ret = n < 0 || n > UINT16_MAX ? -EBADMSG : feed(c, &rr, rdata, (uint16_t)n);
+		if (ret == -ECANCELED)
+			return -1;   /* refused; c is gone */
+		if (ret < 0) {
 			conn_fail(c, "unexpected record %u in message %zu", i, c->messages);
 			return -1;
 		}
+		if (c->not_newer)
+			break;   /* the first SOA said enough; the rest is not read */
 	}
 	/* An IXFR answered with the SOA alone ends with its first message. */
 	if (c->ixfr && c->st == ST_AFTER_FIRST && c->records == 1)
@@ -744,6 +912,30 @@ static int notify_reply(struct query *q, uint8_t rcode, const struct tsig_rr *re
 	return 0;
 }
 
+/* The serial of the zone's SOA in a NOTIFY's answer section (RFC 1996 3.7), or -1. */
+static int64_t notify_serial(const struct query *q, const uint8_t *apex)
+{
+	struct wire w;
+	wire_init_read(&w, q->rx, q->rx_len);
+	wire_skip(&w, 4);
+	unsigned qd = wire_read_u16(&w), an = wire_read_u16(&w);
+	wire_skip(&w, 4);
+	for (unsigned i = 0; i < qd && !w.err; i++) {
+		uint8_t name[DNAME_MAX];
+		uint16_t type, rclass;
+		msg_read_question(&w, name, &type, &rclass);
+	}
+	for (unsigned i = 0; i < an && !w.err; i++) {
+		struct msg_rr rr;
+		if (msg_read_rr(&w, &rr) < 0)
+			return -1;
+		if (rr.type == RR_SOA && rr.rdlen >= 22 && rr.name_len == dname_len(apex) &&
+		    memcmp(rr.name, apex, rr.name_len) == 0)
+			return wire_get_u32(q->rx + rr.rdata_off + rr.rdlen - 20);
+	}
+	return -1;
+}
+
 static int notify_handle(void *ctx, struct query *q)
 {
 	struct secondary *s = ctx;
@@ -790,6 +982,13 @@ static int notify_handle(void *ctx, struct query *q)
 		            "primaries", zname, who);
 		return notify_reply(q, RCODE_REFUSED, req, key, 0, now);
 	}
+	/* RFC 1996 3.7: the answer section's SOA is a hint, not secured, so it
+	 * never stops the check; one that is not newer is still an offer of an
+	 * older serial, logged and counted as such. */
+	int64_t hint = notify_serial(q, sz->apex);
+	if (hint >= 0 && sz->have_data && serial_compare((uint32_t)hint, sz->serial) != SERIAL_EQUAL &&
+	    !serial_newer((uint32_t)hint, sz->serial))
+		outdated_offer(sz, "NOTIFY", who, (uint32_t)hint);
 	log_info("%s: NOTIFY from %s%s; checking now", sz->name, who, req ? " (TSIG)" : "");
 	if (sz->conn)
 		sz->again = true;
@@ -848,14 +1047,6 @@ size_t secondary_count(const struct secondary *s)
 	return s ? s->n : 0;
 }
 
-static int load_row(void *arg, const struct records_row *row)
-{
-	struct sec_zone *sz = arg;
-	if (row->rclass != CLASS_IN)
-		return 0;
-	return recset_add(sz->rs, row->name, row->type, row->ttl, row->rdata, row->rdlen, 0);
-}
-
 int secondary_add_zone(struct secondary *s, const struct config_zone *zc, char err[256])
 {
 	struct sec_zone *sz = calloc(1, sizeof(*sz));
@@ -882,13 +1073,15 @@ int secondary_add_zone(struct secondary *s, const struct config_zone *zc, char e
 	ret = -ENOMEM;
 	sz->primaries = malloc(zc->n_primaries * sizeof(*sz->primaries));
 	sz->path = zc->journal_path ? strdup(zc->journal_path) : NULL;
-	sz->rs = recset_new();
-	if (!sz->primaries || !sz->path || !sz->rs) {
+	if (!sz->primaries || !sz->path) {
 		acme_errf(err, "out of memory");
 		goto fail;
 	}
 	memcpy(sz->primaries, zc->primaries, zc->n_primaries * sizeof(*sz->primaries));
 	sz->n_primaries = zc->n_primaries;
+	sz->max_records = zc->xfr_in_max_records;
+	sz->max_bytes = zc->xfr_in_max_bytes;
+	sz->mx = metrics_secondary(sz->name);
 	/* The first key that may transfer signs our requests and checks NOTIFYs. */
 	for (size_t i = 0; i < zc->n_tsig_keys && !sz->has_key; i++) {
 		const struct config_tsig_key *k = &zc->tsig_keys[i];
@@ -911,7 +1104,7 @@ int secondary_add_zone(struct secondary *s, const struct config_zone *zc, char e
 		ret = -EINVAL;
 		goto fail;
 	}
-	if ((ret = records_load(sz->db, load_row, sz)) < 0) {
+	if ((ret = copy_mirror_load(sz->db, &sz->rs)) < 0) {
 		acme_errf(err, "%s: cannot load the copy (%s)", sz->path, strerror(-ret));
 		goto fail;
 	}

@@ -1657,7 +1657,7 @@ static void load_zones(struct loader *l, struct toml_node *root)
 	static const char *const keys[] = {
 		"zone", "zone_type", "file", "publish_cds", "enable_dnssec", "allow_update",
 		"axfr_policy", "allow_axfr", "axfr_from", "notify", "ixfr_max_changes", "ixfr_max_bytes",
-		"primaries",
+		"primaries", "xfr_in_max_records", "xfr_in_max_bytes",
 		"geo", "keys", "stores", NULL,
 	};
 	const char *where = "[[zones]]";
@@ -1724,6 +1724,16 @@ static void load_zones(struct loader *l, struct toml_node *root)
 		}
 		if (z->secondary && (!prim || !prim->u.arr.n))
 			err_node(l, ty, "expected 'primaries' (at least one address) for a secondary zone");
+		z->xfr_in_max_records = 2000000;
+		z->xfr_in_max_bytes = 512u << 20;
+		static const char *const caps[] = { "xfr_in_max_records", "xfr_in_max_bytes" };
+		for (size_t j = 0; j < 2; j++) {
+			struct toml_node *cap = toml_get(t, caps[j]);
+			if (cap && !z->secondary)
+				err_node(l, cap, "expected '%s' only with zone_type = \"Secondary\"", caps[j]);
+		}
+		get_u32(l, t, "xfr_in_max_records", 1, UINT32_MAX, &z->xfr_in_max_records);
+		get_u32(l, t, "xfr_in_max_bytes", 512, UINT32_MAX, &z->xfr_in_max_bytes);
 
 		struct toml_node *file = toml_get(t, "file");
 		get_path(l, t, "file", &z->file);

@@ -112,6 +112,9 @@ struct config_zone {
 	bool secondary;             /* zone_type = "Secondary": copied from `primaries` */
 	struct config_addr *primaries;  /* where transfers come from; NOTIFY accepted from these */
 	size_t n_primaries;
+	/* Caps on one received AXFR/IXFR (#26.4): past either, it is refused. */
+	uint32_t xfr_in_max_records;    /* 2 000 000 */
+	uint32_t xfr_in_max_bytes;      /* 512 MiB of DNS messages */
 	char *file;                 /* zone file of a file-backed zone */
 	char *store_type;           /* "file" or "sqlite"; NULL when no [zones.stores] */
 	bool allow_update;

@@ -24,7 +24,15 @@ struct geo_series {
 	uint64_t rank[2];
 };
 
+struct sec_series {
+	struct sec_series *next;
+	char *apex;
+	uint64_t v[METRICS_SEC_N];
+};
+
 static struct zone_series *zones;
+static struct sec_series *secs;
+static uint64_t sec_scratch[METRICS_SEC_N];
 static struct geo_series *geos;
 static uint64_t geo_scratch[2];
 
@@ -93,8 +101,31 @@ uint64_t *metrics_geo_site(const char *geo_name, const char *site)
 	return g->rank;
 }
 
+uint64_t *metrics_secondary(const char *apex)
+{
+	struct sec_series **tail = &secs;
+	for (struct sec_series *z = secs; z; z = z->next) {
+		if (strcmp(z->apex, apex) == 0)
+			return z->v;
+		tail = &z->next;
+	}
+	struct sec_series *z = calloc(1, sizeof(*z));
+	if (!z || !(z->apex = strdup(apex))) {
+		free(z);
+		return sec_scratch;
+	}
+	*tail = z;
+	return z->v;
+}
+
 void metrics_free(void)
 {
+	while (secs) {
+		struct sec_series *n = secs->next;
+		free(secs->apex);
+		free(secs);
+		secs = n;
+	}
 	while (zones) {
 		struct zone_series *n = zones->next;
 		free(zones->apex);
@@ -246,6 +277,26 @@ void metrics_write_counters(FILE *out)
 	        "IXFRs of secondary zones applied by patching the served copy in place, in time "
 	        "proportional to the difference (the others were built whole).",
 	        metrics.xfr_in_patched);
+	static const char *const sec_refused[METRICS_SEC_N] = {
+		NULL, "records_cap", "bytes_cap", "closing_soa", "diverged", "unsupported",
+	};
+	family(out, "geoacme_secondary_outdated_offers_total", "counter",
+	       "Offers to a secondary zone (NOTIFY, SOA, IXFR, AXFR) of a serial not newer than its "
+	       "copy's (RFC 1982), which were not taken.");
+	for (struct sec_series *z = secs; z; z = z->next) {
+		metrics_label_escape(z->apex, name, sizeof(name));
+		fprintf(out, "geoacme_secondary_outdated_offers_total{zone=\"%s\"} %llu\n", name,
+		        (unsigned long long)z->v[METRICS_SEC_OUTDATED]);
+	}
+	family(out, "geoacme_secondary_transfers_refused_total", "counter",
+	       "Transfers into a secondary zone refused (the copy kept), by reason; \"diverged\" "
+	       "is an IXFR that did not fit the copy, followed by an AXFR.");
+	for (struct sec_series *z = secs; z; z = z->next) {
+		metrics_label_escape(z->apex, name, sizeof(name));
+		for (size_t i = METRICS_SEC_RECORDS_CAP; i < METRICS_SEC_N; i++)
+			fprintf(out, "geoacme_secondary_transfers_refused_total{zone=\"%s\",reason=\"%s\"} "
+			        "%llu\n", name, sec_refused[i], (unsigned long long)z->v[i]);
+	}
 	counter(out, "geoacme_udp_busy_total",
 	        "Times a UDP socket under load left the epoll set to be waited on in recvmmsg "
 	        "until it went quiet.",

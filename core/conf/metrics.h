@@ -114,6 +114,27 @@ struct metrics_zone *metrics_zone(const char *apex);
  */
 uint64_t *metrics_geo_site(const char *geo_name, const char *site);
 
+/*
+ * What a secondary zone (acme/secondary.c) did not take from its primaries:
+ * offers of a serial not newer than its copy's (RFC 1982), and transfers
+ * refused, by reason.
+ */
+enum metrics_secondary {
+	METRICS_SEC_OUTDATED = 0,   /* a NOTIFY, SOA, IXFR or AXFR offered an older serial */
+	METRICS_SEC_RECORDS_CAP,    /* refused: more records than xfr_in_max_records */
+	METRICS_SEC_BYTES_CAP,      /* refused: more bytes than xfr_in_max_bytes */
+	METRICS_SEC_CLOSING_SOA,    /* refused: an AXFR's closing SOA differs from its first */
+	METRICS_SEC_DIVERGED,       /* an IXFR that does not fit the copy (then AXFR) */
+	METRICS_SEC_UNSUPPORTED,    /* refused: DNAME or a '*' label, not served yet */
+	METRICS_SEC_N
+};
+/*
+ * The counters of one secondary zone (apex "example.com."), indexed by
+ * enum metrics_secondary.  Made on first use and kept for the process;
+ * never NULL (out of memory returns scratch that is not exported).
+ */
+uint64_t *metrics_secondary(const char *apex);
+
 /* Frees every series (at exit, so leak checkers stay quiet). */
 void metrics_free(void);
 

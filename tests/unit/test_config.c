@@ -725,9 +725,28 @@ static void test_zone_errors(void)
 			is_str(c->zones[0].zone_type, "Secondary", "zone_type");
 			is_int(c->zones[0].n_primaries, 2, "two primaries");
 			is_int(c->zones[0].primaries[1].port, 5300, "primary port");
+			is_int(c->zones[0].xfr_in_max_records, 2000000, "xfr_in_max_records default");
+			is_int(c->zones[0].xfr_in_max_bytes, 512u << 20, "xfr_in_max_bytes default");
 			config_free(c);
 		}
 	}
+	{
+		struct config *c = load_text(
+		    LISTEN "[[zones]]\nzone = \"a.test\"\nzone_type = \"Secondary\"\n"
+		    "primaries = [\"192.0.2.1\"]\nxfr_in_max_records = 50\nxfr_in_max_bytes = 4000\n"
+		    "[zones.stores]\ntype = \"sqlite\"\njournal_path = \"copy.sqlite\"\n");
+		ok(c && c->zones[0].xfr_in_max_records == 50 && c->zones[0].xfr_in_max_bytes == 4000,
+		   "transfer caps set");
+		config_free(c);
+	}
+	problem(LISTEN "[[zones]]\nzone = \"a.test\"\nfile = \"z\"\nxfr_in_max_records = 5\n",
+	        "5:22: expected 'xfr_in_max_records' only with zone_type = \"Secondary\"",
+	        "a transfer cap on a primary");
+	problem(LISTEN "[[zones]]\nzone = \"a.test\"\nzone_type = \"Secondary\"\n"
+	        "primaries = [\"192.0.2.1\"]\nxfr_in_max_records = 0\n"
+	        "[zones.stores]\ntype = \"sqlite\"\njournal_path = \"copy.sqlite\"\n",
+	        "6:22: expected 'xfr_in_max_records' between 1 and 4294967295, found 0",
+	        "a cap of zero records");
 	problem(LISTEN "[[zones]]\nzone = \"a.test\"\nfile = \"z\"\n[[zones]]\nzone = \"A.TEST.\"\n"
 	        "file = \"y\"\n", "6:8: zone 'A.TEST.' is defined twice (first at line 2)",
 	        "duplicate zones, case and trailing dot ignored");

@@ -10,13 +10,19 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "acme/copy_mirror.h"
 #include "acme/recset.h"
 #include "core/wire/dname.h"
 #include "core/wire/rrset.h"
+#include "core/wire/wire.h"
 #include "storage/change.h"
+#include "storage/copy.h"
+#include "storage/db.h"
 #include "tests/unit/check.h"
 
 void *__real_malloc(size_t n);
@@ -255,8 +261,155 @@ static void test_dated_list(void)
 	recset_free(rs);
 }
 
+/* --- a secondary's copy (acme/copy_mirror.h) --- */
+
+/* Canonical SOA rdata of zone "example." with this serial. */
+static uint16_t soa_rdata(uint32_t serial, uint8_t out[64])
+{
+	size_t m = dname_len(name("ns.example")), r = dname_len(name("h.example"));
+	memcpy(out, name("ns.example"), m);
+	memcpy(out + m, name("h.example"), r);
+	uint8_t *p = out + m + r;
+	wire_set_u32(p, serial);
+	wire_set_u32(p + 4, 3600);
+	wire_set_u32(p + 8, 600);
+	wire_set_u32(p + 12, 86400);
+	wire_set_u32(p + 16, 60);
+	return (uint16_t)(m + r + 20);
+}
+
+static void add_soa(struct change_list *cl, enum change_op op, uint32_t serial)
+{
+	uint8_t rd[64];
+	uint16_t len = soa_rdata(serial, rd);
+	if (change_list_add(cl, op, name("example"), RR_SOA, 300, rd, len, 0) < 0)
+		abort();
+}
+
+static bool has_soa(const struct recset *rs, uint32_t serial)
+{
+	uint8_t rd[64];
+	uint16_t len = soa_rdata(serial, rd);
+	return recset_rrset_find(recset_name_rrset(recset_find(rs, name("example")), RR_SOA), rd,
+	                         len) != NULL;
+}
+
+/* A copy at serial 10 in a new database (a.example, b.example TXT), and its mirror. */
+static struct db *copy_at_10(char dir[64], struct recset **rs)
+{
+	char path[128], err[256] = "";
+	snprintf(dir, 64, "/tmp/test_recset.XXXXXX");
+	if (!mkdtemp(dir))
+		abort();
+	snprintf(path, sizeof(path), "%s/copy.sqlite", dir);
+	struct db *db = db_open(path, err);
+	ok(db != NULL, "a database for the copy (%s)", err);
+	if (!db)
+		abort();
+	struct change_list cl;
+	change_list_init(&cl);
+	add_soa(&cl, CHANGE_ADD, 10);
+	add(&cl, CHANGE_ADD, "a.example", "a", 60, 0);
+	add(&cl, CHANGE_ADD, "b.example", "b", 120, 0);
+	is_int(copy_replace(db, &cl, name("example"), 1000), 0, "the copy is stored");
+	change_list_clear(&cl);
+	is_int(copy_mirror_load(db, rs), 0, "and read into a mirror");
+	return db;
+}
+
+static void copy_done(char dir[64], struct db *db, struct recset *rs)
+{
+	char path[128];
+	recset_free(rs);
+	db_close(db);
+	const char *const files[] = { "copy.sqlite", "copy.sqlite-wal", "copy.sqlite-shm" };
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
+static void test_copy_undo_out_of_memory_reads_again(void)
+{
+	char dir[64];
+	struct recset *rs;
+	struct db *db = copy_at_10(dir, &rs);
+	/* An IXFR from 10 to 11 that deletes b and adds c, applied in memory;
+	 * then storing it fails and it is taken back, out of memory. */
+	struct change_list cl;
+	change_list_init(&cl);
+	add_soa(&cl, CHANGE_DEL, 10);
+	add(&cl, CHANGE_DEL, "b.example", "b", 120, 0);
+	add_soa(&cl, CHANGE_ADD, 11);
+	add(&cl, CHANGE_ADD, "c.example", "c", 30, 0);
+	char err[256] = "";
+	is_int(copy_mirror_apply_ixfr(&rs, db, &cl, name("example"), 11, err), 0, "applied (%s)",
+	       err);
+	ok(has_soa(rs, 11) && !has_soa(rs, 10), "the mirror is at 11");
+	fail_in = 0;   /* re-adding b (its name went with it) fails */
+	int ret = copy_mirror_undo(&rs, db, &cl);
+	fail_in = -1;
+	is_int(ret, 1, "the undo ran out of memory: the mirror is read again from the database");
+	ok(has_soa(rs, 10) && !has_soa(rs, 11), "back at serial 10");
+	is_str(show(rs, "b.example", "b"), "120/0", "b is back, as the database has it");
+	is_str(show(rs, "c.example", "c"), "-", "c is gone");
+	is_int((long long)recset_count(rs), 3, "three records, as stored");
+	change_list_clear(&cl);
+	copy_done(dir, db, rs);
+}
+
+static void test_copy_divergence(void)
+{
+	char dir[64];
+	struct recset *rs;
+	struct db *db = copy_at_10(dir, &rs);
+	struct change_list cl;
+	change_list_init(&cl);
+	/* Deletes a record the copy does not hold. */
+	add_soa(&cl, CHANGE_DEL, 10);
+	add(&cl, CHANGE_DEL, "a.example", "not-a", 60, 0);
+	add_soa(&cl, CHANGE_ADD, 11);
+	add(&cl, CHANGE_ADD, "c.example", "c", 30, 0);
+	char err[256] = "";
+	is_int(copy_mirror_apply_ixfr(&rs, db, &cl, name("example"), 11, err), -ESTALE,
+	       "a deletion of a missing record: divergence");
+	is_str(err, "it deletes a.example. TXT (TTL 60), which the copy does not hold", "named");
+	ok(has_soa(rs, 10) && !has_soa(rs, 11), "the mirror is as it was");
+	is_str(show(rs, "c.example", "c"), "-", "nothing added");
+	change_list_clear(&cl);
+	/* Deletes the SOA of another serial: the primary's 10 is not ours. */
+	add_soa(&cl, CHANGE_DEL, 9);
+	add_soa(&cl, CHANGE_ADD, 11);
+	err[0] = '\0';
+	is_int(copy_mirror_apply_ixfr(&rs, db, &cl, name("example"), 11, err), -ESTALE,
+	       "a difference from another serial: divergence");
+	ok(has_soa(rs, 10) && !has_soa(rs, 11), "the mirror is as it was");
+	change_list_clear(&cl);
+	/* Ends elsewhere than announced. */
+	add_soa(&cl, CHANGE_DEL, 10);
+	add_soa(&cl, CHANGE_ADD, 12);
+	err[0] = '\0';
+	is_int(copy_mirror_apply_ixfr(&rs, db, &cl, name("example"), 11, err), -ESTALE,
+	       "ends at another serial: divergence");
+	is_str(err, "it ends at serial 12, not at the announced 11", "said");
+	ok(has_soa(rs, 10), "the mirror is as it was");
+	change_list_clear(&cl);
+	/* Adding what the copy holds is not one (a TTL moving, condensed). */
+	add_soa(&cl, CHANGE_DEL, 10);
+	add(&cl, CHANGE_ADD, "a.example", "a", 90, 0);
+	add_soa(&cl, CHANGE_ADD, 11);
+	is_int(copy_mirror_apply_ixfr(&rs, db, &cl, name("example"), 11, err), 0,
+	       "an add of a held record is applied");
+	is_str(show(rs, "a.example", "a"), "90/0", "with its new TTL");
+	change_list_clear(&cl);
+	copy_done(dir, db, rs);
+}
+
 int main(void)
 {
+	test_copy_undo_out_of_memory_reads_again();
+	test_copy_divergence();
 	test_undo_is_exact();
 	test_dated_list();
 	test_out_of_memory_forward();
