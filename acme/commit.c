@@ -18,6 +18,7 @@
 #include "core/conf/log.h"
 #include "core/net/loop.h"
 #include "core/net/reply_later.h"
+#include "core/test_hooks.h"
 #include "core/wire/query.h"
 #include "core/wire/rrset.h"
 #include "core/zone/zone.h"
@@ -524,13 +525,14 @@ int commit_durable_setup(struct acme_zone *az)
 {
 	static bool told;
 	/*
-	 * A test knob, not a setting: "blocking" makes every commit durable in
+	 * A test hook, not a setting (core/test_hooks.h; NULL unless built
+	 * with GEOACME_TEST_HOOKS): "blocking" makes every commit durable in
 	 * COMMIT, on the loop (the fallback path); "hold=MS" settles each
 	 * completed sync MS ms late, so tests can see the window in which a
 	 * change is served but its UPDATE not yet answered; "fail" makes
 	 * every sync fail as a dying disk would (EIO).
 	 */
-	const char *knob = getenv("GEOACME_TEST_SYNC");
+	const char *knob = test_hook(TEST_HOOK_SYNC);
 	bool blocking = !az->a->l || (knob && strcmp(knob, "blocking") == 0);
 	if (knob && strncmp(knob, "hold=", 5) == 0)
 		az->sync_hold_ms = (uint32_t)strtoul(knob + 5, NULL, 10);
@@ -557,8 +559,9 @@ int commit_durable_setup(struct acme_zone *az)
 			log_info("durable commits: the WAL's fdatasync runs off the loop (Linux AIO); "
 			         "UPDATE replies wait for it");
 	} else if (az->a->l && !told) {
-		log_info("durable commits: SQLite syncs in COMMIT, on the loop (%s)",
-		         why[0] ? why : "GEOACME_TEST_SYNC=blocking");
+		if (!why[0] && knob)   /* asked by the test hook */
+			snprintf(why, sizeof(why), "%s=%s", test_hook_name(TEST_HOOK_SYNC), knob);
+		log_info("durable commits: SQLite syncs in COMMIT, on the loop (%s)", why);
 	}
 	told = told || az->a->l;
 	return 0;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "core/test_hooks.h"
 #include <geoacme_version.h>   /* generated in the build folder: project VERSION and git commit */
 
 static void usage(FILE *out)
@@ -50,7 +51,10 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "reload") == 0)
 		return cmd_reload(argc, argv);
 	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
-		printf("geoacme %s (commit %s)\n", GEOACME_VERSION, GEOACME_COMMIT);
+		/* "test-hooks": built with GEOACME_TEST_HOOKS (core/test_hooks.h); the
+		 * integration tests that need a hook look for it. */
+		printf("geoacme %s (commit %s)%s\n", GEOACME_VERSION, GEOACME_COMMIT,
+		       TEST_HOOKS_ON ? " test-hooks" : "");
 		return EXIT_OK;
 	}
 	if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {

@@ -28,6 +28,7 @@
 #include "core/net/http.h"
 #include "core/net/loop.h"
 #include "core/net/net.h"
+#include "core/test_hooks.h"
 #include "core/wire/query.h"
 #include "core/zone/zone_table.h"
 
@@ -133,9 +134,10 @@ static void on_reload(struct loop *l, void *arg)
 	reload_done(l, true, summary, NULL);
 }
 
+#ifdef GEOACME_TEST_HOOKS
 /*
- * The test clock (tests only; doc/testing.md).  With GEOACME_TEST_CLOCK_FILE
- * set, that file holds a whole number of seconds, possibly negative, by
+ * The test clock (test builds only, core/test_hooks.h; doc/testing.md).
+ * With GEOACME_TEST_CLOCK_FILE set, that file holds a whole number of seconds, possibly negative, by
  * which the loop's clock (core/net/loop.h: timers, health checks, RRSIG
  * times, record ages, TSIG time) runs ahead of the system's.  It is read
  * at start and again on SIGUSR2, so a test steps time by writing the file
@@ -143,8 +145,6 @@ static void on_reload(struct loop *l, void *arg)
  * loop iteration, with no sleep and no wall-clock assertion.  Without the
  * variable nothing is read and SIGUSR2 keeps its default action.
  */
-#define TEST_CLOCK_ENV "GEOACME_TEST_CLOCK_FILE"
-
 static int read_test_clock(struct loop *l, const char *path)
 {
 	FILE *f = fopen(path, "r");
@@ -168,10 +168,11 @@ static int read_test_clock(struct loop *l, const char *path)
 static void on_test_clock(struct loop *l, void *arg)
 {
 	(void)arg;
-	const char *path = getenv(TEST_CLOCK_ENV);
+	const char *path = test_hook(TEST_HOOK_CLOCK_FILE);
 	if (path && read_test_clock(l, path) < 0)
 		log_error("test clock unchanged");
 }
+#endif
 
 /* Before ready: queries wait unanswered (resolvers retry), none gets a dead site. */
 static void not_ready(void *ctx, struct query *q)
@@ -304,12 +305,14 @@ int cmd_serve(int argc, char **argv)
 		config_free(boot);
 		return EXIT_RUNTIME;
 	}
-	const char *test_clock = getenv(TEST_CLOCK_ENV);
+#ifdef GEOACME_TEST_HOOKS
+	const char *test_clock = test_hook(TEST_HOOK_CLOCK_FILE);
 	if (test_clock && read_test_clock(s.loop, test_clock) < 0) {
 		loop_free(s.loop);
 		config_free(boot);
 		return EXIT_CONFIG;
 	}
+#endif
 	/* Every configured address, however many. */
 	const char **addrs = calloc(boot->n_listen_ipv4 + boot->n_listen_ipv6 + 1, sizeof(*addrs));
 	if (!addrs) {
@@ -374,11 +377,13 @@ int cmd_serve(int argc, char **argv)
 		{ SIGTERM, on_stop, "SIGTERM" },
 		{ SIGINT, on_stop, "SIGINT" },
 		{ SIGHUP, on_reload, "SIGHUP" },
-		{ SIGUSR2, on_test_clock, "SIGUSR2" },
+#ifdef GEOACME_TEST_HOOKS
+		{ test_clock ? SIGUSR2 : 0, on_test_clock, "SIGUSR2" },
+#endif
 	};
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
-		if (sigs[i].signo == SIGUSR2 && !test_clock)
-			continue;
+		if (!sigs[i].signo)
+			continue;   /* the test clock's, without a test clock */
 		int src = loop_add_signal(s.loop, sigs[i].signo, sigs[i].fn, &s);
 		if (src < 0) {
 			log_error("cannot handle %s: %s", sigs[i].name, strerror(-src));

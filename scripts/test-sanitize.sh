@@ -11,7 +11,7 @@
 #   scripts/test-sanitize.sh [ctest arguments]     e.g. -L unit
 set -eu
 cd "$(dirname "$0")/.."
-cmake -S . -B build-asan -DGEOACME_WERROR=ON -DGEOACME_SANITIZE=ON \
+cmake -S . -B build-asan -DGEOACME_WERROR=ON -DGEOACME_SANITIZE=ON -DGEOACME_TEST_HOOKS=ON \
 	-DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build-asan -j2
 # abort_on_error: a report ends the process with SIGABRT, which no caller

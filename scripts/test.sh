@@ -6,6 +6,6 @@
 set -eu
 cd "$(dirname "$0")/.."
 scripts/deps.sh          # installs what is missing (nothing, usually)
-cmake -S . -B build -DGEOACME_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B build -DGEOACME_WERROR=ON -DGEOACME_TEST_HOOKS=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j2
 ctest --test-dir build --output-on-failure -j2 "$@"

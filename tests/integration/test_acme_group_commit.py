@@ -29,7 +29,7 @@ import dns.rcode
 import dns.update
 
 from acme_helpers import TsigKey, acme_files, acme_zone_toml, seed_zone, serial, txt
-from harness import BASE_CONFIG, Server, main
+from harness import BASE_CONFIG, Server, main, needs_test_hooks
 
 KEY = TsigKey("update.acme.example.", "hmac-sha256", b"group-commit-test-secret-32byte!")
 ZONE = "acme.example."
@@ -151,6 +151,7 @@ class Wildcard(unittest.TestCase):
             self.assertEqual(parse_reply(u, wire).rcode(), dns.rcode.NOERROR)
 
 
+@needs_test_hooks
 class BurstBlocking(Burst):
     """The fallback: SQLite syncs in COMMIT, replies go at once."""
 
@@ -158,6 +159,7 @@ class BurstBlocking(Burst):
     mode_log = BLOCKING_LOG
 
 
+@needs_test_hooks
 class Window(unittest.TestCase):
     """The sync's completion is held back 2.5 s: the window made visible."""
 
@@ -253,6 +255,7 @@ class Window(unittest.TestCase):
         self.assertEqual(txt(self.server, "s.acme.example."), ['"stopping"'])
 
 
+@needs_test_hooks
 class WindowNotify(unittest.TestCase):
     """NOTIFY waits for the disk: a secondary hears of the new serial only
     after the UPDATE's sync (held back 3 s) has completed."""
@@ -295,6 +298,7 @@ class WindowNotify(unittest.TestCase):
         c.close()
 
 
+@needs_test_hooks
 class WindowIdle(unittest.TestCase):
     """A TCP connection waiting for its UPDATE's reply is not idle: with a
     1 s idle timeout and the sync held back 3 s, the reply still comes."""
@@ -321,6 +325,7 @@ class WindowIdle(unittest.TestCase):
             self.assertEqual(c.recv(1), b"")
 
 
+@needs_test_hooks
 class Failing(unittest.TestCase):
     """Every sync fails (GEOACME_TEST_SYNC=fail): the UPDATE is answered
     SERVFAIL, signed, and the error is logged; the server goes on."""

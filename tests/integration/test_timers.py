@@ -27,7 +27,7 @@ import dns.tsig
 import dns.update
 
 from harness import (BASE_CONFIG, Listener, Server, checked_site, geo_toml, make_key, make_mmdb, main, rrs,
-                     zone_toml)
+                     needs_test_hooks, zone_toml)
 
 
 class Clock:
@@ -94,6 +94,7 @@ key_path = "example.com.pem"
 DAY = 86400
 
 
+@needs_test_hooks
 class Resign(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -205,6 +206,7 @@ key_file = "update.tsig"
 """
 
 
+@needs_test_hooks
 class StalePurge(unittest.TestCase):
     def setUp(self):
         self.server = Server(BASE_CONFIG + '[server]\nhttp_listen = ["127.0.0.1:0"]\n' + ACME,
@@ -260,6 +262,7 @@ class StalePurge(unittest.TestCase):
         self.assertEqual(self.serial(), serial + 1)
 
 
+@needs_test_hooks
 class AcmeResignBase(unittest.TestCase):
     """A signed ACME zone, its clock, and its signatures checked; ZONE_KEYS
     goes into its [[zones]] table."""
@@ -390,6 +393,7 @@ BOTH = (3600, ["127.0.0.10", "127.0.0.11"])   # Paris, then Nuremberg (test_geo'
 HN_ONLY = (120, ["127.0.0.11"])
 
 
+@needs_test_hooks
 class HealthRiseFall(unittest.TestCase):
     @classmethod
     def setUpClass(cls):

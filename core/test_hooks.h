@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+/*
+ * Hooks that exist only for tests, all named here.  They are compiled in
+ * only when CMake's GEOACME_TEST_HOOKS is ON (scripts/test.sh,
+ * scripts/test-sanitize.sh and so .ci/run turn it on; the default and the
+ * Debian package leave it off).  Without it the environment variables are
+ * never read, their names are not in the binary (test_hook() drops its
+ * argument unexpanded), and SIGUSR2 keeps its default action.
+ * `geoacme version` ends in "test-hooks" when they are in, which is how
+ * the integration tests that need one know to skip (exit 77) without;
+ * doc/packaging.md says how to check a release binary.
+ *
+ *   GEOACME_TEST_SYNC        acme/commit.c: "blocking" (every commit syncs
+ *                            in COMMIT, on the loop), "hold=MS" (each sync
+ *                            settles MS ms late), "fail" (every sync fails)
+ *   GEOACME_TEST_CLOCK_FILE  cmd/serve.c: a file holding how many seconds
+ *                            the loop's clock runs ahead; re-read on SIGUSR2
+ */
+#include <stdbool.h>
+#include <stdlib.h>
+
+#ifdef GEOACME_TEST_HOOKS
+#define TEST_HOOKS_ON true
+#define TEST_HOOK_SYNC "GEOACME_TEST_SYNC"
+#define TEST_HOOK_CLOCK_FILE "GEOACME_TEST_CLOCK_FILE"
+/* The hook's value from the environment, or NULL when it is not set. */
+#define test_hook(name) getenv(name)
+/* The hook's name, for a log line. */
+#define test_hook_name(name) (name)
+#else
+#define TEST_HOOKS_ON false
+/* Always NULL; name is not expanded, so the hook names above need not
+ * (and do not) exist in a build without the hooks. */
+#define test_hook(name) ((const char *)NULL)
+#define test_hook_name(name) ""
+#endif
