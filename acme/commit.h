@@ -8,6 +8,7 @@
  * on disk (group commit, below).
  */
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct acme;

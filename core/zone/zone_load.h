@@ -5,6 +5,8 @@
  * zone file's records, the zone's geo names (their answer sets built over
  * the configured sites), then the optional signer.
  */
+#include <stdint.h>
+
 struct config;
 struct config_zone;
 struct diag;
