@@ -198,7 +198,7 @@ class InstallTest(unittest.TestCase):
         # The binary is the one built, with the version and commit.
         r = subprocess.run([os.path.join(stage, "usr/bin/geoacme"), "version"],
                            capture_output=True, text=True, timeout=30)
-        self.assertRegex(r.stdout, r"^geoacme \d+\.\d+\.\d+ \(commit [0-9a-f]{12}(-dirty)?\)\n$")
+        self.assertRegex(r.stdout, r"^geoacme \d+\.\d+\.\d+ \(commit [0-9a-f]{12}(-dirty)?\)( test-hooks)?\n$")
         with open(os.path.join(REPO, "CMakeLists.txt")) as f:
             version = re.search(r"project\(geoacme VERSION (\S+)", f.read()).group(1)
         self.assertTrue(r.stdout.startswith("geoacme %s " % version))
