@@ -334,6 +334,7 @@ int cmd_serve(int argc, char **argv)
 		.tcp_max_connections = boot->tcp_max_connections,
 		.tcp_idle_timeout_ms = boot->tcp_idle_timeout_ms,
 		.tcp_max_per_prefix = boot->tcp_max_connections_per_prefix,
+		.tcp_lifetime_ms = boot->tcp_lifetime_ms,
 	};
 	/* The handler context is set once the first generation exists. */
 	s.net = net_new(s.loop, &nc, process_handle, NULL, err);

@@ -839,7 +839,7 @@ static void load_server(struct loader *l, struct toml_node *root)
 	static const char *const keys[] = {
 		"udp_max_size", "tcp_max_connections", "tcp_max_connections_per_prefix", "rrl_rate",
 		"rrl_slip", "rrl_ipv4_prefix", "rrl_ipv6_prefix", "cookies", "http_listen",
-		"query_log_sample", "query_log_rate", "nsid", "udp_io", NULL,
+		"query_log_sample", "query_log_rate", "nsid", "tcp_lifetime", "udp_io", NULL,
 	};
 	struct config *c = l->c;
 	struct toml_node *t = get_table(l, root, "server");
@@ -859,6 +859,9 @@ static void load_server(struct loader *l, struct toml_node *root)
 	get_u32(l, t, "tcp_max_connections", 1, 65535, &c->tcp_max_connections);
 	get_u32(l, t, "tcp_max_connections_per_prefix", 1, 65535,
 	        &c->tcp_max_connections_per_prefix);
+	uint64_t ms;
+	if (get_duration(l, t, "tcp_lifetime", SECOND, DAY, false, &ms))
+		c->tcp_lifetime_ms = (uint32_t)ms;
 	get_u32(l, t, "rrl_rate", 0, 1000000, &c->rrl_rate);
 	get_u32(l, t, "rrl_slip", 0, 10, &c->rrl_slip);
 	if (get_int(l, t, "rrl_ipv4_prefix", 8, 32, &v))
@@ -1956,6 +1959,7 @@ struct config *config_load(const char *path, struct diag *d)
 		.udp_max_size = EDNS_UDP_DEFAULT, .tcp_max_connections = CONFIG_TCP_MAX_DEFAULT,
 		.tcp_max_connections_per_prefix = CONFIG_TCP_PER_PREFIX_DEFAULT,
 		.tcp_idle_timeout_ms = CONFIG_TCP_IDLE_MS_DEFAULT,
+		.tcp_lifetime_ms = CONFIG_TCP_LIFETIME_MS_DEFAULT,
 		.rrl_rate = 0, .rrl_slip = 2, .rrl_ipv4_prefix = 24, .rrl_ipv6_prefix = 56,
 		.query_log_rate = 10,
 		.cookies = true,

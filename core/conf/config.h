@@ -28,6 +28,7 @@ struct diag;
 #define CONFIG_TCP_MAX_DEFAULT 256
 #define CONFIG_TCP_PER_PREFIX_DEFAULT 16
 #define CONFIG_TCP_IDLE_MS_DEFAULT 10000
+#define CONFIG_TCP_LIFETIME_MS_DEFAULT 120000
 #define CONFIG_SIG_VALIDITY_DEFAULT (14 * 86400)   /* RRSIG lifetime, s */
 #define CONFIG_SIG_INCEPTION_DEFAULT 3600          /* backdating, s */
 #define CONFIG_SIG_REFRESH_DEFAULT (7 * 86400)     /* re-sign when less remains, s */
@@ -200,6 +201,7 @@ struct config {
 	uint32_t tcp_max_connections;   /* 256 */
 	uint32_t tcp_max_connections_per_prefix;   /* 16, per IPv4 /24 or IPv6 /56 */
 	uint32_t tcp_idle_timeout_ms;   /* 10000 (tcp_request_timeout in Hickory, seconds) */
+	uint32_t tcp_lifetime_ms;   /* 120000: the progress window (core/net/tcp.c) */
 	/* [server] response rate limiting (off by default) and DNS cookies (on). */
 	uint32_t rrl_rate;              /* responses/s per client prefix; 0 = off */
 	uint32_t rrl_slip;              /* every Nth limited response truncated: 2 */

@@ -278,6 +278,7 @@ struct net *net_new(struct loop *l, const struct net_config *cfg, net_handler_fn
 	                 cfg->tcp_max_per_prefix ? cfg->tcp_max_per_prefix
 	                                         : CONFIG_TCP_PER_PREFIX_DEFAULT,
 	                 cfg->tcp_idle_timeout_ms ? cfg->tcp_idle_timeout_ms : CONFIG_TCP_IDLE_MS_DEFAULT,
+	                 cfg->tcp_lifetime_ms ? cfg->tcp_lifetime_ms : CONFIG_TCP_LIFETIME_MS_DEFAULT,
 	                 n->n_ls);
 	if (!n->udp || !n->tcp)
 		goto oom;

@@ -32,6 +32,7 @@ struct net_config {
 	uint32_t tcp_max_connections;
 	uint32_t tcp_idle_timeout_ms;
 	uint32_t tcp_max_per_prefix;   /* per IPv4 /24 or IPv6 /56; 0 = the default (16) */
+	uint32_t tcp_lifetime_ms;      /* the progress window (tcp.c); 0 = the default (120 s) */
 };
 
 struct net;

@@ -51,7 +51,8 @@ struct tcp;
 /* max_conns, max_per_prefix and idle_ms must be > 0; max_listeners is how
  * many tcp_listen() calls will come.  Returns NULL when out of memory. */
 struct tcp *tcp_new(struct loop *l, const struct net_handler *h, uint32_t max_conns,
-                    uint32_t max_per_prefix, uint32_t idle_ms, size_t max_listeners);
+                    uint32_t max_per_prefix, uint32_t idle_ms, uint32_t lifetime_ms,
+                    size_t max_listeners);
 /* Takes ownership of a bound, listening, non-blocking socket (closed on
  * failure too).  Returns 0 or a negative errno. */
 int tcp_listen(struct tcp *t, int fd);

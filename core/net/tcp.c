@@ -2,8 +2,9 @@
 /*
  * DNS over TCP (RFC 7766): 2-byte length framing, pipelined queries
  * answered in order, partial reads and writes, an idle timeout, a lifetime
- * cap, and connection caps that make room by closing connections in an
- * order that spares real clients:
+ * that only a connection making progress outlives (below), and connection
+ * caps that make room by closing connections in an order that spares real
+ * clients:
  *
  * - Per client prefix (IPv4 /24, IPv6 /56): at most max_per_peer
  *   connections.  A new one past that closes one of the same prefix's own
@@ -34,9 +35,27 @@
  * leaves the connection alone, and a connection that closes first makes
  * that reply a no-op.
  *
+ * Lifetime.  Every connection is judged once per lifetime window
+ * (tcp_lifetime, 120 s): one that sent at least TCP_PROGRESS_RATE bytes a
+ * second on average over the window (a zone transfer being read, a busy
+ * resolver's pipelined answers) starts another window; any other is
+ * closed.  A fixed cap closed every transfer at 120 s, so a secondary on a
+ * link slower than about 2.5 Mbit/s could never copy a 100 000-record
+ * zone.  RFC 7766 6.2.3 asks servers to close idle connections and leaves
+ * the limits to them; the idle timeout still closes a connection that
+ * completes no query and reads no message of its stream (a transfer
+ * reader that stops), and the window closes one that reads, but too
+ * slowly to matter (a few bytes a second holding a connection and a
+ * snapshot for hours).  Sent means what the peer's side took: what we
+ * handed to the kernel less what still waits in the socket's send queue
+ * (SIOCOUTQ), so the kernel's buffer (4 MB on loopback) does not count
+ * as progress.  Such a connection, and one closed by the idle timeout
+ * with answers still unsent, is aborted (RST): a plain close would leave
+ * the kernel trickling its send queue to a reader that does not read.
+ *
  * Connections sit on four lists: by last activity (the LRU: the idle
- * timeout and the cap take from its head), by accept time (the lifetime
- * cap takes from its head), those that never completed a query (by accept
+ * timeout and the cap take from its head), by the start of their lifetime
+ * window (the progress check takes from its head), those that never completed a query (by accept
  * time: the cap takes from there first), and their prefix's, by last
  * activity.  One timer is armed for the earliest deadline.
  */
@@ -46,6 +65,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -60,7 +81,7 @@
 #define TCP_IN_SIZE (2 + QUERY_MSG_MAX)
 #define TCP_OUT_HIGH 65536
 #define TCP_OUT_SIZE (TCP_OUT_HIGH + 2 + NET_TX_SIZE)
-#define TCP_LIFETIME_MS (120 * 1000)
+#define TCP_PROGRESS_RATE 1024   /* bytes a second, averaged over a lifetime window */
 #define TCP_ACCEPT_BUDGET 64
 #define TCP_PAUSE_MS 100          /* listeners rest this long when out of descriptors */
 #define TCP_SWEEP_SLACK_MAX 250   /* coalesce expiries a little to save wakeups */
@@ -99,7 +120,9 @@ struct tcp_conn {
 	struct tcp_peer *pfx;     /* its client prefix's connections */
 	struct tcp_link link[TCP_LISTS];
 	uint64_t last_active;
-	uint64_t created;
+	uint64_t window_start;     /* the lifetime window: accept, then each renewal */
+	uint64_t sent;             /* bytes handed to the kernel since accept */
+	uint64_t read_at_start;    /* peer_read() when the window started */
 	struct sockaddr_storage peer;
 	socklen_t peer_len;
 	size_t in_len;
@@ -121,6 +144,7 @@ struct tcp {
 	uint32_t max_conns;
 	uint32_t max_per_peer;
 	uint32_t idle_ms;
+	uint32_t lifetime_ms;
 	uint32_t n_conns;
 	struct tcp_list list[3];   /* TCP_LRU, TCP_AGE, TCP_FRESH */
 	struct tcp_peer *peer_pool;      /* max_conns + 1 */
@@ -383,6 +407,7 @@ static int conn_flush(struct tcp_conn *c)
 		ssize_t n = send(c->fd, c->out + c->out_off, queued(c), MSG_NOSIGNAL);
 		if (n > 0) {
 			c->out_off += (size_t)n;
+			c->sent += (uint64_t)n;
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
@@ -502,7 +527,7 @@ static int conn_new(struct tcp *t, int fd, const struct sockaddr_storage *peer, 
 	c->out = c->in + TCP_IN_SIZE;
 	memcpy(&c->peer, peer, len);
 	c->peer_len = len;
-	c->created = c->last_active = loop_now_ms(t->loop);
+	c->window_start = c->last_active = loop_now_ms(t->loop);
 	int rc = loop_add_fd(t->loop, fd, LOOP_READ, on_conn, c);
 	if (rc < 0) {
 		free(c);
@@ -553,6 +578,25 @@ void tcp_later_done(struct tcp_conn *c, const uint8_t *msg, size_t len)
 
 /* --- timers --- */
 
+/* Bytes the peer's side has taken: sent, less what waits in our send queue. */
+static uint64_t peer_read(const struct tcp_conn *c)
+{
+	int outq = 0;
+	if (ioctl(c->fd, SIOCOUTQ, &outq) < 0 || outq < 0)
+		return c->sent;   /* cannot fail on a TCP socket; then count what we sent */
+	return (uint64_t)outq < c->sent ? c->sent - (uint64_t)outq : 0;
+}
+
+/* Closes with RST, dropping what waits in the send queue (see the top). */
+static void conn_abort(struct tcp_conn *c)
+{
+	struct linger lg = { 1, 0 };
+	if (setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)) < 0)
+		log_limited(&tcp_lim, LOG_WARN, "tcp: SO_LINGER: %s (closing normally)",
+		            strerror(errno));
+	conn_close(c);
+}
+
 static void sweep(struct loop *l, void *arg)
 {
 	struct tcp *t = arg;
@@ -562,11 +606,28 @@ static void sweep(struct loop *l, void *arg)
 	while ((c = t->list[TCP_LRU].head) && now - c->last_active >= t->idle_ms) {
 		if (c->later)
 			touch(c);   /* waiting for its reply (a disk sync): not idle */
+		else if (queued(c) || c->stream.next)
+			conn_abort(c);   /* a reader that stopped reading */
 		else
 			conn_close(c);
 	}
-	while ((c = t->list[TCP_AGE].head) && now - c->created >= TCP_LIFETIME_MS)
-		conn_close(c);
+	/* Renewed ones go to the tail with a fresh start: the loop ends. */
+	uint64_t need = (uint64_t)t->lifetime_ms * TCP_PROGRESS_RATE / 1000;
+	while ((c = t->list[TCP_AGE].head) && now - c->window_start >= t->lifetime_ms) {
+		uint64_t read = peer_read(c);
+		if (read < c->read_at_start)
+			read = c->read_at_start;
+		if (read - c->read_at_start < need) {
+			log_limited(&tcp_lim, LOG_INFO, "tcp: closing a connection that sent %llu bytes "
+			            "in its last %u s window (less than 1 KiB/s: tcp_lifetime)",
+			            (unsigned long long)(read - c->read_at_start), t->lifetime_ms / 1000);
+			conn_abort(c);
+			continue;
+		}
+		c->window_start = now;
+		c->read_at_start = read;
+		move_to_tail(&t->list[TCP_AGE], c, TCP_AGE);
+	}
 	sweep_arm(t);
 }
 
@@ -579,7 +640,7 @@ static void sweep_arm(struct tcp *t)
 		return;
 	uint64_t now = loop_now_ms(t->loop);
 	uint64_t next = t->list[TCP_LRU].head->last_active + t->idle_ms;
-	uint64_t dead = t->list[TCP_AGE].head->created + TCP_LIFETIME_MS;
+	uint64_t dead = t->list[TCP_AGE].head->window_start + t->lifetime_ms;
 	if (dead < next)
 		next = dead;
 	uint64_t delay = next > now ? next - now : 0;
@@ -672,7 +733,8 @@ static void on_accept(struct loop *l, int fd, int events, void *arg)
 /* --- public (to net.c) --- */
 
 struct tcp *tcp_new(struct loop *l, const struct net_handler *h, uint32_t max_conns,
-                    uint32_t max_per_prefix, uint32_t idle_ms, size_t max_listeners)
+                    uint32_t max_per_prefix, uint32_t idle_ms, uint32_t lifetime_ms,
+                    size_t max_listeners)
 {
 	struct tcp *t = calloc(1, sizeof(*t));
 	if (!t)
@@ -682,6 +744,7 @@ struct tcp *tcp_new(struct loop *l, const struct net_handler *h, uint32_t max_co
 	t->max_conns = max_conns ? max_conns : 1;
 	t->max_per_peer = max_per_prefix ? max_per_prefix : 1;
 	t->idle_ms = idle_ms ? idle_ms : 1;
+	t->lifetime_ms = lifetime_ms ? lifetime_ms : 1;
 	t->max_ls = max_listeners;
 	size_t chains = 16;
 	while (chains < 2 * (size_t)t->max_conns)

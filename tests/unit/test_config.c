@@ -275,6 +275,7 @@ static void test_defaults(void)
 	is_int(c->udp_max_size, 1232, "default udp_max_size");
 	is_int(c->tcp_max_connections, 256, "default tcp_max_connections");
 	is_int(c->tcp_max_connections_per_prefix, 16, "default tcp_max_connections_per_prefix");
+	is_int(c->tcp_lifetime_ms, 120000, "default tcp_lifetime");
 	is_int(c->rrl_rate, 0, "rate limiting off by default");
 	is_int(c->rrl_slip, 2, "default rrl_slip");
 	is_int(c->rrl_ipv4_prefix, 24, "default rrl_ipv4_prefix");
@@ -821,6 +822,13 @@ static void test_zone_errors(void)
 		         "5:11: expected an address with an optional port in 'notify' (\"192.0.2.2:53\", "
 		         "\"[2001:db8::2]:53\"), found '%s'", bad_ports[i]);
 		problem(text, want, bad_ports[i]);
+	}
+	problem(LISTEN "[server]\ntcp_lifetime = \"2d\"\n",
+	        "3:16: expected 'tcp_lifetime' between 1s and 1d, found 2d", "tcp_lifetime range");
+	{
+		struct config *c = load_text(LISTEN "[server]\ntcp_lifetime = \"90s\"\n");
+		is_int(c ? (int)c->tcp_lifetime_ms : 0, 90000, "tcp_lifetime honoured");
+		config_free(c);
 	}
 	static const char *const bad_http[] = { "127.0.0.1:-1", "127.0.0.1:+9153", "127.0.0.1: 9153",
 	                                        "[::1]:09153", "127.0.0.1:65536" };
