@@ -38,6 +38,7 @@
  * work and a slow reader holds little of our memory.
  */
 #define XFR_MSG_SOFT 16384
+#define OPT_LEN 11                /* an OPT record without options */
 
 /* One difference of the IXFR history (a zone_diff blob). */
 struct xfr_hist {
@@ -102,6 +103,10 @@ struct xfr_stream {
 	size_t messages, records, bytes;
 	bool incremental;            /* an IXFR from the history */
 	const char *kind;            /* for the log */
+	/* The request had an OPT: every message carries ours (RFC 6891 7, as
+	 * Knot does), the DO bit echoed. */
+	bool edns, do_bit;
+	uint16_t udp_advertise;
 };
 
 static struct log_limit lim_refuse, lim_tsig;
@@ -472,7 +477,7 @@ static int stream_next(void *ctx, struct query *q)
 {
 	struct xfr_stream *s = ctx;
 	size_t cap = q->tx_cap < QUERY_MSG_MAX ? q->tx_cap : QUERY_MSG_MAX;
-	size_t reserve = s->signed_req ? tsig_space(&s->key) : 0;
+	size_t reserve = (s->signed_req ? tsig_space(&s->key) : 0) + (s->edns ? OPT_LEN : 0);
 	if (cap < reserve + 512)
 		return -ENOSPC;
 	size_t hard = cap - reserve;
@@ -511,6 +516,14 @@ static int stream_next(void *ctx, struct query *q)
 		return -ENOSPC;
 	}
 	wire_put_u16_at(&w, 6, an);
+	if (s->edns) {
+		/* Root owner, type OPT, our UDP size, version 0, no options. */
+		uint8_t opt[OPT_LEN] = { 0, 0, 41 };
+		wire_set_u16(opt + 3, s->udp_advertise);
+		wire_set_u16(opt + 7, s->do_bit ? 0x8000 : 0);
+		wire_write_bytes(&w, opt, sizeof(opt));
+		wire_put_u16_at(&w, 10, 1);
+	}
 	q->tx_len = wire_pos(&w);
 	if (s->signed_req) {
 		s->tsig.time_signed = (uint64_t)time(NULL);
@@ -577,6 +590,9 @@ static int start_stream(struct query *q, const struct zone *z, const struct xfr_
 	s->qtype = q->qtype;
 	s->qclass = q->qclass;
 	s->first = true;
+	s->edns = q->edns_ok;
+	s->do_bit = q->edns.do_bit;
+	s->udp_advertise = q->udp_advertise;
 	client_str(q, s->who, sizeof(s->who));
 	if (req) {
 		s->signed_req = true;

@@ -46,6 +46,19 @@ static int parse_ecs(struct edns_ecs *ecs, const uint8_t *p, uint16_t len)
 	return 0;
 }
 
+int edns_check_options(const uint8_t *rdata, uint16_t rdlen)
+{
+	struct wire w;
+	wire_init_read(&w, rdata, rdlen);
+	while (wire_left(&w) > 0) {
+		wire_skip(&w, 2);          /* code */
+		wire_skip(&w, wire_read_u16(&w));
+		if (w.err)
+			return -EBADMSG;
+	}
+	return 0;
+}
+
 int edns_parse_options(struct edns *e, const uint8_t *rdata, uint16_t rdlen)
 {
 	struct wire w;

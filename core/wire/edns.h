@@ -44,3 +44,6 @@ struct edns {
  * FORMERR, and RFC 6891 7 wants an OPT in that answer.
  */
 int edns_parse_options(struct edns *e, const uint8_t *rdata, uint16_t rdlen);
+/* Only the framing (RFC 6891 6.1.2): 0, or -EBADMSG when an option runs
+ * past the RDATA. */
+int edns_check_options(const uint8_t *rdata, uint16_t rdlen);

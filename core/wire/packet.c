@@ -21,18 +21,26 @@
 
 /* --- parsing --- */
 
+/*
+ * The OPT record.  Its fixed part and the framing of its options are RFC
+ * 6891's own and are checked whatever the version; what the options say
+ * is read only in a message whose question is well formed (`options`).
+ * The version is judged by dispatch before anything is made of them
+ * (RFC 6891 6.1.3; core/zone/process.c).
+ */
 static int parse_opt(struct query *q, const uint8_t *owner_wire, uint16_t udp, uint32_t ttl,
-                     const uint8_t *rdata, uint16_t rdlen)
+                     const uint8_t *rdata, uint16_t rdlen, bool options)
 {
 	if (q->edns.present)
 		return -EBADMSG;          /* RFC 6891 6.1.1: more than one OPT */
 	if (owner_wire[0] != 0)
-		return -EBADMSG;          /* owner must be the root */
+		return -EBADMSG;          /* owner must be the root (6.1.2) */
 	q->edns.present = true;
 	q->edns.udp_size = udp;
 	q->edns.version = (uint8_t)(ttl >> 16);
 	q->edns.do_bit = (ttl & 0x8000) != 0;
-	return edns_parse_options(&q->edns, rdata, rdlen);
+	return options ? edns_parse_options(&q->edns, rdata, rdlen)
+	               : edns_check_options(rdata, rdlen);
 }
 
 static int parse_body(struct query *q, struct wire *w);
@@ -73,22 +81,37 @@ int packet_parse(struct query *q)
 /* The question and every record's framing, read with the sticky cursor. */
 static int parse_body(struct query *q, struct wire *w)
 {
-	if (q->qdcount != 1)
-		return -EBADMSG;
-	/* One pass lowercases, notes the label offsets and hashes (dname.h). */
-	int len = dname_unpack_question(w->buf, w->cap, &w->pos, q->qname_orig, q->qname,
-	                                q->qname_label_off, &q->qname_labels, &q->qname_hash);
-	if (len < 0)
-		return -EBADMSG;
-	uint16_t qtype = wire_read_u16(w);
-	uint16_t qclass = wire_read_u16(w);
-	if (w->err)
-		return -EBADMSG;
-	q->qname_len = (uint8_t)len;
-	q->qtype = qtype;
-	q->qclass = qclass;
-	q->question_end = wire_pos(w);
-	q->question_ok = true;
+	/*
+	 * A message whose QDCOUNT is not 1 is FORMERR, but its questions are
+	 * still walked so that the records after them, the OPT among them, can
+	 * be found: the FORMERR then carries an OPT (RFC 6891 7), or BADVERS
+	 * is answered (6.1.3).  A question that does not parse hides them.
+	 */
+	bool one = q->qdcount == 1;
+	if (one) {
+		/* One pass lowercases, notes the label offsets and hashes (dname.h). */
+		int len = dname_unpack_question(w->buf, w->cap, &w->pos, q->qname_orig, q->qname,
+		                                q->qname_label_off, &q->qname_labels, &q->qname_hash);
+		if (len < 0)
+			return -EBADMSG;
+		uint16_t qtype = wire_read_u16(w);
+		uint16_t qclass = wire_read_u16(w);
+		if (w->err)
+			return -EBADMSG;
+		q->qname_len = (uint8_t)len;
+		q->qtype = qtype;
+		q->qclass = qclass;
+		q->question_end = wire_pos(w);
+		q->question_ok = true;
+	} else {
+		for (unsigned i = 0; i < q->qdcount; i++) {
+			uint8_t name[DNAME_MAX];
+			dname_read(w, name);
+			wire_skip(w, 4);      /* type, class */
+			if (w->err)
+				return -EBADMSG;
+		}
+	}
 
 	unsigned total = (unsigned)q->ancount + q->nscount + q->arcount;
 	for (unsigned i = 0; i < total; i++) {
@@ -110,7 +133,7 @@ static int parse_body(struct query *q, struct wire *w)
 			return -EBADMSG;
 		bool additional = i >= (unsigned)q->ancount + q->nscount;
 		if (type == RR_OPT) {
-			if (!additional || parse_opt(q, owner, rclass, ttl, rdata, rdlen) < 0)
+			if (!additional || parse_opt(q, owner, rclass, ttl, rdata, rdlen, one) < 0)
 				return -EBADMSG;
 			q->opt_offset = rr_start;
 		} else if (type == RR_TSIG) {
@@ -122,9 +145,10 @@ static int parse_body(struct query *q, struct wire *w)
 	if (wire_left(w) != 0)
 		return -EBADMSG;          /* trailing bytes after the last record */
 	q->edns_ok = q->edns.present;
-	/* A malformed ECS or COOKIE in a well-formed OPT: FORMERR, with an
-	 * OPT in the answer (RFC 6891 7), echoing neither option. */
-	if (q->edns.bad_option)
+	/* QDCOUNT not 1, or a malformed ECS or COOKIE in a well-formed OPT:
+	 * FORMERR, with an OPT in the answer (RFC 6891 7), echoing neither
+	 * option. */
+	if (!one || q->edns.bad_option)
 		return -EBADMSG;
 	q->rcode = RCODE_NOERROR;
 	return 0;

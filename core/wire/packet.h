@@ -84,8 +84,13 @@ struct answer_plan {
 /*
  * Returns 0 when the message is a well-formed query, -EBADMSG when it is
  * malformed (q->rcode = FORMERR; a response can still be written if the
- * header parsed; q->edns_ok when the OPT was well formed and only an
- * option in it was not, so the FORMERR carries an OPT, RFC 6891 7),
+ * header parsed).  q->edns_ok says the OPT is parseable: every question
+ * and record up to the end of the message walks, there is one OPT, in
+ * the additional section, owned by the root, with its options framed
+ * within its RDATA.  Then the answer carries an OPT whatever else is
+ * wrong (QDCOUNT not 1, a malformed ECS or COOKIE: RFC 6891 7), and
+ * q->edns.version is known for BADVERS (6.1.3); the options' contents
+ * are read only when QDCOUNT is 1.  It returns
  * -EOPNOTSUPP for a message with an opcode other than QUERY and UPDATE that
  * does not parse as a query (q->rcode = NOTIMP: the opcode is judged first,
  * RFC 8490 5.4), or -EINVAL when it must be dropped silently (shorter than

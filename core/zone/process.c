@@ -88,6 +88,19 @@ static uint32_t now(void)
 	return (uint32_t)time(NULL);
 }
 
+/* What our OPT says back: a server cookie (RFC 7873), our NSID (RFC 5001). */
+static void edns_out(const struct process_env *env, struct query *q)
+{
+	if (q->edns.cookie_present && env->cookies) {
+		q->cookie_valid = cookie_process(env->cookies, q, now(), q->cookie_out);
+		q->cookie_out_set = true;
+	}
+	if (q->edns.nsid && env->nsid_len) {
+		q->nsid_out = env->nsid;
+		q->nsid_out_len = env->nsid_len;
+	}
+}
+
 /* Everything that answers a message, or leaves q->tx_len 0 to send nothing. */
 static void respond(struct process_env *env, struct query *q)
 {
@@ -111,25 +124,27 @@ static void respond(struct process_env *env, struct query *q)
 		packet_write_error(q);
 		return;
 	}
+	/*
+	 * RFC 6891 6.1.3: a version we do not implement is answered BADVERS
+	 * before anything else in the message is judged, its question (QDCOUNT
+	 * 0 or 2) and its options (a malformed ECS or COOKIE) included: what
+	 * those mean is the other version's business.  A client cookie that is
+	 * well formed still gets its server cookie, so that rate limiting can
+	 * tell the client is real.
+	 */
+	if (q->edns_ok && q->edns.version > 0) {
+		edns_out(env, q);
+		q->rcode = RCODE_BADVERS;
+		packet_write_error(q);
+		return;
+	}
 	if (err) {
 		env->formerr++;
 		q->rcode = RCODE_FORMERR;
 		packet_write_error(q);
 		return;
 	}
-	if (q->edns.cookie_present && env->cookies) {
-		q->cookie_valid = cookie_process(env->cookies, q, now(), q->cookie_out);
-		q->cookie_out_set = true;
-	}
-	if (q->edns.nsid && env->nsid_len) {
-		q->nsid_out = env->nsid;
-		q->nsid_out_len = env->nsid_len;
-	}
-	if (q->edns.present && q->edns.version > 0) {
-		q->rcode = RCODE_BADVERS;
-		packet_write_error(q);
-		return;
-	}
+	edns_out(env, q);
 	if (q->opcode == OPCODE_QUERY && (q->qtype == RR_AXFR || q->qtype == RR_IXFR) &&
 	    env->xfr.handle) {
 		if (env->xfr.handle(env->xfr.ctx, q) < 0) {

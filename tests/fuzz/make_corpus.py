@@ -146,6 +146,21 @@ def queries():
     seeds["bad_ecs_family"] = (header(ar=1) + qname("geo.example.com") + b"\0\1\0\1" +
                                b"\0\0\x29\x04\xd0\0\0\0\0\0\x08" + b"\0\x08\0\x04\0\x07\x18\0")
     seeds["response_bit"] = header(flags=0x8000) + qname("example.com") + b"\0\1\0\1"
+    # RFC 6891 order (issue #27.2, tests/golden/cases/edns_*.case): an OPT
+    # behind a question count of 0 or 2, version 1 with malformed options.
+    def opt(version=0, options=b""):
+        return b"\0\0\x29\x04\xd0\0" + bytes([version]) + b"\0\0" + \
+            len(options).to_bytes(2, "big") + options
+    question = qname("www.example.com") + b"\0\1\0\1"
+    bad_ecs = b"\0\x08\0\x07\0\x01\x18\x08\xc0\0\x02"     # scope 8 in a query
+    bad_cookie = b"\0\x0a\0\x05abcde"
+    seeds["edns_qdcount0_opt"] = header(qd=0, ar=1) + opt()
+    seeds["edns_qdcount2_opt"] = header(qd=2, ar=1) + question * 2 + opt()
+    seeds["edns_v1_qdcount0"] = header(qd=0, ar=1) + opt(1)
+    seeds["edns_v1_bad_ecs"] = header(ar=1) + question + opt(1, bad_ecs)
+    seeds["edns_v1_bad_cookie"] = header(ar=1) + question + opt(1, bad_cookie)
+    seeds["edns_option_framing"] = header(ar=1) + question + opt(0, b"\0\x0a\0\x20ab")
+    seeds["edns_v1_option_framing"] = header(ar=1) + question + opt(1, b"\0\x0a\0\x20ab")
     seeds["tsig_query_unknown_key"] = signed_query()
     for name, data in seeds.items():
         put("fuzz_query", name, data)
