@@ -19,6 +19,7 @@
 #include "core/net/loop.h"
 #include "core/net/reply_later.h"
 #include "core/test_hooks.h"
+#include "core/wire/dname.h"
 #include "core/wire/query.h"
 #include "core/wire/rrset.h"
 #include "core/zone/zone.h"
@@ -121,6 +122,28 @@ static struct zone_patch *prepare_patch(struct acme_zone *az, const struct chang
 
 static void commit_durable_started(struct acme_zone *az);
 
+/*
+ * A name the change leaves with a DS record where none may be (RFC 4035
+ * 2.4: "A DS RRset MUST NOT appear at a non-delegation point or at a
+ * zone's apex"): the apex, or a name without NS records; NULL when there is
+ * none.  Looked up in the mirror with the change applied, so a DS and the
+ * NS of its new cut may come in one UPDATE, and an UPDATE that deletes a
+ * cut's NS but not its DS is caught too.
+ */
+static const uint8_t *ds_misplaced(const struct acme_zone *az, const struct change_list *cl)
+{
+	for (size_t i = 0; i < cl->n; i++) {
+		const struct recset_name *n = recset_find(az->rs, cl->v[i].name);
+		const struct recset_rrset *ds = n ? recset_name_rrset(n, RR_DS) : NULL;
+		if (!ds || !ds->count)
+			continue;
+		const struct recset_rrset *ns = recset_name_rrset(n, RR_NS);
+		if (dname_equal(n->name, az->apex) || !ns || !ns->count)
+			return n->name;
+	}
+	return NULL;
+}
+
 static double ms_since(const struct timespec *t0)
 {
 	struct timespec t1;
@@ -152,6 +175,16 @@ int commit_change(struct acme_zone *az, struct change_list *cl, uint32_t *serial
 		if (ret == -EIO)
 			reload_mirror(az);
 		return ret;
+	}
+	const uint8_t *bad_ds = ds_misplaced(az, cl);
+	if (bad_ds) {
+		char name[DNAME_MAX * 4 + 2];
+		acme_name_str(bad_ds, name, sizeof(name));
+		log_warn("%s: change refused: it leaves a DS record at %s, which is not a delegation "
+		         "(RFC 4035 2.4: a DS belongs at a name below the apex with NS records)",
+		         az->name, name);
+		unapply(az, cl);
+		return -EPERM;
 	}
 	/* Patched in place when it can be, in time proportional to the change;
 	 * built whole otherwise.  Either is made before the commit, so a
@@ -426,8 +459,13 @@ int commit_update(struct acme *a, struct query *q, const struct acme_key *key, u
 		char what[512];
 		describe_changes(&cl, what, sizeof(what));
 		uint32_t serial = 0;
+		/* -EPERM: a change no zone may hold (a DS at a name that is not a
+		 * delegation, RFC 4035 2.4).  REFUSED, not FORMERR: the message is
+		 * well formed (RFC 2136 3.4.1.2's prescan takes it); the server
+		 * declines to make the change, as for its other rules (RFC 2136
+		 * 3.3).  Nothing was committed. */
 		if ((rc = commit_change(az, &cl, &serial, false, false)) < 0)
-			rcode = RCODE_SERVFAIL;
+			rcode = rc == -EPERM ? RCODE_REFUSED : RCODE_SERVFAIL;
 		else
 			log_info("update for %s from key %s: %s; serial %u, snapshot %s in %.2f ms "
 			         "(SQLite commit %.2f ms)", zone, kname, what, serial,

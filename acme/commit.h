@@ -33,7 +33,9 @@ struct zone *commit_build(struct acme_zone *az, char err[256]);
  * signing after a start, or a re-signing pass: secondaries hold
  * signatures that no difference describes).  `whole` builds the snapshot
  * whole even where a patch would do (a serial bump that must re-sign).
- * Returns 0 (serial: the new one) or a negative errno.
+ * Returns 0 (serial: the new one) or a negative errno: -EPERM when the
+ * change would leave a DS record at a name that is not a delegation (RFC
+ * 4035 2.4), logged, nothing changed.
  */
 int commit_change(struct acme_zone *az, struct change_list *cl, uint32_t *serial, bool reset,
                   bool whole);

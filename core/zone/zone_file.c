@@ -5,6 +5,7 @@
  * wire form (RFC 4034 6.2: lowercase names in owner and rdata).
  */
 #include <ctype.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -256,8 +257,119 @@ static char *strip(char *s)
 	return s;
 }
 
+static int zone_file_read_all(const char *path, const uint8_t *apex, zone_file_rr_fn fn,
+                              void *arg, struct diag *d);
+
+/*
+ * Where DS records may be (RFC 4035 2.4: "A DS RRset MUST NOT appear at a
+ * non-delegation point or at a zone's apex"): the owners of the file's DS
+ * and NS records are noted as they go to the caller, and each DS whose
+ * owner is the apex or holds no NS is reported with its line once the
+ * whole file is read (the NS may come later in it).
+ */
+struct owners {
+	uint8_t **names;
+	int *lines;
+	size_t n, cap;
+};
+
+struct cut_check {
+	zone_file_rr_fn fn;
+	void *arg;
+	struct owners ds, ns;
+	bool nomem;
+};
+
+static void owners_push(struct cut_check *c, struct owners *o, const uint8_t *name, int line)
+{
+	if (o->n == o->cap) {
+		size_t cap = o->cap ? o->cap * 2 : 16;
+		uint8_t **names = realloc(o->names, cap * sizeof(*names));
+		if (names)
+			o->names = names;
+		int *lines = names ? realloc(o->lines, cap * sizeof(*lines)) : NULL;
+		if (lines)
+			o->lines = lines;
+		if (!names || !lines) {
+			c->nomem = true;
+			return;
+		}
+		o->cap = cap;
+	}
+	size_t len = dname_len(name);
+	uint8_t *copy = malloc(len);
+	if (!copy) {
+		c->nomem = true;
+		return;
+	}
+	memcpy(copy, name, len);
+	o->names[o->n] = copy;
+	o->lines[o->n++] = line;
+}
+
+static void owners_free(struct owners *o)
+{
+	for (size_t i = 0; i < o->n; i++)
+		free(o->names[i]);
+	free(o->names);
+	free(o->lines);
+}
+
+static int name_ptr_cmp(const void *a, const void *b)
+{
+	return dname_canonical_cmp(*(uint8_t *const *)a, *(uint8_t *const *)b);
+}
+
+static int cut_check_rr(void *arg, const uint8_t *owner, uint16_t type, uint32_t ttl,
+                        const uint8_t *rdata, uint16_t rdlen, int line)
+{
+	struct cut_check *c = arg;
+	int err = c->fn(c->arg, owner, type, ttl, rdata, rdlen, line);
+	if (err == 0 && type == RR_DS)
+		owners_push(c, &c->ds, owner, line);
+	else if (err == 0 && type == RR_NS)
+		owners_push(c, &c->ns, owner, line);
+	return err;
+}
+
+static void cut_check_report(struct cut_check *c, const char *path, const uint8_t *apex,
+                             struct diag *d)
+{
+	if (c->nomem) {
+		diag_add(d, path, 0, 0, "out of memory");
+		return;
+	}
+	if (c->ns.n)
+		qsort(c->ns.names, c->ns.n, sizeof(*c->ns.names), name_ptr_cmp);
+	for (size_t i = 0; i < c->ds.n; i++) {
+		const uint8_t *owner = c->ds.names[i];
+		bool at_apex = dname_equal(owner, apex);
+		if (!at_apex && c->ns.n &&
+		    bsearch(&owner, c->ns.names, c->ns.n, sizeof(*c->ns.names), name_ptr_cmp))
+			continue;
+		char owner_str[DNAME_MAX * 4 + 1];
+		owner_text(owner, owner_str, sizeof(owner_str));
+		diag_add(d, path, c->ds.lines[i], 0,
+		         "%s: a DS record belongs at a delegation, a name below the apex with NS "
+		         "records (RFC 4035 2.4)%s", owner_str, at_apex ? "; this is the apex" : "");
+	}
+}
+
 int zone_file_read(const char *path, const uint8_t *apex, zone_file_rr_fn fn, void *arg,
                    struct diag *d)
+{
+	struct cut_check cc = { .fn = fn, .arg = arg };
+	int rc = zone_file_read_all(path, apex, cut_check_rr, &cc, d);
+	size_t before = d->n;
+	if (rc == 0)
+		cut_check_report(&cc, path, apex, d);
+	owners_free(&cc.ds);
+	owners_free(&cc.ns);
+	return rc < 0 ? rc : d->n > before ? -EINVAL : 0;
+}
+
+static int zone_file_read_all(const char *path, const uint8_t *apex, zone_file_rr_fn fn,
+                              void *arg, struct diag *d)
 {
 	FILE *fp = fopen(path, "r");
 	if (!fp) {

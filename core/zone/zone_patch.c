@@ -409,20 +409,27 @@ static int check_plain(const struct zone_patch *p, const struct pnode *e)
 	if (e->old && (e->old->flags & (ZONE_NODE_GLUE | ZONE_NODE_GEO)))
 		return -EAGAIN;
 	/*
-	 * A copy's zone cut may change its records as long as it stays a cut
-	 * (its NS, DS, and the NSEC that changes whenever the name after it
-	 * does): the names below stay glue, nothing else moves.  Ours are
-	 * signed by rules a patch does not follow there.
+	 * A zone cut may change its records as long as it stays a cut (its
+	 * NS, DS, and the NSEC that changes whenever the name after it does):
+	 * the names below stay glue, nothing else moves.  A name becomes a cut
+	 * when it gains NS (not_below_cuts() then checks that no name lies
+	 * below it); a cut that loses its NS would turn its glue into data:
+	 * built whole.  At a cut of ours only NS and DS may be (RFC 4035 2.2:
+	 * nothing else there is authoritative, and the whole build leaves it
+	 * unsigned); a DS anywhere else is not (RFC 4035 2.4).
 	 */
-	bool cut = e->old && (e->old->flags & ZONE_NODE_DELEGATION);
-	if (cut && !(p->z->presigned && sets_have(e->sets, e->nsets, RR_NS)))
+	bool was_cut = e->old && (e->old->flags & ZONE_NODE_DELEGATION);
+	bool cut = !apex && sets_have(e->sets, e->nsets, RR_NS);
+	if (was_cut && !cut)
 		return -EAGAIN;
 	/* The NSEC is data in a presigned copy; ours is not given. */
 	uint16_t data = (uint16_t)(e->nsets - sets_have(e->sets, e->nsets, RR_NSEC));
 	for (uint16_t j = 0; j < e->nsets; j++) {
 		const struct rrset *s = &e->sets[j];
-		if (s->type == RR_DNAME || (s->type == RR_DS && !cut) ||
-		    (s->type == RR_NS && !apex && !cut))
+		if (s->type == RR_DNAME || (s->type == RR_DS && !cut))
+			return -EAGAIN;
+		if (cut && (!p->z->presigned || !was_cut) && s->type != RR_NS && s->type != RR_DS &&
+		    !(p->z->presigned && s->type == RR_NSEC))
 			return -EAGAIN;
 		if (s->type == RR_CNAME && (data > 1 || s->count > 1 || apex))
 			return -EAGAIN;
@@ -557,7 +564,7 @@ static int add_nodes(struct zone_patch *p)
 			continue;
 		e->link = true;
 		if (e->in_new)
-			e->flags = 0;
+			e->flags = (uint8_t)(e->flags & ZONE_NODE_DELEGATION);
 		struct zone_node *n = arena_zalloc(p->z->arena, sizeof(*n));
 		if (!n)
 			return -ENOMEM;
@@ -737,6 +744,26 @@ static int remove_nodes(struct zone_patch *p)
 	return 0;
 }
 
+/*
+ * A name that becomes a zone cut must have nothing below it: those names
+ * would become glue (unsigned, out of the NSEC order), which the whole
+ * build does.  Every name of ours with records below it is in the new NSEC
+ * order (an empty non-terminal has such a name below it), so looking at
+ * the name that follows in that order suffices; a copy's order holds them
+ * all too (nsec_complete).
+ */
+static int not_below_cuts(const struct zone_patch *p)
+{
+	for (size_t k = 0; k < p->n; k++) {
+		const struct pnode *e = &p->v[k];
+		bool new_cut = (e->flags & ZONE_NODE_DELEGATION) &&
+		               !(e->old && (e->old->flags & ZONE_NODE_DELEGATION));
+		if (new_cut && has_descendants(p, e->name))
+			return -EAGAIN;
+	}
+	return 0;
+}
+
 /* The names whose NSEC is written, with their next names. */
 static int nsec_targets(struct zone_patch *p, const uint32_t *marks, size_t n_marks)
 {
@@ -813,6 +840,8 @@ int zone_patch_prepare(struct zone_patch *p, const struct zone_signer *signer, c
 			e->flags = (uint8_t)(e->flags & ~ZONE_NODE_ENT);
 		else if (e->name_len == z->apex_len)
 			return -EAGAIN;
+		if (e->name_len != z->apex_len && sets_have(e->sets, e->nsets, RR_NS))
+			e->flags = (uint8_t)(e->flags | ZONE_NODE_DELEGATION);
 	}
 	/* 2. Names that appear, and the new NSEC order. */
 	int rc = add_nodes(p);
@@ -823,6 +852,8 @@ int zone_patch_prepare(struct zone_patch *p, const struct zone_signer *signer, c
 	rc = new_chain(p, &marks, &n_marks);
 	if (rc == 0)
 		rc = remove_nodes(p);
+	if (rc == 0)
+		rc = not_below_cuts(p);
 	if (rc == 0 && !pre)
 		rc = nsec_targets(p, marks, n_marks);   /* a copy's NSEC records come given */
 	free(marks);
@@ -922,8 +953,12 @@ int zone_patch_foreach_unsigned(struct zone_patch *p, zone_rrset_fn fn, void *ar
 		struct pnode *e = &p->v[k];
 		if (!e->contents || e->unlink)
 			continue;
+		bool cut = e->flags & ZONE_NODE_DELEGATION;
 		for (uint16_t j = 0; j < e->nsets; j++) {
 			if (e->sets[j].sig.len)
+				continue;
+			/* At a cut only DS and NSEC are ours to sign (RFC 4035 2.2). */
+			if (cut && e->sets[j].type != RR_DS && e->sets[j].type != RR_NSEC)
 				continue;
 			int rc = fn(arg, e->name, &e->sets[j]);
 			if (rc)

@@ -60,8 +60,17 @@
  * do replace an RRset's RRSIG in place, still wait while a transfer holds
  * the snapshot.
  *
- * What a patch does not do: anything that changes the zone's structure
- * beyond plain names — a delegation (NS below the apex, DS), glue, DNAME,
+ * Zone cuts.  A name that gains NS below the apex becomes a zone cut
+ * (ZONE_NODE_DELEGATION): its NS is left unsigned, its DS and NSEC are
+ * signed (RFC 4035 2.2), and so do a cut's later NS and DS changes.  Not
+ * patched (-EAGAIN): a new cut with names below it (they would become
+ * glue), a name given below a cut (glue), a cut that loses its NS, data
+ * beside a cut's NS and DS in a zone we sign (or at a copy's new cut), and
+ * a DS at a name that is not a cut (RFC 4035 2.4: refused before it gets
+ * here, acme/commit.c).
+ *
+ * What a patch does not do: anything else that changes the zone's
+ * structure beyond plain names — glue, DNAME,
  * a wildcard, a geo name, a CNAME beside other data, in a zone we sign a
  * change at the apex other than its SOA, an SOA whose TTL or minimum
  * changes (every NSEC's TTL follows them) — and unsigned zones.  zone_patch_prepare() answers

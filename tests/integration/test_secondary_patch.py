@@ -16,8 +16,8 @@ secondary serves the stored copy, then patches it again on the next IXFR.
 The same with Knot as the primary, signing the zone itself (one ECDSA key,
 NSEC): zone file changes reloaded on Knot reach geoacme by NOTIFY + IXFR
 (Knot's own IXFR, its own NSEC chain and signatures), the copy is patched,
-and geoacme's AXFR and answers are Knot's; a new delegation is built whole
-(a change a patch does not make), and the next change is patched again.
+and geoacme's AXFR and answers are Knot's; a new delegation is patched too
+(issue #26.1), and so is the next change.
 """
 import os
 import re
@@ -285,13 +285,12 @@ zone:
         questions = [("www.knot.example.", "A"), ("new.deep.knot.example.", "TXT"),
                      ("deep.knot.example.", "TXT"), ("ns1.knot.example.", "TXT")]
         # (zone file's extra records, how geoacme applies Knot's IXFR): a
-        # delegation is a change a patch does not make: built whole, and the
-        # next plain change is patched again.
+        # new delegation with nothing below it is patched too (issue #26.1).
         deleg = "sub IN NS ns.elsewhere.example.\n"
         steps = [("www IN A 192.0.2.10\nnew.deep IN TXT \"joined\"", "patched"),
                  ("www IN A 192.0.2.20\nnew.deep IN TXT \"joined\"", "patched"),
                  ("new.deep IN TXT \"www left\"", "patched"),
-                 (deleg + "new.deep IN TXT \"www left\"", "built whole"),
+                 (deleg + "new.deep IN TXT \"www left\"", "patched"),
                  (deleg + "new.deep IN TXT \"again\"\nzzz IN TXT \"last\"", "patched")]
         serial = first
         for extra, how in steps:

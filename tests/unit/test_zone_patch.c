@@ -151,6 +151,11 @@ static int verify_all(const struct zone *z, ldns_rr_list *keys)
 		for (const struct zone_node *n = z->buckets[h]; n; n = n->hash_next) {
 			for (uint16_t j = 0; j < n->rrset_count; j++) {
 				const struct rrset *s = &n->rrsets[j];
+				/* At a cut only DS and NSEC are signed (RFC 4035 2.2). */
+				if ((n->flags & ZONE_NODE_GLUE) ||
+				    ((n->flags & ZONE_NODE_DELEGATION) && s->type != RR_DS &&
+				     s->type != RR_NSEC))
+					continue;
 				if (!s->sig.len) {
 					bad++;
 					continue;
@@ -476,7 +481,12 @@ static void test_abandon_and_refuse(struct signer *s)
 		size_t len;
 		const char *what;
 	} cases[] = {
-		{ "sub.example.com", RR_NS, "\x02ns\x07" "example\x03" "com", 16, "a delegation" },
+		{ "www.example.com", RR_NS, "\x02ns\x07" "example\x03" "com", 16,
+		  "a delegation beside other data" },
+		{ "ns1.example.com", RR_NS, "\x02ns\x07" "example\x03" "com", 16,
+		  "a delegation beside other data (ns1)" },
+		{ "www.example.com", RR_DS, "\x30\x39\x0d\x02" "0123456789abcdef0123456789abcdef", 36,
+		  "a DS at a name that is not a cut (RFC 4035 2.4)" },
 		{ "*.example.com", RR_TXT, "\x01x", 2, "a wildcard" },
 		{ "www.example.com", RR_CNAME, "\x01x\x07" "example\x03" "com", 15, "a CNAME beside data" },
 		{ "example.com", RR_MX, "\x00\x0a\x01x\x07" "example\x03" "com", 17, "a new RRset at the apex" },
@@ -634,6 +644,130 @@ static void test_held(struct signer *s, ldns_rr_list *keys)
 	ok(nb2 == nb && memcmp(was, now, nb) == 0,
 	   "the transfer's list still reads the zone as it was when it started");
 	zone_free(held);
+	zone_free(z);
+}
+
+/*
+ * One step of test_delegation: patch `touched` (the model changed since
+ * `before` was built from it, which is freed); 1 when it equals the whole
+ * build.
+ */
+static int delegation_step(struct signer *s, ldns_rr_list *keys, struct zone *z,
+                           struct zone *before, const char **touched, size_t n,
+                           const char *what)
+{
+	struct zone_patch *p = patch_for(z, touched, n);
+	char err[256];
+	int rc = zone_patch_prepare(p, signer_hook(s), err);
+	is_int(rc, 0, "%s: patched", what);
+	if (rc < 0) {
+		zone_patch_free(p);
+		zone_free(before);
+		return 0;
+	}
+	uint8_t *pd = NULL;
+	size_t pl = 0;
+	int prc = zone_diff_patch(z, p, &pd, &pl);
+	zone_patch_apply(p);
+	zone_patch_free(p);
+	struct zone *fresh = build_fresh(s);
+	int diffs = 0, mismatches = 0;
+	check_patched(0, z, before, fresh, prc, pd, pl, true, &diffs, &mismatches);
+	zone_free(fresh);
+	is_int(mismatches + diffs, 0, "%s: equal to the whole build, IXFR difference too", what);
+	is_int(verify_all(z, keys), 0, "%s: every RRSIG verifies", what);
+	return mismatches + diffs == 0;
+}
+
+/* The model's records of one name and type go. */
+static void model_del(const char *owner, uint16_t type)
+{
+	for (size_t i = n_model; i-- > 0;)
+		if (!strcmp(model[i].owner, owner) && model[i].type == type)
+			model_del_at(i);
+}
+
+/*
+ * An NS below the apex makes a zone cut by patch, not by a whole build
+ * (issue #26.1); so do its DS's changes.  A cut with data beside its NS, a
+ * name below a new cut, or a cut that goes still build whole.
+ */
+static void test_delegation(struct signer *s, ldns_rr_list *keys)
+{
+	model_init();
+	struct zone *z = build_fresh(s);
+	const uint8_t *ns = name("ns.elsewhere.net");
+	uint8_t ds[36] = { 0x30, 0x39, 13, 2 };
+	for (int i = 4; i < 36; i++)
+		ds[i] = (uint8_t)i;
+	const char *t[] = { "sub.example.com", "example.com" };
+	struct zone *before = build_fresh(s);
+	model_add("sub.example.com", RR_NS, 3600, ns, dname_len(ns));
+	model_add("sub.example.com", RR_DS, 3600, ds, sizeof(ds));
+	model_bump_serial();
+	delegation_step(s, keys, z, before, t, 2, "a new cut with NS and DS");
+	const struct zone_node *cut = zone_find(z, name("sub.example.com"),
+	                                        dname_len(name("sub.example.com")));
+	ok(cut && (cut->flags & ZONE_NODE_DELEGATION) && !zone_node_rrset(cut, RR_NS)->sig.len &&
+	   zone_node_rrset(cut, RR_DS)->sig.len && zone_node_rrset(cut, RR_NSEC)->sig.len,
+	   "the cut: a delegation, its NS unsigned, its DS and NSEC signed");
+	before = build_fresh(s);
+	model_del("sub.example.com", RR_DS);
+	ds[3] = 1;
+	model_add("sub.example.com", RR_DS, 3600, ds, 24);
+	model_bump_serial();
+	delegation_step(s, keys, z, before, t, 2, "the cut's DS changes");
+	before = build_fresh(s);
+	model_del("sub.example.com", RR_DS);
+	model_bump_serial();
+	delegation_step(s, keys, z, before, t, 2, "the cut's DS goes (an unsigned child)");
+	before = build_fresh(s);
+	model_add("ins.example.com", RR_NS, 3600, ns, dname_len(ns));
+	const char *t2[] = { "ins.example.com", "example.com" };
+	model_bump_serial();
+	delegation_step(s, keys, z, before, t2, 2, "a second cut, NS only");
+
+	char err[256];
+	struct {
+		const char *owner;
+		uint16_t type;
+		const char *what;
+	} refused[] = {
+		{ "a.sub.example.com", RR_A, "a name below a cut (glue)" },
+		{ "sub.example.com", RR_A, "data beside a cut's NS" },
+		{ "sub.example.com", 0, "a cut that loses its NS" },
+	};
+	for (size_t c = 0; c < sizeof(refused) / sizeof(refused[0]); c++) {
+		size_t saved_n = n_model;
+		static struct mrec saved[4096];
+		memcpy(saved, model, sizeof(model));
+		if (refused[c].type)
+			model_add(refused[c].owner, refused[c].type, 300, "\xc0\x00\x02\x07", 4);
+		else
+			model_del(refused[c].owner, RR_NS);
+		model_bump_serial();
+		const char *tc[] = { refused[c].owner, "example.com" };
+		struct zone_patch *p = patch_for(z, tc, 2);
+		is_int(zone_patch_prepare(p, signer_hook(s), err), -EAGAIN, "-EAGAIN for %s",
+		       refused[c].what);
+		zone_patch_free(p);
+		memcpy(model, saved, sizeof(model));
+		n_model = saved_n;
+		serial--;
+	}
+	/* A new cut above names that exist: they would become glue. */
+	before = build_fresh(s);
+	model_add("x.deep.example.com", RR_TXT, 60, "\x01x", 2);
+	model_bump_serial();
+	const char *t3[] = { "x.deep.example.com", "example.com" };
+	delegation_step(s, keys, z, before, t3, 2, "a name below an empty non-terminal");
+	model_add("deep.example.com", RR_NS, 3600, ns, dname_len(ns));
+	model_bump_serial();
+	const char *t4[] = { "deep.example.com", "example.com" };
+	struct zone_patch *p = patch_for(z, t4, 2);
+	is_int(zone_patch_prepare(p, signer_hook(s), err), -EAGAIN,
+	       "-EAGAIN for a new cut above an existing name");
+	zone_patch_free(p);
 	zone_free(z);
 }
 
@@ -1079,7 +1213,7 @@ static void test_presigned_refuse(struct signer *s)
 	} cases[] = {
 		{ "records without an NSEC", false, false, false },
 		{ "an RRSIG that covers no RRset", true, true, false },
-		{ "a delegation", true, false, true },
+		{ "a delegation beside other data", true, false, true },
 	};
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		struct zone_patch *p = zone_patch_new(z);
@@ -1192,6 +1326,7 @@ int main(void)
 	test_abandon_and_refuse(s);
 	test_bulk(s, keys);
 	test_held(s, keys);
+	test_delegation(s, keys);
 	test_resign(key_path, keys);
 	test_presigned(s);
 	test_presigned_refuse(s);
