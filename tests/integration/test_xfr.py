@@ -419,6 +419,25 @@ class Transfers(unittest.TestCase):
         r = dns.query.udp(q, "127.0.0.1", port=self.server.port, timeout=5)
         self.assertEqual([rr.rdtype for rr in r.answer], [dns.rdatatype.SOA])
 
+    def test_ixfr_from_a_newer_or_unordered_serial_is_the_soa_alone(self):
+        # RFC 1995 2 and RFC 1982 3.2: a client ahead of us, or exactly 2^31
+        # away (no order), gets our SOA alone; one behind by the wrap gets data.
+        serial = self.primary_serial("example.com")
+        for client in ((serial + 5) % 2 ** 32, (serial + 2 ** 31) % 2 ** 32):
+            with self.subTest(client=client):
+                q = self.axfr_query("example.com", XFR_KEY, "IXFR", client)
+                r = dns.query.tcp(q, "127.0.0.1", port=self.server.port, timeout=5)
+                self.assertEqual(dns.rcode.to_text(r.rcode()), "NOERROR")
+                self.assertEqual([dns.rdatatype.to_text(rr.rdtype) for rr in r.answer], ["SOA"])
+                self.assertEqual(r.answer[0][0].serial, serial)
+        behind = (serial + 2 ** 31 + 1) % 2 ** 32   # 2^31 - 1 behind, across the wrap
+        q = self.axfr_query("example.com", XFR_KEY, "IXFR", behind)
+        r = dns.query.tcp(q, "127.0.0.1", port=self.server.port, timeout=5,
+                          one_rr_per_rrset=True)
+        soas = [rr[0].serial for rr in r.answer if rr.rdtype == dns.rdatatype.SOA]
+        self.assertEqual(soas, [serial, serial])   # not in the history: the whole zone
+        self.assertGreater(len(r.answer), 2)
+
     def ixfr_into(self, z, serial):
         """Applies an IXFR from `serial` to a dnspython zone (dnspython checks
         the IXFR framing and every message's TSIG)."""
