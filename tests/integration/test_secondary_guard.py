@@ -100,6 +100,11 @@ class FakePrimary:
         self.on_ixfr = []
         self.on_axfr = []
         self.per_message = 20
+        # held: the last message of an answer is held back until the
+        # secondary hangs up (or 10 s pass): one that hangs up has abandoned
+        # the transfer before its end.  sent[] tells how many were sent.
+        self.held = False
+        self.sent = []          # per answer: (messages sent, total, wire sizes)
         self.requests = []
         self.lock = threading.Lock()
         self.closed = False
@@ -133,16 +138,36 @@ class FakePrimary:
                 with self.lock:
                     self.requests.append((dns.rdatatype.to_text(qtype), serial))
                     records = list(self.on_ixfr if qtype == dns.rdatatype.IXFR else self.on_axfr)
+                wires = []
                 for i in range(0, max(len(records), 1), self.per_message):
                     r = dns.message.make_response(q)
                     r.flags |= dns.flags.AA
                     for rec in records[i:i + self.per_message]:
                         r.answer.append(rrset(rec))   # each its own RRset: order kept
-                    wire = r.to_wire()
+                    wires.append(r.to_wire())
+                sent = 0
+                for k, wire in enumerate(wires):
+                    if self.held and k == len(wires) - 1 and k > 0 and self._hung_up(conn):
+                        break
                     conn.sendall(struct.pack("!H", len(wire)) + wire)
+                    sent += 1
+                with self.lock:
+                    self.sent.append((sent, len(wires), [len(w) for w in wires]))
                 time.sleep(0.5)   # let the secondary close first
             except (EOFError, OSError):
                 pass
+
+    @staticmethod
+    def _hung_up(conn):
+        conn.settimeout(10)
+        try:
+            return conn.recv(1) == b""
+        except socket.timeout:
+            return False
+        except OSError:
+            return True
+        finally:
+            conn.settimeout(None)
 
     def notify(self, secondary, serial=None):
         """A NOTIFY from the primary's address, with the SOA as a hint when serial is set."""
@@ -376,23 +401,34 @@ class Guard(unittest.TestCase):
     def test_records_cap(self):
         big = zone(11, [("h%d" % i, 300, "A", "192.0.2.%d" % (i % 250)) for i in range(60)])
         self.primary.on_ixfr = axfr(big)
+        self.primary.held = True
         self.primary.notify(self.secondary)
         self.secondary.wait_log(r"transfer from 127\.0\.0\.2:%d refused: more than %d records "
                                 r"\(xfr_in_max_records\); the copy \(serial 10\) is kept"
                                 % (self.primary.port, MAX_RECORDS))
         self.wait_metric("records_cap", 1)
         self.assert_copy_is(10)
+        # Abandoned at the message that crossed the cap (records 41-60 of
+        # 65): the secondary hung up before the last message was sent.
+        self.assertEqual(self.primary.sent[1][:2], (3, 4))
 
     def test_bytes_cap(self):
         big = zone(11, [("t%d" % i, 300, "TXT", '"%s"' % ("x" * 250)) for i in range(20)])
         self.primary.on_ixfr = axfr(big)
         self.primary.per_message = 5
+        self.primary.held = True
         self.primary.notify(self.secondary)
         self.secondary.wait_log(r"transfer from 127\.0\.0\.2:%d refused: more than %d bytes "
                                 r"\(xfr_in_max_bytes\); the copy \(serial 10\) is kept"
                                 % (self.primary.port, MAX_BYTES))
         self.wait_metric("bytes_cap", 1)
         self.assert_copy_is(10)
+        # Abandoned at the message that crossed the cap: the secondary hung
+        # up before the last message was sent.
+        sent, total, sizes = self.primary.sent[1]
+        crossing = next(i for i in range(total) if sum(sizes[:i + 1]) > MAX_BYTES) + 1
+        self.assertLess(crossing, total, sizes)
+        self.assertEqual(sent, total - 1, sizes)
 
 
 if __name__ == "__main__":
