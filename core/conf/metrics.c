@@ -190,6 +190,14 @@ static const char *const rcode_names[METRICS_RCODES] = {
 	"BADTRUNC", "BADCOOKIE",
 };
 
+const char *metrics_rcode_name(unsigned rcode, char buf[16])
+{
+	if (rcode < METRICS_RCODES && strncmp(rcode_names[rcode], "RCODE", 5) != 0)
+		return rcode_names[rcode];
+	snprintf(buf, 16, "RCODE%u", rcode);
+	return buf;
+}
+
 static void write_queries(FILE *out)
 {
 	static const char *const transports[2] = { "udp", "tcp" };

@@ -100,6 +100,9 @@ static inline size_t metrics_qtype_index(uint16_t qtype)
 	return k ? k - 1 : METRICS_QTYPES - 1;
 }
 const char *metrics_qtype_name(size_t index);
+/* The name of an rcode (RFC 6895 2.3: "NXDOMAIN", "BADCOOKIE"), or
+ * "RCODEnn" written into buf for one without a name. */
+const char *metrics_rcode_name(unsigned rcode, char buf[16]);
 
 /*
  * The counter block of a zone (apex in presentation form, "example.com."),

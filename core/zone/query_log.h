@@ -7,9 +7,11 @@
  * The query path only copies a few fields into a ring made at start (no
  * allocation, no formatting, no write); a loop timer formats and logs the
  * ring once a second, at most `rate` lines a second, and says how many
- * sampled queries it had to skip.  A line holds the client's prefix (IPv4
- * /24, IPv6 /56: enough to find a network, not a reader), the name, type,
- * rcode, transport and, for geo answers, the sites chosen.
+ * sampled queries it had to skip.  A line holds the reader's subnet as the
+ * answer used it (the ECS subnet, else the source's IPv4 /24 or IPv6 /56:
+ * a network, not a host), the resolver's address, the name, the type's
+ * mnemonic, the rcode's name, the transport and the sites chosen (doc/
+ * observability.md has the format).
  */
 #include <stdint.h>
 

@@ -435,8 +435,47 @@ class QueryLog(unittest.TestCase):
         self.assertEqual(len(lines), 3, lines)
         geo = ",".join(names[a] for a in addrs)
         for line in lines:
-            self.assertEqual(line, "client=127.0.0.0/24 www.example.com. type=1 rcode=0 udp geo=%s"
-                             % geo)
+            self.assertEqual(line, "subnet=192.0.2.0/26 from=ecs resolver=127.0.0.1 "
+                             "www.example.com. type=A rcode=NOERROR udp sites=%s" % geo)
+
+    def test_each_line_names_subnet_resolver_type_rcode_transport_and_sites(self):
+        """The reader's subnet as the answer used it (ECS, else the source's /24 or
+        /56), the resolver, the type's mnemonic, the rcode's name, the transport and
+        the sites the answer came from (read back from the answer itself)."""
+        server = self.run_server(1, 100)
+        by_addr = {}
+        for s in SITES:
+            by_addr[s["ipv4"]] = s["name"]
+            if s.get("ipv6"):
+                by_addr[s["ipv6"]] = s["name"]
+
+        def sites(r):
+            return ",".join(by_addr[rd.address] for rd in r.answer[0])
+
+        want = []
+        r = server.query("www.example.com", "AAAA", ecs=("2001:db8:1::", 48), tcp=True,
+                         source="127.0.0.7")
+        want.append("subnet=2001:db8:1::/48 from=ecs resolver=127.0.0.7 www.example.com. "
+                    "type=AAAA rcode=NOERROR tcp sites=" + sites(r))
+        r = server.query("www.example.com", "A", source="127.9.8.7")
+        want.append("subnet=127.9.8.0/24 from=source resolver=127.9.8.7 www.example.com. "
+                    "type=A rcode=NOERROR udp sites=" + sites(r))
+        # ECS /0 asks for no tailoring (RFC 7871 7.1.2): the source is what was used
+        server.query("www.example.com", "A", ecs=("0.0.0.0", 0))
+        want.append("subnet=127.0.0.0/24 from=source resolver=127.0.0.1 www.example.com. "
+                    "type=A rcode=NOERROR udp sites=" + sites(r))
+        server.query("nope.example.com", "TXT", ecs=("198.51.100.0", 24))
+        want.append("subnet=198.51.100.0/24 from=ecs resolver=127.0.0.1 nope.example.com. "
+                    "type=TXT rcode=NXDOMAIN udp sites=-")
+        server.query("example.org", "TYPE65280")
+        want.append("subnet=127.0.0.0/24 from=source resolver=127.0.0.1 example.org. "
+                    "type=TYPE65280 rcode=REFUSED udp sites=-")
+        if have_ipv6():
+            server.query("example.com", "SOA", addr="::1")
+            want.append("subnet=::/56 from=source resolver=::1 example.com. type=SOA "
+                        "rcode=NOERROR udp sites=-")
+        lines = self.wait_lines(server, r"info: query: (subnet=.*)", len(want))
+        self.assertEqual(lines, want)
 
     def test_rate_limit_says_what_it_skipped(self):
         server = self.run_server(1, 2)
@@ -444,12 +483,13 @@ class QueryLog(unittest.TestCase):
             server.query("static.example.com", "A")
         self.wait_lines(server, r"info: query: \d+ sampled queries not logged", 1)
         log = server.log_since_start()
-        lines = re.findall(r"info: query: (client=.*)", log)
+        lines = re.findall(r"info: query: (subnet=.*)", log)
         skipped = [int(n) for n in re.findall(r"info: query: (\d+) sampled queries not", log)]
         # ten queries take a few ms: one flush window, or two if a flush fell between
         self.assertIn((len(lines), len(skipped)), [(2, 1), (4, 2)], log)
         self.assertEqual(len(lines) + sum(skipped), 10)
-        self.assertEqual(set(lines), {"client=127.0.0.0/24 static.example.com. type=1 rcode=0 udp"})
+        self.assertEqual(set(lines), {"subnet=127.0.0.0/24 from=source resolver=127.0.0.1 "
+                                      "static.example.com. type=A rcode=NOERROR udp sites=-"})
 
 
 class Reload(unittest.TestCase):
