@@ -26,12 +26,7 @@
 #include "core/zone/zone_load.h"
 #include "core/zone/zone_table.h"
 
-#ifndef GEOACME_VERSION
-#define GEOACME_VERSION "0.1.0"
-#endif
-#ifndef GEOACME_COMMIT
-#define GEOACME_COMMIT "unknown"
-#endif
+#include <geoacme_version.h>   /* generated in the build folder: the same as `geoacme version` */
 
 void status_html_escape(FILE *out, const char *s)
 {
@@ -105,23 +100,60 @@ static void family_line(FILE *out, const char *name, const char *type, const cha
 	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/*
+ * One sample per site, address family and state, 1 for the state it is in
+ * (a Prometheus state set): "up" and "down" for a family whose health is
+ * checked, "unchecked" for one that is never probed (served as alive).
+ */
+static void write_health_states(const struct generation *g, FILE *out)
+{
+	static const char *const states[3] = { "up", "down", "unchecked" };
+	static const char *const families[GEO_FAMILIES] = { "ipv4", "ipv6" };
+	char a[1024];
+	uint8_t addr[16];
+
+	family_line(out, "geoacme_site_health_state", "gauge",
+	            "1 for the state each address family of a site is in: up or down by its "
+	            "health checks, or unchecked (no checks; answered as alive); 0 for the others.");
+	for (size_t i = 0; i < geo_sites_count(g->sites); i++) {
+		metrics_label_escape(geo_site_name(g->sites, i), a, sizeof(a));
+		bool checked = health_last_result(g->health, i) != NULL;
+		for (int f = 0; f < GEO_FAMILIES; f++) {
+			if (!geo_site_address(g->sites, i, f == GEO_IPV4 ? 4 : 6, addr))
+				continue;
+			int state = !checked ? 2 : geo_site_alive(g->sites, i, (enum geo_family)f) ? 0 : 1;
+			for (int k = 0; k < 3; k++)
+				fprintf(out, "geoacme_site_health_state{site=\"%s\",family=\"%s\","
+				        "state=\"%s\"} %d\n", a, families[f], states[k], k == state);
+		}
+	}
+}
+
 static void write_metrics(const struct status_ctx *st, FILE *out)
 {
 	const struct generation *g = st->gen;
 	char a[1024], b[1024];
 
 	metrics_write_counters(out);
-	family_line(out, "geoacme_build_info", "gauge", "Version and git commit of this binary.");
+	family_line(out, "geoacme_build_info", "gauge",
+	            "Always 1; the labels are the version and git commit of this binary, as "
+	            "`geoacme version` prints them.");
 	fprintf(out, "geoacme_build_info{version=\"%s\",commit=\"%s\"} 1\n", GEOACME_VERSION,
 	        GEOACME_COMMIT);
 	if (g->sites) {
+		/* Only health-checked sites: an unchecked site is assumed alive,
+		 * and a 1 for it would read as "checked and up". */
 		family_line(out, "geoacme_site_up", "gauge",
-		            "1 when the site is alive (health checks passing or unchecked), else 0.");
+		            "1 when every family of a health-checked site passes its checks, else 0 "
+		            "(sites without checks have no sample: see geoacme_site_health_state).");
 		for (size_t i = 0; i < geo_sites_count(g->sites); i++) {
+			if (!health_last_result(g->health, i))
+				continue;
 			metrics_label_escape(geo_site_name(g->sites, i), a, sizeof(a));
 			fprintf(out, "geoacme_site_up{site=\"%s\"} %d\n", a,
 			        geo_site_up(g->sites, i) ? 1 : 0);
 		}
+		write_health_states(g, out);
 		family_line(out, "geoacme_site_probes_total", "counter",
 		            "Health probes completed for the site (since it was configured).");
 		for (size_t i = 0; i < geo_sites_count(g->sites); i++) {
@@ -132,7 +164,7 @@ static void write_metrics(const struct status_ctx *st, FILE *out)
 			        health_checks_done(g->health, i));
 		}
 	}
-	family_line(out, "geoacme_zone_serial", "gauge", "SOA serial of the zone being served.");
+	family_line(out, "geoacme_zone_serial", "gauge", "SOA serial of the snapshot of the zone being served now.");
 	for (size_t i = 0; i < zone_table_count(g->zones); i++) {
 		const struct zone *z = zone_table_at(g->zones, i);
 		metrics_label_escape(zone_name(z), a, sizeof(a));
@@ -165,11 +197,11 @@ static void write_metrics(const struct status_ctx *st, FILE *out)
 			        "%llu\n", a, b, (unsigned long long)geo_db_build_epoch(g->geo_db, i));
 		}
 	}
-	family_line(out, "process_cpu_seconds_total", "counter", "User and system CPU time.");
+	family_line(out, "process_cpu_seconds_total", "counter", "User and system CPU time the process has used, in seconds.");
 	fprintf(out, "process_cpu_seconds_total %.3f\n", cpu_seconds());
-	family_line(out, "process_resident_memory_bytes", "gauge", "Resident set size.");
+	family_line(out, "process_resident_memory_bytes", "gauge", "Resident memory of the process (its resident set size), in bytes.");
 	fprintf(out, "process_resident_memory_bytes %llu\n", (unsigned long long)rss_bytes());
-	family_line(out, "process_start_time_seconds", "gauge", "Start time as a Unix time.");
+	family_line(out, "process_start_time_seconds", "gauge", "When the process started, as a Unix time in seconds.");
 	fprintf(out, "process_start_time_seconds %lld\n", (long long)st->started);
 }
 

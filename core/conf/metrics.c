@@ -205,7 +205,8 @@ static void write_queries(FILE *out)
 	char zone[1024];
 
 	family(out, "geoacme_queries_total", "counter",
-	       "Queries answered, by zone (\"\" when no zone matched), type, transport and family.");
+	       "Standard queries (opcode QUERY) resolved, by zone (\"\" when no zone matched), "
+	       "type, transport and client address family.");
 	for (struct zone_series *z = zones; z; z = z->next) {
 		metrics_label_escape(z->apex ? z->apex : "", zone, sizeof(zone));
 		for (size_t t = 0; t < METRICS_QTYPES; t++)
@@ -222,20 +223,24 @@ static void write_queries(FILE *out)
 void metrics_write_counters(FILE *out)
 {
 	write_queries(out);
-	counters_by(out, "geoacme_responses_total", "Responses sent, by rcode.", "rcode",
+	counters_by(out, "geoacme_responses_total", "Responses sent at once to any message (queries, errors, UPDATE, NOTIFY), "
+	            "by rcode; UPDATE acknowledgements sent after the commit and zone transfer "
+	            "streams are not counted here.", "rcode",
 	            rcode_names, metrics.responses, METRICS_RCODES);
 	counter(out, "geoacme_dropped_total",
-	        "Messages dropped without an answer (shorter than a header, or responses).",
+	        "Messages given no response: shorter than a header, responses (QR=1), "
+	        "and UDP responses withheld by rate limiting.",
 	        metrics.dropped);
-	counter(out, "geoacme_truncated_total", "Responses sent with TC=1.", metrics.truncated);
+	counter(out, "geoacme_truncated_total", "Responses sent with TC=1 (too large for the UDP size, or a rate-limiting slip).", metrics.truncated);
 	counter(out, "geoacme_ecs_queries_total",
 	        "Queries that carried an EDNS Client Subnet option.",
 	        metrics.ecs_queries);
 	counter(out, "geoacme_rrl_dropped_total",
-	        "Responses dropped by rate limiting.",
+	        "UDP responses not sent because their client prefix was over the rate limit.",
 	        metrics.rrl_dropped);
 	counter(out, "geoacme_rrl_slipped_total",
-	        "Rate-limited responses sent truncated instead (slip).",
+	        "Rate-limited UDP responses sent truncated and empty instead (slip), so a real "
+	        "client retries over TCP.",
 	        metrics.rrl_slipped);
 
 	char name[1024], site[256];
@@ -254,18 +259,19 @@ void metrics_write_counters(FILE *out)
 	counter(out, "geoacme_geo_fail_open_episodes_total",
 	        "Times every health-checked site was down at once.",
 	        metrics.fail_open_episodes);
-	family(out, "geoacme_health_probes_total", "counter", "Health probes completed, by result.");
+	family(out, "geoacme_health_probes_total", "counter", "Health probes completed for all sites, by result (ok or failed).");
 	fprintf(out, "geoacme_health_probes_total{result=\"ok\"} %llu\n",
 	        (unsigned long long)metrics.probes_ok);
 	fprintf(out, "geoacme_health_probes_total{result=\"failed\"} %llu\n",
 	        (unsigned long long)metrics.probes_failed);
-	counters_by(out, "geoacme_updates_total", "DNS UPDATE messages, by result.", "result",
+	counters_by(out, "geoacme_updates_total", "DNS UPDATE messages (RFC 2136) received, by result: accepted, or why refused.", "result",
 	            update_results, metrics.updates, METRICS_UPDATE_RESULTS);
 	counter(out, "geoacme_stale_txt_purged_total",
 	        "TXT records removed from ACME zones by the stale-record purge.",
 	        metrics.stale_txt_purged);
 	counter(out, "geoacme_signatures_made_total",
-	        "RRSIGs computed (cache misses).",
+	        "RRSIGs computed by signing (signature cache misses), at start, on UPDATE and on "
+	        "re-signing.",
 	        metrics.signatures_made);
 	static const char *const xfr_out[METRICS_XFR_OUT] = {
 		"axfr", "ixfr", "ixfr_full_zone", "soa_only", "refused",
@@ -273,9 +279,9 @@ void metrics_write_counters(FILE *out)
 	counters_by(out, "geoacme_transfers_out_total",
 	            "Zone transfer requests answered, by what was sent.", "result", xfr_out,
 	            metrics.xfr_out, METRICS_XFR_OUT);
-	counter(out, "geoacme_notify_sent_total", "NOTIFY messages sent (retries too).",
+	counter(out, "geoacme_notify_sent_total", "NOTIFY messages sent to secondaries, retries included.",
 	        metrics.notify_sent);
-	counter(out, "geoacme_notify_answered_total", "NOTIFY messages answered.",
+	counter(out, "geoacme_notify_answered_total", "NOTIFY messages sent that a secondary answered.",
 	        metrics.notify_answered);
 	static const char *const xfr_in[METRICS_XFR_IN] = { "axfr", "ixfr", "current", "failed" };
 	counters_by(out, "geoacme_transfers_in_total",

@@ -220,7 +220,9 @@ void process_handle(void *envp, struct query *q)
 #endif
 	/* Every outcome is counted here, once, whichever path wrote it. */
 	if (q->tx_len == 0) {
-		METRICS_INC(metrics.dropped);
+		/* A transfer stream or a reply sent later is an answer, not a drop. */
+		if (!q->stream.next && !q->later.take)
+			METRICS_INC(metrics.dropped);
 		return;
 	}
 	/* The handler for UPDATE writes its own response: read the rcode back. */

@@ -182,6 +182,7 @@ class Counters(ObsTestCase):
                            text=True, timeout=30)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         for family in ("geoacme_queries_total", "geoacme_responses_total", "geoacme_site_up",
+                       "geoacme_site_health_state",
                        "geoacme_zone_serial", "geoacme_zone_signature_expiry_timestamp_seconds",
                        "geoacme_geo_database_build_timestamp_seconds", "geoacme_build_info",
                        "geoacme_signatures_made_total", "process_resident_memory_bytes"):
@@ -193,6 +194,40 @@ class Counters(ObsTestCase):
         self.assertGreater(expiry, time.time() + 13 * 86400)
         self.assertLess(expiry, time.time() + 15 * 86400)
         self.assertGreater(m["geoacme_signatures_made_total"], 0)
+
+    def test_build_info_is_what_geoacme_version_prints(self):
+        out = subprocess.run([BIN, "version"], capture_output=True, text=True, timeout=10)
+        m = re.fullmatch(r"geoacme (\S+) \(commit (\S+)\)( test-hooks)?\n", out.stdout)
+        self.assertIsNotNone(m, out.stdout)
+        self.assertNotEqual(m.group(2), "unknown")   # the suite runs in a git checkout
+        info = {k: v for k, v in samples(self.metrics()).items()
+                if k.startswith("geoacme_build_info")}
+        self.assertEqual(info, {'geoacme_build_info{version="%s",commit="%s"}' % m.groups()[:2]: 1})
+
+    def test_unchecked_sites_are_not_reported_as_checked_and_up(self):
+        self.ensure_up()
+        m = samples(self.metrics())
+        up = {k: v for k, v in m.items() if k.startswith("geoacme_site_up{")}
+        self.assertEqual(up, {'geoacme_site_up{site="hp"}': 1, 'geoacme_site_up{site="hn"}': 1})
+        states = {k: v for k, v in m.items() if k.startswith("geoacme_site_health_state{")}
+        want = {}
+        for site, state in (("hp", "up"), ("hn", "up"), ("ha", "unchecked"),
+                            ("off", "unchecked")):
+            for k in ("up", "down", "unchecked"):
+                key = 'geoacme_site_health_state{site="%s",family="ipv4",state="%s"}' % (site, k)
+                want[key] = 1 if k == state else 0
+        self.assertEqual(states, want)
+
+    def test_every_family_says_what_it_counts(self):
+        body = self.metrics()
+        helps = dict(re.findall(r"^# HELP (\S+) (.*)$", body, re.M))
+        types = dict(re.findall(r"^# TYPE (\S+) (\S+)$", body, re.M))
+        self.assertEqual(set(helps), set(types))
+        for name in {k.split("{")[0] for k in samples(body)}:
+            self.assertIn(name, helps)
+        for name, text in helps.items():
+            self.assertGreater(len(text.split()), 3, name)
+            self.assertTrue(text.endswith((".", ")")), name)
 
     def test_status_json(self):
         status, headers, body = get(self.port, "/status.json")
@@ -212,6 +247,9 @@ class Health(ObsTestCase):
         self.ensure_up()
         self.hp.close()
         self.wait_metric('geoacme_site_up{site="hp"}', 0)
+        state = 'geoacme_site_health_state{site="hp",family="ipv4",state="%s"}'
+        m = samples(self.metrics())
+        self.assertEqual([m[state % k] for k in ("up", "down", "unchecked")], [0, 1, 0])
         self.hp.open()
         self.wait_metric('geoacme_site_up{site="hp"}', 1)
         m = samples(self.metrics())
@@ -553,6 +591,8 @@ class Updates(unittest.TestCase):
                if k.startswith("geoacme_updates_total")}
         self.assertEqual(got, {"accepted": 2, "badkey": 1, "badsig": 1, "badtime": 0,
                                "policy": 1, "prereq": 1, "formerr": 0, "other": 0})
+        # an UPDATE acknowledged after its commit was answered, not dropped
+        self.assertEqual(m["geoacme_dropped_total"], 0)
         log = server.log()
         self.assertIn("+_acme-challenge.acme.example. TXT; serial", log)
         self.assertIn("-_acme-challenge.acme.example. TXT; serial", log)
