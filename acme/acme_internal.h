@@ -24,6 +24,8 @@ struct process_env;
 struct db;
 struct durable;
 struct wal_sync;
+struct checkpoint;
+struct lockwait;
 struct loop;
 struct recset;
 struct replay;
@@ -62,6 +64,7 @@ struct acme_zone {
 	bool mirror_stale;           /* rs may differ from the database: reload first */
 	/* Durable commits off the loop (commit.c); NULL: every commit returns durable. */
 	struct wal_sync *ws;
+	struct checkpoint *ckpt;     /* WAL checkpoints in a helper thread; NULL: SQLite's own */
 	struct durable *dur;         /* the replies waiting for the disk */
 	bool ws_watched;             /* the sync's eventfd is in the loop */
 	uint32_t sync_hold_ms;       /* GEOACME_TEST_SYNC=hold=MS (commit.c) */
@@ -82,6 +85,7 @@ struct acme {
 	void *on_durable_ctx;
 	struct acme_zone **zones;
 	size_t n;
+	struct lockwait *lw;         /* UPDATEs waiting for a database lock (lockwait.h) */
 };
 
 /* The zone with this (lowercase wire) apex, or NULL. */

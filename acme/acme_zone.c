@@ -14,6 +14,7 @@
 #include "acme/acme_internal.h"
 #include "acme/acme_zone.h"
 #include "acme/commit.h"
+#include "acme/lockwait.h"
 #include "acme/policy.h"
 #include "acme/purge.h"
 #include "acme/recset.h"
@@ -31,6 +32,7 @@
 #include "core/zone/zone_diff.h"
 #include "core/zone/zone_table.h"
 #include "storage/change.h"
+#include "storage/checkpoint.h"
 #include "storage/db.h"
 #include "storage/journal.h"
 #include "storage/records.h"
@@ -111,6 +113,11 @@ struct acme *acme_new(struct zone_table *t, struct loop *l, char err[256])
 	}
 	a->t = t;
 	a->l = l;
+	if (tsig_handler_setup(a) < 0) {
+		acme_errf(err, "out of memory");
+		free(a);
+		return NULL;
+	}
 	return a;
 }
 
@@ -126,7 +133,9 @@ static void zone_free_acme(struct acme_zone *az)
 		replay_free(az->keys[i].replay);
 	}
 	free(az->keys);
+	lockwait_forget(az->a->lw, az);
 	commit_durable_clear(az);
+	checkpoint_free(az->ckpt);
 	recset_free(az->rs);
 	db_close(az->db);
 	free(az->journal_path);
@@ -139,6 +148,7 @@ void acme_free(struct acme *a)
 		return;
 	for (size_t i = 0; i < a->n; i++)
 		zone_free_acme(a->zones[i]);
+	lockwait_free(a->lw);
 	free(a->zones);
 	free(a);
 }
@@ -365,6 +375,12 @@ int acme_add_zone(struct acme *a, const struct config *c, const struct config_zo
 	 */
 	if (commit_durable_setup(az) < 0)
 		log_warn("%s: UPDATEs commit with synchronous=FULL, on the loop", az->name);
+	if (a->l) {
+		/* Checkpoints too (storage/checkpoint.h); failing that, SQLite's own. */
+		char why[256];
+		if (!(az->ckpt = checkpoint_new(az->db, zc->checkpoint_pages, why)))
+			log_warn("%s: %s; SQLite checkpoints on the loop", az->name, why);
+	}
 	purge_schedule(az);
 	return 0;
 fail:

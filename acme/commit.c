@@ -232,7 +232,9 @@ int commit_change(struct acme_zone *az, struct change_list *cl, uint32_t *serial
 		unapply(az, cl);
 		zone_patch_free(p);
 		zone_free(z);
-		log_error("%s: the change was not committed to %s", az->name, az->journal_path);
+		/* -EBUSY: another process holds the lock; the caller waits (lockwait.h). */
+		if (ret != -EBUSY)
+			log_error("%s: the change was not committed to %s", az->name, az->journal_path);
 		return ret;
 	}
 	commit_durable_started(az);

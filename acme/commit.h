@@ -35,7 +35,8 @@ struct zone *commit_build(struct acme_zone *az, char err[256]);
  * whole even where a patch would do (a serial bump that must re-sign).
  * Returns 0 (serial: the new one) or a negative errno: -EPERM when the
  * change would leave a DS record at a name that is not a delegation (RFC
- * 4035 2.4), logged, nothing changed.
+ * 4035 2.4), logged, nothing changed; -EBUSY when another process holds
+ * the database's write lock (not logged: the caller waits, lockwait.h).
  */
 int commit_change(struct acme_zone *az, struct change_list *cl, uint32_t *serial, bool reset,
                   bool whole);
@@ -59,7 +60,9 @@ int commit_rebuild(struct acme_zone *az, char err[256]);
  * (NOERROR: committed, or nothing to change) or a negative errno:
  * -EBADMSG FORMERR, -ENOENT NOTAUTH (not our zone) or a prerequisite's
  * NXDOMAIN/NXRRSET, -EEXIST YXDOMAIN/YXRRSET, -ERANGE NOTZONE, -EACCES
- * REFUSED, -ENOMEM or the commit's error SERVFAIL.
+ * REFUSED, -ENOMEM or the commit's error SERVFAIL (-EBUSY: the database is
+ * locked by another process and nothing changed; the caller may hold the
+ * UPDATE and handle it again, lockwait.h).
  */
 int commit_update(struct acme *a, struct query *q, const struct acme_key *key, uint64_t now);
 

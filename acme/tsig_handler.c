@@ -9,6 +9,7 @@
 
 #include "acme/acme_internal.h"
 #include "acme/commit.h"
+#include "acme/lockwait.h"
 #include "acme/msg.h"
 #include "acme/replay.h"
 #include "acme/tsig.h"
@@ -183,6 +184,61 @@ static int reply_held(struct acme_zone *az, struct query *q, struct reply_tsig *
 	return ret;
 }
 
+/* An UPDATE handled (commit_update): its reply now, or held for the disk. */
+static int update_reply(struct acme *a, struct query *q, struct reply_tsig *r)
+{
+	struct acme_zone *az = commit_waiting_zone(a, q);
+	if (!az)
+		return reply_counted(q, q->rcode, r);
+	return reply_held(az, q, r);
+}
+
+/*
+ * An UPDATE whose zone's database another process has locked: held
+ * (lockwait.h) and handled again once the lock is free, or answered
+ * SERVFAIL at the bound.  Without room to hold it, SERVFAIL now.
+ */
+static int update_wait(struct acme *a, struct acme_zone *az, struct query *q,
+                       struct reply_tsig *r)
+{
+	static struct log_limit lim;
+	if (a->lw && lockwait_hold(a->lw, az, q, r->key) == 0) {
+		log_limited(&lim, LOG_INFO, "update for %s waits: %s is locked by another process "
+		            "(at most %d ms)", az->name, az->journal_path, LOCKWAIT_MS);
+		return 0;
+	}
+	q->rcode = RCODE_SERVFAIL;
+	return update_reply(a, q, r);
+}
+
+/* lockwait_fn: a held UPDATE, handled again (its TSIG was verified when it came). */
+static int update_again(void *ctx, struct query *q, const struct acme_key *key, bool give_up)
+{
+	struct acme *a = ctx;
+	uint64_t now = acme_now(a);
+	struct tsig_rr t;
+	if (tsig_find(q->rx, q->rx_len, &t) != 1)
+		return 0;   /* cannot happen: it was found in these bytes before; no reply */
+	struct reply_tsig r = { &t, key, TSIG_NOERROR, now };
+	if (commit_update(a, q, key, now) == -EBUSY) {
+		if (!give_up)
+			return -EBUSY;
+		static struct log_limit lim;
+		log_limited(&lim, LOG_WARN, "update for %s: %s stayed locked by another process for "
+		            "%d ms; answered SERVFAIL, nothing changed", key->zone->name,
+		            key->zone->journal_path, LOCKWAIT_MS);
+	}
+	return update_reply(a, q, &r);
+}
+
+int tsig_handler_setup(struct acme *a)
+{
+	if (!a->l || a->lw)
+		return 0;
+	a->lw = lockwait_new(a->l, update_again, a);
+	return a->lw ? 0 : -ENOMEM;
+}
+
 int tsig_handler_handle(void *ctx, struct query *q)
 {
 	struct acme *a = ctx;
@@ -254,9 +310,12 @@ int tsig_handler_handle(void *ctx, struct query *q)
 	}
 	if (q->opcode != OPCODE_UPDATE)
 		return reply_counted(q, RCODE_NOTIMP, &r);
-	commit_update(a, q, r.key, now);   /* the errno is logged there; the RCODE is on q */
-	struct acme_zone *az = commit_waiting_zone(a, q);
-	if (!az)
-		return reply_counted(q, q->rcode, &r);
-	return reply_held(az, q, &r);
+	/* Behind an UPDATE of its zone that waits for the lock: in turn. */
+	if (r.key && acme_find_zone(a, q->qname) == r.key->zone &&
+	    lockwait_waiting(a->lw, r.key->zone))
+		return update_wait(a, r.key->zone, q, &r);
+	/* The errno is logged there; the RCODE is on q. */
+	if (commit_update(a, q, r.key, now) == -EBUSY)
+		return update_wait(a, r.key->zone, q, &r);
+	return update_reply(a, q, &r);
 }

@@ -8,7 +8,13 @@
  * queries through core (process_query) for any zone, and signs each
  * response — or answers the TSIG error unsigned, as section 5.3.2 says.
  */
+struct acme;
 struct query;
 
 /* The handle function; ctx is the struct acme. */
 int tsig_handler_handle(void *ctx, struct query *q);
+/*
+ * With a loop: what holds UPDATEs that meet another process's lock on
+ * their database (acme/lockwait.h).  0 or -ENOMEM.
+ */
+int tsig_handler_setup(struct acme *a);

@@ -336,6 +336,14 @@ static int prepare(struct db *db, sqlite3_stmt **st, const char *sql, char err[2
 	return 0;
 }
 
+int db_write_lock_free(struct db *db)
+{
+	int ret = db_begin(db);
+	if (ret == 0)
+		db_rollback(db);
+	return ret;
+}
+
 struct db *db_open(const char *path, char err[256])
 {
 	struct db *db = calloc(1, sizeof(*db));
@@ -367,7 +375,8 @@ struct db *db_open(const char *path, char err[256])
 		goto fail;
 	}
 	sqlite3_extended_result_codes(db->sql, 1);
-	/* We are the only writer; the timeout covers an operator's sqlite3 shell. */
+	/* While opening (at start or a reload), an operator's sqlite3 shell may
+	 * hold a lock for a moment; db_open ends with no timeout at all. */
 	sqlite3_busy_timeout(db->sql, 2000);
 
 	sqlite3_stmt *st = NULL;
@@ -423,6 +432,13 @@ struct db *db_open(const char *path, char err[256])
 	            " sum(length(diff)) OVER (ORDER BY seq DESC) AS total FROM journal)"
 	            " WHERE total <= ?1)", err) < 0)
 		goto fail;
+	/*
+	 * From here on the server's loop uses this connection: it must never
+	 * wait for a lock (issue #26.2).  A statement that meets another
+	 * process's lock fails at once (SQLITE_BUSY, -EBUSY from
+	 * db_step_done) and its caller tries again later (acme/lockwait.h).
+	 */
+	sqlite3_busy_timeout(db->sql, 0);
 	return db;
 fail:
 	db_close(db);
@@ -525,6 +541,9 @@ int db_step_done(struct db *db, sqlite3_stmt *st, const char *what)
 	int rc = sqlite3_step(st);
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
+	/* Another process holds the lock: nothing was done, the caller retries. */
+	if ((rc & 0xff) == SQLITE_BUSY)
+		return -EBUSY;
 	if (rc != SQLITE_DONE) {
 		log_error("%s: %s: %s", db->path, what, sqlite3_errmsg(db->sql));
 		return -EIO;

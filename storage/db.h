@@ -78,7 +78,11 @@ int db_quick_check(const char *path, char err[256]);
 /*
  * Opens or creates the database, sets WAL + synchronous=FULL (wal_sync.h
  * may lower it to NORMAL and sync itself), migrates the
- * schema to DB_SCHEMA_VERSION and prepares every statement.  Refuses a
+ * schema to DB_SCHEMA_VERSION and prepares every statement.  Opening
+ * waits up to 2 s for a lock another process holds; after that the
+ * connection never waits (no busy timeout, issue #26.2): a call that
+ * meets a lock fails at once with -EBUSY, having changed nothing, and the
+ * caller tries again later (acme/lockwait.h).  Refuses a
  * database from a newer geoacme and a file that holds foreign tables
  * (a Hickory journal, say) rather than guessing, and does so after
  * db_identify(), before anything is written to the file.  A database of
@@ -87,6 +91,13 @@ int db_quick_check(const char *path, char err[256]);
  */
 struct db *db_open(const char *path, char err[256]);
 void db_close(struct db *db);   /* NULL-safe */
+
+/*
+ * 0 when a write transaction could start now, -EBUSY when another
+ * connection (an operator's sqlite3) holds the write lock, -EIO on another
+ * error.  One BEGIN IMMEDIATE and ROLLBACK: no wait, nothing written.
+ */
+int db_write_lock_free(struct db *db);
 
 /* PRAGMA user_version, or a negative errno. */
 int db_schema_version(struct db *db);

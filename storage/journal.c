@@ -28,8 +28,9 @@ static int append(struct db *db, const struct journal_entry *e, const struct jou
 int journal_commit(struct db *db, const struct change_list *cl, const struct journal_entry *e,
                    bool reset, const struct journal_caps *caps)
 {
-	if (db_begin(db) < 0)
-		return -EIO;
+	int ret = db_begin(db);
+	if (ret < 0)
+		return ret;   /* -EBUSY: locked by another process, nothing done */
 	if (records_apply_in_tx(db, cl) < 0 ||
 	    (reset && db_step_done(db, db->journal_clear, "emptying the journal") < 0) ||
 	    (e && append(db, e, caps) < 0)) {

@@ -37,8 +37,9 @@ struct journal_caps {
  * synchronous=FULL, or, when wal_sync.h has set NORMAL, once its next
  * sync completes (records_apply() is this without an entry; caps is read only
  * with one).  An entry larger than max_bytes, or any
- * entry with max_changes 0, empties the journal instead.  -EIO on error
- * (nothing changed).
+ * entry with max_changes 0, empties the journal instead.  -EIO on error,
+ * -EBUSY when another process holds the write lock (nothing changed
+ * either way; no wait: db.h).
  */
 int journal_commit(struct db *db, const struct change_list *cl, const struct journal_entry *e,
                    bool reset, const struct journal_caps *caps);

@@ -35,7 +35,8 @@ int db_commit(struct db *db);
 void db_rollback(struct db *db);
 /* True when p[0 .. n) is exactly one uncompressed wire name (stored blobs are not trusted). */
 bool db_name_valid(const uint8_t *p, int n);
-/* Runs a prepared statement that returns no rows, then resets it. */
+/* Runs a prepared statement that returns no rows, then resets it: 0,
+ * -EBUSY (another process holds the lock; logged by no one) or -EIO. */
 int db_step_done(struct db *db, sqlite3_stmt *st, const char *what);
 /* Meta values, inside the caller's transaction; 0 or -EIO. */
 int db_meta_set_blob(struct db *db, const char *key, const void *p, int n);

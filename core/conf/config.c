@@ -1588,7 +1588,7 @@ static struct toml_node *load_store(struct loader *l, struct toml_node *zt, stru
 	static const char *const keys[] = {
 		"type", "allow_update", "journal_path", "journal_file_path", "zone_path",
 		"zone_file_path", "stale_txt_age", "max_records_per_name", "max_records",
-		"max_txt_len", "tsig_keys", NULL,
+		"max_txt_len", "tsig_keys", "checkpoint_pages", NULL,
 	};
 	const char *where = "[zones.stores]";
 	struct toml_node *t = toml_get(zt, "stores");
@@ -1650,6 +1650,7 @@ static struct toml_node *load_store(struct loader *l, struct toml_node *zt, stru
 	get_u32(l, t, "max_records_per_name", 0, 65535, &z->max_records_per_name);
 	get_u32(l, t, "max_records", 0, 10000000, &z->max_records);
 	get_u32(l, t, "max_txt_len", 1, 255, &z->max_txt_len);
+	get_u32(l, t, "checkpoint_pages", 1, 1000000, &z->checkpoint_pages);
 	load_tsig_keys(l, t, z);
 	check_unknown(l, t, keys, where);
 	return upd;
@@ -1681,6 +1682,7 @@ static void load_zones(struct loader *l, struct toml_node *root)
 		z->max_records_per_name = 16;
 		z->max_records = 10000;
 		z->max_txt_len = 255;
+		z->checkpoint_pages = 1000;
 		z->ixfr_max_changes = 100;
 		z->ixfr_max_bytes = 1 << 20;
 		get_u32(l, t, "ixfr_max_changes", 0, 100000, &z->ixfr_max_changes);

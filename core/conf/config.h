@@ -139,6 +139,7 @@ struct config_zone {
 	uint32_t ixfr_max_bytes;        /* 1 MiB */
 	/* ACME policy and hygiene. */
 	uint32_t stale_txt_age_s;       /* 86400; 0 = never purge */
+	uint32_t checkpoint_pages;      /* 1000: WAL pages that start a checkpoint */
 	uint32_t max_records_per_name;  /* 16 */
 	uint32_t max_records;           /* 10000 */
 	uint32_t max_txt_len;           /* 255 bytes per string, total rdata 1024 */

@@ -61,7 +61,7 @@ LIB = os.environ.get("POWERCUT_LIB")
 KEY = TsigKey("update.acme.example.", "hmac-sha256", b"power-cut-test-secret-32-bytes!!")
 ZONE = "acme.example."
 # Checkpoints every 8 WAL pages: several per round, so cuts land in them.
-CONFIG = BASE_CONFIG + acme_zone_toml("acme.example", [KEY], store="")
+CONFIG = BASE_CONFIG + acme_zone_toml("acme.example", [KEY], store="checkpoint_pages = 8\n")
 FILES = acme_files(seed_zone(ZONE), [KEY])
 DB = "acme.sqlite"
 CLIENTS = 8

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * WAL checkpoints in a helper thread (see checkpoint.h).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/conf/log.h"
+#include "storage/checkpoint.h"
+#include "storage/storage_internal.h"
+
+struct checkpoint {
+	struct db *db;
+	sqlite3 *sql;             /* the helper's own connection */
+	uint32_t pages;
+	pthread_t thread;
+	pthread_mutex_t mu;       /* guards wanted and stop, nothing else */
+	pthread_cond_t cond;
+	bool wanted, stop;
+};
+
+/*
+ * SQLite calls this on the loop's thread after each commit, with the WAL's
+ * size in pages (the hook sqlite3_wal_autocheckpoint would otherwise
+ * install).  It only raises the flag: the mutex is held for a few
+ * instructions by either side, never across a checkpoint.
+ */
+static int on_commit(void *arg, sqlite3 *sql, const char *name, int pages)
+{
+	struct checkpoint *c = arg;
+	(void)sql;
+	(void)name;
+	if (pages >= 0 && (uint32_t)pages >= c->pages) {
+		pthread_mutex_lock(&c->mu);
+		c->wanted = true;
+		pthread_cond_signal(&c->cond);
+		pthread_mutex_unlock(&c->mu);
+	}
+	return SQLITE_OK;
+}
+
+static void run_one(struct checkpoint *c)
+{
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int log_pages = 0, copied = 0;
+	int rc = sqlite3_wal_checkpoint_v2(c->sql, NULL, SQLITE_CHECKPOINT_PASSIVE, &log_pages,
+	                                   &copied);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+	/* BUSY: another checkpoint (the operator's sqlite3) runs; the next one
+	 * copies what this one did not. */
+	if (rc != SQLITE_OK && (rc & 0xff) != SQLITE_BUSY)
+		log_error("%s: checkpoint: %s", c->db->path, sqlite3_errmsg(c->sql));
+	else
+		log_debug("%s: checkpoint: %d of %d WAL pages copied in %.1f ms (helper thread)",
+		          c->db->path, copied, log_pages, ms);
+}
+
+static void *helper(void *arg)
+{
+	struct checkpoint *c = arg;
+	pthread_mutex_lock(&c->mu);
+	for (;;) {
+		while (!c->wanted && !c->stop)
+			pthread_cond_wait(&c->cond, &c->mu);
+		if (c->stop)
+			break;
+		c->wanted = false;
+		pthread_mutex_unlock(&c->mu);
+		run_one(c);
+		pthread_mutex_lock(&c->mu);
+	}
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
+}
+
+struct checkpoint *checkpoint_new(struct db *db, uint32_t pages, char err[256])
+{
+	struct checkpoint *c = calloc(1, sizeof(*c));
+	if (!c) {
+		snprintf(err, 256, "out of memory");
+		return NULL;
+	}
+	c->db = db;
+	c->pages = pages ? pages : 1;
+	/* Its own connection, used by the helper only (hence NOMUTEX).  PASSIVE
+	 * checkpoints never call the busy handler; the synchronous level is
+	 * what a checkpoint syncs with: NORMAL syncs the WAL and the database
+	 * there, as FULL would. */
+	if (sqlite3_open_v2(db->path, &c->sql, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+	        SQLITE_OK ||
+	    sqlite3_exec(c->sql, "PRAGMA synchronous=NORMAL", NULL, NULL, NULL) != SQLITE_OK) {
+		snprintf(err, 256, "%s: a connection for checkpoints: %s", db->path,
+		         c->sql ? sqlite3_errmsg(c->sql) : "out of memory");
+		sqlite3_close(c->sql);
+		free(c);
+		return NULL;
+	}
+	sqlite3_wal_autocheckpoint(c->sql, 0);
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_cond_init(&c->cond, NULL);
+	/* The helper takes no signal: they are the loop's (signalfd), and one
+	 * delivered to this thread would take its default action. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int ret = pthread_create(&c->thread, NULL, helper, c);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret != 0) {
+		snprintf(err, 256, "%s: a thread for checkpoints: %s", db->path, strerror(ret));
+		pthread_cond_destroy(&c->cond);
+		pthread_mutex_destroy(&c->mu);
+		sqlite3_close(c->sql);
+		free(c);
+		return NULL;
+	}
+	/* Replaces the automatic checkpoint's hook on the loop's connection. */
+	sqlite3_wal_hook(db->sql, on_commit, c);
+	return c;
+}
+
+void checkpoint_free(struct checkpoint *c)
+{
+	if (!c)
+		return;
+	sqlite3_wal_hook(c->db->sql, NULL, NULL);
+	pthread_mutex_lock(&c->mu);
+	c->stop = true;
+	pthread_cond_signal(&c->cond);
+	pthread_mutex_unlock(&c->mu);
+	pthread_join(c->thread, NULL);
+	pthread_cond_destroy(&c->cond);
+	pthread_mutex_destroy(&c->mu);
+	if (sqlite3_close(c->sql) != SQLITE_OK)
+		log_warn("%s: closing the checkpoint connection: %s", c->db->path,
+		         sqlite3_errmsg(c->sql));
+	/* Automatic checkpoints again, for whoever still writes (and the
+	 * connection's last close, which checkpoints anyway). */
+	sqlite3_wal_autocheckpoint(c->db->sql, 1000);
+	free(c);
+}
