@@ -18,6 +18,7 @@
 #include "core/wire/dname.h"
 #include "core/wire/rdata_check.h"
 #include "core/wire/rrset.h"
+#include "core/zone/rdata_text.h"
 #include "core/zone/svcb.h"
 #include "core/zone/zone_file.h"
 
@@ -168,13 +169,28 @@ static bool is_class(const char *p, size_t n)
 	       (n > 5 && strncasecmp(p, "CLASS", 5) == 0 && isdigit((unsigned char)p[5]));
 }
 
+/* The types whose rdata is not read by ldns, and what ldns is given instead. */
+static const struct {
+	const char *name, *number;
+	uint16_t type;
+	const char *stand_in;
+} own_types[] = {
+	{ "SVCB", "TYPE64", RR_SVCB, " 1 ." },
+	{ "HTTPS", "TYPE65", RR_HTTPS, " 1 ." },
+	{ "IPSECKEY", "TYPE45", RDATA_TEXT_IPSECKEY, " 0 0 0 . AA==" },   /* rdata_text.h */
+	{ "CERT", "TYPE37", RDATA_TEXT_CERT, " 1 0 1 AA==" },
+};
+
 /*
- * When the record on this line is SVCB or HTTPS, returns where its rdata
- * starts and sets *type_end to the end of the type mnemonic; else NULL.
- * The line is [owner] [ttl] [class] type rdata, ttl and class in either
- * order (RFC 1035 5.1); a line starting with a blank has no owner.
+ * When the record on this line is of a type we parse ourselves (own_types),
+ * returns where its rdata starts, sets *type_end to the end of the type
+ * mnemonic and *which to its own_types index; else NULL.  The line is
+ * [owner] [ttl] [class] type rdata, ttl and class in either order (RFC 1035
+ * 5.1); a line starting with a blank has no owner.  IPSECKEY and CERT in
+ * the generic form (\# LEN HEX) go to ldns, which reads that form
+ * generically, and rdata_check() then checks the bytes.
  */
-static const char *svcb_rdata(const char *line, const char **type_end)
+static const char *own_rdata(const char *line, const char **type_end, size_t *which)
 {
 	const char *p = line;
 	if (!blank(*p))
@@ -192,16 +208,26 @@ static const char *svcb_rdata(const char *line, const char **type_end)
 	size_t n = 0;
 	while (p[n] && !blank(p[n]))
 		n++;
-	if (!((n == 4 && strncasecmp(p, "SVCB", 4) == 0) || (n == 5 && strncasecmp(p, "HTTPS", 5) == 0) ||
-	      (n == 6 && (strncasecmp(p, "TYPE64", 6) == 0 || strncasecmp(p, "TYPE65", 6) == 0))))
-		return NULL;
-	*type_end = p + n;
-	return p + n;
+	for (size_t i = 0; i < sizeof(own_types) / sizeof(own_types[0]); i++) {
+		if ((n != strlen(own_types[i].name) || strncasecmp(p, own_types[i].name, n) != 0) &&
+		    (n != strlen(own_types[i].number) || strncasecmp(p, own_types[i].number, n) != 0))
+			continue;
+		const char *rd = p + n;
+		while (blank(*rd))
+			rd++;
+		if (rdata_text_handles(own_types[i].type) && rd[0] == '\\' && rd[1] == '#')
+			return NULL;
+		*type_end = p + n;
+		*which = i;
+		return p + n;
+	}
+	return NULL;
 }
 
 /*
- * One record line.  SVCB/HTTPS: ldns reads the owner, TTL and class from
- * the line with a stand-in rdata, and core/zone/svcb.c the real rdata.
+ * One record line.  SVCB/HTTPS, IPSECKEY and CERT: ldns reads the owner,
+ * TTL and class from the line with a stand-in rdata, and core/zone/svcb.c
+ * or core/zone/rdata_text.c the real rdata.
  */
 static void read_record(const char *path, int line_nr, char *line, uint32_t default_ttl,
                         ldns_rdf *origin, ldns_rdf **prev, const uint8_t *apex,
@@ -209,7 +235,8 @@ static void read_record(const char *path, int line_nr, char *line, uint32_t defa
 {
 	ldns_rr *rr = NULL;
 	const char *type_end = NULL;
-	const char *rd_text = svcb_rdata(line, &type_end);
+	size_t which = 0;
+	const char *rd_text = own_rdata(line, &type_end, &which);
 	if (!rd_text) {
 		ldns_status s = ldns_rr_new_frm_str(&rr, line, default_ttl, origin, prev);
 		if (s != LDNS_STATUS_OK) {
@@ -221,14 +248,15 @@ static void read_record(const char *path, int line_nr, char *line, uint32_t defa
 		return;
 	}
 	size_t head = (size_t)(type_end - line);
-	char *sub = malloc(head + 8);
+	const char *stand_in = own_types[which].stand_in;
+	char *sub = malloc(head + strlen(stand_in) + 1);
 	static uint8_t rdata[65535];   /* loading is single-threaded */
 	if (!sub) {
 		diag_add(d, path, line_nr, 0, "out of memory");
 		return;
 	}
 	memcpy(sub, line, head);
-	memcpy(sub + head, " 1 .", 5);
+	memcpy(sub + head, stand_in, strlen(stand_in) + 1);
 	ldns_status s = ldns_rr_new_frm_str(&rr, sub, default_ttl, origin, prev);
 	free(sub);
 	if (s != LDNS_STATUS_OK) {
@@ -237,10 +265,11 @@ static void read_record(const char *path, int line_nr, char *line, uint32_t defa
 	}
 	char err[256];
 	const uint8_t *o = origin ? ldns_rdf_data(origin) : apex;
-	int len = svcb_from_text(rd_text, o, rdata, sizeof(rdata), err);
+	uint16_t type = own_types[which].type;
+	int len = rdata_text_handles(type) ? rdata_text_parse(type, rd_text, o, rdata, sizeof(rdata), err)
+	                                   : svcb_from_text(rd_text, o, rdata, sizeof(rdata), err);
 	if (len < 0) {
-		const char *tn = ldns_rr_get_type(rr) == LDNS_RR_TYPE_HTTPS ? "HTTPS" : "SVCB";
-		diag_add(d, path, line_nr, 0, "%s: %s", tn, err);
+		diag_add(d, path, line_nr, 0, "%s: %s", own_types[which].name, err);
 	} else {
 		emit(path, line_nr, rr, rdata, (uint16_t)len, apex, fn, arg, d);
 	}

@@ -8,13 +8,11 @@
  * Properties checked besides the sanitizers: a failed read or build
  * reports at least one problem; a built zone has its SOA.
  *
- * Inputs that mention CERT are skipped: ldns 1.8.3's ldns_str2rdf_cert_alg()
- * leaks the 2-byte rdf it made when a CERT record's algorithm is 0 (it
- * returns LDNS_STATUS_CERT_BAD_ALGORITHM without freeing it), a bug in the
- * library, not ours, that would otherwise stop every run within seconds.
+ * CERT and IPSECKEY, whose ldns 1.8.3 parsers leak on bad input (the CERT
+ * type and algorithm rdf; the IPSECKEY gateway and key copies, 19 bytes),
+ * are no longer skipped here: the loader reads them with
+ * core/zone/rdata_text.c and never hands their rdata to ldns (issue #27.5).
  */
-#include <ctype.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,20 +57,11 @@ static int add(void *arg, const uint8_t *owner, uint16_t type, uint32_t ttl,
 	return zone_builder_add(arg, owner, type, ttl, rdata, rdlen);
 }
 
-static bool mentions_cert(const uint8_t *p, size_t n)
-{
-	for (size_t i = 0; i + 4 <= n; i++)
-		if (tolower(p[i]) == 'c' && tolower(p[i + 1]) == 'e' && tolower(p[i + 2]) == 'r' &&
-		    tolower(p[i + 3]) == 't')
-			return true;
-	return false;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (!signer)
 		setup();
-	if (size > 1 << 16 || mentions_cert(data, size))
+	if (size > 1 << 16)
 		return 0;
 	fuzz_write("fuzz.zone", data, size, 0644);
 	struct diag d;
