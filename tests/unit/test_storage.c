@@ -5,6 +5,7 @@
  * NORMAL with our own fdatasync through AIO, or FULL when blocking.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -202,7 +203,7 @@ static void test_wal_sync(void)
 		/* The WAL's folder synced when wal_sync opened the WAL: with
 		 * synchronous=NORMAL SQLite would do it only at its first
 		 * checkpoint, and a power cut before could lose the file. */
-		char folder[512], real[512];
+		char folder[512], real[PATH_MAX];   /* realpath writes up to PATH_MAX */
 		snprintf(folder, sizeof(folder), "%s", dpath);
 		*strrchr(folder, '/') = '\0';
 		ok(realpath(folder, real) != NULL, "the database's folder");
