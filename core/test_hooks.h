@@ -20,6 +20,14 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+/* Generated in the build folder: defines GEOACME_TEST_HOOKS when it is ON. */
+#include <geoacme_test_hooks.h>
+/* tests/CMakeLists.txt compiles the files that use hooks once more with
+ * this, to check that a build without them holds none of their names. */
+#ifdef GEOACME_NO_TEST_HOOKS
+#undef GEOACME_TEST_HOOKS
+#endif
+
 #ifdef GEOACME_TEST_HOOKS
 #define TEST_HOOKS_ON true
 #define TEST_HOOK_SYNC "GEOACME_TEST_SYNC"

@@ -4,7 +4,9 @@
 
 1. In the sources (cmd, acme, dnssec, storage, core): the hook names
    ("GEOACME_TEST_...") are written only in core/test_hooks.h, and getenv()
-   is called only there and for the few real variables listed below.
+   is called only there and for the few real variables listed below; a
+   file that tests GEOACME_TEST_HOOKS or calls test_hook() includes
+   core/test_hooks.h (the option reaches the code only through it).
 2. Every object file given on the command line (tests/CMakeLists.txt builds
    the files that include core/test_hooks.h a second time without
    GEOACME_TEST_HOOKS) holds no hook name.
@@ -21,6 +23,7 @@ HOOKS_HEADER = "core/test_hooks.h"
 REAL_ENV = {"cmd/notify.c": "NOTIFY_SOCKET"}
 NAME = re.compile(r'"GEOACME_TEST_')
 GETENV = re.compile(r"\bgetenv\s*\(")
+USES_HOOKS = re.compile(r"\bGEOACME_TEST_HOOKS\b|\btest_hook(_name)?\s*\(|\bTEST_HOOKS_ON\b")
 
 
 def strip_comments(text):
@@ -42,6 +45,8 @@ def check_sources():
                     code = strip_comments(f.read())
                 if src == HOOKS_HEADER:
                     continue
+                if USES_HOOKS.search(code) and '#include "core/test_hooks.h"' not in code:
+                    bad.append(f"{src}: uses the test hooks without including {HOOKS_HEADER}")
                 for no, line in enumerate(code.split("\n"), 1):
                     if NAME.search(line):
                         bad.append(f"{src}:{no}: a test hook name outside {HOOKS_HEADER}")
