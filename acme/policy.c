@@ -111,10 +111,11 @@ static bool name_allowed(const struct policy *p, const uint8_t *name)
 }
 
 /*
- * A '*' label anywhere: leftmost it makes a wildcard, which the answer
- * path does not expand; further right it makes the empty non-terminal
- * "*.<rest>", a wildcard all the same (RFC 4592 2.2.2), so the snapshot
- * would not build.
+ * A '*' label anywhere, by policy (doc/zones.md): leftmost it makes a
+ * wildcard, which would answer every _acme-challenge name nobody
+ * published (a validation token for names the key never proved); further
+ * right it makes "*.<rest>" exist, a wildcard all the same (RFC 4592
+ * 2.2.2).  Zone files serve wildcards; an ACME zone does not grow one.
  */
 static bool has_star_label(const uint8_t *name)
 {
@@ -139,7 +140,7 @@ static const char *why_not(const struct policy *p, const uint8_t *name, uint16_t
 	if (has_star_label(name))
 		return "wildcard names are not allowed";
 	if (type == RR_DNAME)
-		return "DNAME is not implemented: answers would not follow it";
+		return "DNAME is not allowed by UPDATE: it would redirect every name below it";
 	if (type == RR_ANY)
 		return NULL;   /* checked per type once the changes are known */
 	for (size_t i = 0; i < p->n_types; i++)

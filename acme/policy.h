@@ -7,8 +7,11 @@
  * one of allow_names (suffixes; default: any name strictly below the
  * apex).  Whatever the config says, an UPDATE may never touch the SOA, the
  * apex NS, or the records the signer owns (DNSKEY, RRSIG, NSEC, NSEC3,
- * NSEC3PARAM, CDS, CDNSKEY), names with a '*' label anywhere (wildcards
- * are not served), or DNAME (not implemented when answering).  Caps: max_records_per_name and max_records
+ * NSEC3PARAM, CDS, CDNSKEY), names with a '*' label anywhere, or DNAME:
+ * zone files serve both, but an ACME zone never grows a wildcard that
+ * would answer every _acme-challenge name, nor a DNAME that would
+ * redirect (and hide) every name below it (doc/zones.md).  Caps:
+ * max_records_per_name and max_records
  * (checked only when an UPDATE grows the count), max_txt_len per TXT
  * character-string and 1024 bytes per TXT record.
  *

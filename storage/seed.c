@@ -3,9 +3,11 @@
  * The zone file seeds an empty database once (see seed.h).
  */
 #include <errno.h>
+#include <stdbool.h>
 
 #include "core/conf/diag.h"
 #include "core/wire/dname.h"
+#include "core/wire/rrset.h"
 #include "core/zone/zone_file.h"
 #include "storage/change.h"
 #include "storage/seed.h"
@@ -25,6 +27,8 @@ int seed_needed(struct db *db)
 
 struct seed_ctx {
 	struct change_list *cl;
+	const char *path;
+	struct diag *d;
 	int err;
 };
 
@@ -32,6 +36,23 @@ static int seed_rr(void *arg, const uint8_t *owner, uint16_t type, uint32_t ttl,
                    const uint8_t *rdata, uint16_t rdlen, int line)
 {
 	struct seed_ctx *s = arg;
+	/*
+	 * An ACME zone takes what its UPDATE policy takes (acme/policy.c): no
+	 * '*' label, no DNAME.  A wildcard there would answer every
+	 * _acme-challenge name nobody has published, and a DNAME would make
+	 * later UPDATEs below it unservable.
+	 */
+	bool star = false;
+	for (const uint8_t *p = owner; *p; p += *p + 1)
+		star |= p[0] == 1 && p[1] == '*';
+	if (star || type == RR_DNAME) {
+		char name[DNAME_MAX * 4 + 1];
+		dname_to_str(owner, name, sizeof(name));
+		diag_add(s->d, s->path, line, 0, "%s: an ACME zone takes no %s (its UPDATE "
+		         "policy refuses them too: doc/zones.md)", name,
+		         star ? "wildcard or '*' label" : "DNAME");
+		return 1;
+	}
 	int ret = change_list_add(s->cl, CHANGE_ADD, owner, type, ttl, rdata, rdlen, 0);
 	if (ret < 0)
 		s->err = ret;
@@ -40,7 +61,7 @@ static int seed_rr(void *arg, const uint8_t *owner, uint16_t type, uint32_t ttl,
 
 int seed_read(const char *path, const uint8_t *apex, struct change_list *cl, struct diag *d)
 {
-	struct seed_ctx s = { .cl = cl, .err = 0 };
+	struct seed_ctx s = { .cl = cl, .path = path, .d = d, .err = 0 };
 	int ret = zone_file_read(path, apex, seed_rr, &s, d);
 	if (s.err) {
 		diag_add(d, path, 0, 0, "out of memory while reading records");

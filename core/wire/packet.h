@@ -16,8 +16,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/wire/dname.h"
+#include "core/wire/rrset.h"
+
 struct query;
-struct rrset;
 
 /*
  * The answer plan: what answer.c decided, as pointers into the snapshot,
@@ -70,6 +72,19 @@ struct plan_section {
 	uint8_t n;
 };
 
+/*
+ * A CNAME synthesized from a DNAME (RFC 6672 2.2), made per query: the
+ * plan holds it, since nothing in the snapshot does.  Unsigned; a chain of
+ * DNAMEs synthesizes at most PLAN_SYNTH_MAX of them.
+ */
+#define PLAN_SYNTH_MAX 4
+
+struct plan_synth {
+	struct rrset rrset;
+	struct rdata rd;
+	uint8_t target[DNAME_MAX];
+};
+
 struct answer_plan {
 	uint8_t rcode;
 	bool aa;
@@ -78,6 +93,8 @@ struct answer_plan {
 	uint8_t ecs_scope;           /* scope prefix for an ECS echo */
 	int16_t geo_site[2];         /* sites a geo answer chose (-1 none), for the query log */
 	bool geo_fail_open;          /* the geo answer failed open (no site was up) */
+	uint8_t n_synth;             /* synth[] used */
+	struct plan_synth synth[PLAN_SYNTH_MAX];
 };
 
 

@@ -241,6 +241,51 @@ static const struct rrset *geo_answer(const struct query *q, const struct answer
 	return choice->rrset;
 }
 
+/*
+ * The source of synthesis for a name whose closest encloser is `ce`: the
+ * node "*.<ce>" when it exists (RFC 4592 3.3.1), an empty non-terminal
+ * included (it matches, and answers NODATA).  One more hash lookup, made
+ * only for names that do not exist.
+ */
+static const struct zone_node *source_of_synthesis(const struct zone *z,
+                                                   const struct zone_node *ce)
+{
+	uint8_t wild[DNAME_MAX];
+	if ((size_t)ce->name_len + 2 > DNAME_MAX)
+		return NULL;
+	wild[0] = 1;
+	wild[1] = '*';
+	memcpy(wild + 2, ce->name, ce->name_len);
+	return zone_find(z, wild, (size_t)ce->name_len + 2);
+}
+
+/*
+ * RFC 6672 2.2: the CNAME a DNAME at `owner` makes for `name` below it,
+ * kept in the plan.  NULL with plan->rcode YXDOMAIN when the new name is
+ * longer than 255 bytes, NULL alone when the plan has no room left.
+ */
+static const struct rrset *synthesize_cname(struct answer_plan *plan, const uint8_t *name,
+                                            const struct zone_node *owner,
+                                            const struct rrset *dname)
+{
+	size_t prefix = dname_len(name) - owner->name_len;
+	const struct rdata *rd = &dname->rr[0];
+	if (prefix + rd->len > DNAME_MAX) {
+		plan->rcode = RCODE_YXDOMAIN;
+		return NULL;
+	}
+	if (plan->n_synth == PLAN_SYNTH_MAX)
+		return NULL;
+	struct plan_synth *sy = &plan->synth[plan->n_synth++];
+	memcpy(sy->target, name, prefix);
+	memcpy(sy->target + prefix, rd->data, rd->len);
+	dname_lower(sy->target + prefix);   /* a copy's DNAME may keep its case */
+	sy->rd.data = sy->target;
+	sy->rd.len = (uint16_t)(prefix + rd->len);
+	sy->rrset = (struct rrset){ .type = RR_CNAME, .count = 1, .ttl = dname->ttl, .rr = &sy->rd };
+	return &sy->rrset;
+}
+
 const struct zone *answer_resolve(const struct query *q, const struct answer_source *src,
                                   struct answer_plan *plan)
 {
@@ -251,6 +296,7 @@ const struct zone *answer_resolve(const struct query *q, const struct answer_sou
 	plan->ecs_scope = 0;
 	plan->geo_site[0] = plan->geo_site[1] = -1;
 	plan->geo_fail_open = false;
+	plan->n_synth = 0;
 
 	const struct zone *z = zone_table_find_labels(src->zones, q->qname, q->qname_len,
 	                                              q->qname_labels, q->qname_label_off);
@@ -282,11 +328,43 @@ const struct zone *answer_resolve(const struct query *q, const struct answer_sou
 			referral(plan, z, cut, dnssec);
 			return z;
 		}
+		/*
+		 * Synthesized: the name does not exist, and the answer comes from
+		 * the wildcard at its closest encloser (RFC 4592 3.3.1).  Its
+		 * RRsets keep their own RRSIGs, whose labels field is below the
+		 * name's label count; a signed answer proves that no closer name
+		 * exists with the NSEC covering the name (RFC 4035 3.1.3.3, and
+		 * 3.1.3.4 for a wildcard NODATA).
+		 */
+		const uint8_t *synth = NULL;
 		if (!node) {
-			plan->rcode = RCODE_NXDOMAIN;
-			add_soa_negative(plan, z, dnssec);
-			nxdomain_proof(plan, z, name, dnssec);
-			return z;
+			/*
+			 * A DNAME at the closest encloser redirects every name below
+			 * it (RFC 6672 2.2, 3.1); nothing exists below a DNAME (the
+			 * builder refuses it, 2.4), so no closer name can hide it.
+			 */
+			const struct rrset *dname = zone_node_rrset(ce, RR_DNAME);
+			if (dname) {
+				add(&plan->an, ce->name, dname, dname->ttl, dnssec);
+				const struct rrset *cname = synthesize_cname(plan, name, ce, dname);
+				if (!cname)
+					return z;
+				add(&plan->an, name, cname, cname->ttl, false);
+				const uint8_t *target = cname->rr[0].data;
+				if (qtype == RR_CNAME || chain + 1 >= CNAME_CHAIN_MAX ||
+				    !dname_is_subdomain(target, zone_apex(z)))
+					return z;
+				name = target;
+				continue;
+			}
+			node = source_of_synthesis(z, ce);
+			if (!node) {
+				plan->rcode = RCODE_NXDOMAIN;
+				add_soa_negative(plan, z, dnssec);
+				nxdomain_proof(plan, z, name, dnssec);
+				return z;
+			}
+			synth = name;
 		}
 		/*
 		 * The owner as the writer should see it: the question's own copy
@@ -294,14 +372,18 @@ const struct zone *answer_resolve(const struct query *q, const struct answer_sou
 		 * writer knows it by address and points to offset 12 without
 		 * comparing (packet_write presets it as the last name written).
 		 */
-		const uint8_t *owner = name == q->qname ? q->qname : node->name;
+		const uint8_t *owner = name == q->qname ? q->qname : synth ? synth : node->name;
+		/* Added after the answer (or the SOA) it goes with. */
+		const struct zone_node *closer = synth && dnssec ? zone_nsec_covering(z, synth) : NULL;
 		if (node->flags & ZONE_NODE_ENT) {
 			add_soa_negative(plan, z, dnssec);
-			add_nsec(plan, zone_nsec_covering(z, name), dnssec);
+			add_nsec(plan, zone_nsec_covering(z, node->name), dnssec);
+			add_nsec(plan, closer, dnssec);
 			return z;
 		}
 		if (node->geo && (qtype == RR_A || qtype == RR_AAAA || qtype == RR_ANY ||
 		                  (qtype == RR_HTTPS && geo_sets_has_type(node->geo, RR_HTTPS)))) {
+			/* Never a wildcard: the builder refuses a geo name there. */
 			struct geo_choice choice;
 			uint16_t want = qtype == RR_ANY ? RR_A : qtype;
 			const struct rrset *s = geo_answer(q, src, node, want, plan, &choice);
@@ -330,10 +412,12 @@ const struct zone *answer_resolve(const struct query *q, const struct answer_sou
 				if (s->type == RR_NSEC)
 					continue;
 				add(&plan->an, owner, s, s->ttl, dnssec);
+				add_nsec(plan, closer, dnssec);
 				return z;
 			}
 			add_soa_negative(plan, z, dnssec);
 			add_nsec(plan, node, dnssec);
+			add_nsec(plan, closer, dnssec);
 			return z;
 		}
 		if (qtype == RR_RRSIG && zone_is_signed(z)) {
@@ -344,39 +428,50 @@ const struct zone *answer_resolve(const struct query *q, const struct answer_sou
 				add(&plan->an, owner, s, s->ttl, true);
 				plan->an.rr[plan->an.n - 1].sig_only = true;
 			}
-			if (plan->an.n)
+			if (plan->an.n) {
+				add_nsec(plan, closer, dnssec);
 				return z;
+			}
 		}
 		/*
 		 * An explicit query for NSEC (or RRSIG, above) is answered
 		 * whether or not DO is set (RFC 3225 3: these types are left out
 		 * only when not asked for); the NSEC's own RRSIG only with DO.
+		 * A wildcard's NSEC is not synthesized (RFC 4592 4.6): a name
+		 * that does not exist has none, so NSEC there is NODATA.
 		 */
-		const struct rrset *s = zone_node_rrset(node, qtype);
+		const struct rrset *s = synth && qtype == RR_NSEC ? NULL : zone_node_rrset(node, qtype);
 		if (s) {
 			add(&plan->an, owner, s, s->ttl, dnssec);
+			add_nsec(plan, closer, dnssec);
 			if (has_targets(s->type) && (chain == 0 || qtype != RR_NS))
 				add_additional(plan, z, s, dnssec);
 			else if (s->type == RR_SVCB || s->type == RR_HTTPS)
-				add_svcb_additional(plan, z, node->name, s, dnssec);
+				add_svcb_additional(plan, z, owner, s, dnssec);
 			return z;
 		}
 		const struct rrset *cname = zone_node_rrset(node, RR_CNAME);
 		if (cname && qtype != RR_CNAME) {
+			/* A loop: this CNAME at this owner is in the answer already
+			 * (a wildcard's CNAME is one RRset for many owners). */
+			size_t owner_len = dname_len(owner);
+			for (uint8_t i = 0; i < plan->an.n; i++)
+				if (plan->an.rr[i].rrset == cname &&
+				    dname_len(plan->an.rr[i].owner) == owner_len &&
+				    memcmp(plan->an.rr[i].owner, owner, owner_len) == 0)
+					return z;
 			add(&plan->an, owner, cname, cname->ttl, dnssec);
+			add_nsec(plan, closer, dnssec);
 			const uint8_t *target = cname->rr[0].data;
 			/* Follow the chain only inside this zone, and not forever. */
 			if (chain + 1 >= CNAME_CHAIN_MAX || !dname_is_subdomain(target, zone_apex(z)))
 				return z;
-			for (uint8_t i = 0; i + 1 < plan->an.n; i++)
-				if (plan->an.rr[i].rrset == cname)
-					return z;   /* a loop */
 			name = target;
 			continue;
 		}
 		add_soa_negative(plan, z, dnssec);
 		add_nsec(plan, node, dnssec);
+		add_nsec(plan, closer, dnssec);
 		return z;
 	}
 }
-

@@ -59,6 +59,7 @@ struct zone_builder {
 	uint64_t expiry;
 	bool presigned;          /* RRSIGs come with the records (a secondary's copy) */
 	bool has_sigs;
+	size_t n_dname;          /* DNAME records added: names below them are looked for */
 	int err;
 	struct timespec started;   /* for the snapshot's build time (metrics) */
 };
@@ -257,6 +258,8 @@ int zone_builder_add(struct zone_builder *b, const uint8_t *owner, uint16_t type
 	}
 	r->next = n->pending;
 	n->pending = r;
+	if (type == RR_DNAME)
+		b->n_dname++;
 	if (!n->dirty)
 		b->n_dirty++;
 	n->dirty = true;
@@ -576,14 +579,89 @@ size_t zone_builder_types(struct zone_builder *b, const uint8_t *name, uint16_t 
 	return k;
 }
 
-static void check_node(const struct bnode *n, const char *file, struct diag *d)
+/* Whether a node holds a type, normalised or still pending. */
+static bool bnode_has(const struct bnode *n, uint16_t type)
+{
+	if (!n)
+		return false;
+	if (node_has(&n->node, type))
+		return true;
+	for (const struct brec *r = n->pending; r; r = r->next)
+		if (r->type == type)
+			return true;
+	return false;
+}
+
+/* The DNAME owner above `name`, if any (only a zone with a DNAME looks). */
+static const struct bnode *dname_above(struct zone_builder *b, const uint8_t *name)
+{
+	int extra = dname_label_count(name) - dname_label_count(b->apex);
+	for (int k = 1; b->n_dname && k <= extra; k++) {
+		const uint8_t *parent = dname_skip_labels(name, k);
+		const struct bnode *p = lookup(b, parent, dname_len(parent));
+		if (bnode_has(p, RR_DNAME))
+			return p;
+	}
+	return NULL;
+}
+
+const char *zone_builder_conflict(struct zone_builder *b, const uint8_t *owner, uint16_t type,
+                                  const uint8_t *rdata, uint16_t rdlen)
+{
+	uint8_t name[DNAME_MAX];
+	int len = owner_lower(owner, name);
+	if (len < 0)
+		return NULL;
+	bool wild = name[0] == 1 && name[1] == '*';
+	if (wild && type == RR_NS)
+		return "a wildcard cannot own NS (RFC 4592 4.2: what it would delegate is undefined)";
+	if (wild && type == RR_DNAME)
+		return "a wildcard cannot own a DNAME (RFC 4592 4.4)";
+	if (dname_above(b, name))
+		return "no name may exist below a DNAME (RFC 6672 2.4)";
+	const struct bnode *n = lookup(b, name, (size_t)len);
+	if ((type == RR_DNAME && bnode_has(n, RR_CNAME)) || (type == RR_CNAME && bnode_has(n, RR_DNAME)))
+		return "a DNAME and a CNAME cannot share an owner (RFC 6672 2.4)";
+	if (type != RR_DNAME)
+		return NULL;
+	for (const struct brec *r = n ? n->pending : NULL; r; r = r->next)
+		if (r->type == RR_DNAME && (r->rd.len != rdlen || memcmp(r->rd.data, rdata, rdlen)))
+			return "a name owns at most one DNAME (RFC 6672 2.4)";
+	if (n && node_has(&n->node, RR_DNAME))
+		return "a name owns at most one DNAME (RFC 6672 2.4)";
+	for (size_t i = 0; i < b->count; i++) {
+		const uint8_t *o = b->all[i]->node.name;
+		if (dname_len(o) > (size_t)len && dname_is_subdomain(o, name))
+			return "no name may exist below a DNAME (RFC 6672 2.4)";
+	}
+	return NULL;
+}
+
+static void check_node(struct zone_builder *b, const struct bnode *n, const char *file,
+                       struct diag *d)
 {
 	char name[DNAME_MAX * 4 + 1];
 	dname_to_str(n->node.name, name, sizeof(name));
-	if (n->node.name[0] == 1 && n->node.name[1] == '*')
-		diag_add(d, file, 0, 0,
-		         "%s: wildcard records are not supported (list the names explicitly)", name);
 	const struct zone_node *zn = &n->node;
+	bool wild = zn->name[0] == 1 && zn->name[1] == '*';
+	if (wild && zn->geo)
+		diag_add(d, file, 0, 0, "%s: a geo name cannot be a wildcard (its answer is chosen "
+		         "per client; list the names explicitly)", name);
+	if (wild && (node_has(zn, RR_NS) || node_has(zn, RR_DNAME)))
+		diag_add(d, file, 0, 0, "%s: a wildcard cannot own NS or DNAME (RFC 4592 4.2, 4.4)",
+		         name);
+	const struct rrset *dn = zone_node_rrset(zn, RR_DNAME);
+	if (dn && dn->count > 1)
+		diag_add(d, file, 0, 0, "%s: more than one DNAME record (RFC 6672 2.4)", name);
+	if (dn && (zn->flags & ZONE_NODE_DELEGATION))
+		diag_add(d, file, 0, 0, "%s: a DNAME at a zone cut is not the zone's data", name);
+	const struct bnode *above = dname_above(b, zn->name);
+	if (above && !(zn->flags & (ZONE_NODE_GLUE | ZONE_NODE_ENT))) {
+		char owner[DNAME_MAX * 4 + 1];
+		dname_to_str(above->node.name, owner, sizeof(owner));
+		diag_add(d, file, 0, 0, "%s: no name may exist below the DNAME at %s (RFC 6672 2.4)",
+		         name, owner);
+	}
 	if (node_has(zn, RR_CNAME)) {
 		for (size_t j = 0; j < zn->rrset_count; j++) {
 			uint16_t t = zn->rrsets[j].type;
@@ -631,7 +709,7 @@ struct zone *zone_builder_finish(struct zone_builder *b, const struct zone_signe
 	if (!zone_node_rrset(&apex->node, RR_NS))
 		diag_add(d, file, 0, 0, "%s: the zone needs NS records at its apex", apex_str);
 	for (size_t i = 0; i < b->count; i++)
-		check_node(b->all[i], file, d);
+		check_node(b, b->all[i], file, d);
 	if (d->n > before)
 		goto fail;
 

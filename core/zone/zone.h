@@ -157,6 +157,15 @@ struct arena *zone_builder_arena(struct zone_builder *b);
  */
 int zone_builder_add(struct zone_builder *b, const uint8_t *owner, uint16_t type,
                      uint32_t ttl, const uint8_t *rdata, uint16_t rdlen);
+/*
+ * Why adding this record would make the zone unservable, or NULL: a
+ * wildcard owning NS or DNAME (RFC 4592 4.2, 4.4), a name below a DNAME,
+ * a DNAME beside a CNAME or a second DNAME (RFC 6672 2.4).  For loaders
+ * that can say so at the record's line; zone_builder_finish() checks the
+ * same rules again for every way in.
+ */
+const char *zone_builder_conflict(struct zone_builder *b, const uint8_t *owner, uint16_t type,
+                                  const uint8_t *rdata, uint16_t rdlen);
 /* True when `owner` already holds records or is a geo name. */
 bool zone_builder_has_name(struct zone_builder *b, const uint8_t *owner);
 /*
@@ -187,8 +196,8 @@ size_t zone_builder_types(struct zone_builder *b, const uint8_t *name, uint16_t 
 
 /*
  * Freezes the snapshot.  Returns NULL and adds to `d` when the zone is not
- * servable (no SOA at the apex, CNAME beside other data, wildcard in a
- * signed zone, ...).  The builder is consumed either way.
+ * servable (no SOA at the apex, CNAME beside other data, a name below
+ * a DNAME, a wildcard geo name, ...).  The builder is consumed either way.
  */
 struct zone *zone_builder_finish(struct zone_builder *b, const struct zone_signer *signer,
                                  const char *file, struct diag *d);

@@ -75,22 +75,7 @@ static int emit(const char *path, int line, ldns_rr *rr, const uint8_t *rdata, u
 		diag_add(d, path, line, 0, "%s: outside the zone %s", owner_str, apex_str);
 		return -EINVAL;
 	}
-	/* Said here with the line; the snapshot build would refuse it without one. */
-	for (const uint8_t *p = owner_wire; *p; p += *p + 1) {
-		if (p[0] == 1 && p[1] == '*') {
-			owner_text(owner_wire, owner_str, sizeof(owner_str));
-			diag_add(d, path, line, 0, "%s: a '*' label makes a wildcard, and wildcards are "
-			         "not supported (list the names explicitly)", owner_str);
-			return -EINVAL;
-		}
-	}
 	uint16_t type = (uint16_t)ldns_rr_get_type(rr);
-	if (type == RR_DNAME) {
-		owner_text(owner_wire, owner_str, sizeof(owner_str));
-		diag_add(d, path, line, 0, "%s: DNAME is not supported (answers would not follow it)",
-		         owner_str);
-		return -EINVAL;
-	}
 	if (rrset_type_is_meta(type) || type == RR_RRSIG || type == RR_NSEC || type == RR_NSEC3 ||
 	    type == RR_NSEC3PARAM || type == RR_DNSKEY || type == RR_CDS || type == RR_CDNSKEY) {
 		owner_text(owner_wire, owner_str, sizeof(owner_str));

@@ -9,6 +9,11 @@
 
 struct diag;
 
+/*
+ * Returns 0 for a record taken, a negative errno for one refused (said as
+ * "record rejected (...)" at its line), or 1 for one refused that the
+ * callback has already said why at its line.
+ */
 typedef int (*zone_file_rr_fn)(void *arg, const uint8_t *owner, uint16_t type, uint32_t ttl,
                                const uint8_t *rdata, uint16_t rdlen, int line);
 

@@ -17,11 +17,25 @@
 #include "core/zone/zone_file.h"
 #include "core/zone/zone_load.h"
 
+struct load_ctx {
+	struct zone_builder *b;
+	const char *file;
+	struct diag *d;
+};
+
+/* A record that would make the zone unservable is refused at its line. */
 static int add_record(void *arg, const uint8_t *owner, uint16_t type, uint32_t ttl,
                       const uint8_t *rdata, uint16_t rdlen, int line)
 {
-	(void)line;
-	return zone_builder_add(arg, owner, type, ttl, rdata, rdlen);
+	struct load_ctx *l = arg;
+	const char *why = zone_builder_conflict(l->b, owner, type, rdata, rdlen);
+	if (why) {
+		char name[DNAME_MAX * 4 + 1];
+		dname_to_str(owner, name, sizeof(name));
+		diag_add(l->d, l->file, line, 0, "%s: %s", name, why);
+		return 1;   /* said; zone_file_read counts the diagnostic */
+	}
+	return zone_builder_add(l->b, owner, type, ttl, rdata, rdlen);
 }
 
 
@@ -103,6 +117,13 @@ int zone_load_geo(struct zone_builder *b, const struct config *c, const struct c
 			         gn->name);
 			continue;
 		}
+		if (owner[0] == 1 && owner[1] == '*') {
+			/* Its answer would be chosen per client for names nobody
+			 * listed, and a synthesized answer's ECS scope is 0. */
+			diag_add(d, c->path, gn->pos.line, gn->pos.col, "geo name '%s' cannot be a "
+			         "wildcard (a geo answer is chosen per client; list the names)", gn->name);
+			continue;
+		}
 		if (!sites) {
 			diag_add(d, c->path, gn->pos.line, gn->pos.col, "geo name '%s' needs [[sites]]", gn->name);
 			continue;
@@ -173,7 +194,8 @@ struct zone *zone_load_static(const struct config *c, const struct config_zone *
 		diag_add(d, c->path, zc->pos.line, zc->pos.col, "out of memory");
 		return NULL;
 	}
-	int err = zone_file_read(file, apex, add_record, b, d);
+	struct load_ctx l = { b, file, d };
+	int err = zone_file_read(file, apex, add_record, &l, d);
 	err |= zone_load_geo(b, c, zc, sites, d);
 	if (err) {
 		zone_builder_free(b);

@@ -237,15 +237,16 @@ class Semantics(AcmeServer):
         self.assertEqual(self.update(("present", "ent.acme.example.net."), t), "NXDOMAIN")
 
     def test_dname_refused(self):
-        """DNAME was stored and served but never followed when answering; refused by
-        policy even for a key whose allow_types lists it."""
+        """DNAME was stored and served but never followed when answering; now
+        served from zone files, still refused by policy even for a key whose
+        allow_types lists it (doc/zones.md)."""
         rows, serial = self.rows(), self.serial()
         self.assertEqual(self.update(("add", "d.acme.example.net.", 60, "DNAME", "example.org.")),
                          "REFUSED")
         self.assertEqual(self.rows(), rows)
         self.assertEqual(self.serial(), serial)
         self.server.wait_log(r"update refused: key admin\., d\.acme\.example\.net\. DNAME: "
-                             r"DNAME is not implemented")
+                             r"DNAME is not allowed by UPDATE")
 
 
 class ZoneFileRdata(unittest.TestCase):
@@ -270,16 +271,41 @@ class ZoneFileRdata(unittest.TestCase):
                                   r"its format" % (line, what), extra)
 
 
-    def test_dname_and_star_labels_refused_at_their_line(self):
+    def test_dname_and_wildcard_conflicts_refused_at_their_line(self):
+        """Wildcards and DNAME are served (issue #28, doc/zones.md); what
+        RFC 6672 2.4 and RFC 4592 4.2/4.4 forbid is refused at the line
+        that makes the conflict."""
         line = len(ZONE.splitlines()) + 1
-        rc, log = self.start_with("d IN DNAME example.org.\n")
-        self.assertEqual(rc, 3, log)
-        self.assertRegex(log, r"example\.com\.zone:%d: d\.example\.com\.: DNAME is not supported"
-                         % line)
-        rc, log = self.start_with("x.* IN TXT \"w\"\n")
-        self.assertEqual(rc, 3, log)
-        self.assertRegex(log, r"example\.com\.zone:%d: x\.\*\.example\.com\.: a '\*' label makes "
-                              r"a wildcard" % line)
+        for extra, at, why in (
+                ("d IN DNAME example.org.\na.d IN A 192.0.2.1\n", 1,
+                 r"a\.d\.example\.com\.: no name may exist below a DNAME"),
+                ("a.d IN A 192.0.2.1\nd IN DNAME example.org.\n", 1,
+                 r"d\.example\.com\.: no name may exist below a DNAME"),
+                ("d IN DNAME example.org.\nd IN CNAME example.org.\n", 1,
+                 r"d\.example\.com\.: a DNAME and a CNAME cannot share an owner"),
+                ("d IN DNAME example.org.\nd IN DNAME example.net.\n", 1,
+                 r"d\.example\.com\.: a name owns at most one DNAME"),
+                ("* IN NS ns1.example.com.\n", 0,
+                 r"\*\.example\.com\.: a wildcard cannot own NS"),
+                ("*.x IN DNAME example.org.\n", 0,
+                 r"\*\.x\.example\.com\.: a wildcard cannot own a DNAME")):
+            rc, log = self.start_with(extra)
+            self.assertEqual(rc, 3, "%r: %s" % (extra, log))
+            self.assertRegex(log, r"example\.com\.zone:%d: %s" % (line + at, why), extra)
+
+    def test_acme_seed_takes_no_wildcard_or_dname(self):
+        """An ACME zone's seed keeps to what its UPDATE policy allows."""
+        line = len(ZONE.splitlines()) + 1
+        for extra, why in (("* IN TXT \"w\"\n", r"\*\.acme\.example\.net\.: an ACME zone "
+                                                   r"takes no wildcard or '\*' label"),
+                           ("x.*.y IN TXT \"w\"\n", r"x\.\*\.y\.acme\.example\.net\.: an "
+                                                       r"ACME zone takes no wildcard"),
+                           ("d IN DNAME example.org.\n", r"d\.acme\.example\.net\.: an ACME "
+                                                          r"zone takes no DNAME")):
+            rc, log = serve_once(CONFIG, {"acme.zone": ZONE + extra},
+                                 setup=lambda srv: make_key(srv.path("acme.pem")))
+            self.assertEqual(rc, 3, "%r: %s" % (extra, log))
+            self.assertRegex(log, r"acme\.zone:%d: %s" % (line, why), extra)
 
 
 class DatabaseRows(unittest.TestCase):

@@ -40,10 +40,17 @@ LIB = os.environ.get("ALLOC_COUNT_LIB")
 COOKIE = 10
 
 DELEGATION = "sub IN NS ns.sub.example.com.\nns.sub IN A 192.0.2.99\n"
+# Wildcards and a DNAME (issue #28): random names under them are answered
+# from RRsets and NSECs signed with the snapshot.
+WILDCARDS = """*.wild IN TXT "wildcard"
+*.wild IN MX 10 mail.example.com.
+*.alias IN CNAME mail.example.com.
+dn IN DNAME wild.example.com.
+"""
 
 
 def add_delegation(zone, text):
-    return text + DELEGATION if zone == "example.com" else text
+    return text + DELEGATION + WILDCARDS if zone == "example.com" else text
 
 
 class Counter:
@@ -169,6 +176,21 @@ class NoAlloc(unittest.TestCase):
                 "www.example.com", "HTTPS", dnssec=True, payload=512), "NOERROR")),
             ("per-site A, DO=1", lambda: self.udp(28, self.q("paris.sites.example.com", dnssec=True),
                                                   "NOERROR", check=ad)),
+            ("random name under a wildcard, DO=1", lambda: self.udp(29, self.q(
+                "r%08x.wild.example.com" % self.rng.getrandbits(32), "TXT", dnssec=True), "NOERROR",
+                check=lambda r: self.assertEqual(len(r.answer), 2))),
+            ("random wildcard MX (+ Additional), DO=1", lambda: self.udp(30, self.q(
+                "r%08x.wild.example.com" % self.rng.getrandbits(32), "MX", dnssec=True), "NOERROR",
+                check=lambda r: self.assertTrue(r.answer and r.additional))),
+            ("random wildcard NODATA, DO=1", lambda: self.udp(31, self.q(
+                "r%08x.wild.example.com" % self.rng.getrandbits(32), "AAAA", dnssec=True), "NOERROR",
+                check=lambda r: self.assertTrue(r.authority and not r.answer))),
+            ("random wildcard CNAME, DO=1", lambda: self.udp(32, self.q(
+                "r%08x.alias.example.com" % self.rng.getrandbits(32), dnssec=True), "NOERROR",
+                check=lambda r: self.assertEqual(len(r.answer), 4))),
+            ("random name under a DNAME, DO=1", lambda: self.udp(33, self.q(
+                "r%08x.dn.example.com" % self.rng.getrandbits(32), "TXT", dnssec=True), "NOERROR",
+                check=lambda r: self.assertEqual(len(r.answer), 5))),
             ("REFUSED, not our zone", lambda: self.udp(23, self.q("www.example.org"), "REFUSED")),
             ("REFUSED, class CH", lambda: self.udp(24, self.q("version.bind", "TXT", rdclass="CH"), "REFUSED")),
             ("BADVERS, EDNS version 1", self.badvers),
