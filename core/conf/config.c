@@ -909,7 +909,8 @@ static void load_dnssec(struct loader *l, struct toml_node *root)
 
 static void load_geo(struct loader *l, struct toml_node *root)
 {
-	static const char *const keys[] = { "databases", "lookup_path", "default_location", NULL };
+	static const char *const keys[] = { "databases", "lookup_path", "default_location",
+		                            "max_database_mib", NULL };
 	struct config_geo *g = &l->c->geo;
 	struct toml_node *t = get_table(l, root, "geo");
 	if (!t)
@@ -924,6 +925,9 @@ static void load_geo(struct loader *l, struct toml_node *root)
 			g->database_pos[i] = (struct config_pos){ dbs->u.arr.items[i]->line,
 			                                          dbs->u.arr.items[i]->col };
 	}
+	uint32_t mib = 0;
+	get_u32(l, t, "max_database_mib", 1, 65536, &mib);
+	g->max_database_bytes = (uint64_t)mib << 20;
 	struct toml_node *lp = get_type(l, t, "lookup_path", TOML_STRING);
 	if (lp) {
 		if (strcmp(lp->u.s, "location") != 0 && lp->u.s[0] != '\0')

@@ -181,6 +181,7 @@ struct config_geo {
 	struct config_pos *database_pos;   /* where each is named in the config */
 	size_t n_databases;
 	char *lookup_path;          /* "location" or "" (flat); NULL = detect */
+	uint64_t max_database_bytes;   /* max_database_mib; 0 = the default, 512 MiB */
 	bool has_default_location;
 	double default_lat, default_lon;
 };

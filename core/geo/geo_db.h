@@ -23,7 +23,9 @@ struct geo_location {
  * in-memory copy (a memfd that libmaxminddb maps), so rewriting the file
  * on disk in any way (in place, truncate + write, rename over) cannot
  * reach a lookup; the copy costs the file's size in resident memory.  Each
- * file is validated (metadata, search tree, a few lookups) and logged with
+ * file over the size cap (g->max_database_bytes, 0 for
+ * GEO_DB_MAX_BYTES_DEFAULT) is refused.  Each file is validated (metadata,
+ * search tree, a few lookups) and logged with
  * its database_type and build date.  On failure, *failed (when not NULL)
  * is the index of the file that failed, or g->n_databases for a reason
  * not tied to one file.  Coordinates are read at
@@ -33,6 +35,7 @@ struct geo_location {
  * lookup_path is NULL the layout is detected per file by reading the first
  * records of its search tree, so layouts may be mixed across files.
  */
+#define GEO_DB_MAX_BYTES_DEFAULT ((uint64_t)512 << 20)
 struct geo_db *geo_db_open(const struct config_geo *g, size_t *failed, char err[256]);
 void geo_db_free(struct geo_db *db);
 /*
@@ -52,10 +55,14 @@ int geo_db_locate(const struct geo_db *db, int family, const uint8_t *addr,
 /*
  * Watches the files from the loop: every interval_ms each file is
  * stat'ed; a new version (device, inode, size or mtime changed) that then
- * stays unchanged for one more interval is copied, validated and swapped
- * in between queries, and logged.  A version that fails validation is
- * logged once and the previous one keeps serving.  geo_db_free() stops
- * the watch.  Returns 0 or a negative errno.
+ * stays unchanged for one more interval is copied into a new private copy
+ * 1 MiB per loop turn (queries are answered between the slices), then
+ * opened, validated and swapped in, in one turn, and logged.  A version
+ * larger than the cap (config_geo.max_database_bytes, [geo]
+ * max_database_mib) is not copied at all, a version that fails validation
+ * is dropped with its copy; either is logged once and the previous one
+ * keeps serving.  geo_db_free() stops the watch.  Returns 0 or a negative
+ * errno.
  */
 int geo_db_watch(struct geo_db *db, struct loop *l, uint32_t interval_ms);
 /* For diagnostics (`geoacme explain`). */

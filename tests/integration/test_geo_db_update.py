@@ -167,6 +167,76 @@ class DatabaseUpdate(GeoTestCase):
         self.assertEqual(got, EXPECTED["A"]["at_sydney"])
 
 
+MARKER = b"\xab\xcd\xefMaxMind.com"
+
+
+def padded(data, size):
+    """The same database grown to `size` bytes: zeros before the metadata
+    marker only lengthen the data section, where nothing points, so every
+    lookup answers as before (libmaxminddb finds the metadata by its marker
+    in the last 128 KiB)."""
+    at = data.rindex(MARKER)
+    return data[:at] + b"\0" * (size - len(data)) + data[at:]
+
+
+class DatabaseCap(GeoTestCase):
+    """Issue #26.3: a new version is copied a slice per loop turn, and one over
+    [geo] max_database_mib (8 here) is not copied at all."""
+
+    @classmethod
+    def setUpClass(cls):
+        DatabaseUpdate.setUpClass.__func__(cls)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.versions, ignore_errors=True)
+
+    def setUp(self):
+        config = geo_config(["city.mmdb"]).replace("[geo]\n", "[geo]\nmax_database_mib = 8\n", 1)
+        self.server = Server(BASE_CONFIG + config, {"example.com.zone": ZONE})
+        shutil.copyfile(self.old, self.server.path("city.mmdb"))
+        self.server.start()
+        self.db = self.server.path("city.mmdb")
+        got, _ = self.geo("www.example.com", "A", ecs=AMSTERDAM)
+        self.assertEqual(got, EXPECTED["A"]["amsterdam"])
+
+    def tearDown(self):
+        stop_and_cleanup(self.server)
+
+    def replace(self, data):
+        with open(self.db + ".tmp", "wb") as f:
+            f.write(data)
+        os.rename(self.db + ".tmp", self.db)
+
+    def test_oversized_is_refused_and_the_old_one_serves(self):
+        big = padded(self.new_bytes, 9 << 20)
+        self.replace(big)
+        self.server.wait_log(r"error: geo: \S*city\.mmdb changed but cannot be used: \S*city\.mmdb "
+                             r"is %d bytes, over the 8 MiB of \[geo\] max_database_mib; refused, "
+                             r"still serving the version loaded before" % len(big))
+        got, _ = self.geo("www.example.com", "A", ecs=AMSTERDAM)
+        self.assertEqual(got, EXPECTED["A"]["amsterdam"])
+        got, _ = self.geo("www.example.com", "AAAA", ecs=("2001:db8:1::", 48))
+        self.assertEqual(got, EXPECTED["AAAA"]["amsterdam"])
+        time.sleep(2.5)
+        self.assertEqual(len(re.findall(r"max_database_mib", self.server.log_since_start())), 1)
+        self.assertNotIn("reloaded", self.server.log_since_start())
+        # Back under the cap: picked up.
+        self.replace(self.new_bytes)
+        DatabaseUpdate.wait_new_version(self)
+
+    def test_a_large_version_is_copied_in_slices(self):
+        # 7 MiB: seven slices of 1 MiB, each in its own loop turn.
+        big = padded(self.new_bytes, 7 << 20)
+        self.replace(big)
+        self.server.wait_log(r"info: geo: reloaded \S*city\.mmdb: type \"GeoAcme-Test-City\", "
+                             r"built .* %d bytes \(private copy\)" % len(big))
+        got, _ = self.geo("www.example.com", "A", ecs=AMSTERDAM)
+        self.assertEqual(got, EXPECTED["A"]["at_sydney"])
+        got, _ = self.geo("www.example.com", "AAAA", ecs=("2001:db8:1::", 48))
+        self.assertEqual(got, EXPECTED["AAAA"]["at_sydney"])
+
+
 class MissingDatabase(unittest.TestCase):
     """A database that is not there names the config line that asks for it."""
 
