@@ -30,6 +30,8 @@
 #include "core/zone/zone.h"
 #include "core/zone/zone_load.h"
 #include "core/zone/query_log.h"
+#include "core/net/dnstap.h"
+#include <geoacme_version.h>   /* generated: Dnstap.version */
 #include "core/zone/zone_table.h"
 #include "dnssec/signer.h"
 #include "storage/db.h"
@@ -607,6 +609,24 @@ struct generation *generation_new(const char *path, struct loop *loop,
 		}
 		g->env.query_log = g->query_log;
 	}
+	if (loop && c->dnstap_socket) {
+		/* A generation's own stream: a reload reconnects (the collector
+		 * sees a new connection; frames still queued on the old one are
+		 * written, or counted as dropped, when it is freed). */
+		const struct dnstap_config dc = {
+			.path = c->dnstap_socket, .sample = c->dnstap_sample,
+			.queries = c->dnstap_queries, .responses = c->dnstap_responses,
+			.updates = c->dnstap_updates, .identity = c->nsid,
+			.version = "geoacme " GEOACME_VERSION,
+		};
+		char why[256];
+		g->dnstap = dnstap_new(loop, &dc, why);
+		if (!g->dnstap) {
+			diag_add(d, NULL, 0, 0, "%s", why);
+			goto fail;
+		}
+		g->env.dnstap = g->dnstap;
+	}
 	g->env.udp_max_size = c->udp_max_size;
 	if (c->rrl_rate) {
 		struct rrl_config rc = {
@@ -685,6 +705,7 @@ void generation_free(struct generation *g)
 	if (g->loop && g->resign_timer > 0)
 		loop_timer_cancel(g->loop, g->resign_timer);
 	query_log_free(g->query_log);
+	dnstap_free(g->dnstap);
 	health_free(g->health);
 	free(g->failing_open);
 	rrl_free(g->rrl);

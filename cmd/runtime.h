@@ -22,6 +22,7 @@ struct signer;
 struct zone_table;
 struct acme;
 struct query_log;
+struct dnstap;
 struct geo_sets;
 struct xfr;
 struct notify;
@@ -44,6 +45,7 @@ struct generation {
 	struct loop *loop;
 	int64_t resign_timer;
 	struct query_log *query_log; /* NULL: off */
+	struct dnstap *dnstap;       /* NULL: off */
 	bool *failing_open;          /* per geo name (generation_geo_names order) */
 	bool health_settled;         /* every probe has a verdict: fail open is judged */
 };

@@ -754,8 +754,12 @@ static void load_hickory_top(struct loader *l, struct toml_node *root)
 	static const char *const unsupported[] = {
 		"tls_cert", "tls_listen_port", "https_listen_port", "quic_listen_port",
 		"h3_listen_port", "http_endpoint", "ssl_keylog_enabled", "prometheus_listen_addr",
-		"metrics_listen_addr", "dnstap", NULL,
+		"metrics_listen_addr", NULL,
 	};
+	struct toml_node *dnstap = toml_get(root, "dnstap");
+	if (dnstap)
+		err_node(l, dnstap, "expected [server] dnstap_socket = \"PATH\" (a Frame Streams "
+		         "Unix socket) instead of Hickory's [dnstap] table");
 	for (const char *const *k = unsupported; *k; k++) {
 		struct toml_node *n = toml_get(root, *k);
 		if (n)
@@ -839,7 +843,9 @@ static void load_server(struct loader *l, struct toml_node *root)
 	static const char *const keys[] = {
 		"udp_max_size", "tcp_max_connections", "tcp_max_connections_per_prefix", "rrl_rate",
 		"rrl_slip", "rrl_ipv4_prefix", "rrl_ipv6_prefix", "cookies", "http_listen",
-		"query_log_sample", "query_log_rate", "nsid", "tcp_lifetime", "udp_io", NULL,
+		"query_log_sample", "query_log_rate", "nsid", "tcp_lifetime", "udp_io",
+		"dnstap_socket", "dnstap_sample", "dnstap_queries", "dnstap_responses",
+		"dnstap_updates", NULL,
 	};
 	struct config *c = l->c;
 	struct toml_node *t = get_table(l, root, "server");
@@ -877,6 +883,11 @@ static void load_server(struct loader *l, struct toml_node *root)
 	load_http_listen(l, t);
 	get_u32(l, t, "query_log_sample", 0, 1000000000, &c->query_log_sample);
 	get_u32(l, t, "query_log_rate", 1, 100000, &c->query_log_rate);
+	get_path(l, t, "dnstap_socket", &c->dnstap_socket);
+	get_u32(l, t, "dnstap_sample", 1, 1000000000, &c->dnstap_sample);
+	get_bool(l, t, "dnstap_queries", &c->dnstap_queries);
+	get_bool(l, t, "dnstap_responses", &c->dnstap_responses);
+	get_bool(l, t, "dnstap_updates", &c->dnstap_updates);
 	check_unknown(l, t, keys, "[server]");
 }
 
@@ -1968,6 +1979,8 @@ struct config *config_load(const char *path, struct diag *d)
 		.tcp_lifetime_ms = CONFIG_TCP_LIFETIME_MS_DEFAULT,
 		.rrl_rate = 0, .rrl_slip = 2, .rrl_ipv4_prefix = 24, .rrl_ipv6_prefix = 56,
 		.query_log_rate = 10,
+		.dnstap_sample = 1, .dnstap_queries = true, .dnstap_responses = true,
+		.dnstap_updates = true,
 		.cookies = true,
 		.sig_validity_s = CONFIG_SIG_VALIDITY_DEFAULT,
 		.sig_inception_s = CONFIG_SIG_INCEPTION_DEFAULT,
@@ -2024,6 +2037,7 @@ void config_free(struct config *c)
 	free(c->group);
 	free(c->pid_file);
 	free(c->nsid);
+	free(c->dnstap_socket);
 	for (size_t i = 0; i < c->n_sites; i++) {
 		free(c->sites[i].name);
 		free(c->sites[i].health.http_path);

@@ -216,6 +216,11 @@ struct config {
 	size_t n_http_listen;
 	uint32_t query_log_sample;      /* log one query in N; 0 = off */
 	uint32_t query_log_rate;        /* at most this many sampled lines a second: 10 */
+	char *dnstap_socket;            /* Frame Streams collector (Unix socket); NULL = off */
+	uint32_t dnstap_sample;         /* one exchange in N: 1 (all) */
+	bool dnstap_queries;            /* AUTH_QUERY: true */
+	bool dnstap_responses;          /* AUTH_RESPONSE: true */
+	bool dnstap_updates;            /* UPDATE_QUERY and UPDATE_RESPONSE: true */
 	/* [dnssec] */
 	uint32_t sig_validity_s;    /* 14 days */
 	uint32_t sig_inception_s;   /* backdate 3600 */

@@ -311,6 +311,13 @@ void metrics_write_counters(FILE *out)
 			fprintf(out, "geoacme_secondary_transfers_refused_total{zone=\"%s\",reason=\"%s\"} "
 			        "%llu\n", name, sec_refused[i], (unsigned long long)z->v[i]);
 	}
+	family(out, "geoacme_dnstap_frames_total", "counter",
+	       "dnstap messages (frames) for the collector, by result: sent (written to its "
+	       "socket) or dropped (no connection, or the buffer was full: a slow collector).");
+	fprintf(out, "geoacme_dnstap_frames_total{result=\"sent\"} %llu\n",
+	        (unsigned long long)metrics.dnstap_sent);
+	fprintf(out, "geoacme_dnstap_frames_total{result=\"dropped\"} %llu\n",
+	        (unsigned long long)metrics.dnstap_dropped);
 	counter(out, "geoacme_udp_busy_total",
 	        "Times a UDP socket under load left the epoll set to be waited on in recvmmsg "
 	        "until it went quiet.",

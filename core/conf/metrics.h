@@ -83,6 +83,7 @@ struct metrics_global {
 	uint64_t notify_sent, notify_answered;
 	uint64_t xfr_in[METRICS_XFR_IN];     /* by enum metrics_xfr_in */
 	uint64_t xfr_in_patched;             /* ... IXFRs applied by patching the copy in place */
+	uint64_t dnstap_sent, dnstap_dropped; /* dnstap frames written, or lost (core/net/dnstap.c) */
 };
 extern struct metrics_global metrics;
 

@@ -15,6 +15,7 @@
 
 #include "core/conf/metrics.h"
 #include "core/net/cookie.h"
+#include "core/net/dnstap.h"
 #include "core/net/rrl.h"
 #include "core/wire/packet.h"
 #include "core/wire/query.h"
@@ -212,9 +213,14 @@ static void rate_limit(struct process_env *env, struct query *q)
 void process_handle(void *envp, struct query *q)
 {
 	struct process_env *env = envp;
+	struct timespec received;
 	env->queries++;
+	if (env->dnstap)
+		dnstap_clock(env->dnstap, &received);
 	respond(env, q);
 	rate_limit(env, q);
+	if (env->dnstap)
+		dnstap_note(env->dnstap, q, &received);
 #ifdef GEOACME_NO_METRICS
 	return;
 #endif

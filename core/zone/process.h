@@ -21,6 +21,7 @@ struct rrl;
 struct cookie_secret;
 struct metrics_zone;
 struct query_log;
+struct dnstap;
 
 struct process_env {
 	const struct zone_table *zones;
@@ -35,6 +36,7 @@ struct process_env {
 	const uint8_t *nsid;             /* our identity for NSID (RFC 5001); NULL: none */
 	uint8_t nsid_len;
 	struct query_log *query_log;          /* NULL: no sampled query log */
+	struct dnstap *dnstap;                /* NULL: no dnstap stream */
 	struct metrics_zone *outside_metrics;  /* queries that match no zone; NULL: not counted */
 	/* Counters, for logs and benchmarks. */
 	uint64_t queries, dropped, formerr, fail_open, rate_limited, slipped;

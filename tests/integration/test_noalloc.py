@@ -19,9 +19,11 @@ as passed).
 """
 import os
 import random
+import re
 import signal
 import socket
 import struct
+import subprocess
 import tempfile
 import time
 import unittest
@@ -85,12 +87,17 @@ class NoAlloc(unittest.TestCase):
         cls.server = demo_server(edit_zone=add_delegation, settings={"rrl_rate": "5", "log_level": '"info"',
                                                                      "tcp_request_timeout": "120"},
                                  env={"LD_PRELOAD": LIB, "ALLOC_COUNT_FILE": cls.count_path})
+        cls.configure()
         cls.server.start()
         cls.rng = random.Random(5)
         # The TCP query classes use one connection held open from before the
         # warm-up: accepting a connection is not answering a query (see
         # test_tcp_accept_is_one_allocation).
         cls.conn = socket.create_connection(("127.0.0.1", cls.server.port), timeout=5)
+
+    @classmethod
+    def configure(cls):
+        """Changes the server's config before it starts (NoAllocDnstap)."""
 
     @classmethod
     def tearDownClass(cls):
@@ -382,6 +389,39 @@ class NoAlloc(unittest.TestCase):
         self.server.wait_log(r"reloaded: 2 zones")
         self.settle()
         self.assertGreater(self.counter.read()[0], allocs, "a reload allocated nothing?")
+
+
+class NoAllocDnstap(NoAlloc):
+    """Every query class again with dnstap on, streaming to fstrm_capture:
+    encoding each query and response into the queue made at start and
+    sending it allocates nothing either."""
+
+    @classmethod
+    def configure(cls):
+        sock = cls.server.path("dnstap.sock")
+        cls.collector = subprocess.Popen(["fstrm_capture", "-t", "protobuf:dnstap.Dnstap", "-u",
+                                          sock, "-w", cls.server.path("capture.fstrm")],
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 10
+        while not os.path.exists(sock) and time.time() < deadline:
+            time.sleep(0.02)
+        with open(cls.server.config_path) as f:
+            conf = f.read()
+        conf, n = re.subn(r"(?m)^(query_log_rate = .*)$", r'\1\ndnstap_socket = "%s"' % sock, conf)
+        assert n == 1
+        with open(cls.server.config_path, "w") as f:
+            f.write(conf)
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            super().tearDownClass()
+        finally:
+            cls.collector.kill()
+            cls.collector.wait()
+
+    def test_dnstap_is_streaming(self):
+        self.server.wait_log(r"info: dnstap: streaming to ")
 
 
 if __name__ == "__main__":
