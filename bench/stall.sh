@@ -1,0 +1,322 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Does the event loop stop while geoacme does whole-zone or whole-file work?
+# (issue #26.5; doc/performance.md, "Stalls").  Under a steady query load
+# (dnsperf at $BENCH_STALL_QPS queries/s on loopback, per-query latencies with
+# -v), each scenario below runs once; printed per scenario:
+#
+#   longest query wait   the slowest answer dnsperf saw (ms) while the
+#                        scenario ran, and the queries lost (no answer in 2 s)
+#   longest loop round   geoacme_loop_busy_recent_max_seconds from /metrics
+#                        (scraped before and after: the longest single round)
+#   target               "met" when no query waited 20 ms or more and none
+#                        was lost, else "NOT met"
+#
+# Scenarios (one geoacme primary with a signed ACME zone of $BENCH_STALL_RECORDS
+# TXT records, AXFR allowed, stale_txt_age 5 s, a [geo] database; a second
+# primary and a geoacme secondary for the transfer):
+#   pinned-update   10 UPDATEs while a slow reader (4 kB window) holds an AXFR
+#   purge-transfer  the stale purge (records added by UPDATE, 5 s old) while a
+#                   slow reader holds an AXFR
+#   sighup-x3       three SIGHUP reloads, 3 s apart
+#   secondary-copy  a geoacme secondary copies a zone of
+#                   $BENCH_STALL_SECONDARY_RECORDS records (AXFR, built whole)
+#   geo-64mb        a 64 MB .mmdb copied over the served one (cp)
+#   geo-1gb         the same with 1 GB (past the size cap: refused, kept)
+#   sqlite-lock     sqlite3 holds BEGIN EXCLUSIVE on the ACME database for 5 s
+#                   while 2 UPDATEs arrive
+#
+#   bench/stall.sh                builds build-bench/ (Release) if needed
+#
+# Settings: BENCH_STALL_RECORDS=100000  BENCH_STALL_SECONDARY_RECORDS=1000000
+#   BENCH_STALL_QPS=2000  BENCH_STALL_SECONDARY_S=240 (the load's length while
+#   the secondary copies: long enough for the copy)  BENCH_STALL_ONLY="pinned-update sighup-x3 ..." (a subset)
+#   BENCH_PORT=16300  BENCH_SERVER_CPU=0 BENCH_CLIENT_CPU=1  BENCH_KEEP=0
+#   GEOACME (default: builds ./build-bench/cmd/geoacme)
+#   BENCH_STALL_OUT=build-bench/stall-results.md
+# Needs dnsperf, sqlite3, python3-dnspython, perl MaxMind::DB::Writer (the
+# fixture database) and openssl (scripts/deps.sh installs them).
+set -uo pipefail
+
+BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(dirname "$BENCH_DIR")
+. "$BENCH_DIR/lib.sh"
+
+N=${BENCH_STALL_RECORDS:-100000}
+N2=${BENCH_STALL_SECONDARY_RECORDS:-1000000}
+QPS=${BENCH_STALL_QPS:-2000}
+ONLY=${BENCH_STALL_ONLY:-"pinned-update purge-transfer sighup-x3 secondary-copy geo-64mb geo-1gb sqlite-lock"}
+PORT=${BENCH_PORT:-16300}
+SERVER_CPU=${BENCH_SERVER_CPU:-0}
+CLIENT_CPU=${BENCH_CLIENT_CPU:-1}
+BUILD=$ROOT/build-bench
+OUT=${BENCH_STALL_OUT:-$BUILD/stall-results.md}
+SECRET=$(openssl rand -base64 32)
+
+for tool in dnsperf openssl taskset sqlite3 perl; do
+	command -v "$tool" >/dev/null || die "$tool is missing (see scripts/deps.sh)"
+done
+/usr/bin/python3 -c "import dns.update" 2>/dev/null || die "python3-dnspython is missing"
+for _ in $(seq 200); do
+	port_free "$PORT" && port_free $((PORT + 1)) && port_free $((PORT + 2)) &&
+		port_free $((PORT + 3)) && port_free $((PORT + 4)) && break
+	PORT=$((PORT + 5))
+done
+PP=$PORT HP=$((PORT + 1)) P2=$((PORT + 2)) SP=$((PORT + 3)) SHP=$((PORT + 4))
+
+W=$(mktemp -d /tmp/geoacme-stall-bench.XXXXXX)
+HELPERS=""
+cleanup() {
+	local p
+	for p in $HELPERS; do kill "$p" 2>/dev/null; done
+	bench_cleanup
+	if [ "${BENCH_KEEP:-0}" = 1 ]; then say "kept $W"; else rm -rf "$W"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if [ -z "${GEOACME:-}" ]; then
+	say "building geoacme (Release) in $BUILD"
+	cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >"$W/cmake.log" 2>&1 &&
+		cmake --build "$BUILD" -j2 --target geoacme >"$W/build.log" 2>&1 ||
+		die "build failed (see $W/build.log)"
+	GEOACME=$BUILD/cmd/geoacme
+fi
+openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$W/zsk.pem" 2>/dev/null &&
+	chmod 600 "$W/zsk.pem" || die "openssl genpkey failed"
+perl "$ROOT/tests/fixtures/make_mmdb.pl" --layout city --out "$W" >/dev/null ||
+	die "make_mmdb.pl failed (perl MaxMind::DB::Writer)"
+
+# A valid .mmdb of SIZE MB: the fixture with zeros between its data section
+# and its metadata (readers find the metadata from the end; the data section
+# just grows by bytes nothing points at).
+/usr/bin/python3 - "$W/city.mmdb" "$W/geo-64.mmdb" 64 "$W/geo-1024.mmdb" 1024 <<'EOF' ||
+import sys
+src = open(sys.argv[1], "rb").read()
+at = src.rfind(b"\xab\xcd\xefMaxMind.com")
+for out, mb in zip(sys.argv[2::2], sys.argv[3::2]):
+    with open(out, "wb") as f:
+        f.write(src[:at])
+        pad = int(mb) * 1024 * 1024 - len(src)
+        chunk = b"\0" * (1 << 20)
+        while pad > 0:
+            f.write(chunk[:min(pad, len(chunk))])
+            pad -= len(chunk)
+        f.write(src[at:])
+EOF
+	die "cannot make the padded .mmdb files"
+
+mkdir -p "$W/p" "$W/p2" "$W/s"
+cp "$W/city.mmdb" "$W/p/geo.mmdb"
+acme_zone "$N" >"$W/p/acme.zone"
+cat >"$W/p/geoacme.toml" <<EOF
+listen_addrs_ipv4 = ["127.0.0.1"]
+listen_port = $PP
+log_level = "info"
+
+[server]
+http_listen = ["127.0.0.1:$HP"]
+
+[geo]
+databases = ["$W/p/geo.mmdb"]
+default_location = [48.86, 2.35]
+
+EOF
+acme_zone_toml "$W/zsk.pem" $((N + 100000)) "$SECRET" 'axfr_policy = "AllowAll"' \
+	'allow_axfr = false' | sed 's/^max_records = .*/&\nstale_txt_age = "5s"/' >>"$W/p/geoacme.toml"
+
+# dnsperf's queries: TXT of the zone's names with DO, 1 in 10 NXDOMAIN.
+awk -v n="$N" 'BEGIN { srand(7)
+	for (i = 0; i < 20000; i++) {
+		if (i % 10 == 9) printf "nx%d.acme.example.net TXT\n", i
+		else printf "_acme-challenge.h%d.acme.example.net TXT\n", int(rand() * n)
+	} }' >"$W/queries"
+
+cat >"$W/update.py" <<'EOF'
+import sys
+import dns.query, dns.rcode, dns.tsigkeyring, dns.update
+port, secret, first, count = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+keyring = dns.tsigkeyring.from_text({"bench-key.": secret})
+for i in range(first, first + count):
+    up = dns.update.UpdateMessage("acme.example.net", keyring=keyring, keyalgorithm="hmac-sha256")
+    up.add("_acme-challenge.stall%d.acme.example.net." % i, 60, "TXT", '"token-%d"' % i)
+    r = dns.query.tcp(up, "127.0.0.1", port=port, timeout=30)
+    print("UPDATE %d: %s" % (i, dns.rcode.to_text(r.rcode())), flush=True)
+EOF
+
+# A secondary that reads the first message of an AXFR and then nothing, with
+# a 4 kB receive window: it holds the snapshot until it is killed.
+cat >"$W/slow_axfr.py" <<'EOF'
+import socket, struct, sys, time
+import dns.message
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.connect(("127.0.0.1", int(sys.argv[1])))
+q = dns.message.make_query("acme.example.net", "AXFR").to_wire()
+s.sendall(struct.pack("!H", len(q)) + q)
+s.recv(4096)
+print("holding", flush=True)
+time.sleep(float(sys.argv[2]))
+EOF
+
+wait_log() {   # wait_log LOG PATTERN PID SECONDS
+	local i
+	for i in $(seq 1 $(($4 * 10))); do
+		grep -q -- "$2" "$1" 2>/dev/null && return 0
+		kill -0 "$3" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+helper() {   # helper LOG CMD...: a background helper, killed by PID at the end
+	local log=$1
+	shift
+	"$@" >"$log.out" 2>&1 </dev/null &
+	HELPER_PID=$!
+	HELPERS="$HELPER_PID $HELPERS"
+}
+
+# measure NAME SECONDS PORT HTTP_PORT ACTION: dnsperf for SECONDS against
+# PORT while ACTION runs (it starts a second in), then one table row.
+measure() {
+	local name=$1 secs=$2 port=$3 http=$4 action=$5 out=$W/dnsperf-$1 stall wait lost p999
+	geoacme_stall_ms "$http" >/dev/null
+	timeout $((secs + 30)) taskset -c "$CLIENT_CPU" dnsperf -s 127.0.0.1 -p "$port" \
+		-d "$W/queries" -D -l "$secs" -Q "$QPS" -c 1 -T 1 -t 2 -v >"$out" 2>&1 &
+	local perf=$!
+	sleep 1
+	"$action" >"$W/action-$name.log" 2>&1
+	wait "$perf"
+	stall=$(geoacme_stall_ms "$http")
+	awk '$1 == ">" { print $NF * 1000 }' "$out" | sort -n >"$out.lat"
+	wait=$(tail -1 "$out.lat")
+	p999=$(awk '{ v[NR] = $1 } END { i = int(NR * 0.999); if (i < 1) i = 1; if (NR) printf "%.2f", v[i] }' "$out.lat")
+	lost=$(awk '/Queries lost:/ { print $3; exit }' "$out")
+	local verdict="NOT met"
+	awk -v w="${wait:-99999}" -v l="${lost:-1}" 'BEGIN { exit !(w < 20 && l == 0) }' && verdict=met
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$(printf '%.2f' "${wait:-0}")" "${p999:--}" \
+		"${lost:--}" "${stall:--}" "$verdict" "$(tail -1 "$W/action-$name.log" | tr '\t' ' ')" >>"$W/stall.tsv"
+	say "  $name: longest query wait ${wait:--} ms (p99.9 ${p999:--}), lost ${lost:--}, longest loop round ${stall:--} ms: $verdict"
+}
+
+# --- the scenarios (each prints one line saying what happened) ---
+
+act_pinned_update() {
+	helper "$W/slow1" /usr/bin/python3 "$W/slow_axfr.py" "$PP" 60
+	local slow=$HELPER_PID
+	sleep 1
+	/usr/bin/python3 "$W/update.py" "$PP" "$SECRET" 0 10
+	kill "$slow" 2>/dev/null
+	echo "$(grep -c 'snapshot patched' "$W/p.log") patched, $(grep -c 'snapshot rebuilt' "$W/p.log") rebuilt so far; reader: $(cat "$W/slow1.out")"
+}
+
+act_purge_transfer() {
+	/usr/bin/python3 "$W/update.py" "$PP" "$SECRET" 100 20 >/dev/null
+	helper "$W/slow2" /usr/bin/python3 "$W/slow_axfr.py" "$PP" 60
+	local slow=$HELPER_PID before
+	before=$(grep -c 'stale TXT records' "$W/p.log")
+	for _ in $(seq 150); do
+		[ "$(grep -c 'stale TXT records' "$W/p.log")" -gt "$before" ] && break
+		sleep 0.1
+	done
+	kill "$slow" 2>/dev/null
+	grep 'stale TXT records' "$W/p.log" | tail -1 | sed 's/^[a-z]*: //'
+}
+
+act_sighup() {
+	local k
+	for k in 1 2 3; do
+		kill -HUP "$PPID_"
+		sleep 3
+	done
+	wait_log "$W/p.log" "reloaded" "$PPID_" 30
+	echo "$(grep -c '^info: reloaded' "$W/p.log") reloads done"
+}
+
+act_geo() {   # act_geo MB
+	local before
+	before=$(wc -l <"$W/p.log")
+	cp "$W/geo-$1.mmdb" "$W/p/geo.mmdb"
+	sleep 6
+	tail -n +$((before + 1)) "$W/p.log" | grep -i 'geo' | tail -1 | sed 's/^[a-z]*: //'
+}
+act_geo_64() { act_geo 64; }
+act_geo_1gb() { act_geo 1024; }
+
+act_sqlite_lock() {
+	helper "$W/lock" sh -c "(echo 'BEGIN EXCLUSIVE;'; echo 'SELECT count(*) FROM sqlite_master;'; sleep 5; echo 'COMMIT;') | sqlite3 '$W/p/acme.sqlite'"
+	sleep 0.5
+	/usr/bin/python3 "$W/update.py" "$PP" "$SECRET" 200 2 | tr '\n' ' '
+	wait "$HELPER_PID" 2>/dev/null
+	echo
+}
+
+wants() { case " $ONLY " in *" $1 "*) return 0 ;; esac; return 1; }
+
+: >"$W/stall.tsv"
+if wants pinned-update || wants purge-transfer || wants sighup-x3 || wants geo-64mb ||
+	wants geo-1gb || wants sqlite-lock; then
+	say "== primary: signed ACME zone of $N records (port $PP): $GEOACME"
+	bench_spawn "$W/p.log" taskset -c "$SERVER_CPU" sh -c "cd '$W/p' && exec '$GEOACME' serve -c '$W/p/geoacme.toml'"
+	PPID_=$SPAWNED_PID
+	wait_log "$W/p.log" "ready:" "$PPID_" 900 || { tail -3 "$W/p.log" >&2; die "the primary did not start"; }
+	wants pinned-update && measure pinned-update 14 "$PP" "$HP" act_pinned_update
+	wants purge-transfer && measure purge-transfer 20 "$PP" "$HP" act_purge_transfer
+	wants sighup-x3 && measure sighup-x3 14 "$PP" "$HP" act_sighup
+	wants geo-64mb && measure geo-64mb 9 "$PP" "$HP" act_geo_64
+	wants geo-1gb && measure geo-1gb 9 "$PP" "$HP" act_geo_1gb
+	wants sqlite-lock && measure sqlite-lock 9 "$PP" "$HP" act_sqlite_lock
+	bench_stop "$PPID_"
+fi
+if wants secondary-copy; then
+	say "== a primary with $N2 records (port $P2) and a geoacme secondary (port $SP)"
+	acme_zone "$N2" >"$W/p2/acme.zone"
+	cat >"$W/p2/geoacme.toml" <<EOF
+listen_addrs_ipv4 = ["127.0.0.1"]
+listen_port = $P2
+log_level = "info"
+
+EOF
+	acme_zone_toml "$W/zsk.pem" $((N2 + 1000)) "$SECRET" 'axfr_policy = "AllowAll"' \
+		'allow_axfr = false' >>"$W/p2/geoacme.toml"
+	cat >"$W/s/geoacme.toml" <<EOF
+listen_addrs_ipv4 = ["127.0.0.1"]
+listen_port = $SP
+log_level = "info"
+
+[server]
+http_listen = ["127.0.0.1:$SHP"]
+
+[[zones]]
+zone = "acme.example.net"
+zone_type = "Secondary"
+primaries = ["127.0.0.1:$P2"]
+
+[zones.stores]
+type = "sqlite"
+journal_path = "copy.sqlite"
+EOF
+	bench_spawn "$W/p2.log" taskset -c "$CLIENT_CPU" sh -c "cd '$W/p2' && exec '$GEOACME' serve -c '$W/p2/geoacme.toml'"
+	P2ID=$SPAWNED_PID
+	wait_log "$W/p2.log" "ready:" "$P2ID" 1800 || { tail -3 "$W/p2.log" >&2; die "the second primary did not start"; }
+	# The load goes to the secondary, which answers REFUSED until it has the
+	# copy: what is measured is how long each answer waits meanwhile.
+	# dnsperf needs the server up: start it first, then measure while it copies.
+	bench_spawn "$W/s.log" taskset -c "$SERVER_CPU" sh -c "cd '$W/s' && exec '$GEOACME' serve -c '$W/s/geoacme.toml'"
+	SPID=$SPAWNED_PID
+	wait_log "$W/s.log" "ready:" "$SPID" 60 || die "the secondary did not start"
+	sec_copy() { wait_log "$W/s.log" "AXFR from .*copy" "$SPID" 900; grep -o 'AXFR from .*' "$W/s.log" | tail -1; }
+	measure secondary-copy "${BENCH_STALL_SECONDARY_S:-240}" "$SP" "$SHP" sec_copy
+	bench_stop "$SPID"
+	bench_stop "$P2ID"
+fi
+
+{
+	echo "## Stalls (bench/stall.sh, $(date -u '+%Y-%m-%d %H:%M UTC'), geoacme $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null), $QPS queries/s, $N records, secondary copy $N2)"
+	echo
+	echo "| scenario | longest query wait | p99.9 | lost | longest loop round | target: no query waits 20 ms | what happened |"
+	echo "| --- | ---: | ---: | ---: | ---: | --- | --- |"
+	awk -F'\t' '{ printf "| %s | %s ms | %s ms | %s | %s ms | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7 }' "$W/stall.tsv"
+} | tee "$OUT"
+say "written to $OUT"
