@@ -86,6 +86,13 @@ struct xfr_stream {
 	 */
 	struct zone *z;
 	uint32_t serial;
+	/* The list of an AXFR (or a whole-zone IXFR) is made in slices (list_step). */
+	bool whole;                  /* the whole zone is to be listed */
+	bool listing, listed;        /* a walk is under way / the list is complete */
+	const struct zone_node *cursor;
+	uint64_t list_version;
+	unsigned list_restarts, list_rounds;
+	size_t cap_items;
 	uint8_t *data;               /* an IXFR's records (the items point here) */
 	struct rdata *rdata;
 	struct xfr_item *items;
@@ -399,38 +406,77 @@ static int push_rrset(struct xfr_item **v, size_t *n, size_t *cap, const uint8_t
  * The zone as a list of runs: SOA first, every other RRset with its RRSIG
  * (a geo name's fallback A/AAAA included), and the SOA again to close (RFC
  * 5936 2.2).  Pointers into the held snapshot: nothing is copied.
+ *
+ * Made in slices of XFR_LIST_SLICE names, one per loop round (the TCP
+ * layer calls the stream again in the next round: QUERY_STREAM_LATER), so
+ * a transfer of a big zone does not hold the loop while it lists it (0.4 to
+ * 1.3 s at 100 000 names on a busy machine, issue #26).  Nothing is sent
+ * before the list is complete, and the list is of one version: the walk
+ * keeps a node between rounds, which is valid only while no patch is
+ * applied (zone_version), so a patch in between starts the list over (the
+ * transfer then sends the patched zone).  After XFR_LIST_RESTARTS such
+ * starts the rest is listed in one round: a stream of UPDATEs cannot starve
+ * a transfer.  Returns 1 when more remains, 0 when the list is complete.
  */
-static int build_items(struct xfr_stream *s)
+#define XFR_LIST_SLICE 4096
+#define XFR_LIST_RESTARTS 3
+
+static size_t xfr_item_records(const struct xfr_item *v, size_t n)
+{
+	size_t r = 0;
+	for (size_t i = 0; i < n; i++)
+		r += v[i].count;
+	return r;
+}
+
+static int list_step(struct xfr_stream *s)
 {
 	const struct zone *z = s->z;
-	struct xfr_item *v = NULL;
-	size_t n = 0, cap = 0;
-	int rc = push_rrset(&v, &n, &cap, zone_apex(z), zone_soa(z), true);
-	for (const struct zone_node *node = zone_node_next(z, NULL); node && rc == 0;
-	     node = zone_node_next(z, node)) {
+	int rc = 0;
+	s->list_rounds++;
+	if (s->listing && zone_version(z) != s->list_version) {
+		s->n_items = 0;
+		s->listing = false;
+		s->list_restarts++;
+	}
+	if (!s->listing) {
+		s->listing = true;
+		s->list_version = zone_version(z);
+		s->serial = zone_serial(z);
+		rc = push_rrset(&s->items, &s->n_items, &s->cap_items, zone_apex(z), zone_soa(z), true);
+		s->cursor = zone_node_next(z, NULL);
+	}
+	size_t budget = s->list_restarts >= XFR_LIST_RESTARTS ? SIZE_MAX : XFR_LIST_SLICE;
+	for (size_t k = 0; s->cursor && rc == 0 && k < budget; k++) {
+		const struct zone_node *node = s->cursor;
 		for (uint16_t i = 0; i < node->rrset_count && rc == 0; i++) {
 			const struct rrset *rs = &node->rrsets[i];
 			if (rs == zone_soa(z))
 				continue;
-			rc = push_rrset(&v, &n, &cap, node->name, rs, true);
+			rc = push_rrset(&s->items, &s->n_items, &s->cap_items, node->name, rs, true);
 		}
 		if (node->geo) {
 			const uint16_t types[3] = { RR_A, RR_AAAA, RR_HTTPS };
 			for (int t = 0; t < 3 && rc == 0; t++) {
 				const struct rrset *fb = geo_sets_fallback(node->geo, types[t]);
 				if (fb)
-					rc = push_rrset(&v, &n, &cap, node->name, fb, true);
+					rc = push_rrset(&s->items, &s->n_items, &s->cap_items, node->name, fb, true);
 			}
 		}
+		s->cursor = zone_node_next(z, node);
 	}
-	if (rc == 0)
-		rc = push_rrset(&v, &n, &cap, zone_apex(z), zone_soa(z), false);
-	if (rc < 0) {
-		free(v);
+	if (rc < 0)
 		return rc;
-	}
-	s->items = v;
-	s->n_items = n;
+	if (s->cursor)
+		return 1;
+	rc = push_rrset(&s->items, &s->n_items, &s->cap_items, zone_apex(z), zone_soa(z), false);
+	if (rc < 0)
+		return rc;
+	s->listing = false;
+	s->listed = true;
+	log_debug("transfer of %s (serial %u) to %s: %zu records listed in %u loop rounds (%u "
+	          "started over after a patch)", zone_name(z), s->serial, s->who,
+	          xfr_item_records(s->items, s->n_items), s->list_rounds, s->list_restarts);
 	return 0;
 }
 
@@ -447,7 +493,7 @@ static void stream_release_quiet(struct xfr_stream *s)
 static void stream_release(void *ctx)
 {
 	struct xfr_stream *s = ctx;
-	if (s->item < s->n_items)
+	if (s->item < s->n_items || (s->whole && !s->listed))
 		log_warn("transfer of %s (serial %u) to %s cut short after %zu records",
 		         zone_name(s->z), s->serial, s->who, s->records);
 	stream_release_quiet(s);
@@ -476,6 +522,16 @@ static bool write_rr(struct wire *w, size_t limit, const struct xfr_item *it, co
 static int stream_next(void *ctx, struct query *q)
 {
 	struct xfr_stream *s = ctx;
+	if (s->whole && !s->listed) {
+		q->tx_len = 0;
+		int lr = list_step(s);
+		if (lr < 0) {
+			log_error("transfer of %s: out of memory listing the zone", zone_name(s->z));
+			return lr;
+		}
+		if (lr > 0)
+			return QUERY_STREAM_LATER;
+	}
 	size_t cap = q->tx_cap < QUERY_MSG_MAX ? q->tx_cap : QUERY_MSG_MAX;
 	size_t reserve = (s->signed_req ? tsig_space(&s->key) : 0) + (s->edns ? OPT_LEN : 0);
 	if (cap < reserve + 512)
@@ -567,6 +623,7 @@ static int start_stream(struct query *q, const struct zone *z, const struct xfr_
 		return -ENOMEM;
 	s->z = zone_hold(z);
 	s->serial = zone_serial(z);
+	client_str(q, s->who, sizeof(s->who));
 	int rc = ixfr ? ixfr_items(s, xz, serial) : 0;
 	if (rc == 0) {
 		free(s->items);
@@ -575,7 +632,10 @@ static int start_stream(struct query *q, const struct zone *z, const struct xfr_
 		s->items = NULL;
 		s->rdata = NULL;
 		s->data = NULL;
-		rc = build_items(s);
+		/* The first slice now: a small zone is listed at once. */
+		s->whole = true;
+		rc = list_step(s);
+		rc = rc < 0 ? rc : 0;
 	}
 	if (rc < 0) {
 		stream_release_quiet(s);

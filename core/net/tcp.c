@@ -128,6 +128,7 @@ struct tcp_conn {
 	size_t in_len;
 	size_t out_off, out_len;   /* unsent bytes are out[out_off .. out_len) */
 	struct query_stream stream;   /* next != NULL: a multi-message answer in progress */
+	bool stream_later;            /* the stream asked for the next loop round */
 	struct reply_later *later;    /* a reply to come (reply_later.h): answer nothing until then */
 	uint8_t *in;               /* TCP_IN_SIZE, in the same allocation */
 	uint8_t *out;              /* TCP_OUT_SIZE, in the same allocation */
@@ -345,13 +346,18 @@ static void answer(struct tcp_conn *c, const uint8_t *msg, size_t len)
 		c->later = reply_later_tcp(q, c);
 }
 
-/* The next message of a stream.  Returns 0, or a negative errno when the
- * stream failed (the connection must close: the answer is cut short). */
+/* The next message of a stream.  Returns 0, QUERY_STREAM_LATER (the stream
+ * wants the next loop round), or a negative errno when the stream failed
+ * (the connection must close: the answer is cut short). */
 static int stream_step(struct tcp_conn *c)
 {
 	struct query *q = out_slot(c);
 	int rc = c->stream.next(c->stream.ctx, q);
 	frame(c, q);
+	if (rc == QUERY_STREAM_LATER) {
+		c->stream_later = true;
+		return rc;
+	}
 	/* The client read enough for another message: that is activity. */
 	touch(c);
 	if (rc <= 0) {
@@ -368,9 +374,10 @@ static int conn_process(struct tcp_conn *c)
 {
 	size_t pos = 0;
 	int rc = 0;
+	c->stream_later = false;
 	while (queued(c) <= TCP_OUT_HIGH && !c->later) {
 		if (c->stream.next) {
-			if ((rc = stream_step(c)) < 0)
+			if ((rc = stream_step(c)) < 0 || rc == QUERY_STREAM_LATER)
 				break;
 			continue;
 		}
@@ -431,7 +438,8 @@ static bool conn_progress(struct tcp_conn *c)
 			return false;
 		}
 		/* The flush may have made room for answers held back. */
-		if (queued(c) > TCP_OUT_HIGH || c->later || (!has_message(c) && !c->stream.next))
+		if (queued(c) > TCP_OUT_HIGH || c->later || (!has_message(c) && !c->stream.next) ||
+		    c->stream_later)
 			break;
 	}
 	if (c->eof && !queued(c) && !has_message(c) && !c->stream.next && !c->later) {
@@ -441,7 +449,9 @@ static bool conn_progress(struct tcp_conn *c)
 	int want = 0;
 	if (!c->eof && queued(c) <= TCP_OUT_HIGH && c->in_len < TCP_IN_SIZE)
 		want |= LOOP_READ;
-	if (queued(c))
+	/* A stream that works in slices is called again once the socket is
+	 * writable, which it is: the next loop round. */
+	if (queued(c) || c->stream_later)
 		want |= LOOP_WRITE;
 	if (want != c->events) {
 		if (loop_mod_fd(c->t->loop, c->fd, want) < 0) {

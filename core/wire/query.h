@@ -26,12 +26,16 @@ struct query;
  * its output queue has room, each time with q->tx pointing at fresh space
  * of q->tx_cap bytes, and frames whatever next() wrote (q->tx_len, 0 =
  * nothing this time).  next() returns 1 while more messages follow, 0
- * after the last, or a negative errno (the connection is closed).  Later
+ * after the last, or a negative errno (the connection is closed); or
+ * QUERY_STREAM_LATER when it did a slice of work and wrote nothing: it is
+ * called again in a later loop round, so the loop answers other queries
+ * in between (a transfer listing a big zone, issue #26).  Later
  * queries on the connection wait until the stream has ended, so answers
  * stay in order.  release() is called exactly once: at the end, or when
  * the connection goes away first.  Only TCP takes streams; over UDP a
  * handler must not set one.
  */
+#define QUERY_STREAM_LATER 2
 struct query_stream {
 	void *ctx;
 	int (*next)(void *ctx, struct query *q);

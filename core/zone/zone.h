@@ -125,6 +125,12 @@ struct metrics_zone *zone_metrics(const struct zone *z);
 double zone_build_seconds(const struct zone *z);
 /* Arena bytes the build held (patches add to it: zone_patch_growth()). */
 size_t zone_built_bytes(const struct zone *z);
+/*
+ * Changes when a patch is applied (zone_patch.h), which may move nodes in
+ * the hash table: a walk with zone_node_next() spread over several loop
+ * rounds is valid only while this stays the same.
+ */
+uint64_t zone_version(const struct zone *z);
 /* True while its signatures are being renewed in slices (zone_patch.h). */
 bool zone_resigning(const struct zone *z);
 /* Visits every node in no particular order; stops at a non-zero return. */

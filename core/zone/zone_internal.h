@@ -47,6 +47,8 @@ struct zone {
 	uint64_t resign_floor;         /* ... and the earliest refresh point patches made meanwhile */
 	bool presigned;                /* served as received: RRSIGs and NSEC are data (a copy) */
 	bool nsec_complete;            /* every authoritative name with records carries an NSEC */
+	uint64_t patches;              /* patches applied: a walk spread over loop rounds
+	                                  must start again when it changes (zone_version) */
 };
 
 /*

@@ -1038,6 +1038,7 @@ void zone_patch_apply(struct zone_patch *p)
 		if (e->link)
 			bucket_insert(z, e->node);
 	}
+	z->patches++;
 	z->node_count = z->node_count + p->links - p->unlinks;
 	if (p->chain_changed) {
 		free(z->nsec_heap);
