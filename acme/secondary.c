@@ -120,9 +120,11 @@ struct secondary {
 static struct log_limit lim_notify;
 
 
-static int64_t now_s(void)
+/* Unix seconds through the loop's one clock (loop.h), so a test clock
+ * drives refresh, expiry and TSIG time like every other timer. */
+static int64_t now_s(const struct secondary *s)
 {
-	return (int64_t)time(NULL);
+	return loop_wall_s(s->l);
 }
 
 static struct sec_zone *find_zone(const struct secondary *s, const uint8_t *apex)
@@ -247,7 +249,7 @@ static void check_expiry(struct sec_zone *sz)
 {
 	if (!sz->serving || !sz->have_data)
 		return;
-	int64_t age = now_s() - sz->refreshed_at;
+	int64_t age = now_s(sz->s) - sz->refreshed_at;
 	if (age < (int64_t)sz->expire)
 		return;
 	zone_table_remove(sz->s->t, sz->apex);
@@ -414,7 +416,7 @@ static void conn_done(struct sec_conn *c)
 {
 	struct sec_zone *sz = c->sz;
 	char err[256] = "";
-	int64_t now = now_s();
+	int64_t now = now_s(sz->s);
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (c->st != ST_DONE) {
@@ -655,7 +657,7 @@ static int on_message(struct sec_conn *c, const uint8_t *msg, size_t len)
 		}
 		uint16_t error;
 		int rc = tsig_verify_response(msg, &t, &sz->key, c->mac, c->mac_len, !c->first_msg,
-		                              (uint64_t)now_s(), &error);
+		                              (uint64_t)now_s(sz->s), &error);
 		int v = rc == -EBADMSG ? rc : error;
 		if (rc < 0) {
 			conn_fail(c, "TSIG of the response: %s (error %d, rcode %u)",
@@ -802,7 +804,7 @@ static int build_request(struct sec_conn *c)
 	size_t len = wire_pos(&w);
 	if (sz->has_key) {
 		struct tsig_rr f;
-		tsig_rr_init(&f, &sz->key, (uint64_t)now_s(), id);
+		tsig_rr_init(&f, &sz->key, (uint64_t)now_s(sz->s), id);
 		int n = tsig_append(c->req + 2, &len, sizeof(c->req) - 2, &f, &sz->key, NULL, 0, c->mac);
 		if (n < 0)
 			return n;
@@ -939,7 +941,7 @@ static int64_t notify_serial(const struct query *q, const uint8_t *apex)
 static int notify_handle(void *ctx, struct query *q)
 {
 	struct secondary *s = ctx;
-	uint64_t now = (uint64_t)now_s();
+	uint64_t now = (uint64_t)now_s(s);
 	char who[INET6_ADDRSTRLEN], zname[DNAME_MAX * 4 + 2];
 	uint8_t addr[16];
 	int family = query_client_addr(q, addr);
@@ -1112,7 +1114,7 @@ int secondary_add_zone(struct secondary *s, const struct config_zone *zc, char e
 	if (sz->have_data) {
 		if (copy_refreshed_at(sz->db, &sz->refreshed_at) < 0)
 			sz->refreshed_at = 0;
-		int64_t age = now_s() - sz->refreshed_at;
+		int64_t age = now_s(sz->s) - sz->refreshed_at;
 		if (age < (int64_t)sz->expire) {
 			struct zone *z = build(sz, sz->rs, err);
 			if (!z) {

@@ -26,7 +26,8 @@ import dns.rrset
 import dns.tsig
 import dns.update
 
-from harness import (BASE_CONFIG, Listener, Server, checked_site, geo_toml, make_key, make_mmdb, main, rrs,
+from harness import (BASE_CONFIG, Listener, Server, checked_site, free_port, geo_toml, make_key,
+                     make_mmdb, main, rrs,
                      needs_test_hooks, zone_toml)
 
 
@@ -455,6 +456,60 @@ class HealthRiseFall(unittest.TestCase):
         self.step(3, 2)            # the second: back
         self.server.wait_log(r"info: health: site hp is up: 2 consecutive checks passed")
         self.assertEqual(self.answer(), BOTH)
+
+
+LONG = """$ORIGIN long.example.
+$TTL 300
+@ IN SOA ns1.example.com. hostmaster.example.com. 1 3600 600 7200 60
+@ IN NS ns1.example.com.
+www IN A 192.0.2.7
+"""
+
+
+@needs_test_hooks
+class SecondaryExpiry(unittest.TestCase):
+    """A secondary's copy expires by the loop's clock (STYLE: one clock), so
+    the test clock drives it: two hours past its last refresh, with the
+    primary gone, it is no longer served (RFC 1035 3.3.13, SOA EXPIRE)."""
+
+    def setUp(self):
+        pp = free_port()
+        self.primary = Server(BASE_CONFIG.replace("listen_port = 0", "listen_port = %d" % pp) +
+                              '\n[[zones]]\nzone = "long.example"\nfile = "long.zone"\n'
+                              'allow_axfr = true\n', {"long.zone": LONG})
+        self.primary.start()
+        self.secondary = Server(BASE_CONFIG + '\n[[zones]]\nzone = "long.example"\n'
+                                'zone_type = "Secondary"\nprimaries = ["127.0.0.1:%d"]\n'
+                                '[zones.stores]\ntype = "sqlite"\n'
+                                'journal_path = "long-copy.sqlite"\n' % pp, {})
+        self.clock = start_with_clock(self.secondary)
+
+    def tearDown(self):
+        self.secondary.cleanup()
+        self.primary.cleanup()
+
+    def soa(self):
+        return self.secondary.query("long.example", "SOA")
+
+    def test_copy_expires_by_the_loop_clock(self):
+        deadline = time.time() + 10
+        while time.time() < deadline and not self.soa().answer:
+            time.sleep(0.05)
+        r = self.soa()
+        self.assertEqual(r.rcode(), dns.rcode.NOERROR)
+        self.assertEqual(r.answer[0][0].serial, 1)
+        self.primary.stop()
+        # Within expire: the refresh fails, the copy is still served.
+        self.clock.advance(3600 + 60)
+        self.secondary.wait_log(r"long\.example\.: .*127\.0\.0\.1")
+        r = self.soa()
+        self.assertEqual(r.rcode(), dns.rcode.NOERROR)
+        self.assertEqual(r.answer[0][0].serial, 1)
+        # Past expire (7200 s): the next check drops it.
+        self.clock.advance(3600 + 60)
+        self.secondary.wait_log(r"long\.example\.: the copy expired \(not confirmed for \d+ s, "
+                                r"SOA expire 7200 s\)")
+        self.assertEqual(dns.rcode.to_text(self.soa().rcode()), "REFUSED")
 
 
 if __name__ == "__main__":
