@@ -115,7 +115,7 @@ static int run_check(const char *path, const char *as_user)
 		return EXIT_CONFIG;
 	}
 	size_t warnings = warn_zone_files(g->cfg);
-	printf("%s: ok (%zu zones", path, g->cfg->n_zones);
+	printf("%s: ok (%zu zone%s", path, g->cfg->n_zones, g->cfg->n_zones == 1 ? "" : "s");
 	if (warnings)
 		printf(", %zu warning%s", warnings, warnings == 1 ? "" : "s");
 	printf("%s%s)\n", as_user ? ", read as user " : "", as_user ? as_user : "");

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "acme/acme_zone.h"
 #include "acme/notify.h"
@@ -400,22 +401,38 @@ void generation_log_changes(const struct generation *old, const struct generatio
 }
 
 /*
- * A zone file that is not there, under `directory`: Hickory's configs often
- * rely on its default directory, /var/named, which geoacme does not assume.
+ * A zone file serve could not open, reported at the key that names it, so
+ * that check lists it with every other problem.  One not there under
+ * `directory` gets a hint: Hickory's configs often rely on its default
+ * directory, /var/named, which geoacme does not assume.
  */
-static void hint_directory(const struct config *c, const struct config_zone *zc,
-                           struct diag *d)
+static bool zone_file_readable(const struct config *c, const struct config_zone *zc,
+                               const char *file, struct diag *d)
 {
-	struct stat st;
+	if (access(file, R_OK) == 0)
+		return true;
+	int e = errno;
 	size_t n = strlen(c->directory);
-	if (!zc->file || stat(zc->file, &st) == 0 || errno != ENOENT ||
-	    strncmp(zc->file, c->directory, n) != 0 || zc->file[n] != '/' ||
-	    strcmp(c->directory, "/var/named") == 0)
-		return;
-	diag_add(d, c->path, zc->pos.line, zc->pos.col,
-	         "zone %s: relative paths are resolved against directory = \"%s\"; a Hickory "
-	         "config without `directory` means /var/named: set directory = \"/var/named\" "
-	         "if the zone files are there", zc->zone, c->directory);
+	bool hint = e == ENOENT && strncmp(file, c->directory, n) == 0 && file[n] == '/' &&
+	            strcmp(c->directory, "/var/named") != 0;
+	diag_add(d, c->path, zc->file_pos.line ? zc->file_pos.line : zc->pos.line,
+	         zc->file_pos.line ? zc->file_pos.col : zc->pos.col,
+	         "zone %s: cannot read zone file '%s': %s%s%s%s", zc->zone, file, strerror(e),
+	         hint ? "; relative paths are resolved against directory = \"" : "",
+	         hint ? c->directory : "",
+	         hint ? "\"; a Hickory config without `directory` means /var/named: set "
+	                "directory = \"/var/named\" if the zone files are there" : "");
+	return false;
+}
+
+/* A database this start made and could not fill: gone, with its WAL files. */
+static void remove_fresh_db(const char *path)
+{
+	static const char *const tails[] = { "", "-wal", "-shm", "-journal" };
+	char p[4096];
+	for (size_t i = 0; i < sizeof(tails) / sizeof(tails[0]); i++)
+		if (snprintf(p, sizeof(p), "%s%s", path, tails[i]) < (int)sizeof(p))
+			unlink(p);
 }
 
 /*
@@ -456,7 +473,7 @@ static void check_journal(const struct config *c, const struct config_zone *zc,
 		diag_add(d, c->path, zc->pos.line, zc->pos.col,
 		         "zone %s: %s is empty and no zone_path is configured to seed it", zc->zone,
 		         zc->journal_path);
-	else
+	else if (zone_file_readable(c, zc, zc->zone_path, d))
 		zone_free(zone_load_static(c, zc, NULL, hook, d));
 }
 
@@ -471,7 +488,8 @@ struct generation *generation_new(const char *path, struct loop *loop,
 		return NULL;
 	}
 	g->loop = loop;
-	g->cfg = config_load(path, d);
+	/* check goes on past unreadable key and CA files to report the rest too */
+	g->cfg = check_only ? config_load_all(path, d) : config_load(path, d);
 	if (!g->cfg)
 		goto fail;
 	const struct config *c = g->cfg;
@@ -533,10 +551,17 @@ struct generation *generation_new(const char *path, struct loop *loop,
 			if (zc->n_geo)
 				diag_add(d, c->path, zc->pos.line, zc->pos.col,
 				         "zone %s: geo names are served from file-backed zones only", zc->zone);
+			/* A database that is not there yet is made only with a seed to read:
+			 * a failed start leaves no empty database behind. */
+			bool fresh = access(zc->journal_path, F_OK) != 0 && errno == ENOENT;
 			if (check_only)
 				check_journal(c, zc, hook, d);
+			else if (fresh && zc->zone_path && !zone_file_readable(c, zc, zc->zone_path, d))
+				continue;
 			else if (acme_add_zone(g->acme, c, zc, hook, err) < 0) {
 				diag_add(d, c->path, zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
+				if (fresh)
+					remove_fresh_db(zc->journal_path);
 			} else if (g->xfr) {
 				/* The IXFR history outlives restarts (storage/journal.h). */
 				uint8_t apex[DNAME_MAX];
@@ -557,11 +582,11 @@ struct generation *generation_new(const char *path, struct loop *loop,
 			diag_add(d, c->path, zc->pos.line, zc->pos.col,
 			         "zone %s has geo names: configure [[sites]] and [geo] databases or a "
 			         "default_location", zc->zone);
-		struct zone *z = zone_load_static(c, zc, g->sites, hook, d);
-		if (!z) {
-			hint_directory(c, zc, d);
+		if (zc->file && !zone_file_readable(c, zc, zc->file, d))
 			continue;
-		}
+		struct zone *z = zone_load_static(c, zc, g->sites, hook, d);
+		if (!z)
+			continue;
 		int rc = zone_table_add(g->zones, z);
 		if (rc < 0) {
 			diag_add(d, c->path, zc->pos.line, zc->pos.col, "zone %s is configured twice", zc->zone);

@@ -21,6 +21,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <unistd.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -55,6 +56,13 @@ struct loader {
 	const char *file;           /* as given, for messages */
 	struct config *c;
 	char *cfg_dir;              /* absolute folder of the config file */
+	struct toml_node *geo_health;   /* [geo] health: every site's probe defaults */
+	struct config_health health_base;   /* what [geo] health says, read once */
+	struct health_at {
+		struct toml_node *port, *path, *tls, *verify, *ca, *status, *interval, *timeout;
+		size_t unknown;         /* unknown keys seen: their dependents are not judged */
+	} health_base_at;
+	size_t n_file_probs;        /* problems with files named, not with the config itself */
 	struct problem *probs;
 	size_t n_probs;
 	bool oom;
@@ -191,11 +199,12 @@ static size_t edit_distance(const char *a, const char *b)
 }
 
 /* Reports every key of `t` that the walk did not read. */
-static void check_unknown(struct loader *l, struct toml_node *t, const char *const *known,
-                          const char *where)
+static size_t check_unknown(struct loader *l, struct toml_node *t, const char *const *known,
+                            const char *where)
 {
+	size_t n = 0;
 	if (!t)
-		return;
+		return 0;
 	for (size_t i = 0; i < t->u.tab.n; i++) {
 		struct toml_kv *kv = &t->u.tab.kv[i];
 		if (kv->used)
@@ -215,7 +224,9 @@ static void check_unknown(struct loader *l, struct toml_node *t, const char *con
 			       where, best);
 		else
 			err_at(l, kv->line, kv->col, "unknown key '%s' in %s", kv->key, where);
+		n++;
 	}
+	return n;
 }
 
 /* ---- paths ---- */
@@ -918,14 +929,19 @@ static void load_dnssec(struct loader *l, struct toml_node *root)
 	check_unknown(l, t, keys, "[dnssec]");
 }
 
+static void load_geo_health(struct loader *l);
+
 static void load_geo(struct loader *l, struct toml_node *root)
 {
 	static const char *const keys[] = { "databases", "lookup_path", "default_location",
-		                            "max_database_mib", NULL };
+	                                    "max_database_mib", "health", NULL };
 	struct config_geo *g = &l->c->geo;
 	struct toml_node *t = get_table(l, root, "geo");
 	if (!t)
 		return;
+	l->geo_health = get_table(l, t, "health");
+	if (l->geo_health)
+		load_geo_health(l);
 	struct toml_node *dbs = get_str_array(l, t, "databases");
 	if (dbs) {
 		g->databases = copy_strs(l, dbs, true, &g->n_databases);
@@ -1007,66 +1023,134 @@ static void load_http_status(struct loader *l, struct toml_node *t, struct confi
 		memcpy(h->http_status, bits, sizeof(bits));
 }
 
-static void load_health(struct loader *l, struct toml_node *site_t, struct config_site *s)
+/*
+ * One layer of probe settings: `[geo] health` first (the defaults), then
+ * the site's own `[sites.health]`, each key of the second replacing the
+ * first's.  Only what a table says is set here.
+ */
+static void apply_health(struct loader *l, struct toml_node *t, struct config_health *h,
+                         struct health_at *at, const char *where)
 {
 	static const char *const keys[] = {
 		"port", "http_path", "http_host", "interval", "timeout", "rise", "fall",
 		"tls", "verify", "ca_file", "http_status", NULL,
 	};
-	struct config_health *h = &s->health;
-	struct toml_node *t = get_table(l, site_t, "health");
+	struct toml_node *n;
 	int64_t v;
 	uint64_t interval = h->interval_ms, timeout = h->timeout_ms;
-	if (!t)
-		return;
-	h->enabled = true;
+	if ((n = toml_get(t, "port")))
+		at->port = n;
 	if (get_int(l, t, "port", 1, 65535, &v))
 		h->port = (uint16_t)v;
-	else if (!toml_get(t, "port"))
-		missing(l, t, "port", "[sites.health]");
 	struct toml_node *path = get_type(l, t, "http_path", TOML_STRING);
-	if (path && path->u.s[0] != '/')
-		err_node(l, path, "expected 'http_path' to start with '/', found '%s'", path->u.s);
-	else if (path)
-		h->http_path = xstrdup(l, path->u.s);
+	if (path) {
+		at->path = path;
+		if (path->u.s[0] != '/') {
+			err_node(l, path, "expected 'http_path' to start with '/', found '%s'", path->u.s);
+		} else {
+			free(h->http_path);
+			h->http_path = xstrdup(l, path->u.s);
+		}
+	}
 	get_str(l, t, "http_host", false, &h->http_host);
-	if (!h->http_host && s->name)
-		h->http_host = xstrdup(l, s->name);
-	/* An HTTP request to port 443 is HTTPS unless said otherwise: a plain
-	 * one fails there.  A bare connect check on 443 stays a bare connect. */
-	h->tls = h->port == 443 && h->http_path;
-	get_bool(l, t, "tls", &h->tls);
-	h->verify = true;
-	struct toml_node *vn = toml_get(t, "verify");
-	get_bool(l, t, "verify", &h->verify);
-	struct toml_node *cn = toml_get(t, "ca_file");
-	get_path(l, t, "ca_file", &h->ca_file);
-	if (!h->tls && (vn || cn))
-		err_node(l, vn ? vn : cn, "expected 'tls = true' with '%s' (it applies to TLS checks "
-		         "only)", vn ? "verify" : "ca_file");
-	for (int c = 200; c < 400; c++)
-		h->http_status[c / 64] |= (uint64_t)1 << (c % 64);
-	struct toml_node *sn = toml_get(t, "http_status");
-	load_http_status(l, t, h);
-	if (sn && !path)
-		err_node(l, sn, "expected 'http_path' with 'http_status' (statuses need an HTTP "
-		         "request)");
-	bool iv = get_duration(l, t, "interval", 100, HOUR, false, &interval);
-	bool to = get_duration(l, t, "timeout", 100, MINUTE, false, &timeout);
-	if (iv)
+	if ((n = toml_get(t, "tls")) && get_bool(l, t, "tls", &h->tls))
+		at->tls = n;
+	if ((n = toml_get(t, "verify")) && get_bool(l, t, "verify", &h->verify))
+		at->verify = n;
+	if ((n = toml_get(t, "ca_file")) && get_path(l, t, "ca_file", &h->ca_file))
+		at->ca = n;
+	if ((n = toml_get(t, "http_status"))) {
+		at->status = n;
+		load_http_status(l, t, h);
+	}
+	if (get_duration(l, t, "interval", 100, HOUR, false, &interval)) {
 		h->interval_ms = (uint32_t)interval;
-	if (to)
+		at->interval = toml_get(t, "interval");
+	}
+	if (get_duration(l, t, "timeout", 100, MINUTE, false, &timeout)) {
 		h->timeout_ms = (uint32_t)timeout;
-	if ((iv || to) && h->timeout_ms > h->interval_ms) {
-		struct toml_node *at = toml_get(t, to ? "timeout" : "interval");
-		char a[32], b[32];
-		fmt_duration(h->timeout_ms, a, sizeof(a));
-		fmt_duration(h->interval_ms, b, sizeof(b));
-		err_node(l, at, "expected 'timeout' (%s) to be at most 'interval' (%s)", a, b);
+		at->timeout = toml_get(t, "timeout");
 	}
 	get_u32(l, t, "rise", 1, 100, &h->rise);
 	get_u32(l, t, "fall", 1, 100, &h->fall);
-	check_unknown(l, t, keys, "[sites.health]");
+	at->unknown += check_unknown(l, t, keys, where);
+}
+
+static void health_defaults(struct config_health *h)
+{
+	*h = (struct config_health){
+		.enabled = true, .verify = true,
+		.interval_ms = 10000, .timeout_ms = 3000, .rise = 2, .fall = 3,
+	};
+	for (int c = 200; c < 400; c++)
+		h->http_status[c / 64] |= (uint64_t)1 << (c % 64);
+}
+
+/* [geo] health, read once: each site starts from it. */
+static void load_geo_health(struct loader *l)
+{
+	health_defaults(&l->health_base);
+	struct health_at *at = &l->health_base_at;
+	apply_health(l, l->geo_health, &l->health_base, at, "[geo] health");
+	if (at->ca && l->health_base.ca_file && access(l->health_base.ca_file, R_OK) != 0) {
+		l->n_file_probs++;
+		err_node(l, at->ca, "cannot read CA file '%s': %s", l->health_base.ca_file,
+		         strerror(errno));
+	}
+}
+
+/*
+ * A site's probe: the `[geo] health` defaults (when given, every site is
+ * checked), then its own `[sites.health]`.  Port 443 means TLS unless
+ * `tls = false` asks for a plain TCP connect: an HTTP request or a bare
+ * connect to an HTTPS port that skipped the handshake would prove little.
+ */
+static void load_health(struct loader *l, struct toml_node *site_t, struct config_site *s)
+{
+	struct config_health *h = &s->health;
+	struct toml_node *t = get_table(l, site_t, "health");
+	struct health_at at = l->health_base_at;
+	if (!t && !l->geo_health)
+		return;
+	if (l->geo_health) {
+		uint64_t st[CONFIG_HTTP_STATUS_WORDS];
+		memcpy(st, l->health_base.http_status, sizeof(st));
+		*h = l->health_base;
+		h->http_path = l->health_base.http_path ? xstrdup(l, l->health_base.http_path) : NULL;
+		h->http_host = l->health_base.http_host ? xstrdup(l, l->health_base.http_host) : NULL;
+		h->ca_file = l->health_base.ca_file ? xstrdup(l, l->health_base.ca_file) : NULL;
+	} else {
+		health_defaults(h);
+	}
+	if (t)
+		apply_health(l, t, h, &at, "[sites.health]");
+	if (!h->http_host && s->name)
+		h->http_host = xstrdup(l, s->name);
+	if (!at.port && !at.unknown)
+		missing(l, t ? t : site_t, "port", t ? "[sites.health]" : "[sites.health] or [geo] health");
+	if (!at.tls)
+		h->tls = h->port == 443;
+	/* A misspelt key has its did-you-mean; what depends on it is not judged. */
+	if (at.unknown)
+		return;
+	if (!h->tls && (at.verify || at.ca))
+		err_node(l, at.tls ? at.tls : at.verify ? at.verify : at.ca,
+		         "expected 'tls = true' with '%s' (it applies to TLS checks only)",
+		         at.verify ? "verify" : "ca_file");
+	if (at.status && !h->http_path)
+		err_node(l, at.status, "expected 'http_path' with 'http_status' (statuses need an HTTP "
+		         "request)");
+	if ((at.interval || at.timeout) && h->timeout_ms > h->interval_ms) {
+		char a[32], b[32];
+		fmt_duration(h->timeout_ms, a, sizeof(a));
+		fmt_duration(h->interval_ms, b, sizeof(b));
+		err_node(l, at.timeout ? at.timeout : at.interval,
+		         "expected 'timeout' (%s) to be at most 'interval' (%s)", a, b);
+	}
+	if (h->tls && at.ca && at.ca != l->health_base_at.ca && access(h->ca_file, R_OK) != 0) {
+		l->n_file_probs++;
+		err_node(l, at.ca, "cannot read CA file '%s': %s", h->ca_file, strerror(errno));
+	}
 }
 
 static void load_sites(struct loader *l, struct toml_node *root)
@@ -1428,6 +1512,7 @@ static void read_key_file(struct loader *l, struct toml_node *at, struct config_
 	FILE *f = fopen(k->key_file, "rb");
 	uint8_t buf[TSIG_SECRET_MAX + 1];
 	if (!f) {
+		l->n_file_probs++;
 		err_node(l, at, "cannot read TSIG key file '%s': %s", k->key_file, strerror(errno));
 		return;
 	}
@@ -1439,6 +1524,7 @@ static void read_key_file(struct loader *l, struct toml_node *at, struct config_
 		return;
 	}
 	if (!secret_file_mode_ok(k->key_file, &st, why)) {
+		l->n_file_probs++;
 		err_node(l, at, "TSIG key file %s", why);
 		fclose(f);
 		return;
@@ -1641,6 +1727,8 @@ static struct toml_node *load_store(struct loader *l, struct toml_node *zt, stru
 	struct toml_node *jp = get_path_alias(l, t, "journal_path", "journal_file_path", &journal);
 	bool sqlite = z->store_type && strcmp(z->store_type, "sqlite") == 0;
 	bool file = z->store_type && strcmp(z->store_type, "file") == 0;
+	if (zp)
+		z->file_pos = (struct config_pos){ zp->line, zp->col };
 	if (sqlite) {
 		z->journal_path = journal;
 		z->zone_path = zone_path;
@@ -1756,7 +1844,8 @@ static void load_zones(struct loader *l, struct toml_node *root)
 		get_u32(l, t, "xfr_in_max_bytes", 512, UINT32_MAX, &z->xfr_in_max_bytes);
 
 		struct toml_node *file = toml_get(t, "file");
-		get_path(l, t, "file", &z->file);
+		if (get_path(l, t, "file", &z->file))
+			z->file_pos = (struct config_pos){ file->line, file->col };
 		get_bool(l, t, "publish_cds", &z->publish_cds);
 		get_bool(l, t, "enable_dnssec", &b);    /* signing follows [[zones.keys]] */
 		struct toml_node *upd = NULL;
@@ -1942,7 +2031,7 @@ static char *folder_of(const char *path)
 	return dir;
 }
 
-struct config *config_load(const char *path, struct diag *d)
+static struct config *load(const char *path, struct diag *d, bool keep_if_files_only)
 {
 	struct loader l = { .file = path };
 	struct toml_node *root = NULL;
@@ -2007,7 +2096,12 @@ struct config *config_load(const char *path, struct diag *d)
 	}
 	if (l.oom)
 		diag_add(d, path, 0, 0, "out of memory while loading the configuration");
+	free(l.health_base.http_path);
+	free(l.health_base.http_host);
+	free(l.health_base.ca_file);
 	bool failed = l.n_probs > 0 || l.oom;
+	if (keep_if_files_only && !l.oom && l.n_probs == l.n_file_probs)
+		failed = false;
 	free(l.probs);
 	free(l.cfg_dir);
 	if (failed) {
@@ -2015,6 +2109,16 @@ struct config *config_load(const char *path, struct diag *d)
 		return NULL;
 	}
 	return c;
+}
+
+struct config *config_load(const char *path, struct diag *d)
+{
+	return load(path, d, false);
+}
+
+struct config *config_load_all(const char *path, struct diag *d)
+{
+	return load(path, d, true);
 }
 
 static void free_strs(char **v, size_t n)

@@ -121,6 +121,7 @@ struct config_zone {
 	bool allow_update;
 	char *journal_path;         /* sqlite database */
 	char *zone_path;            /* seeds the database on first start */
+	struct config_pos file_pos; /* where `file` or `zone_path` is named (0:0 if not) */
 	struct config_tsig_key *tsig_keys;
 	size_t n_tsig_keys;
 	struct config_zone_key *keys;
@@ -235,6 +236,13 @@ struct config {
 
 /* Loads and validates; on failure returns NULL with every problem in d. */
 struct config *config_load(const char *path, struct diag *d);
+/*
+ * For `check`, which reports every problem in one run: like config_load(),
+ * but a config whose only problems are files it names that cannot be read
+ * (TSIG key files, CA files) is returned, with those problems in d, so the
+ * caller goes on to find the others.  Such a config must never be served.
+ */
+struct config *config_load_all(const char *path, struct diag *d);
 void config_free(struct config *c);   /* NULL-safe */
 /* Resolves `rel` against c->directory; returns a malloc'd string. */
 char *config_resolve_path(const struct config *c, const char *rel);

@@ -93,6 +93,48 @@ class CheckServeTest(unittest.TestCase):
         self.assertEqual(rc, 3, log)
         self.assertIn(message, log)
 
+    # --- every problem in one run (issue #25.4) ---
+
+    def test_four_problems_in_one_run(self):
+        """A missing TSIG key, seed zone file, geo database and CA file: check
+        names all four, each at the key that names it, and exits 3; check and
+        a failed serve leave no file behind (no empty database, no pid file)."""
+        os.remove(self.key)
+        os.remove(os.path.join(self.dir, "acme.zone"))
+        top = ('pid_file = "geoacme.pid"\n[geo]\ndatabases = ["City.mmdb"]\n'
+               '[[sites]]\nname = "a"\nipv4 = "192.0.2.1"\nlatitude = 1.0\nlongitude = 2.0\n'
+               '[sites.health]\nport = 443\nca_file = "ca.pem"\n')
+        self.write_config(top=top)
+        before = sorted(os.listdir(self.dir))
+        c = self.check()
+        d, f = self.dir, self.cfg
+        self.assertEqual(c.returncode, 3, c.stdout + c.stderr)
+        self.maxDiff = None
+        self.assertEqual(c.stderr, "".join([
+            "%s:12:11: cannot read CA file '%s/ca.pem': No such file or directory\n" % (f, d),
+            "%s:24:12: cannot read TSIG key file '%s/update.key': No such file or directory\n"
+            % (f, d),
+            "%s:4:14: [geo] databases: %s/City.mmdb: No such file or directory\n" % (f, d),
+            "%s:20:13: zone acme.example.net: cannot read zone file '%s/acme.zone': No such file "
+            "or directory; relative paths are resolved against directory = \"%s\"; a Hickory "
+            "config without `directory` means /var/named: set directory = \"/var/named\" if the "
+            "zone files are there\n" % (f, d, d),
+            "%s: 4 problems found\n" % f]))
+        self.assertEqual(sorted(os.listdir(self.dir)), before)
+        rc, log = self.serve()
+        self.assertEqual(rc, 3, log)
+        self.assertEqual(sorted(os.listdir(self.dir)), before, log)
+
+    def test_failed_serve_leaves_no_empty_database(self):
+        """The key is there, the seed zone file is not: serve refuses before
+        making acme.sqlite, so a fixed config starts from a real seed."""
+        os.remove(os.path.join(self.dir, "acme.zone"))
+        self.write_config()
+        rc, log = self.serve()
+        self.assertEqual(rc, 3, log)
+        self.assertIn("%s:9:13: zone acme.example.net: cannot read zone file" % self.cfg, log)
+        self.assertEqual(sorted(os.listdir(self.dir)), ["config.toml", "update.key"])
+
     # --- journal_path ---
 
     def test_foreign_sqlite_is_refused_and_left_byte_identical(self):
@@ -174,7 +216,7 @@ class CheckServeTest(unittest.TestCase):
     def test_ok_both_ways(self):
         self.write_config()
         c = self.check()
-        self.assertEqual((c.returncode, c.stdout), (0, "%s: ok (1 zones)\n" % self.cfg), c.stderr)
+        self.assertEqual((c.returncode, c.stdout), (0, "%s: ok (1 zone)\n" % self.cfg), c.stderr)
         self.assertFalse(os.path.exists(os.path.join(self.dir, "acme.sqlite")))
         rc, log = self.serve()
         self.assertEqual(rc, 0, log)
@@ -184,10 +226,10 @@ class CheckServeTest(unittest.TestCase):
         with open(self.cfg, "w") as f:
             f.write('[[zones]]\nzone = "example.com"\nfile = "example.com.zone"\n')
         self.assertBothRefuse(
-            "%s/example.com.zone: cannot open zone file: No such file or directory\n"
-            "%s:1:1: zone example.com: relative paths are resolved against directory = \"%s\"; "
+            "%s:3:8: zone example.com: cannot read zone file '%s/example.com.zone': No such "
+            "file or directory; relative paths are resolved against directory = \"%s\"; "
             "a Hickory config without `directory` means /var/named: set directory = "
-            "\"/var/named\" if the zone files are there\n" % (self.dir, self.cfg, self.dir))
+            "\"/var/named\" if the zone files are there\n" % (self.cfg, self.dir, self.dir))
 
     # --- the drop user ---
 
@@ -205,7 +247,7 @@ class CheckServeTest(unittest.TestCase):
         os.chown(state, nobody.pw_uid, nobody.pw_gid)
         c = self.check()
         self.assertEqual((c.returncode, c.stdout),
-                         (0, "%s: ok (1 zones, read as user nobody)\n" % self.cfg), c.stderr)
+                         (0, "%s: ok (1 zone, read as user nobody)\n" % self.cfg), c.stderr)
         rc, log = self.serve()
         self.assertEqual(rc, 0, log)
         self.assertIn("running as user nobody", log)

@@ -811,7 +811,7 @@ class Reload(GeoTestCase):
         config = BASE_CONFIG + geo_config(["city.mmdb"]).replace(SITES_TOML, new_sites)
         self.server.write("config.toml", config)
         self.server.send_signal(signal.SIGHUP)
-        self.server.wait_log(r"reloaded: 1 zones")
+        self.server.wait_log(r"reloaded: 1 zone\b")
         got, _ = self.geo("www.example.com", "A", ecs=AMSTERDAM)
         self.assertEqual(got, want)
         # Chicago now: Ashburn alone still (Paris is gone from AAAA too)

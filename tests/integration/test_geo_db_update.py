@@ -160,7 +160,7 @@ class DatabaseUpdate(GeoTestCase):
         os.rename(self.db + ".tmp", self.db)
         # Whichever comes first, the watch or the reload, the new data serves.
         self.server.send_signal(__import__("signal").SIGHUP)
-        self.server.wait_log(r"reloaded: 1 zones")
+        self.server.wait_log(r"reloaded: 1 zone\b")
         self.server.wait_log(r"info: geo: (re)?loaded \S*city\.mmdb: .* %d bytes"
                              % len(self.new_bytes))
         got, _ = self.geo("www.example.com", "A", ecs=AMSTERDAM)

@@ -451,9 +451,9 @@ class Misconfigured(unittest.TestCase):
                       % (zpath, lines + 1), out)
         self.assertIn("%s:%d: warning: api2.example.com. SVCB: AliasMode (priority 0) with SvcParams"
                       % (zpath, lines + 3), out)
-        self.assertIn("ok (1 zones, 2 warnings)", out)
+        self.assertIn("ok (1 zone, 2 warnings)", out)
         rc, out, _, _ = self.check(GEO, ZONE)
-        self.assertIn("ok (1 zones)", out)
+        self.assertIn("ok (1 zone)", out)
         self.assertNotIn("warning", out)
 
     def test_static_https_beside_geo_https_is_refused(self):

@@ -172,7 +172,7 @@ class Resign(unittest.TestCase):
         self.assertEqual(self.server.query("example.com.", "SOA").answer[0][0].serial, 1)
         self.server.write("example.com.zone", EDITED)
         self.server.send_signal(signal.SIGHUP)
-        self.server.wait_log(r"reloaded: 1 zones")
+        self.server.wait_log(r"reloaded: 1 zone\b")
         self.assertEqual(self.server.query("example.com.", "SOA").answer[0][0].serial, 2)
         r = self.server.query("new.example.com.", "A")
         self.assertEqual(rrs(r, "answer"), ["new.example.com. 3600 IN A 192.0.2.77"])

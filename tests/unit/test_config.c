@@ -647,6 +647,15 @@ static void test_sites_errors(void)
 	problem(text, "9:15: expected 'http_path' with 'http_status' (statuses need an HTTP request)",
 	        "http_status without http_path");
 
+	char ca_path[600];
+	snprintf(ca_path, sizeof(ca_path), "%.*sca.pem", (int)(strrchr(cfg_path, '/') + 1 - cfg_path),
+	         cfg_path);
+	snprintf(text, sizeof(text), "%sport = 443\nca_file = \"ca.pem\"\n", site);
+	char want[1024];
+	snprintf(want, sizeof(want), "9:11: cannot read CA file '%s': No such file or directory",
+	         ca_path);
+	problem(text, want, "unreadable ca_file");
+	write_file(ca_path, "", 0);
 	snprintf(text, sizeof(text), "%sport = 443\nhttp_path = \"/\"\nhttp_status = [204, \"3xx\"]\n"
 	         "ca_file = \"ca.pem\"\n", site);
 	struct config *c = load_text(text);
@@ -673,8 +682,43 @@ static void test_sites_errors(void)
 	config_free(c);
 	snprintf(text, sizeof(text), "%sport = 443\n", site);
 	c = load_text(text);
-	ok(c && !c->sites[0].health.tls, "port 443 without http_path: a bare connect, no tls");
+	ok(c && c->sites[0].health.tls, "port 443 without http_path: a TLS handshake");
 	config_free(c);
+	snprintf(text, sizeof(text), "%sport = 443\ntls = false\n", site);
+	c = load_text(text);
+	ok(c && !c->sites[0].health.tls && !c->sites[0].health.http_path,
+	   "port 443 with tls = false: a plain TCP connect");
+	config_free(c);
+
+	/* A misspelt key gets its did-you-mean, and nothing that follows from it. */
+	snprintf(text, sizeof(text), "%sport = 80\nhttp_pth = \"/\"\nhttp_status = [204]\n", site);
+	problem(text, "9:1: unknown key 'http_pth' in [sites.health]; did you mean 'http_path'?",
+	        "misspelt http_path: one message");
+	snprintf(text, sizeof(text), "%sprot = 80\n", site);
+	problem(text, "8:1: unknown key 'prot' in [sites.health]; did you mean 'port'?",
+	        "misspelt port: one message");
+
+	/* [geo] health: every site's defaults; a site's own keys win. */
+	const char *two = LISTEN "[geo]\ndefault_location = [0, 0]\n"
+	                  "[geo.health]\nport = 443\nhttp_path = \"/health\"\ninterval = \"30s\"\n"
+	                  "[[sites]]\nname = \"a\"\nipv4 = \"192.0.2.1\"\nlatitude = 1\nlongitude = 2\n"
+	                  "[[sites]]\nname = \"b\"\nipv4 = \"192.0.2.2\"\nlatitude = 1\nlongitude = 2\n"
+	                  "[sites.health]\nport = 8080\nhttp_path = \"/up\"\n";
+	c = load_text(two);
+	ok(c != NULL, "[geo] health defaults");
+	if (c && c->n_sites == 2) {
+		const struct config_health *a = &c->sites[0].health, *b = &c->sites[1].health;
+		ok(a->enabled && a->port == 443 && a->tls && a->interval_ms == 30000 &&
+		   a->http_path && strcmp(a->http_path, "/health") == 0 && strcmp(a->http_host, "a") == 0,
+		   "site without [sites.health] gets the defaults");
+		ok(b->enabled && b->port == 8080 && !b->tls && b->interval_ms == 30000 &&
+		   b->http_path && strcmp(b->http_path, "/up") == 0,
+		   "a site's own keys override the defaults, the rest are inherited");
+	}
+	config_free(c);
+	problem(LISTEN "[geo]\ndefault_location = [0, 0]\n[geo.health]\nport = 80\nhttp_pat = \"/\"\n",
+	        "6:1: unknown key 'http_pat' in [geo] health; did you mean 'http_path'?",
+	        "misspelt key in [geo] health");
 	snprintf(text, sizeof(text), "%sport = 80\n", site);
 	c = load_text(text);
 	if (c) {
