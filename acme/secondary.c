@@ -354,7 +354,7 @@ static void conn_fail(struct sec_conn *c, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* A transfer refused for what it holds (a cap, a bad closing SOA, DNAME, ...). */
+/* A transfer refused for what it holds (a cap, a bad closing SOA, ...). */
 __attribute__((format(printf, 3, 4)))
 static void conn_refuse(struct sec_conn *c, enum metrics_secondary why, const char *fmt, ...)
 {
@@ -521,15 +521,6 @@ static uint32_t soa_serial(const uint8_t *rdata, uint16_t rdlen)
 	return rdlen >= 22 ? wire_get_u32(rdata + rdlen - 20) : 0;
 }
 
-/* A '*' label anywhere: a wildcard (RFC 4592 2.1.1; further right, 2.2.2). */
-static bool has_star_label(const uint8_t *name)
-{
-	for (const uint8_t *p = name; *p; p += *p + 1)
-		if (p[0] == 1 && p[1] == '*')
-			return true;
-	return false;
-}
-
 /*
  * The SOA that ends an AXFR: RFC 5936 2.2 has the answer open and close
  * with the same SOA; one that differs means the zone changed (or was cut
@@ -623,16 +614,6 @@ static int feed(struct sec_conn *c, const struct msg_rr *rr, const uint8_t *rdat
 		break;
 	case ST_DONE:
 		return -EBADMSG;   /* records after the end */
-	}
-	if (op == CHANGE_ADD && (rr->type == RR_DNAME || has_star_label(rr->name))) {
-		/* Served wrong if taken (no DNAME substitution, no wildcard
-		 * expansion yet: silent NXDOMAINs), so not taken at all. */
-		char owner[DNAME_MAX * 4 + 2];
-		acme_name_str(rr->name, owner, sizeof(owner));
-		conn_refuse(c, METRICS_SEC_UNSUPPORTED, "%s: %s", owner, rr->type == RR_DNAME
-		            ? "DNAME is not served yet (answers would not follow it)"
-		            : "a '*' label makes a wildcard, and wildcards are not served yet");
-		return -ECANCELED;
 	}
 	return change_list_add(&c->cl, op, rr->name, rr->type, rr->ttl, rdata, rdlen, 0);
 }

@@ -292,7 +292,7 @@ void metrics_write_counters(FILE *out)
 	        "proportional to the difference (the others were built whole).",
 	        metrics.xfr_in_patched);
 	static const char *const sec_refused[METRICS_SEC_N] = {
-		NULL, "records_cap", "bytes_cap", "closing_soa", "diverged", "unsupported",
+		NULL, "records_cap", "bytes_cap", "closing_soa", "diverged",
 	};
 	family(out, "geoacme_secondary_outdated_offers_total", "counter",
 	       "Offers to a secondary zone (NOTIFY, SOA, IXFR, AXFR) of a serial not newer than its "

@@ -129,7 +129,6 @@ enum metrics_secondary {
 	METRICS_SEC_BYTES_CAP,      /* refused: more bytes than xfr_in_max_bytes */
 	METRICS_SEC_CLOSING_SOA,    /* refused: an AXFR's closing SOA differs from its first */
 	METRICS_SEC_DIVERGED,       /* an IXFR that does not fit the copy (then AXFR) */
-	METRICS_SEC_UNSUPPORTED,    /* refused: DNAME or a '*' label, not served yet */
 	METRICS_SEC_N
 };
 /*

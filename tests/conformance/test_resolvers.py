@@ -29,6 +29,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../
 
 from harness import demo_server, ds_records, enter_private_netns, main  # noqa: E402
 from resolvers import Kresd, NamedResolver, Unbound  # noqa: E402
+from wildcards import demo_with_wildcards  # noqa: E402
 
 ZONES = ("example.com", "acme.example.net")
 
@@ -43,13 +44,20 @@ NXDOMAIN = [("nope.example.com", "A"), ("zzz.www.example.com", "AAAA"), ("nope.a
             ("_acme-challenge.example.com", "TXT")]
 NODATA = [("mail.example.com", "AAAA"), ("www.example.com", "MX"), ("acme.example.net", "TXT"),
           ("example.com", "AAAA")]
+# Issue #28 (wildcards.DEMO in the demo zone): synthesized answers, the
+# literal '*', a wildcard CNAME, a DNAME followed to a wildcard; wildcard
+# NODATA, also reached through the DNAME.
+WILDCARD = [("x.wild.example.com", "TXT"), ("a.b.wild.example.com", "MX"),
+            ("*.wild.example.com", "TXT"), ("x.alias.example.com", "A"),
+            ("x.dn.example.com", "TXT")]
+WILDCARD_NODATA = [("x.wild.example.com", "A"), ("y.x.wild.example.com", "AAAA")]
 ECS_CLIENTS = [(("192.0.2.0", 26), "A"), (("192.0.2.128", 26), "A"), (("198.51.100.0", 25), "A"),
                (("2001:db8:1::", 48), "AAAA"), (("203.0.113.64", 28), "A")]
 
 
 def setUpModule():
     global SERVER, ANCHORS
-    SERVER = demo_server().start()
+    SERVER = demo_server(edit_zone=demo_with_wildcards).start()
     ANCHORS = ds_records(SERVER, *ZONES)
 
 
@@ -133,6 +141,16 @@ class ResolverChecks:
 
     def test_nodata_validates(self):
         self.check(NODATA, "NOERROR", False)
+
+    def test_wildcard_and_dname_answers_validate(self):
+        self.check(WILDCARD, "NOERROR", True)
+
+    def test_wildcard_nodata_validates(self):
+        self.check(WILDCARD_NODATA, "NOERROR", False)
+        r = self.ask("x.dn.example.com", "A")   # the DNAME, its CNAME, then NODATA
+        self.assertEqual(dns.rcode.to_text(r.rcode()), "NOERROR")
+        self.assertSameAnswer(r, SERVER.query("x.dn.example.com", "A", dnssec=True))
+        self.assertEqual(sorted(rrsets(r)), [("dn.example.com.", "DNAME"), ("x.dn.example.com.", "CNAME")])
 
     def test_wrong_anchor_is_servfail(self):
         for name, rdtype in (("www.example.com", "A"), ("example.com", "SOA"), ("nope.example.com", "A"),

@@ -5,7 +5,8 @@ The test runs in a network namespace of its own with only `lo` (see
 harness.enter_private_netns).  There the demo zone's own name server
 addresses (ns1.example.com 192.0.2.53 and 2001:db8::53, ns2.example.com
 198.51.100.53 and 2001:db8::54: documentation addresses) are put on `lo`, so geoacme serves
-config.toml.example's zones *unchanged* (example.com, the geo zone, and
+config.toml.example's zones (example.com, the geo zone, with only the wildcards and DNAME
+of tests/integration/wildcards.DEMO added, issue #28; and
 acme.example.net, the ACME zone) on port 53 of those addresses, over IPv4
 and IPv6.  BIND's named serves a tiny root on 127.0.0.1 with `com.`,
 `net.` and `example.net.` (the ACME zone's parent) and the delegations with
@@ -33,6 +34,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../
 
 from harness import demo_server, ds_records, enter_private_netns, main, netns_add_address  # noqa: E402
 from resolvers import NamedAuth  # noqa: E402
+from wildcards import demo_with_wildcards  # noqa: E402
 
 # The demo zone's name servers, at the addresses its zone file gives them.
 NS = (("ns1.example.com", "192.0.2.53"), ("ns1.example.com", "2001:db8::53"),
@@ -96,7 +98,8 @@ class Zonemaster(unittest.TestCase):
         for _, addr in NS:
             netns_add_address(addr)
         cls.server = demo_server(listen_v4=[a for _, a in NS if ":" not in a],
-                                 listen_v6=[a for _, a in NS if ":" in a], port=53)
+                                 listen_v6=[a for _, a in NS if ":" in a], port=53,
+                                 edit_zone=demo_with_wildcards)
         cls.server.start()
         cls.ds = dict(zip(("example.com", "acme.example.net"),
                           ds_records(cls.server, "example.com", "acme.example.net")))

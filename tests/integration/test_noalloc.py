@@ -37,22 +37,16 @@ import dns.rcode
 import dns.update
 
 from harness import demo_server, header, main, qname
+from wildcards import demo_with_wildcards
 
 LIB = os.environ.get("ALLOC_COUNT_LIB")
 COOKIE = 10
 
 DELEGATION = "sub IN NS ns.sub.example.com.\nns.sub IN A 192.0.2.99\n"
-# Wildcards and a DNAME (issue #28): random names under them are answered
-# from RRsets and NSECs signed with the snapshot.
-WILDCARDS = """*.wild IN TXT "wildcard"
-*.wild IN MX 10 mail.example.com.
-*.alias IN CNAME mail.example.com.
-dn IN DNAME wild.example.com.
-"""
-
-
 def add_delegation(zone, text):
-    return text + DELEGATION + WILDCARDS if zone == "example.com" else text
+    """The delegation, and wildcards and a DNAME (issue #28): random names
+    under them are answered from RRsets and NSECs signed with the snapshot."""
+    return demo_with_wildcards(zone, text + DELEGATION if zone == "example.com" else text)
 
 
 class Counter:

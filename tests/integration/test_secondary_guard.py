@@ -38,7 +38,7 @@ import dns.rdataclass
 import dns.rdatatype
 import dns.rrset
 
-from harness import BASE_CONFIG, Server, main
+from harness import BASE_CONFIG, Server, main, rrs
 
 ZONE = "fake.example."
 PRIMARY_ADDR = "127.0.0.2"
@@ -377,24 +377,20 @@ class Guard(unittest.TestCase):
         self.assert_copy_is(11, www="192.0.2.11")
         self.assertEqual(self.metrics().get("diverged"), 0)
 
-    # --- what is not served yet ---
+    # --- wildcards and DNAME (issue #28): served, no longer refused ---
 
-    def test_dname_is_refused(self):
-        self.primary.on_ixfr = axfr(zone(11, [("alias", 300, "DNAME", "target.example.")]))
+    def test_dname_and_wildcard_are_served(self):
+        self.primary.on_ixfr = axfr(zone(11, [("alias", 300, "DNAME", "wild.fake.example."),
+                                              ("*.wild", 300, "A", "192.0.2.42")]))
         self.primary.notify(self.secondary)
-        self.secondary.wait_log(r"refused: alias\.fake\.example\.: DNAME is not served yet "
-                                r"\(answers would not follow it\); the copy \(serial 10\) is kept")
-        self.wait_metric("unsupported", 1)
-        self.assert_copy_is(10)
-
-    def test_wildcard_is_refused(self):
-        self.primary.on_ixfr = axfr(zone(11, [("*.wild", 300, "A", "192.0.2.42")]))
-        self.primary.notify(self.secondary)
-        self.secondary.wait_log(r"refused: \\?\*\.wild\.fake\.example\.: a '\*' label makes a "
-                                r"wildcard, and wildcards are not served yet; the copy \(serial "
-                                r"10\) is kept")
-        self.wait_metric("unsupported", 1)
-        self.assert_copy_is(10)
+        self.wait_serial(11)
+        r = self.secondary.query("x.wild." + ZONE, "A")
+        self.assertEqual(rrs(r, "answer"), ["x.wild.fake.example. 300 IN A 192.0.2.42"])
+        r = self.secondary.query("x.alias." + ZONE, "A")
+        self.assertEqual(sorted(rrs(r, "answer")), [
+            "alias.fake.example. 300 IN DNAME wild.fake.example.",
+            "x.alias.fake.example. 300 IN CNAME x.wild.fake.example.",
+            "x.wild.fake.example. 300 IN A 192.0.2.42"])
 
     # --- caps ---
 

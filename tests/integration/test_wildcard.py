@@ -10,7 +10,8 @@ secondaries.
   the same (owner and next name) and every RRSIG of ours verifies
   (dnspython's dns.dnssec) with the zone's DNSKEY.
 - Transfers: Knot and NSD secondaries of geoacme serve byte-identical
-  records (our signatures travel) for every question.
+  records (our signatures travel) for every question, and geoacme as
+  Knot's secondary serves what Knot serves.
 - A geo name that is a wildcard is refused at its config line."""
 import os
 import shutil
@@ -50,6 +51,10 @@ policy:
     algorithm: ecdsap256sha256
     single-type-signing: on
     nsec3: off
+acl:
+  - id: xfr
+    address: 127.0.0.0/8
+    action: transfer
 template:
   - id: default
     storage: "{d}"
@@ -60,6 +65,18 @@ zone:
     file: "{d}/example.com.zone"
     dnssec-signing: {signing}
     dnssec-policy: p256
+    acl: xfr
+"""
+
+# geoacme as a secondary of that Knot.
+SECONDARY = """
+[[zones]]
+zone = "example.com"
+zone_type = "Secondary"
+primaries = ["127.0.0.1:{kp}"]
+[zones.stores]
+type = "sqlite"
+journal_path = "copy.sqlite"
 """
 
 
@@ -116,6 +133,31 @@ def verify_all(test, msg, keys, what):
     return n
 
 
+def start_knot(directory, port):
+    """knotd serving wildcards.ZONE from `directory`, signed; returns the
+    process and the serial it serves once signed."""
+    if not shutil.which("knotd"):
+        raise AssertionError("needs knotd (scripts/deps.sh: knot)")
+    with open(os.path.join(directory, "example.com.zone"), "w") as f:
+        f.write(wildcards.ZONE)
+    with open(os.path.join(directory, "knot.conf"), "w") as f:
+        f.write(KNOT.format(d=directory, port=port, signing="on"))
+    knot = subprocess.Popen(["knotd", "-c", os.path.join(directory, "knot.conf")],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.time() + 20
+    while True:
+        try:
+            r = query(port, ZONE, "DNSKEY", True)
+            if r.answer:
+                return knot, query(port, ZONE, "SOA", False).answer[0][0].serial
+        except Exception:
+            pass
+        if time.time() > deadline or knot.poll() is not None:
+            raise AssertionError("knotd did not serve the zone signed")
+        time.sleep(0.1)
+
+
 def dnskeys(port):
     r = query(port, ZONE, "DNSKEY", True)
     rrset = r.find_rrset(r.answer, dns.name.from_text(ZONE), dns.rdataclass.IN,
@@ -126,31 +168,12 @@ def dnskeys(port):
 class KnotDifferential(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        if not shutil.which("knotd"):
-            raise AssertionError("needs knotd (scripts/deps.sh: knot)")
         cls.server = Server(CONFIG, {"example.com.zone": wildcards.ZONE})
         make_key(cls.server.path("example.com.pem"))
         cls.server.start()
         cls.dir = tempfile.mkdtemp(prefix="geoacme-knot-wild-")
-        with open(os.path.join(cls.dir, "example.com.zone"), "w") as f:
-            f.write(wildcards.ZONE)
         cls.kport = free_port()
-        with open(os.path.join(cls.dir, "knot.conf"), "w") as f:
-            f.write(KNOT.format(d=cls.dir, port=cls.kport, signing="on"))
-        cls.knot = subprocess.Popen(["knotd", "-c", os.path.join(cls.dir, "knot.conf")],
-                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.DEVNULL)
-        deadline = time.time() + 20
-        while True:
-            try:
-                r = query(cls.kport, ZONE, "DNSKEY", True)
-                if r.answer:
-                    break
-            except Exception:
-                pass
-            if time.time() > deadline or cls.knot.poll() is not None:
-                raise AssertionError("knotd did not serve the zone signed")
-            time.sleep(0.1)
+        cls.knot, _ = start_knot(cls.dir, cls.kport)
         cls.keys = dnskeys(cls.server.port)
         cls.knot_keys = dnskeys(cls.kport)
 
@@ -247,6 +270,51 @@ class Transfers(unittest.TestCase):
                         # (ours and Knot's carry both, RFC 4035 3.1.3.2).
                         continue
                     self.assertEqual(nsec_proofs(theirs), nsec_proofs(ours))
+
+
+class SecondaryOfKnot(unittest.TestCase):
+    """geoacme as the secondary of Knot, which signs the zone: the copy,
+    wildcards and DNAME included, is served as Knot serves it (the same
+    signatures and NSECs, so every section compares whole)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="geoacme-knot-primary-wild-")
+        cls.kport = free_port()
+        cls.knot, cls.serial = start_knot(cls.dir, cls.kport)
+        cls.server = Server(BASE_CONFIG + SECONDARY.format(kp=cls.kport), {})
+        cls.server.start()
+        deadline = time.time() + 20
+        while True:
+            r = query(cls.server.port, ZONE, "SOA", False)
+            if r.answer and r.answer[0][0].serial == cls.serial:
+                break
+            if time.time() > deadline:
+                raise AssertionError("the copy never reached serial %d:\n%s"
+                                     % (cls.serial, cls.server.log()[-3000:]))
+            time.sleep(0.1)
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.knot.poll() is None:
+            cls.knot.terminate()
+            cls.knot.wait(10)
+        shutil.rmtree(cls.dir, ignore_errors=True)
+        rc = cls.server.stop()
+        cls.server.cleanup()
+        assert rc == 0, "geoacme exited with %s" % rc
+
+    def test_copy_serves_what_knot_serves(self):
+        for rel, rdtype, what in wildcards.QUESTIONS:
+            for do in (False, True):
+                with self.subTest(q="%s %s" % (rel, rdtype), do=do, what=what):
+                    ours = query(self.server.port, fqdn(rel), rdtype, do)
+                    knot = query(self.kport, fqdn(rel), rdtype, do)
+                    self.assertEqual(dns.rcode.to_text(ours.rcode()),
+                                     dns.rcode.to_text(knot.rcode()))
+                    self.assertEqual(sorted(map(str, ours.answer)), sorted(map(str, knot.answer)))
+                    if do:
+                        self.assertEqual(nsec_proofs(ours), nsec_proofs(knot))
 
 
 class GeoWildcard(unittest.TestCase):

@@ -50,3 +50,17 @@ QUESTIONS = [
     ("x.out", "A", "DNAME out of the zone"),
     ("%s.%s.%s.long" % ("a" * 60, "b" * 60, "c" * 50), "A", "DNAME: the new name is too long"),
 ]
+
+# Wildcards and a DNAME added to the demo zone (demo/example.com.zone, which
+# has mail.example.com) by the tests that run the demo configuration:
+# test_noalloc, tests/conformance (resolvers, Zonemaster).
+DEMO = """*.wild IN TXT "wildcard"
+*.wild IN MX 10 mail.example.com.
+*.alias IN CNAME mail.example.com.
+dn IN DNAME wild.example.com.
+"""
+
+
+def demo_with_wildcards(zone, text):
+    """An edit_zone for harness.demo_server: DEMO into example.com."""
+    return text + DEMO if zone == "example.com" else text
