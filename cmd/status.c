@@ -296,13 +296,16 @@ static void write_page(const struct status_ctx *st, const char *query, FILE *out
 		if (strcmp(refs[i].fqdn, want) == 0)
 			shown = &refs[i];
 
+	/* A meta refresh keeps the page current with no script, so the strict CSP stays. */
 	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+	      "<meta http-equiv=\"refresh\" content=\"30\">"
 	      "<meta name=\"viewport\" content=\"width=device-width\">"
 	      "<title>geoacme status</title><style>"
 	      "body{font:14px/1.4 system-ui,sans-serif;margin:1em 2em;color:#222}"
 	      "table{border-collapse:collapse;margin:.5em 0 1.5em}"
 	      "td,th{border-bottom:1px solid #ddd;padding:.25em .8em;text-align:left}"
 	      ".up{color:#176117}.down{color:#b00020;font-weight:bold}"
+	      ".unchecked{color:#666;font-style:italic}.off{color:#666}"
 	      ".swatch{display:inline-block;width:.9em;height:.9em;border:1px solid #000;"
 	      "vertical-align:middle;margin-right:.3em}"
 	      "#mapbox{max-width:1100px}svg{width:100%;height:auto;border:1px solid #999}"
@@ -315,8 +318,15 @@ static void write_page(const struct status_ctx *st, const char *query, FILE *out
 		fputs("<h2>Map: ", out);
 		status_html_escape(out, shown->fqdn);
 		fprintf(out, " %s</h2>\n<p>", f == GEO_IPV6 ? "AAAA" : "A");
+		bool has[2] = { false, false };
+		uint8_t addr[16];
+		for (size_t i = 0; i < geo_sites_count(g->sites); i++)
+			for (int k = 0; k < 2; k++)
+				has[k] = has[k] || geo_site_address(g->sites, i, k ? 6 : 4, addr);
 		for (size_t i = 0; i < n_refs; i++) {
 			for (int k = 0; k < 2; k++) {
+				if (!has[k])
+					continue;   /* no site of that family: no map to show */
 				fputs("<a href=\"/?name=", out);
 				status_html_escape(out, refs[i].fqdn);
 				fprintf(out, "&amp;family=%d\">", k ? 6 : 4);
@@ -326,7 +336,10 @@ static void write_page(const struct status_ctx *st, const char *query, FILE *out
 		}
 		fputs("</p>\n<div id=\"mapbox\">\n", out);
 		status_map_svg(out, geo_sets_rule(shown->sets), g->sites, f);
-		fputs("</div>\n", out);
+		fputs("</div>\n<p id=\"legend\">Legend: a solid cell is answered by its nearest "
+		      "site alone; a striped cell by a pair (nearest and runner-up, in their "
+		      "colours); a white marker is a site that is down. The page reloads every "
+		      "30 s.</p>\n", out);
 	}
 	if (g->sites) {
 		fputs("<h2>Sites</h2>\n<table id=\"sites\"><tr><th>site</th><th>health</th>"
@@ -335,6 +348,8 @@ static void write_page(const struct status_ctx *st, const char *query, FILE *out
 			const char *name = geo_site_name(g->sites, i);
 			const char *last = health_last_result(g->health, i);
 			bool up = geo_site_up(g->sites, i);
+			const char *state = !geo_site_enabled(g->sites, i) ? "off" : !last ? "unchecked" :
+			                    up ? "up" : "down";
 			double lat, lon;
 			geo_site_position(g->sites, i, &lat, &lon);
 			fprintf(out, "<tr class=\"site-row\" data-site=\"");
@@ -342,8 +357,8 @@ static void write_page(const struct status_ctx *st, const char *query, FILE *out
 			fprintf(out, "\"><td><span class=\"swatch\" style=\"background:%s\"></span>",
 			        status_site_colour(i));
 			status_html_escape(out, name);
-			fprintf(out, "</td><td class=\"%s\">%s</td><td>", up ? "up" : "down",
-			        up ? "up" : "down");
+			fprintf(out, "</td><td class=\"%s\">%s</td><td>", state,
+			        strcmp(state, "off") == 0 ? "disabled (enabled = false)" : state);
 			status_html_escape(out, last ? last : "not checked");
 			fprintf(out, "</td><td>%llu</td><td>%.2f, %.2f</td></tr>\n",
 			        (unsigned long long)site_answers(refs, n_refs, name), lat, lon);

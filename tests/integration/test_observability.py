@@ -305,6 +305,15 @@ class Page(ObsTestCase):
         markers = re.findall(r'<circle class="site (up|down)" data-site="([^"]+)"', dom)
         self.assertEqual(sorted(n for _, n in markers), ["ha", "hn", "hp", "off"])
         self.assertIn("hp", self.cells(dom))
+        # issue #25.8: reloads itself without script, has a legend, tells an
+        # unchecked and a disabled site from one that is up.
+        self.assertIn('<meta http-equiv="refresh" content="30">', dom)
+        self.assertIn('id="legend"', dom)
+        self.assertIn("a white marker is a site that is down", dom)
+        states = dict(re.findall(r'data-site="([^"]+)"><td>.*?</td><td class="(\w+)"', dom))
+        self.assertEqual(states, {"hp": "up", "hn": "up", "ha": "unchecked", "off": "off"})
+        if not any("ipv6" in site for site in SITES_TOML.split("[[sites]]")):
+            self.assertNotIn("family=6", dom)   # no IPv6 site: no AAAA map linked
         self.assertIn("http://127.0.0.1:%d/" % self.port, urls)
         for url in urls:
             self.assertTrue(url.startswith("http://127.0.0.1:%d/" % self.port), url)
