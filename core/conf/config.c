@@ -32,6 +32,7 @@
 #include <sys/stat.h>
 
 #include "core/conf/base64.h"
+#include "core/conf/decimal.h"
 #include "core/conf/diag.h"
 #include "core/conf/log.h"
 #include "core/conf/secret_file.h"
@@ -544,27 +545,6 @@ static void missing(struct loader *l, const struct toml_node *t, const char *key
 }
 
 /*
- * A decimal number written plainly: digits only (no sign, no blank, nothing
- * after), no leading zero but "0" itself, at most `max`.  strtol() alone let
- * "10.0.0.0/-8" through, and with it " 8", "+8" and "8 ".
- */
-static bool parse_decimal(const char *s, unsigned long max, unsigned long *out)
-{
-	unsigned long v = 0;
-	if (!*s || (s[0] == '0' && s[1]))
-		return false;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return false;
-		v = v * 10 + (unsigned long)(*s - '0');
-		if (v > max)
-			return false;
-	}
-	*out = v;
-	return true;
-}
-
-/*
  * "192.0.2.0/24", "2001:db8::/32", or an address alone (a host).  Returns
  * NULL, or what was wrong.
  */
@@ -585,7 +565,7 @@ static const char *parse_prefix(const char *s, struct config_prefix *p)
 	else
 		return "not an IPv4 or IPv6 address";
 	unsigned long max = p->family == 4 ? 32 : 128, len = max;
-	if (slash && !parse_decimal(slash + 1, max, &len))
+	if (slash && !decimal_parse(slash + 1, max, &len))
 		return p->family == 4 ? "the prefix length must be digits from 0 to 32"
 		                      : "the prefix length must be digits from 0 to 128";
 	p->len = (uint8_t)len;
@@ -621,7 +601,7 @@ static bool parse_addr_port(const char *s, struct config_addr *a)
 	}
 	if (port) {
 		unsigned long v;
-		if (!parse_decimal(port, 65535, &v) || v < 1)
+		if (!decimal_parse(port, 65535, &v) || v < 1)
 			return false;
 		a->port = (uint16_t)v;
 	}
@@ -829,7 +809,7 @@ static bool http_addr_ok(const char *s)
 		port = colon + 1;
 	}
 	unsigned long p;
-	return parse_decimal(port, 65535, &p) && inet_pton(af, host, buf) == 1;
+	return decimal_parse(port, 65535, &p) && inet_pton(af, host, buf) == 1;
 }
 
 static void load_http_listen(struct loader *l, struct toml_node *t)

@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "core/conf/base64.h"
+#include "core/conf/decimal.h"
 #include "core/wire/dname.h"
 
 #define TOKEN_MAX 1024
@@ -38,23 +39,6 @@ static int token(const char **p, char tok[TOKEN_MAX])
 	return (int)n;
 }
 
-/* Digits only, no leading zero but "0", at most max. */
-static bool number(const char *s, unsigned long max, unsigned long *out)
-{
-	unsigned long v = 0;
-	if (!*s || (s[0] == '0' && s[1]))
-		return false;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return false;
-		v = v * 10 + (unsigned long)(*s - '0');
-		if (v > max)
-			return false;
-	}
-	*out = v;
-	return true;
-}
-
 /* A mnemonic from the table, or a number up to max. */
 struct mnemonic {
 	const char *name;
@@ -70,7 +54,7 @@ static bool number_or_name(const char *s, const struct mnemonic *names, unsigned
 			return true;
 		}
 	}
-	return number(s, max, out);
+	return decimal_parse(s, max, out);
 }
 
 /*
@@ -131,15 +115,15 @@ static int ipseckey(const char *p, const uint8_t *origin, uint8_t *out, size_t c
 	unsigned long prec, gtype, alg;
 	if (cap < 3 + DNAME_MAX)
 		return -EINVAL;
-	if (token(&p, tok) <= 0 || !number(tok, 255, &prec)) {
+	if (token(&p, tok) <= 0 || !decimal_parse(tok, 255, &prec)) {
 		snprintf(err, 256, "expected the precedence, a number from 0 to 255");
 		return -EINVAL;
 	}
-	if (token(&p, tok) <= 0 || !number(tok, 3, &gtype)) {
+	if (token(&p, tok) <= 0 || !decimal_parse(tok, 3, &gtype)) {
 		snprintf(err, 256, "expected the gateway type, 0 (none), 1 (IPv4), 2 (IPv6) or 3 (a name)");
 		return -EINVAL;
 	}
-	if (token(&p, tok) <= 0 || !number(tok, 255, &alg)) {
+	if (token(&p, tok) <= 0 || !decimal_parse(tok, 255, &alg)) {
 		snprintf(err, 256, "expected the algorithm, a number from 0 to 255");
 		return -EINVAL;
 	}
@@ -200,7 +184,7 @@ static int cert(const char *p, uint8_t *out, size_t cap, char err[256])
 		         "number from 0 to 65535");
 		return -EINVAL;
 	}
-	if (token(&p, tok) <= 0 || !number(tok, 65535, &tag)) {
+	if (token(&p, tok) <= 0 || !decimal_parse(tok, 65535, &tag)) {
 		snprintf(err, 256, "expected the key tag, a number from 0 to 65535");
 		return -EINVAL;
 	}
