@@ -17,10 +17,12 @@ import struct
 import subprocess
 import time
 
+import dns.message
 import dns.name
 import dns.query
 import dns.rdata
 import dns.rdatatype
+import dns.rrset
 import dns.tsig
 import dns.update
 
@@ -134,6 +136,16 @@ def txt(server, name):
 def serial(server, zone):
     return server.query(zone, "SOA").answer[0][0].serial
 
+
+def ixfr_soas(server, zone, from_serial):
+    """An IXFR over TCP from `from_serial`: the serials of the answer's SOA
+    records in order (the shape of the answer, RFC 1995 section 4), and the
+    answer."""
+    q = dns.message.make_query(zone, "IXFR")
+    q.authority.append(dns.rrset.from_text(zone + ".", 0, "IN", "SOA",
+                                           ". . %d 0 0 0 0" % from_serial))
+    r = dns.query.tcp(q, "127.0.0.1", port=server.port, timeout=5, one_rr_per_rrset=True)
+    return [rr[0].serial for rr in r.answer if rr.rdtype == dns.rdatatype.SOA], r
 
 
 def tsig_of(wire):

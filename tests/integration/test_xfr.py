@@ -25,7 +25,7 @@ import dns.tsigkeyring
 import dns.xfr
 import dns.zone
 
-from acme_helpers import TsigKey, serial, signed_update
+from acme_helpers import TsigKey, ixfr_soas, serial, signed_update
 from harness import BASE_CONFIG, SITES_TOML, Server, free_port, main, make_key, make_mmdb
 from secondaries import ALL, sorted_records
 
@@ -559,11 +559,7 @@ class Journal(unittest.TestCase):
         return serial(self.server, "acme.example")
 
     def ixfr_soas(self, serial):
-        q = dns.message.make_query("acme.example", "IXFR")
-        q.authority.append(dns.rrset.from_text("acme.example.", 0, "IN", "SOA",
-                                               ". . %d 0 0 0 0" % serial))
-        r = dns.query.tcp(q, "127.0.0.1", port=self.server.port, timeout=5, one_rr_per_rrset=True)
-        return [rr[0].serial for rr in r.answer if rr.rdtype == dns.rdatatype.SOA], r
+        return ixfr_soas(self.server, "acme.example", serial)
 
     def journal_rows(self):
         out = subprocess.run(["sqlite3", self.server.path("acme.sqlite"),

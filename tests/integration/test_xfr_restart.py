@@ -13,13 +13,9 @@ import base64
 import re
 import unittest
 
-import dns.message
-import dns.query
 import dns.rcode
-import dns.rdatatype
-import dns.rrset
 
-from acme_helpers import TsigKey, serial, signed_update
+from acme_helpers import TsigKey, ixfr_soas, serial, signed_update
 from harness import BASE_CONFIG, Server, main, make_key
 
 UPDATE_KEY = "update.acme.example."
@@ -71,13 +67,8 @@ class SignedRestart(unittest.TestCase):
         return serial(self.server, "acme.example")
 
     def ixfr(self, serial):
-        q = dns.message.make_query("acme.example", "IXFR")
-        q.authority.append(dns.rrset.from_text("acme.example.", 0, "IN", "SOA",
-                                               ". . %d 0 0 0 0" % serial))
-        r = dns.query.tcp(q, "127.0.0.1", port=self.server.port, timeout=5,
-                          one_rr_per_rrset=True)
+        soas, r = ixfr_soas(self.server, "acme.example", serial)
         self.assertEqual(r.rcode(), dns.rcode.NOERROR)
-        soas = [rr[0].serial for rr in r.answer if rr.rdtype == dns.rdatatype.SOA]
         return soas, r
 
     def restart_kill9(self):
