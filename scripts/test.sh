@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # Builds geoacme with warnings as errors and the test hooks
 # (core/test_hooks.h) and runs the whole test suite (ctest labels unit,
-# integration and conformance; see README.md, Tests).
+# integration and conformance; see HACKING.md, Testing).
 # Arguments go to ctest, e.g. `scripts/test.sh -L conformance`.
 #
 # It reuses what scripts/demo.sh built: the same folder (build/) and the
