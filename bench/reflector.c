@@ -15,7 +15,7 @@
  * REFLECTOR_EPOLL=1 also puts the socket in an epoll set that is never
  * waited on: what that registration alone costs per datagram (the kernel
  * calls the set's waiter for every datagram that arrives and every reply
- * it frees; doc/performance.md, "The second run").
+ * it frees; doc/performance.md, "The kernel's side").
  */
 #define _GNU_SOURCE
 #include <errno.h>
