@@ -14,7 +14,7 @@
 
 #include "acme/acme_zone.h"
 #include "acme/policy.h"
-#include "acme/tsig.h"
+#include "core/tsig/tsig.h"
 #include "core/hooks.h"
 #include "core/wire/dname.h"
 #include "core/zone/zone_patch.h"

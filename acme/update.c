@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "acme/msg.h"
-#include "acme/recset.h"
+#include "core/wire/msg.h"
+#include "core/zone/recset.h"
 #include "acme/update.h"
 #include "core/wire/arena.h"
 #include "core/wire/array.h"
@@ -17,7 +17,7 @@
 #include "core/wire/rrset.h"
 #include "core/wire/wire.h"
 #include "core/zone/zone.h"
-#include "storage/change.h"
+#include "core/wire/change.h"
 
 /* --- parsing --- */
 

@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "acme/acme_zone.h"
-#include "acme/notify.h"
-#include "acme/secondary.h"
-#include "acme/xfr.h"
+#include "xfr/notify.h"
+#include "xfr/secondary.h"
+#include "xfr/xfr.h"
 #include "cmd/runtime.h"
 #include "core/conf/config.h"
 #include "core/conf/diag.h"

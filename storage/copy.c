@@ -5,7 +5,7 @@
 #include <errno.h>
 
 #include "core/wire/dname.h"
-#include "storage/change.h"
+#include "core/wire/change.h"
 #include "storage/copy.h"
 #include "storage/storage_internal.h"
 

@@ -6,7 +6,7 @@
 
 #include "core/conf/log.h"
 #include "core/wire/dname.h"
-#include "storage/change.h"
+#include "core/wire/change.h"
 #include "storage/journal.h"
 #include "storage/records.h"
 #include "storage/storage_internal.h"

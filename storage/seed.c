@@ -9,7 +9,7 @@
 #include "core/wire/dname.h"
 #include "core/wire/rrset.h"
 #include "core/zone/zone_file.h"
-#include "storage/change.h"
+#include "core/wire/change.h"
 #include "storage/seed.h"
 #include "storage/storage_internal.h"
 

@@ -26,8 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "acme/replay.h"
-#include "acme/tsig.h"
+#include "core/tsig/replay.h"
+#include "core/tsig/tsig.h"
 #include "cmd/runtime.h"
 #include "core/conf/diag.h"
 #include "core/wire/arena.h"

@@ -38,8 +38,8 @@
 
 #include <ldns/ldns.h>
 
-#include "acme/replay.h"
-#include "acme/tsig.h"
+#include "core/tsig/replay.h"
+#include "core/tsig/tsig.h"
 #include "cmd/runtime.h"
 #include "core/zone/process.h"
 #include "core/wire/arena.h"

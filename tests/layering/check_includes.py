@@ -7,18 +7,22 @@ checked on every #include line: project headers ("...") and the libraries
 Top level, each module's allowed dependencies (as strict as today's tree
 allows; the map allows a little more, noted where it does):
     cmd     -> everything
-    acme    -> storage; core/wire, core/conf, core/net, core/zone, core/hooks.h,
-               core/test_hooks.h  (the map also allows dnssec: unused today)
+    acme    -> storage; core/wire, core/conf, core/tsig, core/net, core/zone,
+               core/hooks.h, core/test_hooks.h  (the map also allows dnssec:
+               unused today)
+    xfr     -> storage; core/wire, core/conf, core/tsig, core/net, core/zone,
+               core/hooks.h  (acme and xfr are siblings: neither includes
+               the other; cmd wires them together)
     dnssec  -> core/wire, core/conf, core/zone, core/hooks.h
     storage -> core/wire, core/conf  (one exception, EXCEPTIONS below)
     core    -> core only
 Inside core the sub-folders are layers, lowest first, and an include may
 only point down or sideways within its own folder:
-            wire < conf < net < geo < zone   (core/hooks.h sits with zone;
-            core/test_hooks.h includes nothing and sits below wire)
+            wire < conf < tsig < net < geo < zone   (core/hooks.h sits with
+            zone; core/test_hooks.h includes nothing and sits below wire)
 A folder's <folder>_internal.h is included only from that folder.
 Libraries: SQLite only in storage/; libmaxminddb only in core/geo/geo_db.c;
-OpenSSL in dnssec/, acme/tsig.c, cmd/keygen.c and core/geo/health_tls.c;
+OpenSSL in dnssec/, core/tsig/tsig.c, cmd/keygen.c and core/geo/health_tls.c;
 ldns in core/ only where it reads presentation format (core/zone/zone_file.c,
 core/conf/base64.c).
 Exits 1 and names every offending line; prints "N passed, 0 failed" when clean.
@@ -29,16 +33,18 @@ import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 TOP = {
-    "cmd": {"cmd", "acme", "dnssec", "storage", "core"},
+    "cmd": {"cmd", "acme", "xfr", "dnssec", "storage", "core"},
     "acme": {"acme", "storage", "core"},
+    "xfr": {"xfr", "storage", "core"},
     "dnssec": {"dnssec", "core"},
     "storage": {"storage", "core"},
     "core": {"core"},
 }
 # Which parts of core each outer module may include (cmd: all of it).
 CORE_USE = {
-    "acme": {"core/wire", "core/conf", "core/net", "core/zone", "core/hooks.h",
+    "acme": {"core/wire", "core/conf", "core/tsig", "core/net", "core/zone", "core/hooks.h",
              "core/test_hooks.h"},
+    "xfr": {"core/wire", "core/conf", "core/tsig", "core/net", "core/zone", "core/hooks.h"},
     "dnssec": {"core/wire", "core/conf", "core/zone", "core/hooks.h"},
     "storage": {"core/wire", "core/conf"},
 }
@@ -47,8 +53,14 @@ EXCEPTIONS = {
     # Seeding a database from a zone file reads presentation format through
     # core's zone-file reader; moving the reader below storage would undo it.
     ("storage/seed.c", "core/zone/zone_file.h"),
+    # The move of the transfer files out of acme/ (issue #23): until the
+    # next commit, they still use acme's error and name helpers.
+    ("xfr/xfr.c", "acme/acme_internal.h"),
+    ("xfr/notify.c", "acme/acme_internal.h"),
+    ("xfr/secondary.c", "acme/acme_internal.h"),
+    ("xfr/copy_mirror.c", "acme/acme_internal.h"),
 }
-CORE_RANK = {"wire": 0, "conf": 1, "net": 2, "geo": 3, "zone": 4}
+CORE_RANK = {"wire": 0, "conf": 1, "tsig": 2, "net": 3, "geo": 4, "zone": 5}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 SYSTEM = re.compile(r'^\s*#\s*include\s+<([^>]+)>')
 # The libraries, by the first part of their headers' names, and where each may be used:
@@ -56,7 +68,8 @@ SYSTEM = re.compile(r'^\s*#\s*include\s+<([^>]+)>')
 LIBS = {
     "sqlite3.h": ("SQLite", {"storage/"}),
     "maxminddb.h": ("libmaxminddb", {"core/geo/geo_db.c"}),
-    "openssl": ("OpenSSL", {"dnssec/", "acme/tsig.c", "cmd/keygen.c", "core/geo/health_tls.c"}),
+    "openssl": ("OpenSSL", {"dnssec/", "core/tsig/tsig.c", "cmd/keygen.c",
+                            "core/geo/health_tls.c"}),
     "ldns": ("ldns", {"core/zone/zone_file.c", "core/conf/base64.c"}),
 }
 
@@ -91,12 +104,13 @@ def check_system(src, inc):
 def check(src, inc):
     """Returns a complaint, or None when src may include inc."""
     s_top, i_top = src.split("/")[0], inc.split("/")[0]
+    if (src, inc) in EXCEPTIONS:
+        return None if os.path.exists(os.path.join(ROOT, inc)) else f'"{inc}" does not exist'
     if i_top not in TOP:
         return f'includes "{inc}", which is not a project header folder'
     if i_top not in TOP[s_top]:
         return f"{s_top}/ may not include {i_top}/ (dependencies point down the module map)"
-    if (i_top == "core" and s_top in CORE_USE and core_part(inc) not in CORE_USE[s_top]
-            and (src, inc) not in EXCEPTIONS):
+    if i_top == "core" and s_top in CORE_USE and core_part(inc) not in CORE_USE[s_top]:
         return (f"{s_top}/ may not include {core_part(inc)} (it uses only "
                 f"{', '.join(sorted(CORE_USE[s_top]))})")
     if os.path.basename(inc).endswith("_internal.h"):
@@ -107,7 +121,7 @@ def check(src, inc):
         if rs is None or ri is None:
             return f"core file outside the known layers ({sorted(CORE_RANK)})"
         if ri > rs:
-            return (f"core layers point down (wire < conf < net < geo < zone): "
+            return (f"core layers point down (wire < conf < tsig < net < geo < zone): "
                     f"{src.split('/')[1] if '/' in src[5:] else 'hooks'} may not include {inc}")
     if not os.path.exists(os.path.join(ROOT, inc)):
         return f'"{inc}" does not exist'
@@ -119,7 +133,12 @@ def self_test():
     must_fail = [
         ("core/wire/packet.c", "core/zone/answer.h"),      # up a layer
         ("core/geo/geo_rule.c", "core/hooks.h"),           # hooks sit with zone
-        ("core/net/rrl.c", "acme/tsig.h"),                 # core calls out only through hooks
+        ("core/net/rrl.c", "acme/acme_zone.h"),            # core calls out only through hooks
+        ("core/conf/log.c", "core/tsig/tsig.h"),           # tsig sits above conf
+        ("core/tsig/tsig.c", "core/net/loop.h"),           # ... and below net
+        ("acme/commit.c", "xfr/notify.h"),                 # acme and xfr are siblings
+        ("xfr/secondary.c", "acme/commit.h"),
+        ("xfr/xfr.c", "dnssec/sign.h"),                    # xfr signs nothing
         ("storage/db.c", "dnssec/key.h"),                  # across the module map
         ("core/zone/zone.c", "core/net/net_internal.h"),   # another folder's internals
         ("storage/records.c", "core/zone/zone.h"),         # storage uses wire and conf only
@@ -132,13 +151,19 @@ def self_test():
         ("core/net/udp.c", "core/net/net_internal.h"),
         ("storage/seed.c", "core/zone/zone_file.h"),       # the named exception
         ("core/wire/packet.c", "core/test_hooks.h"),
+        ("xfr/secondary.c", "core/tsig/tsig.h"),
+        ("acme/update.c", "core/zone/recset.h"),
+        ("storage/records.c", "core/wire/change.h"),
+        ("cmd/runtime.c", "xfr/xfr.h"),
     ]
     errors = [f"self-test: {s} -> {i} was allowed" for s, i in must_fail if not check(s, i)]
     errors += [f"self-test: {s} -> {i} was refused: {check(s, i)}"
                for s, i in must_pass if check(s, i)]
     lib_fail = [("storage/db.c", "openssl/evp.h"), ("acme/update.c", "sqlite3.h"),
+                ("acme/commit.c", "openssl/evp.h"),
                 ("core/zone/answer.c", "ldns/ldns.h"), ("core/geo/geo_rule.c", "maxminddb.h")]
     lib_pass = [("storage/db.c", "sqlite3.h"), ("dnssec/key.c", "openssl/ec.h"),
+                ("core/tsig/tsig.c", "openssl/evp.h"),
                 ("core/zone/zone_file.c", "ldns/ldns.h"), ("core/net/udp.c", "sys/socket.h")]
     errors += [f"self-test: {s} -> <{i}> was allowed" for s, i in lib_fail
                if not check_system(s, i)]

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """Test-only hooks stay out of builds without GEOACME_TEST_HOOKS (issue #23).
 
-1. In the sources (cmd, acme, dnssec, storage, core): the hook names
+1. In the sources (cmd, acme, xfr, dnssec, storage, core): the hook names
    ("GEOACME_TEST_...") are written only in core/test_hooks.h, and getenv()
    is called only there and for the few real variables listed below; a
    file that tests GEOACME_TEST_HOOKS or calls test_hook() includes
@@ -17,7 +17,7 @@ import re
 import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-FOLDERS = ("cmd", "acme", "dnssec", "storage", "core")
+FOLDERS = ("cmd", "acme", "xfr", "dnssec", "storage", "core")
 HOOKS_HEADER = "core/test_hooks.h"
 # getenv() outside the hooks: variables that are part of the product.
 REAL_ENV = {"cmd/notify.c": "NOTIFY_SOCKET"}

@@ -15,12 +15,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "acme/copy_mirror.h"
-#include "acme/recset.h"
+#include "xfr/copy_mirror.h"
+#include "core/zone/recset.h"
 #include "core/wire/dname.h"
 #include "core/wire/rrset.h"
 #include "core/wire/wire.h"
-#include "storage/change.h"
+#include "core/wire/change.h"
 #include "storage/copy.h"
 #include "storage/db.h"
 #include "tests/unit/check.h"

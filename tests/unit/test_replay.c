@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "acme/replay.h"
+#include "core/tsig/replay.h"
 #include "check.h"
 
 /* A MAC per number, different in its first bytes. */

@@ -21,7 +21,7 @@
 #include "core/conf/diag.h"
 #include "core/wire/dname.h"
 #include "core/wire/rrset.h"
-#include "storage/change.h"
+#include "core/wire/change.h"
 #include "storage/db.h"
 #include "storage/records.h"
 #include "storage/seed.h"

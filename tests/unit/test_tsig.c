@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "acme/tsig.h"
+#include "core/tsig/tsig.h"
 #include "check.h"
 #include "core/wire/dname.h"
 #include "core/wire/rrset.h"

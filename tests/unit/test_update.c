@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "acme/acme_zone.h"
-#include "acme/tsig.h"
+#include "core/tsig/tsig.h"
 #include "acme/update.h"
 #include "check.h"
 #include "core/conf/config.h"

@@ -17,7 +17,7 @@
 #include "core/wire/wire.h"
 #include "core/zone/zone.h"
 #include "core/zone/zone_diff.h"
-#include "storage/change.h"
+#include "core/wire/change.h"
 #include "storage/db.h"
 #include "storage/journal.h"
 #include "tests/unit/check.h"

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "core/wire/dname.h"
-#include "storage/change.h"
+#include "core/wire/change.h"
 
 void change_list_init(struct change_list *cl)
 {

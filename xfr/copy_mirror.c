@@ -7,11 +7,11 @@
 #include <string.h>
 
 #include "acme/acme_internal.h"
-#include "acme/copy_mirror.h"
-#include "acme/recset.h"
+#include "xfr/copy_mirror.h"
+#include "core/zone/recset.h"
 #include "core/wire/rrset.h"
 #include "core/wire/wire.h"
-#include "storage/change.h"
+#include "core/wire/change.h"
 #include "storage/records.h"
 
 static int load_row(void *arg, const struct records_row *row)

@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "acme/msg.h"
+#include "core/wire/msg.h"
 #include "core/wire/rdata_check.h"
 #include "core/wire/rrset.h"
 #include "core/wire/wire.h"

@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include "acme/acme_internal.h"
-#include "acme/msg.h"
-#include "acme/notify.h"
-#include "acme/tsig.h"
+#include "core/wire/msg.h"
+#include "xfr/notify.h"
+#include "core/tsig/tsig.h"
 #include "core/conf/config.h"
 #include "core/conf/log.h"
 #include "core/conf/metrics.h"

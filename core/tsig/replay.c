@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "acme/replay.h"
+#include "core/tsig/replay.h"
 
 /*
  * The MAC's first bytes are plenty to tell messages apart (a collision of

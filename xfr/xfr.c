@@ -14,10 +14,10 @@
 #include <time.h>
 
 #include "acme/acme_internal.h"
-#include "acme/msg.h"
-#include "acme/replay.h"
-#include "acme/tsig.h"
-#include "acme/xfr.h"
+#include "core/wire/msg.h"
+#include "core/tsig/replay.h"
+#include "core/tsig/tsig.h"
+#include "xfr/xfr.h"
 #include "core/conf/config.h"
 #include "core/conf/log.h"
 #include "core/conf/metrics.h"
