@@ -32,6 +32,8 @@
 #include <sys/stat.h>
 
 #include "core/conf/base64.h"
+#include "core/conf/conf_internal.h"
+#include "core/conf/config_schema.h"
 #include "core/conf/decimal.h"
 #include "core/conf/diag.h"
 #include "core/conf/log.h"
@@ -41,122 +43,6 @@
 #include "core/wire/rrset.h"
 
 #define CONFIG_MAX_BYTES (16u << 20)
-#define TTL_MAX 2147483647      /* RFC 2181 section 8 */
-#define SECOND 1000ull
-#define MINUTE (60 * SECOND)
-#define HOUR (60 * MINUTE)
-#define DAY (24 * HOUR)
-
-struct problem {
-	int line, col;
-	unsigned seq;
-	char *msg;
-};
-
-struct loader {
-	const char *file;           /* as given, for messages */
-	struct config *c;
-	char *cfg_dir;              /* absolute folder of the config file */
-	struct toml_node *geo_health;   /* [geo] health: every site's probe defaults */
-	struct config_health health_base;   /* what [geo] health says, read once */
-	struct health_at {
-		struct toml_node *port, *path, *tls, *verify, *ca, *status, *interval, *timeout;
-		size_t unknown;         /* unknown keys seen: their dependents are not judged */
-	} health_base_at;
-	size_t n_file_probs;        /* problems with files named, not with the config itself */
-	struct problem *probs;
-	size_t n_probs;
-	bool oom;
-};
-
-/* ---- problems ---- */
-
-static void problem_v(struct loader *l, int line, int col, const char *fmt, va_list ap)
-{
-	char *msg = NULL;
-	struct problem *p = realloc(l->probs, (l->n_probs + 1) * sizeof(*p));
-	if (!p || vasprintf(&msg, fmt, ap) < 0) {
-		if (p)
-			l->probs = p;
-		l->oom = true;
-		return;
-	}
-	l->probs = p;
-	p[l->n_probs] = (struct problem){ line, col, (unsigned)l->n_probs, msg };
-	l->n_probs++;
-}
-
-static void err_at(struct loader *l, int line, int col, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void err_at(struct loader *l, int line, int col, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	problem_v(l, line, col, fmt, ap);
-	va_end(ap);
-}
-
-static void err_node(struct loader *l, const struct toml_node *n, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void err_node(struct loader *l, const struct toml_node *n, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	problem_v(l, n ? n->line : 0, n ? n->col : 0, fmt, ap);
-	va_end(ap);
-}
-
-static int problem_cmp(const void *a, const void *b)
-{
-	const struct problem *x = a, *y = b;
-	long xl = x->line > 0 ? x->line : INT_MAX, yl = y->line > 0 ? y->line : INT_MAX;
-	if (xl != yl)
-		return xl < yl ? -1 : 1;
-	if (x->col != y->col)
-		return x->col < y->col ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/* ---- small helpers ---- */
-
-static char *xstrdup(struct loader *l, const char *s)
-{
-	char *r = strdup(s);
-	if (!r)
-		l->oom = true;
-	return r;
-}
-
-static bool name_eq(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	if (la > 1 && a[la - 1] == '.')
-		la--;
-	if (lb > 1 && b[lb - 1] == '.')
-		lb--;
-	return la == lb && strncasecmp(a, b, la) == 0;
-}
-
-/* Presentation-format domain name: labels 1..63 bytes, 253 in all. */
-static bool valid_name(const char *s)
-{
-	size_t len = strlen(s), label = 0;
-	if (strcmp(s, ".") == 0)
-		return true;
-	if (len == 0 || len - (s[len - 1] == '.') > 253)
-		return false;
-	for (const char *p = s; *p; p++) {
-		unsigned char ch = (unsigned char)*p;
-		if (ch == '.') {
-			if (label == 0)
-				return false;
-			label = 0;
-		} else if (ch <= ' ' || ch >= 0x7f || ++label > 63) {
-			return false;
-		}
-	}
-	return true;
-}
 
 /* `name` (absolute, trailing dot) is the zone or below it. */
 static bool name_in_zone(const char *name, const char *zone)
@@ -171,83 +57,6 @@ static bool name_in_zone(const char *name, const char *zone)
 	return ln > lz && name[ln - lz - 1] == '.' && strncasecmp(name + ln - lz, zone, lz) == 0;
 }
 
-/* Optimal string alignment distance: a transposition counts as one edit. */
-static size_t edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	if (la > 64 || lb > 64)
-		return SIZE_MAX;
-	size_t d[65][65];
-	for (size_t i = 0; i <= la; i++)
-		d[i][0] = i;
-	for (size_t j = 0; j <= lb; j++)
-		d[0][j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		for (size_t j = 1; j <= lb; j++) {
-			size_t cost = a[i - 1] != b[j - 1];
-			size_t v = d[i - 1][j] + 1;
-			if (d[i][j - 1] + 1 < v)
-				v = d[i][j - 1] + 1;
-			if (d[i - 1][j - 1] + cost < v)
-				v = d[i - 1][j - 1] + cost;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-			    d[i - 2][j - 2] + 1 < v)
-				v = d[i - 2][j - 2] + 1;
-			d[i][j] = v;
-		}
-	}
-	return d[la][lb];
-}
-
-/* Reports every key of `t` that the walk did not read. */
-static size_t check_unknown(struct loader *l, struct toml_node *t, const char *const *known,
-                            const char *where)
-{
-	size_t n = 0;
-	if (!t)
-		return 0;
-	for (size_t i = 0; i < t->u.tab.n; i++) {
-		struct toml_kv *kv = &t->u.tab.kv[i];
-		if (kv->used)
-			continue;
-		/* Short keys get one edit of slack, longer ones two. */
-		size_t best_d = strlen(kv->key) >= 6 ? 2 : 1;
-		const char *best = NULL;
-		for (const char *const *k = known; *k; k++) {
-			size_t dist = edit_distance(kv->key, *k);
-			if (dist <= best_d && (!best || dist < best_d)) {
-				best = *k;
-				best_d = dist;
-			}
-		}
-		if (best)
-			err_at(l, kv->line, kv->col, "unknown key '%s' in %s; did you mean '%s'?", kv->key,
-			       where, best);
-		else
-			err_at(l, kv->line, kv->col, "unknown key '%s' in %s", kv->key, where);
-		n++;
-	}
-	return n;
-}
-
-/* ---- paths ---- */
-
-static char *path_join(struct loader *l, const char *base, const char *rel)
-{
-	char *r = NULL;
-	while (rel[0] == '.' && rel[1] == '/')
-		for (rel += 2; *rel == '/'; rel++)
-			;
-	if (rel[0] == '\0' || strcmp(rel, ".") == 0)
-		return xstrdup(l, base);
-	size_t bl = strlen(base);
-	if (asprintf(&r, "%s%s%s", base, bl && base[bl - 1] == '/' ? "" : "/", rel) < 0) {
-		l->oom = true;
-		return NULL;
-	}
-	return r;
-}
-
 char *config_resolve_path(const struct config *c, const char *rel)
 {
 	struct loader l = { 0 };
@@ -255,293 +64,7 @@ char *config_resolve_path(const struct config *c, const char *rel)
 		return NULL;
 	if (rel[0] == '/' || !c || !c->directory)
 		return strdup(rel);
-	return path_join(&l, c->directory, rel);
-}
-
-/* ---- typed getters: NULL/false when absent or wrong (already reported) ---- */
-
-static struct toml_node *get_type(struct loader *l, struct toml_node *t, const char *key,
-                                  enum toml_type want)
-{
-	struct toml_node *n = toml_get(t, key);
-	if (!n)
-		return NULL;
-	if (n->type != want) {
-		err_node(l, n, "expected %s for '%s', found %s", toml_type_a_name(want), key,
-		         toml_type_name(n->type));
-		return NULL;
-	}
-	return n;
-}
-
-static bool get_str(struct loader *l, struct toml_node *t, const char *key, bool allow_empty,
-                    char **out)
-{
-	struct toml_node *n = get_type(l, t, key, TOML_STRING);
-	if (!n)
-		return false;
-	if (!allow_empty && n->u.s[0] == '\0') {
-		err_node(l, n, "expected a non-empty string for '%s'", key);
-		return false;
-	}
-	free(*out);
-	*out = xstrdup(l, n->u.s);
-	return *out != NULL;
-}
-
-static bool get_path(struct loader *l, struct toml_node *t, const char *key, char **out)
-{
-	char *rel = NULL;
-	if (!get_str(l, t, key, false, &rel))
-		return false;
-	free(*out);
-	*out = config_resolve_path(l->c, rel);
-	free(rel);
-	if (!*out)
-		l->oom = true;
-	return *out != NULL;
-}
-
-static bool get_bool(struct loader *l, struct toml_node *t, const char *key, bool *out)
-{
-	struct toml_node *n = get_type(l, t, key, TOML_BOOL);
-	if (n)
-		*out = n->u.b;
-	return n != NULL;
-}
-
-static bool get_int(struct loader *l, struct toml_node *t, const char *key, int64_t lo, int64_t hi,
-                    int64_t *out)
-{
-	struct toml_node *n = get_type(l, t, key, TOML_INT);
-	if (!n)
-		return false;
-	if (n->u.i < lo || n->u.i > hi) {
-		err_node(l, n, "expected '%s' between %lld and %lld, found %lld", key, (long long)lo,
-		         (long long)hi, (long long)n->u.i);
-		return false;
-	}
-	*out = n->u.i;
-	return true;
-}
-
-static void get_u32(struct loader *l, struct toml_node *t, const char *key, int64_t lo, int64_t hi,
-                    uint32_t *out)
-{
-	int64_t v;
-	if (get_int(l, t, key, lo, hi, &v))
-		*out = (uint32_t)v;
-}
-
-/* Integers and floats both count as numbers (latitude = 48 is fine). */
-static bool get_num(struct loader *l, struct toml_node *t, const char *key, double lo, double hi,
-                    double *out)
-{
-	struct toml_node *n = toml_get(t, key);
-	double v;
-	if (!n)
-		return false;
-	if (n->type == TOML_INT) {
-		v = (double)n->u.i;
-	} else if (n->type == TOML_FLOAT) {
-		v = n->u.f;
-	} else {
-		err_node(l, n, "expected a number for '%s', found %s", key, toml_type_name(n->type));
-		return false;
-	}
-	if (!(v >= lo && v <= hi)) {
-		err_node(l, n, "expected '%s' between %g and %g, found %g", key, lo, hi, v);
-		return false;
-	}
-	*out = v;
-	return true;
-}
-
-static void fmt_duration(uint64_t ms, char *buf, size_t size)
-{
-	if (ms && ms % DAY == 0)
-		snprintf(buf, size, "%llud", (unsigned long long)(ms / DAY));
-	else if (ms && ms % HOUR == 0)
-		snprintf(buf, size, "%lluh", (unsigned long long)(ms / HOUR));
-	else if (ms && ms % MINUTE == 0)
-		snprintf(buf, size, "%llum", (unsigned long long)(ms / MINUTE));
-	else if (ms % SECOND == 0)
-		snprintf(buf, size, "%llus", (unsigned long long)(ms / SECOND));
-	else
-		snprintf(buf, size, "%llums", (unsigned long long)ms);
-}
-
-/* "90", "90s", "15m", "24h", "14d", "500ms" -> milliseconds; false if malformed. */
-static bool parse_duration(const char *s, uint64_t *ms)
-{
-	char *end;
-	if (*s < '0' || *s > '9')
-		return false;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	uint64_t unit;
-	if (errno)
-		return false;
-	if (strcmp(end, "") == 0 || strcmp(end, "s") == 0)
-		unit = SECOND;
-	else if (strcmp(end, "ms") == 0)
-		unit = 1;
-	else if (strcmp(end, "m") == 0)
-		unit = MINUTE;
-	else if (strcmp(end, "h") == 0)
-		unit = HOUR;
-	else if (strcmp(end, "d") == 0)
-		unit = DAY;
-	else
-		return false;
-	if (v > UINT64_MAX / unit)
-		return false;
-	*ms = v * unit;
-	return true;
-}
-
-/* A duration: integer seconds, or a string with a unit. */
-static bool get_duration(struct loader *l, struct toml_node *t, const char *key, uint64_t lo,
-                         uint64_t hi, bool whole_seconds, uint64_t *out)
-{
-	struct toml_node *n = toml_get(t, key);
-	char slo[32], shi[32], sv[32];
-	uint64_t ms;
-	if (!n)
-		return false;
-	if (n->type == TOML_INT) {
-		if (n->u.i < 0 || (uint64_t)n->u.i > UINT64_MAX / SECOND) {
-			err_node(l, n, "expected a duration for '%s', found %lld", key, (long long)n->u.i);
-			return false;
-		}
-		ms = (uint64_t)n->u.i * SECOND;
-	} else if (n->type == TOML_STRING) {
-		if (!parse_duration(n->u.s, &ms)) {
-			err_node(l, n, "expected a duration for '%s' (seconds, or a number with "
-			         "ms, s, m, h or d), found '%s'", key, n->u.s);
-			return false;
-		}
-	} else {
-		err_node(l, n, "expected a duration for '%s', found %s", key, toml_type_name(n->type));
-		return false;
-	}
-	fmt_duration(ms, sv, sizeof(sv));
-	if (whole_seconds && ms % SECOND) {
-		err_node(l, n, "expected a whole number of seconds for '%s', found %s", key, sv);
-		return false;
-	}
-	if (ms < lo || ms > hi) {
-		fmt_duration(lo, slo, sizeof(slo));
-		fmt_duration(hi, shi, sizeof(shi));
-		err_node(l, n, "expected '%s' between %s and %s, found %s", key, slo, shi, sv);
-		return false;
-	}
-	*out = ms;
-	return true;
-}
-
-static bool get_seconds(struct loader *l, struct toml_node *t, const char *key, uint64_t lo,
-                        uint64_t hi, uint32_t *out)
-{
-	uint64_t ms;
-	if (!get_duration(l, t, key, lo, hi, true, &ms))
-		return false;
-	*out = (uint32_t)(ms / SECOND);
-	return true;
-}
-
-/* An array whose items are all strings (non-empty).  NULL when absent or bad. */
-static struct toml_node *get_str_array(struct loader *l, struct toml_node *t, const char *key)
-{
-	struct toml_node *n = get_type(l, t, key, TOML_ARRAY);
-	bool ok = true;
-	if (!n)
-		return NULL;
-	for (size_t i = 0; i < n->u.arr.n; i++) {
-		struct toml_node *it = n->u.arr.items[i];
-		if (it->type != TOML_STRING) {
-			err_node(l, it, "expected a string in '%s', found %s", key,
-			         toml_type_name(it->type));
-			ok = false;
-		} else if (it->u.s[0] == '\0') {
-			err_node(l, it, "expected a non-empty string in '%s'", key);
-			ok = false;
-		}
-	}
-	return ok ? n : NULL;
-}
-
-/* Copies the strings of a checked array; paths are resolved when asked. */
-static char **copy_strs(struct loader *l, struct toml_node *arr, bool paths, size_t *n)
-{
-	char **v = calloc(arr->u.arr.n ? arr->u.arr.n : 1, sizeof(*v));
-	if (!v) {
-		l->oom = true;
-		return NULL;
-	}
-	for (size_t i = 0; i < arr->u.arr.n; i++) {
-		const char *s = arr->u.arr.items[i]->u.s;
-		v[i] = paths ? config_resolve_path(l->c, s) : xstrdup(l, s);
-		if (!v[i])
-			l->oom = true;
-	}
-	*n = arr->u.arr.n;
-	return v;
-}
-
-static struct toml_node *get_table(struct loader *l, struct toml_node *t, const char *key)
-{
-	return get_type(l, t, key, TOML_TABLE);
-}
-
-/* [[key]]: an array of tables (inline tables in a plain array work too). */
-static struct toml_node *get_tables(struct loader *l, struct toml_node *t, const char *key,
-                                    const char *header)
-{
-	struct toml_node *n = toml_get(t, key);
-	bool ok = true;
-	if (!n)
-		return NULL;
-	if (n->type != TOML_ARRAY) {
-		err_node(l, n, "expected an array of tables for '%s' (write %s), found %s", key,
-		         header, toml_type_name(n->type));
-		return NULL;
-	}
-	for (size_t i = 0; i < n->u.arr.n; i++) {
-		struct toml_node *it = n->u.arr.items[i];
-		if (it->type != TOML_TABLE) {
-			err_node(l, it, "expected a table in '%s', found %s", key,
-			         toml_type_name(it->type));
-			ok = false;
-		}
-	}
-	return ok ? n : NULL;
-}
-
-/*
- * The array of tables at `key` and zeroed room for one `size`-byte struct
- * per table in *out.  NULL when absent or empty, or out of memory (noted).
- */
-static struct toml_node *get_tables_alloc(struct loader *l, struct toml_node *t,
-                                          const char *key, const char *header, size_t size,
-                                          void **out)
-{
-	struct toml_node *arr = get_tables(l, t, key, header);
-	*out = NULL;
-	if (!arr || arr->u.arr.n == 0)
-		return NULL;
-	*out = calloc(arr->u.arr.n, size);
-	if (!*out) {
-		l->oom = true;
-		return NULL;
-	}
-	return arr;
-}
-
-static void missing(struct loader *l, const struct toml_node *t, const char *key,
-                    const char *where)
-{
-	err_node(l, t, "expected '%s' in %s", key, where);
+	return conf_path_join(&l, c->directory, rel);
 }
 
 /*
@@ -618,50 +141,26 @@ static bool parse_addr_port(const char *s, struct config_addr *a)
 
 static void free_strs(char **v, size_t n);
 
-static const char *const top_keys[] = {
-	"directory", "listen_addrs_ipv4", "listen_addrs_ipv6", "listen_port", "tcp_request_timeout",
-	"user", "group", "log_level", "pid_file", "server", "dnssec", "geo", "sites", "zones",
-	"deny_networks", "allow_networks", "disable_tcp", "disable_udp", NULL,
-};
-
-static bool log_level_from(const char *s, int *out)
-{
-	static const char *const names[] = { "error", "warn", "info", "debug" };
-	static const int levels[] = { LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
-	for (size_t i = 0; i < 4; i++) {
-		if (strcasecmp(s, names[i]) == 0) {
-			*out = levels[i];
-			return true;
-		}
-	}
-	/* Hickory's most verbose level. */
-	if (strcasecmp(s, "trace") == 0) {
-		*out = LOG_DEBUG;
-		return true;
-	}
-	return false;
-}
-
 static void load_directory(struct loader *l, struct toml_node *root)
 {
 	struct config *c = l->c;
-	struct toml_node *n = get_type(l, root, "directory", TOML_STRING);
+	struct toml_node *n = conf_get_type(l, root, "directory", TOML_STRING);
 	struct stat st;
 
 	if (!n || n->u.s[0] == '\0') {
 		if (n)
-			err_node(l, n, "expected a non-empty string for 'directory'");
-		c->directory = xstrdup(l, l->cfg_dir);
+			conf_err_node(l, n, "expected a non-empty string for 'directory'");
+		c->directory = conf_strdup(l, l->cfg_dir);
 		return;
 	}
-	char *joined = n->u.s[0] == '/' ? xstrdup(l, n->u.s) : path_join(l, l->cfg_dir, n->u.s);
+	char *joined = n->u.s[0] == '/' ? conf_strdup(l, n->u.s) : conf_path_join(l, l->cfg_dir, n->u.s);
 	if (!joined)
 		return;
 	char *abs = realpath(joined, NULL);
 	if (!abs || stat(abs, &st) != 0 || !S_ISDIR(st.st_mode)) {
 		int e = abs ? ENOTDIR : errno;
-		err_node(l, n, "expected an existing folder for 'directory', found '%s': %s", joined,
-		         strerror(e));
+		conf_err_node(l, n, "expected an existing folder for 'directory', found '%s': %s", joined,
+		              strerror(e));
 		free(abs);
 		c->directory = joined;   /* keeps later paths meaningful in messages */
 		return;
@@ -684,7 +183,7 @@ static void load_listen(struct loader *l, struct toml_node *root)
 	bool bad = false;
 	for (int f = 0; f < 2; f++) {
 		struct toml_node *present = toml_get(root, fam[f].key);
-		struct toml_node *arr = get_str_array(l, root, fam[f].key);
+		struct toml_node *arr = conf_get_str_array(l, root, fam[f].key);
 		uint8_t buf[16];
 		if (!arr) {
 			bad = bad || present;
@@ -693,15 +192,15 @@ static void load_listen(struct loader *l, struct toml_node *root)
 		for (size_t i = 0; i < arr->u.arr.n; i++) {
 			struct toml_node *it = arr->u.arr.items[i];
 			if (inet_pton(fam[f].af, it->u.s, buf) != 1) {
-				err_node(l, it, "expected %s address in '%s', found '%s'", fam[f].what,
-				         fam[f].key, it->u.s);
+				conf_err_node(l, it, "expected %s address in '%s', found '%s'", fam[f].what,
+				              fam[f].key, it->u.s);
 				bad = true;
 			}
 		}
 		if (f == 0)
-			c->listen_addrs_ipv4 = copy_strs(l, arr, false, &c->n_listen_ipv4);
+			c->listen_addrs_ipv4 = conf_copy_strs(l, arr, false, &c->n_listen_ipv4);
 		else
-			c->listen_addrs_ipv6 = copy_strs(l, arr, false, &c->n_listen_ipv6);
+			c->listen_addrs_ipv6 = conf_copy_strs(l, arr, false, &c->n_listen_ipv6);
 	}
 	if (bad || c->n_listen_ipv4 + c->n_listen_ipv6 > 0)
 		return;
@@ -714,8 +213,8 @@ static void load_listen(struct loader *l, struct toml_node *root)
 		l->oom = true;
 		return;
 	}
-	c->listen_addrs_ipv4[0] = xstrdup(l, "0.0.0.0");
-	c->listen_addrs_ipv6[0] = xstrdup(l, "::");
+	c->listen_addrs_ipv4[0] = conf_strdup(l, "0.0.0.0");
+	c->listen_addrs_ipv6[0] = conf_strdup(l, "::");
 	c->n_listen_ipv4 = c->listen_addrs_ipv4[0] != NULL;
 	c->n_listen_ipv6 = c->listen_addrs_ipv6[0] != NULL;
 }
@@ -728,18 +227,18 @@ static void load_hickory_top(struct loader *l, struct toml_node *root)
 {
 	static const char *const networks[] = { "deny_networks", "allow_networks" };
 	for (size_t i = 0; i < 2; i++) {
-		struct toml_node *arr = get_str_array(l, root, networks[i]);
+		struct toml_node *arr = conf_get_str_array(l, root, networks[i]);
 		if (arr && arr->u.arr.n > 0)
-			err_node(l, arr, "'%s' (Hickory's client filter) is not supported: leave it out "
-			         "or empty and filter clients with a firewall (nftables)", networks[i]);
+			conf_err_node(l, arr, "'%s' (Hickory's client filter) is not supported: leave it out "
+			              "or empty and filter clients with a firewall (nftables)", networks[i]);
 	}
 	static const char *const transports[] = { "disable_tcp", "disable_udp" };
 	for (size_t i = 0; i < 2; i++) {
 		bool off = false;
-		if (get_bool(l, root, transports[i], &off) && off)
-			err_node(l, toml_get(root, transports[i]),
-			         "expected '%s' to be false: an authoritative server answers over both UDP "
-			         "and TCP (RFC 7766 section 5)", transports[i]);
+		if (conf_get_bool(l, root, transports[i], &off) && off)
+			conf_err_node(l, toml_get(root, transports[i]),
+			              "expected '%s' to be false: an authoritative server answers over both UDP "
+			              "and TCP (RFC 7766 section 5)", transports[i]);
 	}
 	/* Hickory's encrypted transports and extras: named, so the message says why. */
 	static const char *const unsupported[] = {
@@ -749,40 +248,28 @@ static void load_hickory_top(struct loader *l, struct toml_node *root)
 	};
 	struct toml_node *dnstap = toml_get(root, "dnstap");
 	if (dnstap)
-		err_node(l, dnstap, "expected [server] dnstap_socket = \"PATH\" (a Frame Streams "
-		         "Unix socket) instead of Hickory's [dnstap] table");
+		conf_err_node(l, dnstap, "expected [server] dnstap_socket = \"PATH\" (a Frame Streams "
+		              "Unix socket) instead of Hickory's [dnstap] table");
 	for (const char *const *k = unsupported; *k; k++) {
 		struct toml_node *n = toml_get(root, *k);
 		if (n)
-			err_node(l, n, "Hickory's '%s' is not supported: geoacme answers plain DNS over "
-			         "UDP and TCP only; remove it", *k);
+			conf_err_node(l, n, "Hickory's '%s' is not supported: geoacme answers plain DNS over "
+			              "UDP and TCP only; remove it", *k);
 	}
 }
 
 static void load_top(struct loader *l, struct toml_node *root)
 {
 	struct config *c = l->c;
-	int64_t v;
-	uint64_t ms;
 
 	load_listen(l, root);
 	load_hickory_top(l, root);
-	/* 0 lets the kernel pick a port: the integration tests read it from the log. */
-	if (get_int(l, root, "listen_port", 0, 65535, &v))
-		c->listen_port = (uint16_t)v;
-	if (get_duration(l, root, "tcp_request_timeout", SECOND, HOUR, false, &ms))
-		c->tcp_idle_timeout_ms = (uint32_t)ms;
-	get_str(l, root, "user", false, &c->user);
-	get_str(l, root, "group", false, &c->group);
+	/* listen_port 0 lets the kernel pick a port: the integration tests read it from the log. */
+	config_schema_read(l, "[top level]", root, c);
 	/* The privilege drop is keyed on `user`; a lone `group` would be ignored. */
 	if (c->group && !toml_get(root, "user"))
-		err_node(l, toml_get(root, "group"), "expected 'user' with 'group' (the privilege "
-		         "drop needs a user)");
-	struct toml_node *lv = get_type(l, root, "log_level", TOML_STRING);
-	if (lv && !log_level_from(lv->u.s, &c->log_level))
-		err_node(l, lv, "expected 'log_level' to be \"error\", \"warn\", \"info\" or \"debug\", "
-		         "found '%s'", lv->u.s);
-	get_path(l, root, "pid_file", &c->pid_file);
+		conf_err_node(l, toml_get(root, "group"), "expected 'user' with 'group' (the privilege "
+		              "drop needs a user)");
 }
 
 /* "127.0.0.1:9153" or "[::1]:9153": a numeric address and a port. */
@@ -815,98 +302,58 @@ static bool http_addr_ok(const char *s)
 static void load_http_listen(struct loader *l, struct toml_node *t)
 {
 	struct config *c = l->c;
-	struct toml_node *arr = get_str_array(l, t, "http_listen");
+	struct toml_node *arr = conf_get_str_array(l, t, "http_listen");
 	if (!arr)
 		return;
 	for (size_t i = 0; i < arr->u.arr.n; i++) {
 		struct toml_node *it = arr->u.arr.items[i];
 		if (!http_addr_ok(it->u.s))
-			err_node(l, it, "expected \"address:port\" or \"[IPv6]:port\" in 'http_listen', "
-			         "found '%s'", it->u.s);
+			conf_err_node(l, it, "expected \"address:port\" or \"[IPv6]:port\" in 'http_listen', "
+			              "found '%s'", it->u.s);
 	}
 	if (arr->u.arr.n > 8)
-		err_node(l, arr, "expected at most 8 addresses in 'http_listen'");
-	c->http_listen = copy_strs(l, arr, false, &c->n_http_listen);
+		conf_err_node(l, arr, "expected at most 8 addresses in 'http_listen'");
+	c->http_listen = conf_copy_strs(l, arr, false, &c->n_http_listen);
 }
 
 static void load_server(struct loader *l, struct toml_node *root)
 {
-	static const char *const keys[] = {
-		"udp_max_size", "tcp_max_connections", "tcp_max_connections_per_prefix", "rrl_rate",
-		"rrl_slip", "rrl_ipv4_prefix", "rrl_ipv6_prefix", "cookies", "http_listen",
-		"query_log_sample", "query_log_rate", "nsid", "tcp_lifetime", "udp_io",
-		"dnstap_socket", "dnstap_sample", "dnstap_queries", "dnstap_responses",
-		"dnstap_updates", NULL,
-	};
-	struct config *c = l->c;
-	struct toml_node *t = get_table(l, root, "server");
-	int64_t v;
+	struct toml_node *t = conf_get_table(l, root, "server");
 	if (!t)
 		return;
-	if (get_int(l, t, "udp_max_size", 512, 4096, &v))
-		c->udp_max_size = (uint16_t)v;
+	config_schema_read(l, "[server]", t, l->c);
 	/* UDP is served by epoll only: an old config's "epoll"
 	 * still loads, its "io_uring" is refused with why (doc/config.md). */
-	struct toml_node *io = get_type(l, t, "udp_io", TOML_STRING);
+	struct toml_node *io = conf_get_type(l, t, "udp_io", TOML_STRING);
 	if (io && strcmp(io->u.s, "io_uring") == 0)
-		err_node(l, io, "expected 'udp_io' to be \"epoll\" (io_uring was removed; "
-		         "delete the key), found 'io_uring'");
+		conf_err_node(l, io, "expected 'udp_io' to be \"epoll\" (io_uring was removed; "
+		              "delete the key), found 'io_uring'");
 	else if (io && strcmp(io->u.s, "epoll") != 0)
-		err_node(l, io, "expected 'udp_io' to be \"epoll\", found '%s'", io->u.s);
-	get_u32(l, t, "tcp_max_connections", 1, 65535, &c->tcp_max_connections);
-	get_u32(l, t, "tcp_max_connections_per_prefix", 1, 65535,
-	        &c->tcp_max_connections_per_prefix);
-	uint64_t ms;
-	if (get_duration(l, t, "tcp_lifetime", SECOND, DAY, false, &ms))
-		c->tcp_lifetime_ms = (uint32_t)ms;
-	get_u32(l, t, "rrl_rate", 0, 1000000, &c->rrl_rate);
-	get_u32(l, t, "rrl_slip", 0, 10, &c->rrl_slip);
-	if (get_int(l, t, "rrl_ipv4_prefix", 8, 32, &v))
-		c->rrl_ipv4_prefix = (uint8_t)v;
-	if (get_int(l, t, "rrl_ipv6_prefix", 16, 128, &v))
-		c->rrl_ipv6_prefix = (uint8_t)v;
-	get_bool(l, t, "cookies", &c->cookies);
-	struct toml_node *nsid = get_type(l, t, "nsid", TOML_STRING);
-	if (nsid && (!nsid->u.s[0] || strlen(nsid->u.s) > 128))
-		err_node(l, nsid, "expected 1 to 128 bytes for 'nsid', found %zu", strlen(nsid->u.s));
-	else if (nsid)
-		c->nsid = xstrdup(l, nsid->u.s);
+		conf_err_node(l, io, "expected 'udp_io' to be \"epoll\", found '%s'", io->u.s);
 	load_http_listen(l, t);
-	get_u32(l, t, "query_log_sample", 0, 1000000000, &c->query_log_sample);
-	get_u32(l, t, "query_log_rate", 1, 100000, &c->query_log_rate);
-	get_path(l, t, "dnstap_socket", &c->dnstap_socket);
-	get_u32(l, t, "dnstap_sample", 1, 1000000000, &c->dnstap_sample);
-	get_bool(l, t, "dnstap_queries", &c->dnstap_queries);
-	get_bool(l, t, "dnstap_responses", &c->dnstap_responses);
-	get_bool(l, t, "dnstap_updates", &c->dnstap_updates);
-	check_unknown(l, t, keys, "[server]");
+	config_schema_unknown(l, "[server]", t, "[server]");
 }
 
 static void load_dnssec(struct loader *l, struct toml_node *root)
 {
-	static const char *const keys[] = {
-		"signature_validity", "signature_inception", "signature_refresh", NULL,
-	};
 	struct config *c = l->c;
-	struct toml_node *t = get_table(l, root, "dnssec");
+	struct toml_node *t = conf_get_table(l, root, "dnssec");
 	if (!t)
 		return;
-	bool ok = get_seconds(l, t, "signature_validity", HOUR, 365 * DAY, &c->sig_validity_s) ||
-	          !toml_get(t, "signature_validity");
-	get_seconds(l, t, "signature_inception", 0, 7 * DAY, &c->sig_inception_s);
-	ok = (get_seconds(l, t, "signature_refresh", MINUTE, 365 * DAY, &c->sig_refresh_s) ||
-	      !toml_get(t, "signature_refresh")) && ok;
+	config_schema_read(l, "[dnssec]", t, c);
 	/* Refreshing only once validity is nearly over would let signatures lapse. */
-	if (ok && c->sig_refresh_s >= c->sig_validity_s) {
-		struct toml_node *at = toml_get(t, "signature_refresh");
+	struct toml_node *val = toml_get(t, "signature_validity");
+	struct toml_node *ref = toml_get(t, "signature_refresh");
+	if (!conf_has_problem(l, val) && !conf_has_problem(l, ref) &&
+	    c->sig_refresh_s >= c->sig_validity_s) {
 		char a[32], b[32];
-		fmt_duration(c->sig_refresh_s * SECOND, a, sizeof(a));
-		fmt_duration(c->sig_validity_s * SECOND, b, sizeof(b));
-		err_node(l, at ? at : toml_get(t, "signature_validity"),
-		         "expected 'signature_refresh' (%s) to be less than 'signature_validity' (%s)",
-		         a, b);
+		conf_fmt_duration(c->sig_refresh_s * CONF_SECOND, a, sizeof(a));
+		conf_fmt_duration(c->sig_validity_s * CONF_SECOND, b, sizeof(b));
+		conf_err_node(l, ref ? ref : val,
+		              "expected 'signature_refresh' (%s) to be less than 'signature_validity' (%s)",
+		              a, b);
 	}
-	check_unknown(l, t, keys, "[dnssec]");
+	config_schema_unknown(l, "[dnssec]", t, "[dnssec]");
 }
 
 static void load_geo_health(struct loader *l);
@@ -916,15 +363,15 @@ static void load_geo(struct loader *l, struct toml_node *root)
 	static const char *const keys[] = { "databases", "lookup_path", "default_location",
 	                                    "max_database_mib", "health", NULL };
 	struct config_geo *g = &l->c->geo;
-	struct toml_node *t = get_table(l, root, "geo");
+	struct toml_node *t = conf_get_table(l, root, "geo");
 	if (!t)
 		return;
-	l->geo_health = get_table(l, t, "health");
+	l->geo_health = conf_get_table(l, t, "health");
 	if (l->geo_health)
 		load_geo_health(l);
-	struct toml_node *dbs = get_str_array(l, t, "databases");
+	struct toml_node *dbs = conf_get_str_array(l, t, "databases");
 	if (dbs) {
-		g->databases = copy_strs(l, dbs, true, &g->n_databases);
+		g->databases = conf_copy_strs(l, dbs, true, &g->n_databases);
 		g->database_pos = calloc(dbs->u.arr.n ? dbs->u.arr.n : 1, sizeof(*g->database_pos));
 		if (!g->database_pos)
 			l->oom = true;
@@ -933,17 +380,17 @@ static void load_geo(struct loader *l, struct toml_node *root)
 			                                          dbs->u.arr.items[i]->col };
 	}
 	uint32_t mib = 0;
-	get_u32(l, t, "max_database_mib", 1, 65536, &mib);
+	conf_get_u32(l, t, "max_database_mib", 1, 65536, &mib);
 	g->max_database_bytes = (uint64_t)mib << 20;
-	struct toml_node *lp = get_type(l, t, "lookup_path", TOML_STRING);
+	struct toml_node *lp = conf_get_type(l, t, "lookup_path", TOML_STRING);
 	if (lp) {
 		if (strcmp(lp->u.s, "location") != 0 && lp->u.s[0] != '\0')
-			err_node(l, lp, "expected 'lookup_path' to be \"location\" (MaxMind City) or \"\" "
-			         "(flat, DB-IP), found '%s'", lp->u.s);
+			conf_err_node(l, lp, "expected 'lookup_path' to be \"location\" (MaxMind City) or \"\" "
+			              "(flat, DB-IP), found '%s'", lp->u.s);
 		else
-			g->lookup_path = xstrdup(l, lp->u.s);
+			g->lookup_path = conf_strdup(l, lp->u.s);
 	}
-	struct toml_node *dl = get_type(l, t, "default_location", TOML_ARRAY);
+	struct toml_node *dl = conf_get_type(l, t, "default_location", TOML_ARRAY);
 	if (dl) {
 		bool ok = dl->u.arr.n == 2;
 		double v[2] = { 0, 0 };
@@ -963,17 +410,17 @@ static void load_geo(struct loader *l, struct toml_node *root)
 			g->default_lat = v[0];
 			g->default_lon = v[1];
 		} else {
-			err_node(l, dl, "expected 'default_location' to be [latitude, longitude] within "
-			         "[-90..90, -180..180]");
+			conf_err_node(l, dl, "expected 'default_location' to be [latitude, longitude] within "
+			              "[-90..90, -180..180]");
 		}
 	}
-	check_unknown(l, t, keys, "[geo]");
+	conf_check_unknown(l, t, keys, "[geo]");
 }
 
 /* http_status: integers (301) or classes ("2xx"), each 100..599. */
 static void load_http_status(struct loader *l, struct toml_node *t, struct config_health *h)
 {
-	struct toml_node *arr = get_type(l, t, "http_status", TOML_ARRAY);
+	struct toml_node *arr = conf_get_type(l, t, "http_status", TOML_ARRAY);
 	if (!arr)
 		return;
 	uint64_t bits[CONFIG_HTTP_STATUS_WORDS] = { 0 };
@@ -989,8 +436,8 @@ static void load_http_status(struct loader *l, struct toml_node *t, struct confi
 			lo = (it->u.s[0] - '0') * 100;
 			hi = lo + 99;
 		} else {
-			err_node(l, it, "expected an HTTP status code (100..599) or a class like \"2xx\" "
-			         "in 'http_status'");
+			conf_err_node(l, it, "expected an HTTP status code (100..599) or a class like \"2xx\" "
+			              "in 'http_status'");
 			ok = false;
 			continue;
 		}
@@ -998,7 +445,7 @@ static void load_http_status(struct loader *l, struct toml_node *t, struct confi
 			bits[c / 64] |= (uint64_t)1 << (c % 64);
 	}
 	if (arr->u.arr.n == 0)
-		err_node(l, arr, "expected at least one status in 'http_status'");
+		conf_err_node(l, arr, "expected at least one status in 'http_status'");
 	if (ok)
 		memcpy(h->http_status, bits, sizeof(bits));
 }
@@ -1009,7 +456,7 @@ static void load_http_status(struct loader *l, struct toml_node *t, struct confi
  * first's.  Only what a table says is set here.
  */
 static void apply_health(struct loader *l, struct toml_node *t, struct config_health *h,
-                         struct health_at *at, const char *where)
+                         struct conf_health_at *at, const char *where)
 {
 	static const char *const keys[] = {
 		"port", "http_path", "http_host", "interval", "timeout", "rise", "fall",
@@ -1020,40 +467,40 @@ static void apply_health(struct loader *l, struct toml_node *t, struct config_he
 	uint64_t interval = h->interval_ms, timeout = h->timeout_ms;
 	if ((n = toml_get(t, "port")))
 		at->port = n;
-	if (get_int(l, t, "port", 1, 65535, &v))
+	if (conf_get_int(l, t, "port", 1, 65535, &v))
 		h->port = (uint16_t)v;
-	struct toml_node *path = get_type(l, t, "http_path", TOML_STRING);
+	struct toml_node *path = conf_get_type(l, t, "http_path", TOML_STRING);
 	if (path) {
 		at->path = path;
 		if (path->u.s[0] != '/') {
-			err_node(l, path, "expected 'http_path' to start with '/', found '%s'", path->u.s);
+			conf_err_node(l, path, "expected 'http_path' to start with '/', found '%s'", path->u.s);
 		} else {
 			free(h->http_path);
-			h->http_path = xstrdup(l, path->u.s);
+			h->http_path = conf_strdup(l, path->u.s);
 		}
 	}
-	get_str(l, t, "http_host", false, &h->http_host);
-	if ((n = toml_get(t, "tls")) && get_bool(l, t, "tls", &h->tls))
+	conf_get_str(l, t, "http_host", false, &h->http_host);
+	if ((n = toml_get(t, "tls")) && conf_get_bool(l, t, "tls", &h->tls))
 		at->tls = n;
-	if ((n = toml_get(t, "verify")) && get_bool(l, t, "verify", &h->verify))
+	if ((n = toml_get(t, "verify")) && conf_get_bool(l, t, "verify", &h->verify))
 		at->verify = n;
-	if ((n = toml_get(t, "ca_file")) && get_path(l, t, "ca_file", &h->ca_file))
+	if ((n = toml_get(t, "ca_file")) && conf_get_path(l, t, "ca_file", &h->ca_file))
 		at->ca = n;
 	if ((n = toml_get(t, "http_status"))) {
 		at->status = n;
 		load_http_status(l, t, h);
 	}
-	if (get_duration(l, t, "interval", 100, HOUR, false, &interval)) {
+	if (conf_get_duration(l, t, "interval", 100, CONF_HOUR, false, &interval)) {
 		h->interval_ms = (uint32_t)interval;
 		at->interval = toml_get(t, "interval");
 	}
-	if (get_duration(l, t, "timeout", 100, MINUTE, false, &timeout)) {
+	if (conf_get_duration(l, t, "timeout", 100, CONF_MINUTE, false, &timeout)) {
 		h->timeout_ms = (uint32_t)timeout;
 		at->timeout = toml_get(t, "timeout");
 	}
-	get_u32(l, t, "rise", 1, 100, &h->rise);
-	get_u32(l, t, "fall", 1, 100, &h->fall);
-	at->unknown += check_unknown(l, t, keys, where);
+	conf_get_u32(l, t, "rise", 1, 100, &h->rise);
+	conf_get_u32(l, t, "fall", 1, 100, &h->fall);
+	at->unknown += conf_check_unknown(l, t, keys, where);
 }
 
 static void health_defaults(struct config_health *h)
@@ -1070,12 +517,12 @@ static void health_defaults(struct config_health *h)
 static void load_geo_health(struct loader *l)
 {
 	health_defaults(&l->health_base);
-	struct health_at *at = &l->health_base_at;
+	struct conf_health_at *at = &l->health_base_at;
 	apply_health(l, l->geo_health, &l->health_base, at, "[geo] health");
 	if (at->ca && l->health_base.ca_file && access(l->health_base.ca_file, R_OK) != 0) {
 		l->n_file_probs++;
-		err_node(l, at->ca, "cannot read CA file '%s': %s", l->health_base.ca_file,
-		         strerror(errno));
+		conf_err_node(l, at->ca, "cannot read CA file '%s': %s", l->health_base.ca_file,
+		              strerror(errno));
 	}
 }
 
@@ -1088,48 +535,48 @@ static void load_geo_health(struct loader *l)
 static void load_health(struct loader *l, struct toml_node *site_t, struct config_site *s)
 {
 	struct config_health *h = &s->health;
-	struct toml_node *t = get_table(l, site_t, "health");
-	struct health_at at = l->health_base_at;
+	struct toml_node *t = conf_get_table(l, site_t, "health");
+	struct conf_health_at at = l->health_base_at;
 	if (!t && !l->geo_health)
 		return;
 	if (l->geo_health) {
 		uint64_t st[CONFIG_HTTP_STATUS_WORDS];
 		memcpy(st, l->health_base.http_status, sizeof(st));
 		*h = l->health_base;
-		h->http_path = l->health_base.http_path ? xstrdup(l, l->health_base.http_path) : NULL;
-		h->http_host = l->health_base.http_host ? xstrdup(l, l->health_base.http_host) : NULL;
-		h->ca_file = l->health_base.ca_file ? xstrdup(l, l->health_base.ca_file) : NULL;
+		h->http_path = l->health_base.http_path ? conf_strdup(l, l->health_base.http_path) : NULL;
+		h->http_host = l->health_base.http_host ? conf_strdup(l, l->health_base.http_host) : NULL;
+		h->ca_file = l->health_base.ca_file ? conf_strdup(l, l->health_base.ca_file) : NULL;
 	} else {
 		health_defaults(h);
 	}
 	if (t)
 		apply_health(l, t, h, &at, "[sites.health]");
 	if (!h->http_host && s->name)
-		h->http_host = xstrdup(l, s->name);
+		h->http_host = conf_strdup(l, s->name);
 	if (!at.port && !at.unknown)
-		missing(l, t ? t : site_t, "port", t ? "[sites.health]" : "[sites.health] or [geo] health");
+		conf_missing(l, t ? t : site_t, "port", t ? "[sites.health]" : "[sites.health] or [geo] health");
 	if (!at.tls)
 		h->tls = h->port == 443;
 	/* A misspelt key has its did-you-mean; what depends on it is not judged. */
 	if (at.unknown)
 		return;
 	if (!h->tls && (at.verify || at.ca))
-		err_node(l, at.tls ? at.tls : at.verify ? at.verify : at.ca,
-		         "expected 'tls = true' with '%s' (it applies to TLS checks only)",
-		         at.verify ? "verify" : "ca_file");
+		conf_err_node(l, at.tls ? at.tls : at.verify ? at.verify : at.ca,
+		              "expected 'tls = true' with '%s' (it applies to TLS checks only)",
+		              at.verify ? "verify" : "ca_file");
 	if (at.status && !h->http_path)
-		err_node(l, at.status, "expected 'http_path' with 'http_status' (statuses need an HTTP "
-		         "request)");
+		conf_err_node(l, at.status, "expected 'http_path' with 'http_status' (statuses need an HTTP "
+		              "request)");
 	if ((at.interval || at.timeout) && h->timeout_ms > h->interval_ms) {
 		char a[32], b[32];
-		fmt_duration(h->timeout_ms, a, sizeof(a));
-		fmt_duration(h->interval_ms, b, sizeof(b));
-		err_node(l, at.timeout ? at.timeout : at.interval,
-		         "expected 'timeout' (%s) to be at most 'interval' (%s)", a, b);
+		conf_fmt_duration(h->timeout_ms, a, sizeof(a));
+		conf_fmt_duration(h->interval_ms, b, sizeof(b));
+		conf_err_node(l, at.timeout ? at.timeout : at.interval,
+		              "expected 'timeout' (%s) to be at most 'interval' (%s)", a, b);
 	}
 	if (h->tls && at.ca && at.ca != l->health_base_at.ca && access(h->ca_file, R_OK) != 0) {
 		l->n_file_probs++;
-		err_node(l, at.ca, "cannot read CA file '%s': %s", h->ca_file, strerror(errno));
+		conf_err_node(l, at.ca, "cannot read CA file '%s': %s", h->ca_file, strerror(errno));
 	}
 }
 
@@ -1140,8 +587,8 @@ static void load_sites(struct loader *l, struct toml_node *root)
 	};
 	struct config *c = l->c;
 	void *room;
-	struct toml_node *arr = get_tables_alloc(l, root, "sites", "[[sites]]", sizeof(*c->sites),
-	                                         &room);
+	struct toml_node *arr = conf_get_tables_alloc(l, root, "sites", "[[sites]]", sizeof(*c->sites),
+	                                              &room);
 	if (!arr)
 		return;
 	c->sites = room;
@@ -1156,46 +603,46 @@ static void load_sites(struct loader *l, struct toml_node *root)
 			.interval_ms = 10000, .timeout_ms = 3000, .rise = 2, .fall = 3,
 		};
 
-		if ((n = toml_get(t, "name")) && get_str(l, t, "name", false, &s->name)) {
+		if ((n = toml_get(t, "name")) && conf_get_str(l, t, "name", false, &s->name)) {
 			for (size_t j = 0; j < i; j++) {
 				if (c->sites[j].name && strcmp(c->sites[j].name, s->name) == 0) {
-					err_node(l, n, "site '%s' is defined twice (first at line %d)", s->name,
-					         c->sites[j].pos.line);
+					conf_err_node(l, n, "site '%s' is defined twice (first at line %d)", s->name,
+					              c->sites[j].pos.line);
 					break;
 				}
 			}
 		} else if (!n) {
-			missing(l, t, "name", "[[sites]]");
+			conf_missing(l, t, "name", "[[sites]]");
 		}
 		bool addr_err = false;
-		if ((n = get_type(l, t, "ipv4", TOML_STRING))) {
+		if ((n = conf_get_type(l, t, "ipv4", TOML_STRING))) {
 			s->has_v4 = inet_pton(AF_INET, n->u.s, s->v4) == 1;
 			if (!s->has_v4) {
-				err_node(l, n, "expected an IPv4 address for 'ipv4', found '%s'", n->u.s);
+				conf_err_node(l, n, "expected an IPv4 address for 'ipv4', found '%s'", n->u.s);
 				addr_err = true;
 			}
 		} else {
 			addr_err = addr_err || toml_get(t, "ipv4");
 		}
-		if ((n = get_type(l, t, "ipv6", TOML_STRING))) {
+		if ((n = conf_get_type(l, t, "ipv6", TOML_STRING))) {
 			s->has_v6 = inet_pton(AF_INET6, n->u.s, s->v6) == 1;
 			if (!s->has_v6) {
-				err_node(l, n, "expected an IPv6 address for 'ipv6', found '%s'", n->u.s);
+				conf_err_node(l, n, "expected an IPv6 address for 'ipv6', found '%s'", n->u.s);
 				addr_err = true;
 			}
 		} else {
 			addr_err = addr_err || toml_get(t, "ipv6");
 		}
 		if (!addr_err && !s->has_v4 && !s->has_v6)
-			err_node(l, t, "expected 'ipv4' or 'ipv6' in [[sites]]");
-		if (!get_num(l, t, "latitude", -90, 90, &s->latitude) && !toml_get(t, "latitude"))
-			missing(l, t, "latitude", "[[sites]]");
-		if (!get_num(l, t, "longitude", -180, 180, &s->longitude) &&
+			conf_err_node(l, t, "expected 'ipv4' or 'ipv6' in [[sites]]");
+		if (!conf_get_num(l, t, "latitude", -90, 90, &s->latitude) && !toml_get(t, "latitude"))
+			conf_missing(l, t, "latitude", "[[sites]]");
+		if (!conf_get_num(l, t, "longitude", -180, 180, &s->longitude) &&
 		    !toml_get(t, "longitude"))
-			missing(l, t, "longitude", "[[sites]]");
-		get_bool(l, t, "enabled", &s->enabled);
+			conf_missing(l, t, "longitude", "[[sites]]");
+		conf_get_bool(l, t, "enabled", &s->enabled);
 		load_health(l, t, s);
-		check_unknown(l, t, keys, "[[sites]]");
+		conf_check_unknown(l, t, keys, "[[sites]]");
 	}
 }
 
@@ -1207,7 +654,7 @@ static const struct config_site *find_site(const struct config *c, const char *n
 	return NULL;
 }
 
-/* The site name closest to a misspelt one, with check_unknown()'s slack. */
+/* The site name closest to a misspelt one, with conf_check_unknown()'s slack. */
 static const char *nearest_site(const struct config *c, const char *name)
 {
 	size_t best_d = strlen(name) >= 6 ? 2 : 1;
@@ -1215,7 +662,7 @@ static const char *nearest_site(const struct config *c, const char *name)
 	for (size_t i = 0; i < c->n_sites; i++) {
 		if (!c->sites[i].name)
 			continue;
-		size_t d = edit_distance(name, c->sites[i].name);
+		size_t d = conf_edit_distance(name, c->sites[i].name);
 		/* Nothing in common is no suggestion ("q" is not a typo of "p"). */
 		if (d >= strlen(name))
 			continue;
@@ -1238,7 +685,7 @@ static char *geo_owner(struct loader *l, const char *name, const char *zone)
 		name = "";
 	size_t ln = strlen(name);
 	if (ln && name[ln - 1] == '.')
-		return xstrdup(l, name);
+		return conf_strdup(l, name);
 	if (asprintf(&r, "%s%s%.*s.", name, ln ? "." : "", (int)lz, zone) < 0) {
 		l->oom = true;
 		return NULL;
@@ -1250,55 +697,55 @@ static char *geo_owner(struct loader *l, const char *name, const char *zone)
 static void load_geo_https(struct loader *l, struct toml_node *gt, struct config_geo_name *g)
 {
 	static const char *const keys[] = { "alpn", "site_names", "port", "ech", NULL };
-	struct toml_node *t = get_table(l, gt, "https");
+	struct toml_node *t = conf_get_table(l, gt, "https");
 	if (!t)
 		return;
 	struct config_geo_https *h = &g->https;
 	h->enabled = true;
 	h->pos = (struct config_pos){ t->line, t->col };
-	struct toml_node *alpn = get_str_array(l, t, "alpn");
+	struct toml_node *alpn = conf_get_str_array(l, t, "alpn");
 	if (alpn) {
 		bool ok = true;
 		for (size_t j = 0; j < alpn->u.arr.n; j++) {
 			struct toml_node *it = alpn->u.arr.items[j];
 			if (strlen(it->u.s) > 255) {
-				err_node(l, it, "expected an ALPN id of at most 255 bytes in 'alpn'");
+				conf_err_node(l, it, "expected an ALPN id of at most 255 bytes in 'alpn'");
 				ok = false;
 			}
 		}
 		if (ok)
-			h->alpn = copy_strs(l, alpn, false, &h->n_alpn);
+			h->alpn = conf_copy_strs(l, alpn, false, &h->n_alpn);
 	}
-	struct toml_node *sn = get_type(l, t, "site_names", TOML_STRING);
+	struct toml_node *sn = conf_get_type(l, t, "site_names", TOML_STRING);
 	if (sn) {
 		size_t len = strlen(sn->u.s);
-		if (len == 0 || sn->u.s[len - 1] == '.' || !valid_name(sn->u.s))
-			err_node(l, sn, "expected a name relative to the zone for 'site_names' "
-			         "(e.g. \"sites\"), found '%s'", sn->u.s);
+		if (len == 0 || sn->u.s[len - 1] == '.' || !conf_valid_name(sn->u.s))
+			conf_err_node(l, sn, "expected a name relative to the zone for 'site_names' "
+			              "(e.g. \"sites\"), found '%s'", sn->u.s);
 		else
-			h->site_names = xstrdup(l, sn->u.s);
+			h->site_names = conf_strdup(l, sn->u.s);
 	} else if (!toml_get(t, "site_names")) {
-		missing(l, t, "site_names", "https");
+		conf_missing(l, t, "site_names", "https");
 	}
 	int64_t port;
-	if (get_int(l, t, "port", 1, 65535, &port)) {
+	if (conf_get_int(l, t, "port", 1, 65535, &port)) {
 		h->has_port = true;
 		h->port = (uint16_t)port;
 	}
-	struct toml_node *ech = get_type(l, t, "ech", TOML_STRING);
+	struct toml_node *ech = conf_get_type(l, t, "ech", TOML_STRING);
 	if (ech) {
 		size_t cap = strlen(ech->u.s) + 1;
 		h->ech = malloc(cap);
 		int n = h->ech ? base64_decode(ech->u.s, cap - 1, h->ech, cap) : -1;
 		if (n <= 0) {
-			err_node(l, ech, "expected a non-empty base64 ECHConfigList for 'ech'");
+			conf_err_node(l, ech, "expected a non-empty base64 ECHConfigList for 'ech'");
 			free(h->ech);
 			h->ech = NULL;
 		} else {
 			h->ech_len = (size_t)n;
 		}
 	}
-	check_unknown(l, t, keys, "https");
+	conf_check_unknown(l, t, keys, "https");
 }
 
 static void load_zone_geo(struct loader *l, struct toml_node *zt, struct config_zone *z)
@@ -1309,8 +756,8 @@ static void load_zone_geo(struct loader *l, struct toml_node *zt, struct config_
 	};
 	struct config *c = l->c;
 	void *room;
-	struct toml_node *arr = get_tables_alloc(l, zt, "geo", "[[zones.geo]]", sizeof(*z->geo),
-	                                         &room);
+	struct toml_node *arr = conf_get_tables_alloc(l, zt, "geo", "[[zones.geo]]", sizeof(*z->geo),
+	                                              &room);
 	if (!arr)
 		return;
 	z->geo = room;
@@ -1327,32 +774,32 @@ static void load_zone_geo(struct loader *l, struct toml_node *zt, struct config_
 		g->ttl_single = 120;
 		g->ttl_pair = 3600;
 
-		struct toml_node *n = get_type(l, t, "name", TOML_STRING);
+		struct toml_node *n = conf_get_type(l, t, "name", TOML_STRING);
 		if (n) {
 			const char *s = n->u.s;
 			size_t len = strlen(s);
-			if (strcmp(s, "@") != 0 && !valid_name(s)) {
-				err_node(l, n, "expected a domain name for 'name', found '%s'", s);
+			if (strcmp(s, "@") != 0 && !conf_valid_name(s)) {
+				conf_err_node(l, n, "expected a domain name for 'name', found '%s'", s);
 			} else if (len && s[len - 1] == '.' && z->zone && !name_in_zone(s, z->zone)) {
-				err_node(l, n, "expected a name inside zone '%s' for 'name', found '%s'",
-				         z->zone, s);
+				conf_err_node(l, n, "expected a name inside zone '%s' for 'name', found '%s'",
+				              z->zone, s);
 			} else {
-				g->name = xstrdup(l, s);
+				g->name = conf_strdup(l, s);
 				if (owners && z->zone)
 					owners[i] = geo_owner(l, s, z->zone);
 				for (size_t j = 0; owners && owners[i] && j < i; j++) {
-					if (owners[j] && name_eq(owners[j], owners[i])) {
-						err_node(l, n, "geo name '%s' is defined twice in zone '%s' "
-						         "(first at line %d)", s, z->zone, z->geo[j].pos.line);
+					if (owners[j] && conf_name_eq(owners[j], owners[i])) {
+						conf_err_node(l, n, "geo name '%s' is defined twice in zone '%s' "
+						              "(first at line %d)", s, z->zone, z->geo[j].pos.line);
 						break;
 					}
 				}
 			}
 		} else if (!toml_get(t, "name")) {
-			missing(l, t, "name", "[[zones.geo]]");
+			conf_missing(l, t, "name", "[[zones.geo]]");
 		}
 
-		struct toml_node *sites = get_str_array(l, t, "sites");
+		struct toml_node *sites = conf_get_str_array(l, t, "sites");
 		if (sites) {
 			bool ok = true;
 			for (size_t j = 0; j < sites->u.arr.n; j++) {
@@ -1360,40 +807,40 @@ static void load_zone_geo(struct loader *l, struct toml_node *zt, struct config_
 				if (!find_site(c, it->u.s)) {
 					const char *near = nearest_site(c, it->u.s);
 					if (near)
-						err_node(l, it, "expected the name of a [[sites]] entry in 'sites', "
-						         "found '%s'; did you mean '%s'?", it->u.s, near);
+						conf_err_node(l, it, "expected the name of a [[sites]] entry in 'sites', "
+						              "found '%s'; did you mean '%s'?", it->u.s, near);
 					else
-						err_node(l, it, "expected the name of a [[sites]] entry in 'sites', "
-						         "found '%s'", it->u.s);
+						conf_err_node(l, it, "expected the name of a [[sites]] entry in 'sites', "
+						              "found '%s'", it->u.s);
 					ok = false;
 				}
 			}
 			if (ok)
-				g->sites = copy_strs(l, sites, false, &g->n_sites);
+				g->sites = conf_copy_strs(l, sites, false, &g->n_sites);
 		}
-		get_num(l, t, "ratio", 1.0, 1000.0, &g->ratio);
-		get_num(l, t, "margin_miles", 0.0, 25000.0, &g->margin_miles);
-		get_u32(l, t, "ttl_single", 0, TTL_MAX, &g->ttl_single);
-		get_u32(l, t, "ttl_pair", 0, TTL_MAX, &g->ttl_pair);
+		conf_get_num(l, t, "ratio", 1.0, 1000.0, &g->ratio);
+		conf_get_num(l, t, "margin_miles", 0.0, 25000.0, &g->margin_miles);
+		conf_get_u32(l, t, "ttl_single", 0, CONF_TTL_MAX, &g->ttl_single);
+		conf_get_u32(l, t, "ttl_pair", 0, CONF_TTL_MAX, &g->ttl_pair);
 		load_geo_https(l, t, g);
-		struct toml_node *fb = get_str_array(l, t, "fallback_sites");
+		struct toml_node *fb = conf_get_str_array(l, t, "fallback_sites");
 		if (fb && (fb->u.arr.n < 1 || fb->u.arr.n > 2)) {
-			err_node(l, fb, "expected one or two site names in 'fallback_sites', found %zu",
-			         fb->u.arr.n);
+			conf_err_node(l, fb, "expected one or two site names in 'fallback_sites', found %zu",
+			              fb->u.arr.n);
 		} else if (fb) {
 			bool ok = true;
 			for (size_t j = 0; j < fb->u.arr.n; j++) {
 				struct toml_node *it = fb->u.arr.items[j];
 				if (!find_site(c, it->u.s)) {
-					err_node(l, it, "expected the name of a [[sites]] entry in "
-					         "'fallback_sites', found '%s'", it->u.s);
+					conf_err_node(l, it, "expected the name of a [[sites]] entry in "
+					              "'fallback_sites', found '%s'", it->u.s);
 					ok = false;
 				}
 			}
 			if (ok)
-				g->fallback_sites = copy_strs(l, fb, false, &g->n_fallback_sites);
+				g->fallback_sites = conf_copy_strs(l, fb, false, &g->n_fallback_sites);
 		}
-		check_unknown(l, t, keys, "[[zones.geo]]");
+		conf_check_unknown(l, t, keys, "[[zones.geo]]");
 	}
 	for (size_t i = 0; owners && i < arr->u.arr.n; i++)
 		free(owners[i]);
@@ -1407,8 +854,8 @@ static void load_zone_keys(struct loader *l, struct toml_node *zt, struct config
 		"signer_name", "purpose", NULL,
 	};
 	void *room;
-	struct toml_node *arr = get_tables_alloc(l, zt, "keys", "[[zones.keys]]", sizeof(*z->keys),
-	                                         &room);
+	struct toml_node *arr = conf_get_tables_alloc(l, zt, "keys", "[[zones.keys]]", sizeof(*z->keys),
+	                                              &room);
 	if (!arr)
 		return;
 	z->keys = room;
@@ -1423,36 +870,36 @@ static void load_zone_keys(struct loader *l, struct toml_node *zt, struct config
 		 * zone; geoacme has no SIG(0), so such keys are skipped, whatever
 		 * their algorithm.
 		 */
-		if (get_bool(l, t, "is_zone_signing_key", &b) && !b)
+		if (conf_get_bool(l, t, "is_zone_signing_key", &b) && !b)
 			signing = false;
-		struct toml_node *purpose = get_type(l, t, "purpose", TOML_STRING);
+		struct toml_node *purpose = conf_get_type(l, t, "purpose", TOML_STRING);
 		if (purpose) {
 			if (strcmp(purpose->u.s, "ZoneUpdateAuth") == 0)
 				signing = false;
 			else if (strcmp(purpose->u.s, "ZoneSigning") != 0)
-				err_node(l, purpose, "expected 'purpose' to be \"ZoneSigning\" or "
-				         "\"ZoneUpdateAuth\", found '%s'", purpose->u.s);
+				conf_err_node(l, purpose, "expected 'purpose' to be \"ZoneSigning\" or "
+				              "\"ZoneUpdateAuth\", found '%s'", purpose->u.s);
 		}
-		get_bool(l, t, "is_zone_update_auth", &b);
-		get_str(l, t, "signer_name", false, &ignored);
+		conf_get_bool(l, t, "is_zone_update_auth", &b);
+		conf_get_str(l, t, "signer_name", false, &ignored);
 		free(ignored);
 		struct toml_node *pw = toml_get(t, "password");
 		if (pw)
-			err_node(l, pw, "expected no 'password': encrypted keys are not supported, "
-			         "store the key unencrypted");
+			conf_err_node(l, pw, "expected no 'password': encrypted keys are not supported, "
+			              "store the key unencrypted");
 
-		struct toml_node *alg = get_type(l, t, "algorithm", TOML_STRING);
+		struct toml_node *alg = conf_get_type(l, t, "algorithm", TOML_STRING);
 		if (signing && alg && strcasecmp(alg->u.s, "ECDSAP256SHA256") != 0)
-			err_node(l, alg, "expected 'algorithm' to be \"ECDSAP256SHA256\" (the only one "
-			         "supported), found '%s'", alg->u.s);
-		if (!get_path(l, t, "key_path", &k.key_path) && !toml_get(t, "key_path"))
-			missing(l, t, "key_path", "[[zones.keys]]");
-		check_unknown(l, t, keys, "[[zones.keys]]");
+			conf_err_node(l, alg, "expected 'algorithm' to be \"ECDSAP256SHA256\" (the only one "
+			              "supported), found '%s'", alg->u.s);
+		if (!conf_get_path(l, t, "key_path", &k.key_path) && !toml_get(t, "key_path"))
+			conf_missing(l, t, "key_path", "[[zones.keys]]");
+		conf_check_unknown(l, t, keys, "[[zones.keys]]");
 		if (!signing) {
 			free(k.key_path);
 			continue;
 		}
-		k.algorithm = xstrdup(l, "ECDSAP256SHA256");
+		k.algorithm = conf_strdup(l, "ECDSAP256SHA256");
 		z->keys[z->n_keys++] = k;
 	}
 }
@@ -1493,19 +940,19 @@ static void read_key_file(struct loader *l, struct toml_node *at, struct config_
 	uint8_t buf[TSIG_SECRET_MAX + 1];
 	if (!f) {
 		l->n_file_probs++;
-		err_node(l, at, "cannot read TSIG key file '%s': %s", k->key_file, strerror(errno));
+		conf_err_node(l, at, "cannot read TSIG key file '%s': %s", k->key_file, strerror(errno));
 		return;
 	}
 	struct stat st;
 	char why[256];
 	if (fstat(fileno(f), &st) != 0) {
-		err_node(l, at, "cannot read TSIG key file '%s': %s", k->key_file, strerror(errno));
+		conf_err_node(l, at, "cannot read TSIG key file '%s': %s", k->key_file, strerror(errno));
 		fclose(f);
 		return;
 	}
 	if (!secret_file_mode_ok(k->key_file, &st, why)) {
 		l->n_file_probs++;
-		err_node(l, at, "TSIG key file %s", why);
+		conf_err_node(l, at, "TSIG key file %s", why);
 		fclose(f);
 		return;
 	}
@@ -1513,13 +960,13 @@ static void read_key_file(struct loader *l, struct toml_node *at, struct config_
 	int e = ferror(f) ? errno : 0;
 	fclose(f);
 	if (e) {
-		err_node(l, at, "cannot read TSIG key file '%s': %s", k->key_file, strerror(e));
+		conf_err_node(l, at, "cannot read TSIG key file '%s': %s", k->key_file, strerror(e));
 	} else if (n == 0) {
-		err_node(l, at, "expected a secret in TSIG key file '%s', found an empty file",
-		         k->key_file);
+		conf_err_node(l, at, "expected a secret in TSIG key file '%s', found an empty file",
+		              k->key_file);
 	} else if (n > TSIG_SECRET_MAX) {
-		err_node(l, at, "expected at most %d bytes in TSIG key file '%s'", TSIG_SECRET_MAX,
-		         k->key_file);
+		conf_err_node(l, at, "expected at most %d bytes in TSIG key file '%s'", TSIG_SECRET_MAX,
+		              k->key_file);
 	} else {
 		memcpy(k->secret, buf, n);
 		k->secret_len = n;
@@ -1535,8 +982,8 @@ static void load_tsig_keys(struct loader *l, struct toml_node *st, struct config
 		"allow_axfr", NULL,
 	};
 	void *room;
-	struct toml_node *arr = get_tables_alloc(l, st, "tsig_keys", "[[zones.stores.tsig_keys]]",
-	                                         sizeof(*z->tsig_keys), &room);
+	struct toml_node *arr = conf_get_tables_alloc(l, st, "tsig_keys", "[[zones.stores.tsig_keys]]",
+	                                              sizeof(*z->tsig_keys), &room);
 	if (!arr)
 		return;
 	z->tsig_keys = room;
@@ -1548,60 +995,60 @@ static void load_tsig_keys(struct loader *l, struct toml_node *st, struct config
 		k->pos = (struct config_pos){ t->line, t->col };
 		k->fudge = TSIG_FUDGE_DEFAULT;
 		k->allow_axfr = true;
-		get_bool(l, t, "allow_axfr", &k->allow_axfr);
+		conf_get_bool(l, t, "allow_axfr", &k->allow_axfr);
 
-		struct toml_node *n = get_type(l, t, "name", TOML_STRING);
-		if (n && !valid_name(n->u.s)) {
-			err_node(l, n, "expected a domain name for 'name', found '%s'", n->u.s);
+		struct toml_node *n = conf_get_type(l, t, "name", TOML_STRING);
+		if (n && !conf_valid_name(n->u.s)) {
+			conf_err_node(l, n, "expected a domain name for 'name', found '%s'", n->u.s);
 		} else if (n) {
-			k->name = xstrdup(l, n->u.s);
+			k->name = conf_strdup(l, n->u.s);
 			for (size_t j = 0; j < i; j++) {
-				if (z->tsig_keys[j].name && name_eq(z->tsig_keys[j].name, n->u.s)) {
-					err_node(l, n, "TSIG key '%s' is defined twice (first at line %d)",
-					         n->u.s, z->tsig_keys[j].pos.line);
+				if (z->tsig_keys[j].name && conf_name_eq(z->tsig_keys[j].name, n->u.s)) {
+					conf_err_node(l, n, "TSIG key '%s' is defined twice (first at line %d)",
+					              n->u.s, z->tsig_keys[j].pos.line);
 					break;
 				}
 			}
 		} else if (!toml_get(t, "name")) {
-			missing(l, t, "name", where);
+			conf_missing(l, t, "name", where);
 		}
 
-		struct toml_node *alg = get_type(l, t, "algorithm", TOML_STRING);
+		struct toml_node *alg = conf_get_type(l, t, "algorithm", TOML_STRING);
 		if (alg && !(k->algorithm = tsig_alg_from_str(alg->u.s)))
-			err_node(l, alg, "expected a TSIG algorithm (%s), found '%s'", tsig_alg_list(),
-			         alg->u.s);
+			conf_err_node(l, alg, "expected a TSIG algorithm (%s), found '%s'", tsig_alg_list(),
+			              alg->u.s);
 		else if (!alg && !toml_get(t, "algorithm"))
-			missing(l, t, "algorithm", where);
+			conf_missing(l, t, "algorithm", where);
 
 		struct toml_node *kf = toml_get(t, "key_file");
 		struct toml_node *sec = toml_get(t, "secret");
 		if (kf && sec) {
-			err_node(l, sec, "expected only one of 'key_file' and 'secret'");
+			conf_err_node(l, sec, "expected only one of 'key_file' and 'secret'");
 		} else if (kf) {
-			if (get_path(l, t, "key_file", &k->key_file))
+			if (conf_get_path(l, t, "key_file", &k->key_file))
 				read_key_file(l, kf, k);
 		} else if (sec) {
-			sec = get_type(l, t, "secret", TOML_STRING);
+			sec = conf_get_type(l, t, "secret", TOML_STRING);
 			int len = sec ? base64_decode(sec->u.s, strlen(sec->u.s), k->secret,
 			                              sizeof(k->secret))
 			              : 0;
 			if (sec && len == -2)
-				err_node(l, sec, "expected at most %d bytes in 'secret'", TSIG_SECRET_MAX);
+				conf_err_node(l, sec, "expected at most %d bytes in 'secret'", TSIG_SECRET_MAX);
 			else if (sec && len <= 0)
-				err_node(l, sec, "expected base64 for 'secret'");
+				conf_err_node(l, sec, "expected base64 for 'secret'");
 			else if (sec)
 				k->secret_len = (size_t)len;
 		} else {
-			err_node(l, t, "expected 'key_file' or 'secret' in %s", where);
+			conf_err_node(l, t, "expected 'key_file' or 'secret' in %s", where);
 		}
 		int64_t v;
-		if (get_int(l, t, "fudge", 0, 65535, &v))
+		if (conf_get_int(l, t, "fudge", 0, 65535, &v))
 			k->fudge = (uint16_t)v;
 
-		struct toml_node *types = get_str_array(l, t, "allow_types");
+		struct toml_node *types = conf_get_str_array(l, t, "allow_types");
 		if (types && types->u.arr.n == 0) {
 			/* An empty list reads as "nothing", but would fall back to TXT. */
-			err_node(l, types, "expected at least one record type in 'allow_types'");
+			conf_err_node(l, types, "expected at least one record type in 'allow_types'");
 		} else if (types) {
 			k->allow_types = calloc(types->u.arr.n ? types->u.arr.n : 1,
 			                        sizeof(*k->allow_types));
@@ -1611,8 +1058,8 @@ static void load_tsig_keys(struct loader *l, struct toml_node *st, struct config
 				struct toml_node *it = types->u.arr.items[j];
 				uint16_t ty = rrset_type_from_str(it->u.s);
 				if (!ty || rrset_type_is_meta(ty))
-					err_node(l, it, "expected a record type (A, AAAA, TXT, ...) in "
-					         "'allow_types', found '%s'", it->u.s);
+					conf_err_node(l, it, "expected a record type (A, AAAA, TXT, ...) in "
+					              "'allow_types', found '%s'", it->u.s);
 				else
 					k->allow_types[k->n_allow_types++] = ty;
 			}
@@ -1625,25 +1072,25 @@ static void load_tsig_keys(struct loader *l, struct toml_node *st, struct config
 				l->oom = true;
 			}
 		}
-		struct toml_node *names = get_str_array(l, t, "allow_names");
+		struct toml_node *names = conf_get_str_array(l, t, "allow_names");
 		if (names && names->u.arr.n == 0) {
 			/* An empty list reads as "nowhere", but would mean the whole zone. */
-			err_node(l, names, "expected at least one name in 'allow_names' (leave it out to "
-			         "allow any name below the apex)");
+			conf_err_node(l, names, "expected at least one name in 'allow_names' (leave it out to "
+			              "allow any name below the apex)");
 		} else if (names) {
 			bool ok = true;
 			for (size_t j = 0; j < names->u.arr.n; j++) {
 				struct toml_node *it = names->u.arr.items[j];
-				if (!valid_name(it->u.s)) {
-					err_node(l, it, "expected a domain name in 'allow_names', found '%s'",
-					         it->u.s);
+				if (!conf_valid_name(it->u.s)) {
+					conf_err_node(l, it, "expected a domain name in 'allow_names', found '%s'",
+					              it->u.s);
 					ok = false;
 				}
 			}
 			if (ok)
-				k->allow_names = copy_strs(l, names, false, &k->n_allow_names);
+				k->allow_names = conf_copy_strs(l, names, false, &k->n_allow_names);
 		}
-		check_unknown(l, t, keys, where);
+		conf_check_unknown(l, t, keys, where);
 	}
 }
 
@@ -1656,10 +1103,10 @@ static struct toml_node *get_path_alias(struct loader *l, struct toml_node *t, c
 {
 	struct toml_node *a = toml_get(t, key), *b = toml_get(t, old);
 	if (a && b) {
-		err_node(l, b, "expected only one of '%s' and '%s'", key, old);
+		conf_err_node(l, b, "expected only one of '%s' and '%s'", key, old);
 		return a;
 	}
-	get_path(l, t, a ? key : old, out);
+	conf_get_path(l, t, a ? key : old, out);
 	return a ? a : b;
 }
 
@@ -1678,27 +1125,27 @@ static struct toml_node *load_store(struct loader *l, struct toml_node *zt, stru
 	/* Hickory also takes a list of stores; we serve from exactly one. */
 	if (t->type == TOML_ARRAY) {
 		if (t->u.arr.n != 1 || t->u.arr.items[0]->type != TOML_TABLE) {
-			err_node(l, t, "expected exactly one store in [[zones.stores]], found %zu",
-			         t->u.arr.n);
+			conf_err_node(l, t, "expected exactly one store in [[zones.stores]], found %zu",
+			              t->u.arr.n);
 			return NULL;
 		}
 		t = t->u.arr.items[0];
 	} else if (t->type != TOML_TABLE) {
-		err_node(l, t, "expected a table for 'stores', found %s", toml_type_name(t->type));
+		conf_err_node(l, t, "expected a table for 'stores', found %s", toml_type_name(t->type));
 		return NULL;
 	}
 
-	struct toml_node *ty = get_type(l, t, "type", TOML_STRING);
+	struct toml_node *ty = conf_get_type(l, t, "type", TOML_STRING);
 	if (ty && strcmp(ty->u.s, "sqlite") != 0 && strcmp(ty->u.s, "file") != 0)
-		err_node(l, ty, "expected 'type' to be \"sqlite\" or \"file\", found '%s'", ty->u.s);
+		conf_err_node(l, ty, "expected 'type' to be \"sqlite\" or \"file\", found '%s'", ty->u.s);
 	else if (ty)
-		z->store_type = xstrdup(l, ty->u.s);
+		z->store_type = conf_strdup(l, ty->u.s);
 	else if (!toml_get(t, "type"))
-		missing(l, t, "type", where);
+		conf_missing(l, t, "type", where);
 
 	struct toml_node *upd = NULL;
 	bool b;
-	if (get_bool(l, t, "allow_update", &b) && b) {
+	if (conf_get_bool(l, t, "allow_update", &b) && b) {
 		z->allow_update = true;
 		upd = toml_get(t, "allow_update");
 	}
@@ -1714,28 +1161,28 @@ static struct toml_node *load_store(struct loader *l, struct toml_node *zt, stru
 		z->zone_path = zone_path;
 		journal = zone_path = NULL;
 		if (!jp)
-			err_node(l, t, "expected 'journal_path' in %s (type = \"sqlite\")", where);
+			conf_err_node(l, t, "expected 'journal_path' in %s (type = \"sqlite\")", where);
 	} else if (file) {
 		if (jp)
-			err_node(l, jp, "expected no 'journal_path' in %s (type = \"file\")", where);
+			conf_err_node(l, jp, "expected no 'journal_path' in %s (type = \"file\")", where);
 		if (zp) {
 			free(z->file);
 			z->file = zone_path;
 			zone_path = NULL;
 		} else if (!z->file) {
-			err_node(l, t, "expected 'zone_path' in %s (type = \"file\")", where);
+			conf_err_node(l, t, "expected 'zone_path' in %s (type = \"file\")", where);
 		}
 	}
 	free(zone_path);
 	free(journal);
 
-	get_seconds(l, t, "stale_txt_age", 0, 365 * DAY, &z->stale_txt_age_s);
-	get_u32(l, t, "max_records_per_name", 0, 65535, &z->max_records_per_name);
-	get_u32(l, t, "max_records", 0, 10000000, &z->max_records);
-	get_u32(l, t, "max_txt_len", 1, 255, &z->max_txt_len);
-	get_u32(l, t, "checkpoint_pages", 1, 1000000, &z->checkpoint_pages);
+	conf_get_seconds(l, t, "stale_txt_age", 0, 365 * CONF_DAY, &z->stale_txt_age_s);
+	conf_get_u32(l, t, "max_records_per_name", 0, 65535, &z->max_records_per_name);
+	conf_get_u32(l, t, "max_records", 0, 10000000, &z->max_records);
+	conf_get_u32(l, t, "max_txt_len", 1, 255, &z->max_txt_len);
+	conf_get_u32(l, t, "checkpoint_pages", 1, 1000000, &z->checkpoint_pages);
 	load_tsig_keys(l, t, z);
-	check_unknown(l, t, keys, where);
+	conf_check_unknown(l, t, keys, where);
 	return upd;
 }
 
@@ -1750,8 +1197,8 @@ static void load_zones(struct loader *l, struct toml_node *root)
 	const char *where = "[[zones]]";
 	struct config *c = l->c;
 	void *room;
-	struct toml_node *arr = get_tables_alloc(l, root, "zones", "[[zones]]", sizeof(*c->zones),
-	                                         &room);
+	struct toml_node *arr = conf_get_tables_alloc(l, root, "zones", "[[zones]]", sizeof(*c->zones),
+	                                              &room);
 	if (!arr)
 		return;
 	c->zones = room;
@@ -1768,35 +1215,35 @@ static void load_zones(struct loader *l, struct toml_node *root)
 		z->checkpoint_pages = 1000;
 		z->ixfr_max_changes = 100;
 		z->ixfr_max_bytes = 1 << 20;
-		get_u32(l, t, "ixfr_max_changes", 0, 100000, &z->ixfr_max_changes);
-		get_u32(l, t, "ixfr_max_bytes", 0, 1u << 30, &z->ixfr_max_bytes);
+		conf_get_u32(l, t, "ixfr_max_changes", 0, 100000, &z->ixfr_max_changes);
+		conf_get_u32(l, t, "ixfr_max_bytes", 0, 1u << 30, &z->ixfr_max_bytes);
 
-		struct toml_node *n = get_type(l, t, "zone", TOML_STRING);
-		if (n && !valid_name(n->u.s)) {
-			err_node(l, n, "expected a domain name for 'zone', found '%s'", n->u.s);
+		struct toml_node *n = conf_get_type(l, t, "zone", TOML_STRING);
+		if (n && !conf_valid_name(n->u.s)) {
+			conf_err_node(l, n, "expected a domain name for 'zone', found '%s'", n->u.s);
 		} else if (n) {
-			z->zone = xstrdup(l, n->u.s);
+			z->zone = conf_strdup(l, n->u.s);
 			for (size_t j = 0; j < i; j++) {
-				if (c->zones[j].zone && name_eq(c->zones[j].zone, n->u.s)) {
-					err_node(l, n, "zone '%s' is defined twice (first at line %d)", n->u.s,
-					         c->zones[j].pos.line);
+				if (c->zones[j].zone && conf_name_eq(c->zones[j].zone, n->u.s)) {
+					conf_err_node(l, n, "zone '%s' is defined twice (first at line %d)", n->u.s,
+					              c->zones[j].pos.line);
 					break;
 				}
 			}
 		} else if (!toml_get(t, "zone")) {
-			missing(l, t, "zone", where);
+			conf_missing(l, t, "zone", where);
 		}
 
-		struct toml_node *ty = get_type(l, t, "zone_type", TOML_STRING);
+		struct toml_node *ty = conf_get_type(l, t, "zone_type", TOML_STRING);
 		if (ty && (strcmp(ty->u.s, "Secondary") == 0 || strcmp(ty->u.s, "Slave") == 0))
 			z->secondary = true;
 		else if (ty && strcmp(ty->u.s, "Primary") != 0 && strcmp(ty->u.s, "Master") != 0)
-			err_node(l, ty, "expected 'zone_type' to be \"Primary\" or \"Secondary\" "
-			         "(\"Master\" and \"Slave\" are their old names), found '%s'", ty->u.s);
-		z->zone_type = xstrdup(l, z->secondary ? "Secondary" : "Primary");
-		struct toml_node *prim = get_str_array(l, t, "primaries");
+			conf_err_node(l, ty, "expected 'zone_type' to be \"Primary\" or \"Secondary\" "
+			              "(\"Master\" and \"Slave\" are their old names), found '%s'", ty->u.s);
+		z->zone_type = conf_strdup(l, z->secondary ? "Secondary" : "Primary");
+		struct toml_node *prim = conf_get_str_array(l, t, "primaries");
 		if (prim && !z->secondary) {
-			err_node(l, prim, "expected 'primaries' only with zone_type = \"Secondary\"");
+			conf_err_node(l, prim, "expected 'primaries' only with zone_type = \"Secondary\"");
 		} else if (prim && prim->u.arr.n) {
 			z->primaries = calloc(prim->u.arr.n, sizeof(*z->primaries));
 			if (!z->primaries)
@@ -1804,39 +1251,39 @@ static void load_zones(struct loader *l, struct toml_node *root)
 			for (size_t j = 0; z->primaries && j < prim->u.arr.n; j++) {
 				struct toml_node *it = prim->u.arr.items[j];
 				if (!parse_addr_port(it->u.s, &z->primaries[z->n_primaries]))
-					err_node(l, it, "expected an address with an optional port in "
-					         "'primaries' (\"192.0.2.1:53\"), found '%s'", it->u.s);
+					conf_err_node(l, it, "expected an address with an optional port in "
+					              "'primaries' (\"192.0.2.1:53\"), found '%s'", it->u.s);
 				else
 					z->n_primaries++;
 			}
 		}
 		if (z->secondary && (!prim || !prim->u.arr.n))
-			err_node(l, ty, "expected 'primaries' (at least one address) for a secondary zone");
+			conf_err_node(l, ty, "expected 'primaries' (at least one address) for a secondary zone");
 		z->xfr_in_max_records = 2000000;
 		z->xfr_in_max_bytes = 512u << 20;
 		static const char *const caps[] = { "xfr_in_max_records", "xfr_in_max_bytes" };
 		for (size_t j = 0; j < 2; j++) {
 			struct toml_node *cap = toml_get(t, caps[j]);
 			if (cap && !z->secondary)
-				err_node(l, cap, "expected '%s' only with zone_type = \"Secondary\"", caps[j]);
+				conf_err_node(l, cap, "expected '%s' only with zone_type = \"Secondary\"", caps[j]);
 		}
-		get_u32(l, t, "xfr_in_max_records", 1, UINT32_MAX, &z->xfr_in_max_records);
-		get_u32(l, t, "xfr_in_max_bytes", 512, UINT32_MAX, &z->xfr_in_max_bytes);
+		conf_get_u32(l, t, "xfr_in_max_records", 1, UINT32_MAX, &z->xfr_in_max_records);
+		conf_get_u32(l, t, "xfr_in_max_bytes", 512, UINT32_MAX, &z->xfr_in_max_bytes);
 
 		struct toml_node *file = toml_get(t, "file");
-		if (get_path(l, t, "file", &z->file))
+		if (conf_get_path(l, t, "file", &z->file))
 			z->file_pos = (struct config_pos){ file->line, file->col };
-		get_bool(l, t, "publish_cds", &z->publish_cds);
-		get_bool(l, t, "enable_dnssec", &b);    /* signing follows [[zones.keys]] */
+		conf_get_bool(l, t, "publish_cds", &z->publish_cds);
+		conf_get_bool(l, t, "enable_dnssec", &b);    /* signing follows [[zones.keys]] */
 		struct toml_node *upd = NULL;
-		if (get_bool(l, t, "allow_update", &b) && b) {
+		if (conf_get_bool(l, t, "allow_update", &b) && b) {
 			z->allow_update = true;
 			upd = toml_get(t, "allow_update");
 		}
 		/* Hickory's older boolean: true is AllowAll; axfr_policy wins when both are set. */
-		if (get_bool(l, t, "allow_axfr", &b) && b)
+		if (conf_get_bool(l, t, "allow_axfr", &b) && b)
 			z->axfr_policy = AXFR_ALLOW_ALL;
-		struct toml_node *ax = get_type(l, t, "axfr_policy", TOML_STRING);
+		struct toml_node *ax = conf_get_type(l, t, "axfr_policy", TOML_STRING);
 		if (ax && strcmp(ax->u.s, "Deny") == 0)
 			z->axfr_policy = AXFR_DENY;
 		else if (ax && strcmp(ax->u.s, "AllowAll") == 0)
@@ -1844,12 +1291,12 @@ static void load_zones(struct loader *l, struct toml_node *root)
 		else if (ax && strcmp(ax->u.s, "AllowSigned") == 0)
 			z->axfr_policy = AXFR_ALLOW_SIGNED;
 		else if (ax)
-			err_node(l, ax, "expected 'axfr_policy' to be \"Deny\", \"AllowAll\" or "
-			         "\"AllowSigned\", found '%s'", ax->u.s);
-		struct toml_node *from = get_str_array(l, t, "axfr_from");
+			conf_err_node(l, ax, "expected 'axfr_policy' to be \"Deny\", \"AllowAll\" or "
+			              "\"AllowSigned\", found '%s'", ax->u.s);
+		struct toml_node *from = conf_get_str_array(l, t, "axfr_from");
 		if (from && from->u.arr.n == 0) {
-			err_node(l, from, "expected at least one address in 'axfr_from' (leave it out to "
-			         "allow any address the policy allows)");
+			conf_err_node(l, from, "expected at least one address in 'axfr_from' (leave it out to "
+			              "allow any address the policy allows)");
 		} else if (from) {
 			z->axfr_from = calloc(from->u.arr.n, sizeof(*z->axfr_from));
 			if (!z->axfr_from)
@@ -1858,13 +1305,13 @@ static void load_zones(struct loader *l, struct toml_node *root)
 				struct toml_node *it = from->u.arr.items[j];
 				const char *why = parse_prefix(it->u.s, &z->axfr_from[z->n_axfr_from]);
 				if (why)
-					err_node(l, it, "expected an address or address/prefix in 'axfr_from', "
-					         "found '%s': %s", it->u.s, why);
+					conf_err_node(l, it, "expected an address or address/prefix in 'axfr_from', "
+					              "found '%s': %s", it->u.s, why);
 				else
 					z->n_axfr_from++;
 			}
 		}
-		struct toml_node *nt = get_str_array(l, t, "notify");
+		struct toml_node *nt = conf_get_str_array(l, t, "notify");
 		if (nt && nt->u.arr.n) {
 			z->notify = calloc(nt->u.arr.n, sizeof(*z->notify));
 			if (!z->notify)
@@ -1872,8 +1319,8 @@ static void load_zones(struct loader *l, struct toml_node *root)
 			for (size_t j = 0; z->notify && j < nt->u.arr.n; j++) {
 				struct toml_node *it = nt->u.arr.items[j];
 				if (!parse_addr_port(it->u.s, &z->notify[z->n_notify]))
-					err_node(l, it, "expected an address with an optional port in 'notify' "
-					         "(\"192.0.2.2:53\", \"[2001:db8::2]:53\"), found '%s'", it->u.s);
+					conf_err_node(l, it, "expected an address with an optional port in 'notify' "
+					              "(\"192.0.2.2:53\", \"[2001:db8::2]:53\"), found '%s'", it->u.s);
 				else
 					z->n_notify++;
 			}
@@ -1898,25 +1345,25 @@ static void load_zones(struct loader *l, struct toml_node *root)
 		if (z->secondary) {
 			/* Served as received: the copy lives in SQLite, nothing else feeds it. */
 			if (file)
-				err_node(l, file, "expected no 'file' in a secondary zone (its records "
-				         "come from the primaries)");
+				conf_err_node(l, file, "expected no 'file' in a secondary zone (its records "
+				              "come from the primaries)");
 			if (!sqlite)
-				err_node(l, t, "expected [zones.stores] type = \"sqlite\" with "
-				         "'journal_path' for a secondary zone (where the copy is kept)");
+				conf_err_node(l, t, "expected [zones.stores] type = \"sqlite\" with "
+				              "'journal_path' for a secondary zone (where the copy is kept)");
 			if (upd)
-				err_node(l, upd, "expected no 'allow_update' in a secondary zone (UPDATEs "
-				         "go to the primary; a secondary refuses them)");
+				conf_err_node(l, upd, "expected no 'allow_update' in a secondary zone (UPDATEs "
+				              "go to the primary; a secondary refuses them)");
 			if (toml_get(t, "keys") || toml_get(t, "geo"))
-				err_node(l, t, "expected no [[zones.keys]] or [[zones.geo]] in a secondary "
-				         "zone (it is served as received, signatures included)");
+				conf_err_node(l, t, "expected no [[zones.keys]] or [[zones.geo]] in a secondary "
+				              "zone (it is served as received, signatures included)");
 		} else if (!file && !stores) {
-			err_node(l, t, "expected 'file' or [zones.stores] in %s", where);
+			conf_err_node(l, t, "expected 'file' or [zones.stores] in %s", where);
 		}
 		if (upd && z->store_type && !sqlite)
-			err_node(l, upd, "expected [zones.stores] type = \"sqlite\" for 'allow_update'");
+			conf_err_node(l, upd, "expected [zones.stores] type = \"sqlite\" for 'allow_update'");
 		else if (upd && !stores)
-			err_node(l, upd, "expected [zones.stores] type = \"sqlite\" for 'allow_update'; "
-			         "a zone file alone cannot take updates");
+			conf_err_node(l, upd, "expected [zones.stores] type = \"sqlite\" for 'allow_update'; "
+			              "a zone file alone cannot take updates");
 
 		load_zone_geo(l, t, z);
 		load_zone_keys(l, t, z);
@@ -1925,10 +1372,10 @@ static void load_zones(struct loader *l, struct toml_node *root)
 			for (size_t j = 0; j < z->n_tsig_keys; j++)
 				any = any || z->tsig_keys[j].allow_axfr;
 			if (!any)
-				err_node(l, toml_get(t, "axfr_policy"), "expected a [[zones.stores.tsig_keys]] "
-				         "entry with allow_axfr for axfr_policy = \"AllowSigned\"");
+				conf_err_node(l, toml_get(t, "axfr_policy"), "expected a [[zones.stores.tsig_keys]] "
+				              "entry with allow_axfr for axfr_policy = \"AllowSigned\"");
 		}
-		check_unknown(l, t, keys, where);
+		conf_check_unknown(l, t, keys, where);
 	}
 }
 
@@ -1942,11 +1389,11 @@ static void cross_checks(struct loader *l)
 			continue;
 		struct config_pos p = z->geo[0].pos;
 		if (c->n_sites == 0)
-			err_at(l, p.line, p.col, "expected at least one [[sites]] entry for the geo "
-			       "names of zone '%s'", z->zone ? z->zone : "");
+			conf_err_at(l, p.line, p.col, "expected at least one [[sites]] entry for the geo "
+			            "names of zone '%s'", z->zone ? z->zone : "");
 		if (c->geo.n_databases == 0)
-			err_at(l, p.line, p.col, "expected [geo] databases for the geo names of zone "
-			       "'%s'", z->zone ? z->zone : "");
+			conf_err_at(l, p.line, p.col, "expected [geo] databases for the geo names of zone "
+			            "'%s'", z->zone ? z->zone : "");
 	}
 }
 
@@ -2039,23 +1486,11 @@ static struct config *load(const char *path, struct diag *d, bool keep_if_files_
 		return NULL;
 	}
 	l.c = c;
-	/* The defaults; what the file says replaces them. */
-	*c = (struct config){
-		.listen_port = CONFIG_PORT_DEFAULT, .log_level = LOG_INFO,
-		.udp_max_size = EDNS_UDP_DEFAULT, .tcp_max_connections = CONFIG_TCP_MAX_DEFAULT,
-		.tcp_max_connections_per_prefix = CONFIG_TCP_PER_PREFIX_DEFAULT,
-		.tcp_idle_timeout_ms = CONFIG_TCP_IDLE_MS_DEFAULT,
-		.tcp_lifetime_ms = CONFIG_TCP_LIFETIME_MS_DEFAULT,
-		.rrl_rate = 0, .rrl_slip = 2, .rrl_ipv4_prefix = 24, .rrl_ipv6_prefix = 56,
-		.query_log_rate = 10,
-		.dnstap_sample = 1, .dnstap_queries = true, .dnstap_responses = true,
-		.dnstap_updates = true,
-		.cookies = true,
-		.sig_validity_s = CONFIG_SIG_VALIDITY_DEFAULT,
-		.sig_inception_s = CONFIG_SIG_INCEPTION_DEFAULT,
-		.sig_refresh_s = CONFIG_SIG_REFRESH_DEFAULT,
-	};
-	c->path = xstrdup(&l, path);
+	/* The defaults (the table's); what the file says replaces them. */
+	config_schema_defaults("[top level]", c);
+	config_schema_defaults("[server]", c);
+	config_schema_defaults("[dnssec]", c);
+	c->path = conf_strdup(&l, path);
 
 	load_directory(&l, root);
 	load_top(&l, root);
@@ -2065,11 +1500,10 @@ static struct config *load(const char *path, struct diag *d, bool keep_if_files_
 	load_sites(&l, root);
 	load_zones(&l, root);
 	cross_checks(&l);
-	check_unknown(&l, root, top_keys, "[top level]");
+	config_schema_unknown(&l, "[top level]", root, "[top level]");
 	toml_free(root);
 
-	if (l.n_probs)
-		qsort(l.probs, l.n_probs, sizeof(*l.probs), problem_cmp);
+	conf_sort_problems(&l);
 	for (size_t i = 0; i < l.n_probs; i++) {
 		diag_add(d, path, l.probs[i].line, l.probs[i].col, "%s", l.probs[i].msg);
 		free(l.probs[i].msg);

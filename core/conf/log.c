@@ -2,6 +2,7 @@
 /* Logging to stderr, one line per event. */
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "core/conf/log.h"
@@ -13,6 +14,21 @@ static const char *const level_names[] = { "error", "warn", "info", "debug" };
 void log_set_level(enum log_level level)
 {
 	current_level = level;
+}
+
+bool log_level_parse(const char *s, enum log_level *out)
+{
+	for (size_t i = 0; i < sizeof(level_names) / sizeof(level_names[0]); i++) {
+		if (strcasecmp(s, level_names[i]) == 0) {
+			*out = (enum log_level)i;
+			return true;
+		}
+	}
+	if (strcasecmp(s, "trace") == 0) {
+		*out = LOG_DEBUG;
+		return true;
+	}
+	return false;
 }
 
 enum log_level log_get_level(void)

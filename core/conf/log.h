@@ -12,6 +12,12 @@
 enum log_level { LOG_ERROR = 0, LOG_WARN = 1, LOG_INFO = 2, LOG_DEBUG = 3 };
 
 void log_set_level(enum log_level level);
+/*
+ * The one parser of a level's name: "error", "warn", "info" or "debug",
+ * any case; Hickory's most verbose "trace" means debug.  False, *out
+ * untouched, for anything else.
+ */
+bool log_level_parse(const char *s, enum log_level *out);
 enum log_level log_get_level(void);
 
 void log_msg(enum log_level level, const char *fmt, ...)
