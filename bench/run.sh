@@ -26,7 +26,7 @@
 #   BENCH_RUN_S=2           seconds of a full-speed run, per round and class
 #   BENCH_FIX_S=3           seconds of a fixed-load run, per round and class
 #   BENCH_SERVERS="reflector geoacme nsd knot pdns gdnsd"
-#   BENCH_CLASSES="static static_do geo_ecs geo_ecs_do nx_do"  (a subset for a short run)
+#   BENCH_CLASSES="static static_do geo_ecs geo_ecs_do nx_do wild_do"  (a subset for a short run)
 #   BENCH_SCALING=1         0 skips the scaling run
 #   BENCH_INSTRUCTIONS=1    0 skips the callgrind count (bench/profile.sh, PROFILE_CLASSES=1);
 #                           BENCH_INSTR_QUERIES=5000 queries per class,
@@ -74,10 +74,11 @@ PEER_PACKAGES="dnsperf nsd knot knot-module-geoip knot-dnsutils pdns-server
 pdns-backend-geoip pdns-backend-sqlite3 gdnsd ldnsutils sqlite3 iproute2
 libmaxmind-db-writer-perl bc"
 
-CLASSES=${BENCH_CLASSES:-"static static_do geo_ecs geo_ecs_do nx_do"}
+CLASSES=${BENCH_CLASSES:-"static static_do geo_ecs geo_ecs_do nx_do wild_do"}
 declare -A CLASS_LABEL=(
 	[static]="static A" [static_do]="static A +DO" [geo_ecs]="geo A +ECS"
 	[geo_ecs_do]="geo A +ECS +DO" [nx_do]="random NXDOMAIN +DO" [acme_do]="ACME TXT +DO"
+	[wild_do]="random name under *.w, TXT +DO"
 )
 
 # ---- setup ---------------------------------------------------------------
@@ -126,19 +127,25 @@ make_inputs() {
 	echo "geo.example.com A" >"$W/q/geo"
 	echo "_acme-challenge.h7.acme.example.net TXT" >"$W/q/acme"
 	echo "geo.example.com HTTPS" >"$W/q/https"
-	# Random names that do not exist, a fresh file per run slot so that no
-	# server sees a name twice (a packet cache would hide the signing).
+	# Random names that do not exist, and random names under the wildcard
+	# *.w (issue #28), a fresh file per run slot so that no server sees a
+	# name twice (a packet cache would hide the signing).
 	local slot
 	for slot in $(seq 0 $((2 * RUNS))); do
-		awk -v seed="$slot" -v n=300000 'BEGIN {
-			srand(seed + 1); c = "abcdefghijklmnopqrstuvwxyz0123456789"
-			for (i = 0; i < n; i++) {
-				s = ""
-				for (j = 0; j < 12; j++) s = s substr(c, int(rand() * 36) + 1, 1)
-				print s ".example.com A"
-			}
-		}' >"$W/q/nx.$slot"
+		random_names "$slot" ".example.com A" >"$W/q/nx.$slot"
+		random_names "$((slot + 1000))" ".w.example.com TXT" >"$W/q/wild.$slot"
 	done
+}
+
+random_names() {   # random_names SEED SUFFIX: 300 000 random 12-character labels + SUFFIX
+	awk -v seed="$1" -v suffix="$2" -v n=300000 'BEGIN {
+		srand(seed + 1); c = "abcdefghijklmnopqrstuvwxyz0123456789"
+		for (i = 0; i < n; i++) {
+			s = ""
+			for (j = 0; j < 12; j++) s = s substr(c, int(rand() * 36) + 1, 1)
+			print s suffix
+		}
+	}'
 }
 
 next_port() {   # sets PORT to a free port at or after PORT
@@ -168,6 +175,7 @@ class_args() {   # class_args CLASS SLOT: dnsperf arguments
 	geo_ecs) echo "-d $W/q/geo -E 8:$ECS_HEX" ;;
 	geo_ecs_do) echo "-d $W/q/geo -E 8:$ECS_HEX -D" ;;
 	nx_do) echo "-d $W/q/nx.$2 -D" ;;
+	wild_do) echo "-d $W/q/wild.$2 -D" ;;
 	acme_do) echo "-d $W/q/acme -D" ;;
 	https_ecs_do) echo "-d $W/q/https -E 8:$ECS_HEX -D" ;;   # the scaling run only
 	esac
@@ -183,6 +191,7 @@ check_class() {
 	geo_ecs) q=("+subnet=$ECS_SUBNET" geo.example.com A) ;;
 	geo_ecs_do) q=(+dnssec "+subnet=$ECS_SUBNET" geo.example.com A) ;;
 	nx_do) q=(+dnssec "bench-$RANDOM-check.example.com" A) ;;
+	wild_do) q=(+dnssec "bench-$RANDOM-check.w.example.com" TXT) ;;
 	acme_do) q=(+dnssec _acme-challenge.h7.acme.example.net TXT) ;;
 	esac
 	out=$(kdig @127.0.0.1 -p "$port" +norec +time=2 +retry=1 "${q[@]}" 2>&1)
@@ -212,6 +221,12 @@ check_class() {
 	acme_do)
 		[ "$status" = NOERROR ] || why="status $status"
 		grep -q "^TXT " <<<"$ans" || why="${why:-no TXT}"
+		;;
+	wild_do)
+		[ "$status" = NOERROR ] || why="status $status"
+		grep -qx 'TXT "wildcard"' <<<"$ans" || why="${why:-no TXT \"wildcard\"}"
+		# the wildcard's proof: the NSEC that shows the name itself absent
+		[ $signed = 1 ] && { grep -q "^NSEC " <<<"$auth" || why="${why:-no NSEC (wildcard proof)}"; }
 		;;
 	esac
 	case $class in
@@ -486,7 +501,7 @@ targets() {
 	awk -F'\t' -v load="$LOAD" '
 		function pct(a, b) { return b > 0 ? sprintf("%+.0f%%", (a - b) * 100 / b) : "?" }
 		function mark(ok) { return ok ? "met" : "NOT met" }
-		FILENAME ~ /results.tsv$/ { fix[$1, $2] = $6; mx[$1, $2] = $5; next }
+		FILENAME ~ /results.tsv$/ { fix[$1, $2] = $6; mx[$1, $2] = $5; if ($1 != "geoacme" && $1 !~ /^reflector/) peers[$1] = 1; next }
 		FILENAME ~ /rss.tsv$/ { hwm[$1] = $2; mm[$1] = $3; next }
 		FILENAME ~ /instructions.md$/ {
 			# | server | static A | static A +DO | geo A +ECS | geo A +ECS +DO | ...
@@ -547,6 +562,12 @@ targets() {
 					printf "; gdnsd (unsigned, one site) %d and %d", ins["gdnsd", "geo_ecs_do"], ins["gdnsd", "static"]
 				if (ins["geoacme", "https"] > 0)
 					printf "; geo HTTPS +ECS +DO %d (%s of geo A)", ins["geoacme", "https"], pct(ins["geoacme", "https"], ig)
+				printf ".\n"
+			}
+			wd = fix["geoacme", "wild_do"] + 0
+			if (sd > 0 && wd > 0) {
+				printf "7. random name under a wildcard, TXT +DO vs static A +DO (issue #28): %.2f vs %.2f µs/query (%s): within 10%% %s", wd, sd, pct(wd, sd), mark(wd <= 1.10 * sd)
+				for (p in peers) if (fix[p, "wild_do"] > 0) printf "; %s %.2f", p, fix[p, "wild_do"]
 				printf ".\n"
 			}
 		}' "$W/results.tsv" "$W/rss.tsv" "$W/scale.tsv" $([ -f "$W/instructions.md" ] && echo "$W/instructions.md")

@@ -49,6 +49,7 @@ www     IN A    192.0.2.80
 mail    IN A    192.0.2.25
 @       IN MX   10 mail.example.com.
 @       IN TXT  "v=spf1 mx -all"
+*.w     IN TXT  "wildcard"
 EOF
 }
 

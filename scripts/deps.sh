@@ -24,7 +24,7 @@ PACKAGES="clang
 python3 python3-dnspython python3-cryptography sqlite3 mmdb-bin libmaxmind-db-writer-perl
 knot-dnsutils ldnsutils bind9-dnsutils bind9-utils unbound lego pebble openssl dnsperf
 prometheus chromium systemd man-db
-zonemaster-cli knot-resolver bind9 iproute2 util-linux
+zonemaster-cli dnsviz knot-resolver bind9 iproute2 util-linux
 knot nsd fstrm-bin python3-yaml"
 want="$BUILD_PACKAGES $PACKAGES"
 list=no
