@@ -75,6 +75,9 @@ struct acme_zone {
 	bool last_patched;           /* patched in place (else built whole) */
 	double last_ms;              /* from the change list to the committed, served change */
 	double last_commit_ms;       /* ... of which SQLite's durable commit */
+	/* A zone-file edit found at setup, applied by acme_apply_file_edits(). */
+	struct file_diff *edit;
+	char *zone_path;
 };
 
 struct acme {

@@ -10,10 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "acme/acme_internal.h"
 #include "acme/acme_zone.h"
 #include "acme/commit.h"
+#include "acme/file_diff.h"
 #include "acme/lockwait.h"
 #include "acme/policy.h"
 #include "acme/purge.h"
@@ -37,6 +39,7 @@
 #include "storage/journal.h"
 #include "storage/records.h"
 #include "storage/seed.h"
+#include "storage/zonefile.h"
 
 struct acme_zone *acme_find_zone(const struct acme *a, const uint8_t *apex)
 {
@@ -139,6 +142,10 @@ static void zone_free_acme(struct acme_zone *az)
 	recset_free(az->rs);
 	db_close(az->db);
 	free(az->journal_path);
+	if (az->edit)
+		file_diff_clear(az->edit);
+	free(az->edit);
+	free(az->zone_path);
 	free(az);
 }
 
@@ -206,7 +213,7 @@ static int seed(struct acme_zone *az, const struct config_zone *zc, struct zone 
 	struct diag d;
 	change_list_init(&cl);
 	diag_init(&d);
-	int ret = seed_read(zc->zone_path, az->apex, &cl, &d);
+	int ret = seed_read(zc->zone_path, az->apex, &cl, &d, NULL);
 	if (ret < 0) {
 		for (size_t i = 0; i < d.n; i++)
 			log_error("%s", d.msgs[i]);
@@ -236,6 +243,85 @@ out:
 	change_list_clear(&cl);
 	diag_clear(&d);
 	return ret;
+}
+
+/*
+ * A later start: the zone file compared with what it said when last
+ * applied (file_diff.h).  An edit is kept in az->edit for
+ * acme_apply_file_edits(); a bad one fails the setup, nothing changed.
+ */
+static int find_edit(struct acme_zone *az, const char *path, char err[256])
+{
+	if (access(path, F_OK) < 0 && errno == ENOENT) {
+		log_warn("%s: zone file %s is not there; serving the database as it is", az->name,
+		         path);
+		return 0;
+	}
+	const struct recset_rrset *soa = recset_name_rrset(recset_find(az->rs, az->apex), RR_SOA);
+	if (!soa || soa->count != 1) {
+		acme_errf(err, "%s: the database holds no SOA record at the apex", az->journal_path);
+		return -EINVAL;
+	}
+	struct change_list stored;
+	struct diag d;
+	change_list_init(&stored);
+	diag_init(&d);
+	int ret = zonefile_load(az->db, file_diff_collect, &stored);
+	if (ret < 0) {
+		acme_errf(err, "%s: cannot read the stored zone file", az->journal_path);
+		goto out;
+	}
+	if (!(az->edit = malloc(sizeof(*az->edit)))) {
+		acme_errf(err, "out of memory");
+		ret = -ENOMEM;
+		goto out;
+	}
+	file_diff_init(az->edit);
+	ret = file_diff_compute(path, az->apex, &stored, soa->rr[0].rdata, soa->rr[0].rdlen,
+	                        soa->rr[0].ttl, az->edit, &d);
+	if (ret < 0) {
+		for (size_t i = 0; i < d.n; i++)
+			log_error("%s", d.msgs[i]);
+		acme_errf(err, "the edit of the zone file is refused, nothing changed: %s",
+		          d.n ? d.msgs[0] : "cannot read it");
+	} else if (ret == 1 && !(az->zone_path = strdup(path))) {
+		acme_errf(err, "out of memory");
+		ret = -ENOMEM;
+	}
+	if (ret <= 0) {
+		file_diff_clear(az->edit);
+		free(az->edit);
+		az->edit = NULL;
+	}
+out:
+	change_list_clear(&stored);
+	diag_clear(&d);
+	return ret < 0 ? ret : 0;
+}
+
+int acme_apply_file_edits(struct acme *a, char err[256])
+{
+	for (size_t i = 0; i < a->n; i++) {
+		struct acme_zone *az = a->zones[i];
+		if (!az->edit)
+			continue;
+		int ret = commit_file_edit(az, az->edit, false);
+		if (ret < 0) {
+			acme_errf(err, "%s: the edit of %s could not be applied (%s); nothing changed",
+			          az->name, az->zone_path, ret == -EPERM ? "a DS record where none may be"
+			          : ret == -EBUSY ? "another process holds the database's lock"
+			          : "see the log");
+			return ret;
+		}
+		log_info("%s: zone file %s applied as a difference: %zu records removed, %zu added%s, "
+		         "serial %u -> %u", az->name, az->zone_path, az->edit->n_del, az->edit->n_add,
+		         az->edit->soa ? ", SOA changed" : "", az->edit->serial_from,
+		         az->edit->serial_to);
+		file_diff_clear(az->edit);
+		free(az->edit);
+		az->edit = NULL;
+	}
+	return 0;
 }
 
 static int add_keys(struct acme_zone *az, const struct config_zone *zc, char err[256])
@@ -339,6 +425,8 @@ int acme_add_zone(struct acme *a, const struct config *c, const struct config_zo
 			         strerror(-ret));
 			goto fail;
 		}
+		if (zc->zone_path && (ret = find_edit(az, zc->zone_path, err)) < 0)
+			goto fail;
 		if (!(z = commit_build(az, err))) {
 			ret = -EINVAL;
 			goto fail;

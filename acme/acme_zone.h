@@ -43,13 +43,25 @@ void acme_free(struct acme *a);
 
 /*
  * Opens (creating) the zone's database at zc->journal_path, seeds it from
- * zc->zone_path on first start only, builds and signs the first snapshot,
+ * zc->zone_path on first start; on a later one, compares zc->zone_path with
+ * what it said when last applied and keeps the edit for
+ * acme_apply_file_edits() (a bad edit: an error here), builds and signs the first snapshot,
  * adds it to the table and starts the purge timer.  `signer` may be NULL
  * (unsigned zone) and is copied; what it points to must outlive the acme.
  * Returns 0, or a negative errno with err.
  */
 int acme_add_zone(struct acme *a, const struct config *c, const struct config_zone *zc,
                   const struct zone_signer *signer, char err[256]);
+
+/*
+ * Applies the zone-file edits acme_add_zone() found (acme/file_diff.h),
+ * each as one change through the update path: new serial, IXFR journal,
+ * NOTIFY (through the zone table's watchers), signatures.  Called once the
+ * rest of a configuration has been set up, so a configuration that fails
+ * changes no database.  0, or a negative errno with err (that zone's edit
+ * and those after it are not applied).
+ */
+int acme_apply_file_edits(struct acme *a, char err[256]);
 
 /*
  * Renews the signatures near their refresh point.  With a loop and a signer

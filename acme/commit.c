@@ -12,6 +12,7 @@
 #include "acme/acme_internal.h"
 #include "acme/commit.h"
 #include "acme/durable.h"
+#include "acme/file_diff.h"
 #include "core/zone/recset.h"
 #include "acme/update.h"
 #include "core/conf/diag.h"
@@ -151,10 +152,16 @@ static double ms_since(const struct timespec *t0)
 	return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
+/*
+ * commit_change() once the change list replaces the SOA: `file`, when not
+ * NULL, goes to the stored zone file in the same transaction.
+ */
+static int commit_prepared(struct acme_zone *az, struct change_list *cl, bool reset, bool whole,
+                           const struct change_list *file, const struct timespec *t0);
+
 int commit_change(struct acme_zone *az, struct change_list *cl, uint32_t *serial, bool reset,
                   bool whole)
 {
-	char err[256] = "";
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (az->mirror_stale) {
@@ -169,7 +176,25 @@ int commit_change(struct acme_zone *az, struct change_list *cl, uint32_t *serial
 		log_error("%s: cannot bump the serial: %s", az->name, strerror(-ret));
 		return ret;
 	}
-	ret = recset_apply(az->rs, cl, false);
+	return commit_prepared(az, cl, reset, whole, NULL, &t0);
+}
+
+int commit_file_edit(struct acme_zone *az, struct file_diff *fd, bool reset)
+{
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (az->mirror_stale) {
+		reload_mirror(az);
+		return -EIO;
+	}
+	return commit_prepared(az, &fd->records, reset, false, &fd->file, &t0);
+}
+
+static int commit_prepared(struct acme_zone *az, struct change_list *cl, bool reset, bool whole,
+                           const struct change_list *file, const struct timespec *t0)
+{
+	char err[256] = "";
+	int ret = recset_apply(az->rs, cl, false);
 	if (ret < 0) {
 		log_error("%s: out of memory applying a change", az->name);
 		if (ret == -EIO)
@@ -225,7 +250,7 @@ int commit_change(struct acme_zone *az, struct change_list *cl, uint32_t *serial
 	}
 	struct timespec tc;
 	clock_gettime(CLOCK_MONOTONIC, &tc);
-	ret = journal_commit(az->db, cl, diff ? &e : NULL, reset, &az->caps);
+	ret = journal_commit_file(az->db, cl, diff ? &e : NULL, reset, &az->caps, file);
 	az->last_commit_ms = ms_since(&tc);
 	if (ret < 0) {
 		free(diff);
@@ -247,12 +272,12 @@ int commit_change(struct acme_zone *az, struct change_list *cl, uint32_t *serial
 		zone_patch_free(p);
 		zone_table_patched(az->a->t, served, diff, diff_len);
 		free(diff);
-		az->last_ms = ms_since(&t0);
+		az->last_ms = ms_since(t0);
 		return 0;
 	}
 	free(diff);
 	ret = zone_table_replace(az->a->t, z);
-	az->last_ms = ms_since(&t0);
+	az->last_ms = ms_since(t0);
 	if (ret < 0) {
 		/* Only if the zone vanished from the table: nothing serves it anyway. */
 		zone_free(z);

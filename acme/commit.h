@@ -41,6 +41,14 @@ struct zone *commit_build(struct acme_zone *az, char err[256]);
 int commit_change(struct acme_zone *az, struct change_list *cl, uint32_t *serial, bool reset,
                   bool whole);
 /*
+ * A zone-file edit (file_diff.h) made as commit_change() makes a change,
+ * with two differences: its change list already replaces the SOA, with
+ * the serial the edit chose, so no bump is added; and the stored zone
+ * file (storage/zonefile.h) is written in the same transaction.
+ */
+struct file_diff;
+int commit_file_edit(struct acme_zone *az, struct file_diff *fd, bool reset);
+/*
  * A change of nothing but the serial (durable, journaled, announced), the
  * SOA patched: signatures made anew (at start, by a re-signing pass) need
  * a new serial when secondaries copy the zone.

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "acme/acme_zone.h"
+#include "acme/file_diff.h"
 #include "xfr/notify.h"
 #include "xfr/secondary.h"
 #include "xfr/xfr.h"
@@ -26,6 +27,7 @@
 #include "core/net/loop.h"
 #include "core/net/rrl.h"
 #include "core/wire/dname.h"
+#include "core/wire/rrset.h"
 #include "core/wire/wire.h"
 #include "core/zone/geo_sets.h"
 #include "core/zone/zone.h"
@@ -36,6 +38,8 @@
 #include "core/zone/zone_table.h"
 #include "dnssec/signer.h"
 #include "storage/db.h"
+#include "storage/records.h"
+#include "storage/zonefile.h"
 
 #define RESIGN_CHECK_MS 60000
 /* How often the .mmdb files are stat'ed for a new version (doc/geo.md). */
@@ -435,6 +439,67 @@ static void remove_fresh_db(const char *path)
 			unlink(p);
 }
 
+struct check_peek {
+	struct change_list file;
+	uint8_t soa[2 * DNAME_MAX + 20];
+	uint16_t soa_len;
+	uint32_t soa_ttl;
+	const uint8_t *apex;
+};
+
+static int peek_file(void *arg, const struct records_row *row)
+{
+	struct check_peek *p = arg;
+	return file_diff_collect(&p->file, row);
+}
+
+static int peek_record(void *arg, const struct records_row *row)
+{
+	struct check_peek *p = arg;
+	if (row->type == RR_SOA && dname_equal(row->name, p->apex) && row->rdlen <= sizeof(p->soa)) {
+		memcpy(p->soa, row->rdata, row->rdlen);
+		p->soa_len = row->rdlen;
+		p->soa_ttl = row->ttl;
+	}
+	return 0;
+}
+
+/*
+ * Check mode, a seeded database: the zone file compared with what it said
+ * when last applied (acme/file_diff.h), read-only; the difference serve
+ * would apply is printed, a bad edit is an error at its line.
+ */
+static void check_edit(const struct config_zone *zc, struct diag *d)
+{
+	struct check_peek p = { .soa_len = 0 };
+	uint8_t apex[DNAME_MAX];
+	char err[256];
+	if (dname_from_str(zc->zone, apex) < 0)
+		return;
+	dname_lower(apex);
+	p.apex = apex;
+	change_list_init(&p.file);
+	if (zonefile_peek(zc->journal_path, peek_file, peek_record, &p, err) < 0) {
+		diag_add(d, NULL, 0, 0, "zone %s: %s", zc->zone, err);
+		goto out;
+	}
+	struct file_diff fd;
+	file_diff_init(&fd);
+	if (p.soa_len < 22) {
+		diag_add(d, NULL, 0, 0, "zone %s: %s holds no SOA record at the apex", zc->zone,
+		         zc->journal_path);
+	} else if (file_diff_compute(zc->zone_path, apex, &p.file, p.soa, p.soa_len, p.soa_ttl,
+	                             &fd, d) == 1) {
+		printf("zone %s: %s changed since it was applied; serve applies this difference "
+		       "(%zu removed, %zu added%s, serial %u -> %u):\n", zc->zone, zc->zone_path,
+		       fd.n_del, fd.n_add, fd.soa ? ", SOA changed" : "", fd.serial_from, fd.serial_to);
+		file_diff_print(&fd, stdout);
+	}
+	file_diff_clear(&fd);
+out:
+	change_list_clear(&p.file);
+}
+
 /*
  * Check mode: what acme_add_zone() would meet at journal_path, found
  * without writing (db_identify opens nothing read-write): the folder, a
@@ -467,8 +532,15 @@ static void check_journal(const struct config *c, const struct config_zone *zc,
 		diag_add(d, c->path, zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
 		return;
 	}
-	if (zc->secondary || (info.state == DB_OURS && info.seeded))
-		return;   /* the database is the truth (or the primaries are): no zone file to read */
+	if (zc->secondary)
+		return;   /* the primaries are the truth: no zone file to read */
+	if (info.state == DB_OURS && info.seeded) {
+		/* No file: serve warns and serves the database (acme_zone.c). */
+		if (zc->zone_path && !(access(zc->zone_path, F_OK) < 0 && errno == ENOENT) &&
+		    zone_file_readable(c, zc, zc->zone_path, d))
+			check_edit(zc, d);
+		return;
+	}
 	if (!zc->zone_path)
 		diag_add(d, c->path, zc->pos.line, zc->pos.col,
 		         "zone %s: %s is empty and no zone_path is configured to seed it", zc->zone,
@@ -705,6 +777,12 @@ struct generation *generation_new(const char *path, struct loop *loop,
 	}
 	if (g->acme && g->notify)
 		acme_on_durable(g->acme, zone_durable, g);
+	/* Last, when nothing else can fail: a configuration that is refused
+	 * leaves the databases as they were. */
+	if (g->acme && acme_apply_file_edits(g->acme, err) < 0) {
+		diag_add(d, c->path, 0, 0, "%s", err);
+		goto fail;
+	}
 	warn_expire(g);
 	schedule_resign(g);
 	return g;

@@ -46,6 +46,21 @@ static const char *const migrations[] = {
 	" serial_to INTEGER NOT NULL,"
 	" diff BLOB NOT NULL"
 	");",
+	/* 4 -> 5: what the zone file said when last applied (zonefile.h); a
+	 * seeded database starts from its records that came from the file. */
+	"CREATE TABLE zonefile ("
+	" name BLOB NOT NULL,"
+	" type INTEGER NOT NULL,"
+	" class INTEGER NOT NULL DEFAULT 1,"
+	" rdata BLOB NOT NULL,"
+	/* Last: SQLite 3.40.1's quick_check reports a NOT NULL column
+	 * between primary-key columns of a WITHOUT ROWID table as NULL. */
+	" ttl INTEGER NOT NULL,"
+	" PRIMARY KEY (name, type, class, rdata)"
+	") WITHOUT ROWID;"
+	"INSERT INTO zonefile (name, type, class, ttl, rdata)"
+	" SELECT name, type, class, ttl, rdata FROM records"
+	" WHERE created_at = 0 AND EXISTS (SELECT 1 FROM meta WHERE key = 'seeded_at');",
 };
 
 _Static_assert(DB_APPLICATION_ID == 1734700897, "the migration writes DB_APPLICATION_ID");
@@ -422,6 +437,14 @@ struct db *db_open(const char *path, char err[256])
 	            "SELECT serial_from, serial_to, diff FROM journal ORDER BY seq", err) < 0 ||
 	    prepare(db, &db->journal_clear, "DELETE FROM journal", err) < 0 ||
 	    prepare(db, &db->records_clear, "DELETE FROM records", err) < 0 ||
+	    prepare(db, &db->zonefile_load,
+	            "SELECT name, type, class, ttl, rdata, 0 FROM zonefile", err) < 0 ||
+	    prepare(db, &db->zonefile_insert,
+	            "INSERT OR REPLACE INTO zonefile (name, type, class, ttl, rdata)"
+	            " VALUES (?1, ?2, 1, ?3, ?4)", err) < 0 ||
+	    prepare(db, &db->zonefile_delete,
+	            "DELETE FROM zonefile WHERE name = ?1 AND type = ?2 AND class = 1"
+	            " AND rdata = ?3", err) < 0 ||
 	    /* Keep the newest ?1 entries. */
 	    prepare(db, &db->journal_prune_count,
 	            "DELETE FROM journal WHERE seq <= (SELECT seq FROM journal ORDER BY seq DESC"
@@ -453,7 +476,7 @@ void db_close(struct db *db)
 		db->begin, db->commit, db->rollback, db->load, db->insert,
 		db->delete_one, db->count, db->meta_get, db->meta_set, db->journal_insert,
 		db->journal_load, db->journal_clear, db->journal_prune_count, db->journal_prune_bytes,
-		db->records_clear,
+		db->records_clear, db->zonefile_load, db->zonefile_insert, db->zonefile_delete,
 	};
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		sqlite3_finalize(all[i]);

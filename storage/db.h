@@ -38,6 +38,10 @@
  *               serial_to INTEGER, diff BLOB)
  *     one row per change of the served zone, oldest first: the IXFR
  *     history (journal.h; diff is a core/zone/zone_diff.h blob)
+ *   v5: zonefile(name, type, class, rdata, ttl)   like records, no created_at
+ *     what the zone file said when it was last applied (zonefile.h): the
+ *     side an edit of the file is compared with; filled, when a seeded
+ *     database is migrated, from its records with created_at 0
  *
  * The serial is not stored apart: it is the apex SOA row's.
  */
@@ -45,7 +49,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DB_SCHEMA_VERSION 4
+#define DB_SCHEMA_VERSION 5
 /* PRAGMA application_id of our files since schema 3: "geoa" in ASCII. */
 #define DB_APPLICATION_ID 0x67656f61
 

@@ -28,10 +28,17 @@ static int append(struct db *db, const struct journal_entry *e, const struct jou
 int journal_commit(struct db *db, const struct change_list *cl, const struct journal_entry *e,
                    bool reset, const struct journal_caps *caps)
 {
+	return journal_commit_file(db, cl, e, reset, caps, NULL);
+}
+
+int journal_commit_file(struct db *db, const struct change_list *cl,
+                        const struct journal_entry *e, bool reset,
+                        const struct journal_caps *caps, const struct change_list *file)
+{
 	int ret = db_begin(db);
 	if (ret < 0)
 		return ret;   /* -EBUSY: locked by another process, nothing done */
-	if (records_apply_in_tx(db, cl) < 0 ||
+	if (records_apply_in_tx(db, cl) < 0 || (file && zonefile_apply_in_tx(db, file) < 0) ||
 	    (reset && db_step_done(db, db->journal_clear, "emptying the journal") < 0) ||
 	    (e && append(db, e, caps) < 0)) {
 		db_rollback(db);

@@ -43,6 +43,14 @@ struct journal_caps {
  */
 int journal_commit(struct db *db, const struct change_list *cl, const struct journal_entry *e,
                    bool reset, const struct journal_caps *caps);
+/*
+ * The same, and in the same transaction `file` applied to the stored zone
+ * file (zonefile.h): a zone-file edit and the records it changes are
+ * written together or not at all.  `file` may be NULL.
+ */
+int journal_commit_file(struct db *db, const struct change_list *cl,
+                        const struct journal_entry *e, bool reset,
+                        const struct journal_caps *caps, const struct change_list *file);
 
 /*
  * Calls fn for every entry, oldest first; pointers are valid during the

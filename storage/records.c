@@ -13,7 +13,11 @@
 
 int records_load(struct db *db, records_fn fn, void *arg)
 {
-	sqlite3_stmt *st = db->load;
+	return records_walk(db->load, db->path, fn, arg);
+}
+
+int records_walk(sqlite3_stmt *st, const char *path, records_fn fn, void *arg)
+{
 	int rc, ret = 0;
 	long skipped = 0;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -43,12 +47,12 @@ int records_load(struct db *db, records_fn fn, void *arg)
 			break;
 	}
 	if (!ret && rc != SQLITE_DONE) {
-		log_error("%s: loading records: %s", db->path, sqlite3_errmsg(db->sql));
+		log_error("%s: loading records: %s", path, sqlite3_errmsg(sqlite3_db_handle(st)));
 		ret = -EIO;
 	}
 	sqlite3_reset(st);
 	if (skipped)
-		log_warn("%s: skipped %ld malformed record rows", db->path, skipped);
+		log_warn("%s: skipped %ld malformed record rows", path, skipped);
 	return ret;
 }
 

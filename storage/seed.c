@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The zone file seeds an empty database once (see seed.h).
+ * The zone file seeds an empty database (see seed.h).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -28,8 +28,10 @@ int seed_needed(struct db *db)
 struct seed_ctx {
 	struct change_list *cl;
 	const char *path;
+	const uint8_t *apex;
 	struct diag *d;
 	int err;
+	int soa_line;
 };
 
 static int seed_rr(void *arg, const uint8_t *owner, uint16_t type, uint32_t ttl,
@@ -53,16 +55,27 @@ static int seed_rr(void *arg, const uint8_t *owner, uint16_t type, uint32_t ttl,
 		         star ? "wildcard or '*' label" : "DNAME");
 		return 1;
 	}
+	if (type == RR_SOA && dname_equal(owner, s->apex)) {
+		if (s->soa_line) {
+			diag_add(s->d, s->path, line, 0, "a second SOA record at the apex (the first is "
+			         "at line %d): a zone has exactly one", s->soa_line);
+			return 1;
+		}
+		s->soa_line = line;
+	}
 	int ret = change_list_add(s->cl, CHANGE_ADD, owner, type, ttl, rdata, rdlen, 0);
 	if (ret < 0)
 		s->err = ret;
 	return ret;
 }
 
-int seed_read(const char *path, const uint8_t *apex, struct change_list *cl, struct diag *d)
+int seed_read(const char *path, const uint8_t *apex, struct change_list *cl, struct diag *d,
+              int *soa_line)
 {
-	struct seed_ctx s = { .cl = cl, .path = path, .d = d, .err = 0 };
+	struct seed_ctx s = { .cl = cl, .path = path, .apex = apex, .d = d, .err = 0 };
 	int ret = zone_file_read(path, apex, seed_rr, &s, d);
+	if (soa_line)
+		*soa_line = s.soa_line;
 	if (s.err) {
 		diag_add(d, path, 0, 0, "out of memory while reading records");
 		return s.err;
@@ -75,7 +88,7 @@ int seed_commit(struct db *db, const struct change_list *cl, const uint8_t *apex
 {
 	if (db_begin(db) < 0)
 		return -EIO;
-	if (records_apply_in_tx(db, cl) < 0 ||
+	if (records_apply_in_tx(db, cl) < 0 || zonefile_apply_in_tx(db, cl) < 0 ||
 	    db_meta_set_blob(db, "apex", apex, (int)dname_len(apex)) < 0 ||
 	    db_meta_set_text(db, "seeded_from", path) < 0 ||
 	    db_meta_set_int(db, "seeded_at", now) < 0 ||

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 /*
- * Seeding: on the very first start the zone file fills the database; from
- * then on the database is the truth and the zone file is not read again,
- * even if it changes (Hickory's semantics).  "Seeded" is a marker in the
- * meta table written in the same transaction as the records, so a crash
- * during seeding leaves an unseeded, empty database that seeds again.
+ * Seeding: on the very first start the zone file fills the database
+ * (Hickory's semantics); from then on the database is the truth, and an
+ * edit of the file is applied as a difference (acme/file_diff.h), which
+ * seeding prepares by storing what the file said (zonefile.h).  "Seeded"
+ * is a marker in the meta table written in the same transaction as the
+ * records, so a crash during seeding leaves an unseeded, empty database
+ * that seeds again.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -19,12 +21,14 @@ int seed_needed(struct db *db);
 /*
  * Reads the zone file into `cl` as additions with created_at 0 (zone-file
  * records are never purged as stale).  Returns 0, or -EINVAL with the
- * problems in d.
+ * problems in d.  *soa_line (when not NULL): the line of the apex SOA, 0
+ * when there is none.
  */
-int seed_read(const char *path, const uint8_t *apex, struct change_list *cl, struct diag *d);
+int seed_read(const char *path, const uint8_t *apex, struct change_list *cl, struct diag *d,
+              int *soa_line);
 /*
- * Writes the records, the apex and the seeded marker in one durable
- * transaction.  Returns 0 or -EIO.
+ * Writes the records, the same as the stored zone file (zonefile.h), the
+ * apex and the seeded marker in one durable transaction.  Returns 0 or -EIO.
  */
 int seed_commit(struct db *db, const struct change_list *cl, const uint8_t *apex,
                 const char *path, int64_t now);

@@ -10,6 +10,7 @@
 #include <sqlite3.h>
 
 #include "storage/db.h"
+#include "storage/records.h"
 
 struct db {
 	sqlite3 *sql;
@@ -27,6 +28,9 @@ struct db {
 	sqlite3_stmt *journal_prune_count;  /* keep the newest ?1 */
 	sqlite3_stmt *journal_prune_bytes;  /* keep the newest adding up to ?1 bytes */
 	sqlite3_stmt *records_clear;        /* every record (a secondary's AXFR) */
+	sqlite3_stmt *zonefile_load;        /* the zone file as last applied (zonefile.h) */
+	sqlite3_stmt *zonefile_insert;      /* name, type, ttl, rdata */
+	sqlite3_stmt *zonefile_delete;      /* name, type, rdata */
 };
 
 /* BEGIN IMMEDIATE / COMMIT / ROLLBACK through the prepared statements. */
@@ -47,3 +51,9 @@ int db_meta_get_int(struct db *db, const char *key, int64_t *out);
 /* records.c: applies a change list inside the caller's transaction. */
 struct change_list;
 int records_apply_in_tx(struct db *db, const struct change_list *cl);
+/* zonefile.c: applies a change list to the stored zone file, likewise. */
+int zonefile_apply_in_tx(struct db *db, const struct change_list *cl);
+/* records.c: the rows of a statement that selects name, type, class, ttl,
+ * rdata, created_at, checked as records_load() checks them (`path` names
+ * the database in log lines); the statement is reset afterwards. */
+int records_walk(sqlite3_stmt *st, const char *path, records_fn fn, void *arg);

@@ -447,3 +447,43 @@ static int zone_file_read_all(const char *path, const uint8_t *apex, zone_file_r
 	fclose(fp);
 	return d->n > before ? -EINVAL : 0;
 }
+
+int zone_file_rr_text(const uint8_t *owner, uint16_t type, uint32_t ttl, const uint8_t *rdata,
+                      uint16_t rdlen, char *out, size_t cap)
+{
+	size_t olen = dname_len(owner);
+	size_t len = olen + 10 + rdlen;
+	uint8_t *wire = malloc(len);
+	if (!wire || !olen)
+		return free(wire), -EINVAL;
+	memcpy(wire, owner, olen);
+	uint8_t *p = wire + olen;
+	p[0] = (uint8_t)(type >> 8), p[1] = (uint8_t)type;
+	p[2] = 0, p[3] = 1;   /* IN */
+	p[4] = (uint8_t)(ttl >> 24), p[5] = (uint8_t)(ttl >> 16);
+	p[6] = (uint8_t)(ttl >> 8), p[7] = (uint8_t)ttl;
+	p[8] = (uint8_t)(rdlen >> 8), p[9] = (uint8_t)rdlen;
+	memcpy(p + 10, rdata, rdlen);
+	ldns_rr *rr = NULL;
+	size_t pos = 0;
+	ldns_status s = ldns_wire2rr(&rr, wire, len, &pos, LDNS_SECTION_ANSWER);
+	free(wire);
+	char *text = s == LDNS_STATUS_OK ? ldns_rr2str(rr) : NULL;
+	ldns_rr_free(rr);
+	if (!text)
+		return -EINVAL;
+	/* ldns separates the fields with a tab and ends with a newline. */
+	size_t n = 0;
+	for (const char *c = text; *c && *c != '\n'; c++) {
+		if (n + 1 >= cap) {
+			free(text);
+			return -ENOSPC;
+		}
+		out[n++] = *c == '\t' ? ' ' : *c;
+	}
+	while (n && out[n - 1] == ' ')
+		n--;
+	out[n] = '\0';
+	free(text);
+	return (int)n;
+}

@@ -5,6 +5,7 @@
  * form with names lowercased, to a callback.  Used to build static zones
  * and to seed the ACME database.  $ORIGIN defaults to `apex`.
  */
+#include <stddef.h>
 #include <stdint.h>
 
 struct diag;
@@ -23,3 +24,11 @@ typedef int (*zone_file_rr_fn)(void *arg, const uint8_t *owner, uint16_t type, u
  */
 int zone_file_read(const char *path, const uint8_t *apex, zone_file_rr_fn fn, void *arg,
                    struct diag *d);
+
+/*
+ * One record in presentation format, "owner ttl IN TYPE rdata" on one line
+ * (ldns's text, blanks single spaces), into out[cap]: its length, or
+ * -EINVAL when ldns cannot read the record, -ENOSPC when it does not fit.
+ */
+int zone_file_rr_text(const uint8_t *owner, uint16_t type, uint32_t ttl, const uint8_t *rdata,
+                      uint16_t rdlen, char *out, size_t cap);

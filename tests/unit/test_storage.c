@@ -25,6 +25,7 @@
 #include "storage/db.h"
 #include "storage/records.h"
 #include "storage/seed.h"
+#include "storage/zonefile.h"
 #include "storage/storage_internal.h"
 #include "storage/wal_sync.h"
 
@@ -253,7 +254,7 @@ static void test_seed_and_load(void)
 	struct diag d;
 	change_list_init(&cl);
 	diag_init(&d);
-	is_int(seed_read(zpath, apex, &cl, &d), 0, "seed_read reads the zone file");
+	is_int(seed_read(zpath, apex, &cl, &d, NULL), 0, "seed_read reads the zone file");
 	is_int(cl.n, 4, "four records read");
 	for (size_t i = 0; i < cl.n; i++)
 		if (cl.v[i].created_at != 0 || cl.v[i].op != CHANGE_ADD)
@@ -265,6 +266,9 @@ static void test_seed_and_load(void)
 	is_int(db_apex(db, owner), (int)dname_len(apex), "the apex is recorded");
 	is_mem(owner, apex, dname_len(apex), "the recorded apex is the zone's");
 	is_int(records_count(db), 4, "four rows");
+	struct rows stored = { 0 };
+	is_int(zonefile_load(db, collect, &stored), 0, "the stored zone file reads back");
+	is_int(stored.n, 4, "seeding stored what the file said: four records");
 
 	struct rows rows = { 0 };
 	is_int(records_load(db, collect, &rows), 0, "records_load");
@@ -407,6 +411,8 @@ static void test_migration(void)
 	            "CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value) WITHOUT ROWID;"
 	            "INSERT INTO records VALUES (X'01610461636d65076578616d706c6500', 16, 1, 60,"
 	            " X'03616263', 1234);"
+	            "INSERT INTO records VALUES (X'01620461636d65076578616d706c6500', 16, 1, 300,"
+	            " X'0466696c65', 0);"
 	            "INSERT INTO meta VALUES ('seeded_at', 1);"
 	            "PRAGMA user_version = 1;") == 0,
 	   "make a version 1 database");
@@ -419,9 +425,16 @@ static void test_migration(void)
 	is_int(seed_needed(db), 0, "still seeded");
 	struct rows rows = { 0 };
 	records_load(db, collect, &rows);
-	is_int(rows.n, 1, "its record survived");
-	if (rows.n == 1)
-		is_int(rows.v[0].created_at, 1234, "with its created_at");
+	is_int(rows.n, 2, "its records survived");
+	for (size_t i = 0; i < rows.n; i++)
+		if (rows.v[i].name[1] == 'a')
+			is_int(rows.v[i].created_at, 1234, "with their created_at");
+	struct rows file = { 0 };
+	zonefile_load(db, collect, &file);
+	is_int(file.n, 1, "migration 5: the stored zone file is the record from the file alone");
+	if (file.n == 1)
+		ok(file.v[0].name[1] == 'b' && file.v[0].ttl == 300 && file.v[0].rdlen == 5,
+		   "b.acme.example. 300 TXT \"file\"");
 	db_close(db);
 	is_int(sql_int(dpath, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
 	                      "name = 'records_stale'"),
@@ -535,7 +548,7 @@ static void test_seed_errors(void)
 	struct diag d;
 	change_list_init(&cl);
 	diag_init(&d);
-	is_int(seed_read(zpath, apex, &cl, &d), -EINVAL, "a bad zone file fails to seed");
+	is_int(seed_read(zpath, apex, &cl, &d, NULL), -EINVAL, "a bad zone file fails to seed");
 	ok(d.n >= 2, "every problem is reported (%zu)", d.n);
 	change_list_clear(&cl);
 	diag_clear(&d);

@@ -282,6 +282,10 @@ static int start(void)
 		printf("# acme_add_zone (wrap): %s\n", err);
 		return -1;
 	}
+	if (acme_apply_file_edits(acme, err) < 0) {
+		printf("# acme_apply_file_edits: %s\n", err);
+		return -1;
+	}
 	/* A file-backed zone without updates, to be REFUSED. */
 	uint8_t apex[DNAME_MAX];
 	dname_from_str("static.example.", apex);
@@ -1012,24 +1016,92 @@ static void test_purge(void)
 	is_int(acme_purge_stale(acme, apex, now + 102), 0, "nothing left to purge");
 }
 
+static bool has_ns(const char *target)
+{
+	const struct rrset *s = rrset_at("acme.example.", RR_NS);
+	uint8_t rd[DNAME_MAX];
+	dname_from_str(target, rd);
+	size_t len = dname_len(rd);
+	for (uint16_t i = 0; s && i < s->count; i++)
+		if (s->rr[i].len == len && memcmp(s->rr[i].data, rd, len) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * A later start compares the zone file with what it said when it was last
+ * applied and applies the difference (acme/file_diff.h); UPDATE-made
+ * records stay, an unchanged file changes nothing, a bad edit nothing.
+ */
 static void test_restart(void)
 {
-	uint32_t s0 = serial();
-	int sub = count_at("a.sub.acme.example.", RR_TXT);
-	/* A changed zone file must not be read again. */
-	write_file(zpath, "$ORIGIN acme.example.\n@ 300 SOA ns1.example. h.example. 999 1 1 1 1\n"
-	                  "@ 300 NS ns1.example.\nnew 300 TXT \"from the new file\"\n");
-	stop();
-	ok(start() == 0, "restart");
-	is_int(serial(), s0, "the serial survived");
-	is_int(count_at("a.sub.acme.example.", RR_TXT), sub, "the updates survived");
-	is_int(count_at("new.acme.example.", RR_TXT), 0, "the changed zone file was not reseeded");
-	is_int(count_at("acme.example.", RR_NS), 2, "the database is the truth");
 	struct mb m;
+	mb_init(&m, OPCODE_UPDATE, "acme.example.", RR_SOA, CLASS_IN);
+	add_txt(&m, "kept.acme.example.", 60, "by UPDATE");
+	is_int(send_msg(&m, &kdefault), RCODE_NOERROR, "an UPDATE adds a TXT");
+	uint32_t s0 = serial();
+	stop();
+	ok(start() == 0, "restart, the zone file unchanged");
+	is_int(serial(), s0, "nothing to apply: the serial stays");
+
+	/* The edit: ns2 out, ns3 in, "existing b" out, a new TXT, serial 999. */
+	write_file(zpath, "$ORIGIN acme.example.\n$TTL 300\n"
+	                  "@ SOA ns1.example. hostmaster.example. 999 3600 600 86400 300\n"
+	                  "@ NS ns1.example.\n@ NS ns3.example.\n"
+	                  "@ TXT \"apex-static\"\nwww A 192.0.2.1\nexisting TXT \"a\"\n"
+	                  "alias CNAME www\nmixed TXT \"m\"\nmixed A 192.0.2.7\n"
+	                  "new TXT \"from the edited file\"\n");
+	stop();
+	ok(start() == 0, "restart after an edit");
+	is_int(serial(), 999, "the file's serial 999, newer than the served %u", s0);
+	is_int(count_at("acme.example.", RR_NS), 2, "two apex NS");
+	ok(has_ns("ns1.example.") && has_ns("ns3.example.") && !has_ns("ns2.example."),
+	   "the NS set is ns1 and ns3: ns2 removed, ns3 added");
+	is_int(count_at("new.acme.example.", RR_TXT), 1, "the added TXT is served");
+	ok(has_txt("existing.acme.example.", "a") && !has_txt("existing.acme.example.", "b"),
+	   "the removed TXT is gone, the kept one stays");
+	ok(has_txt("kept.acme.example.", "by UPDATE"), "the UPDATE-made TXT stays");
+
+	stop();
+	ok(start() == 0, "restart, the edit already applied");
+	is_int(serial(), 999, "applied once: no second change");
+
+	/* A serial the operator forgot to raise: served + 1. */
+	write_file(zpath, "$ORIGIN acme.example.\n$TTL 300\n"
+	                  "@ SOA ns1.example. hostmaster.example. 5 3600 600 86400 300\n"
+	                  "@ NS ns1.example.\n@ NS ns3.example.\n"
+	                  "@ TXT \"apex-static\"\nwww A 192.0.2.1\nexisting TXT \"a\"\n"
+	                  "alias CNAME www\nmixed TXT \"m\"\nmixed A 192.0.2.7\n");
+	stop();
+	ok(start() == 0, "restart after a second edit");
+	is_int(serial(), 1000, "serial 5 in the file is older: 999 + 1");
+	is_int(count_at("new.acme.example.", RR_TXT), 0, "the TXT the file dropped is gone");
+
+	/* Bad edits are refused and change nothing. */
+	write_file(zpath, "$ORIGIN acme.example.\n$TTL 300\n"
+	                  "@ SOA ns1.example. hostmaster.example. 2000 3600 600 86400 300\n"
+	                  "new TXT \"no NS left\"\n");
+	stop();
+	ok(start() < 0, "an edit that removes every apex NS is refused");
+	stop();
+	write_file(zpath, "$ORIGIN acme.example.\n$TTL 300\n"
+	                  "@ SOA ns1.example. hostmaster.example. 2000 3600 600 86400 300\n"
+	                  "@ NS ns1.example.\nbad A 300.1.2.3\n");
+	ok(start() < 0, "an edit with a bad address is refused");
+	stop();
+	write_file(zpath, "$ORIGIN acme.example.\n$TTL 300\n"
+	                  "@ SOA ns1.example. hostmaster.example. 5 3600 600 86400 300\n"
+	                  "@ NS ns1.example.\n@ NS ns3.example.\n"
+	                  "@ TXT \"apex-static\"\nwww A 192.0.2.1\nexisting TXT \"a\"\n"
+	                  "alias CNAME www\nmixed TXT \"m\"\nmixed A 192.0.2.7\n");
+	ok(start() == 0, "the good file again");
+	is_int(serial(), 1000, "nothing changed by the refused edits");
+	ok(has_txt("kept.acme.example.", "by UPDATE"), "the UPDATE-made TXT stays");
+
 	mb_init(&m, OPCODE_UPDATE, "acme.example.", RR_SOA, CLASS_IN);
 	add_txt(&m, "after.acme.example.", 60, "restart");
 	is_int(send_msg(&m, &kdefault), RCODE_NOERROR, "updates work after the restart");
-	is_int(serial(), s0 + 1, "serial continues");
+	is_int(serial(), 1001, "serial continues");
 }
 
 /* The error convention of update.h: an errno back, the RCODE beside it. */

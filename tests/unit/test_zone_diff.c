@@ -163,7 +163,7 @@ static void test_journal(void)
 	ok(db != NULL, "open: %s", err);
 	if (!db)
 		return;
-	is_int(db_schema_version(db), 4, "schema version 4 has the journal");
+	ok(db_schema_version(db) >= 4, "schema version 4 or later has the journal");
 	struct change_list cl;
 	change_list_init(&cl);
 	struct journal_caps caps = { 3, 1000 };

@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Zone-file edits of an ACME (sqlite) zone apply as a difference (issue #21
+point 2, acme/file_diff.h, doc/zones.md): an NS set grown from one name to
+three by editing the file reaches a stock NSD secondary by IXFR with the
+UPDATE-made TXT kept; `check` prints the difference first; bad edits (no NS,
+no SOA, a syntax error) are refused at their file:line and change nothing; a
+restart after an applied edit does not apply it again."""
+import os
+import re
+import signal
+import subprocess
+import time
+import unittest
+
+import dns.rcode
+
+from acme_helpers import TsigKey, signed_update
+from harness import BASE_CONFIG, BIN, Server, free_port, main
+from secondaries import Nsd, sorted_records
+
+XFR = ("xfr.example.", "hmac-sha256", "eGZyLXNlY3JldC1mb3ItdGhlLXNlY29uZGFyeQ==")
+LEGO = TsigKey("update.acme.example.", "hmac-sha256", b"update-secret-for-lego-only")
+
+HEAD = """$ORIGIN acme.example.
+$TTL 300
+@ IN SOA ns1.example.com. hostmaster.example.com. %d 3600 600 86400 60
+"""
+ONE_NS = HEAD % 100 + "@ IN NS ns1.example.com.\n"
+# The operator adds two nameservers and forgets the serial.
+THREE_NS = ONE_NS + "@ IN NS ns2.example.com.\n@ IN NS ns3.example.com.\n"
+
+CONFIG = """
+[[zones]]
+zone = "acme.example"
+zone_type = "Primary"
+axfr_policy = "AllowSigned"
+notify = ["127.0.0.1:{sec}"]
+[zones.stores]
+type = "sqlite"
+allow_update = true
+journal_path = "acme.sqlite"
+zone_path = "acme.zone"
+[[zones.stores.tsig_keys]]
+name = "{uk}"
+algorithm = "hmac-sha256"
+secret = "{us}"
+allow_axfr = false
+[[zones.stores.tsig_keys]]
+name = "{xk}"
+algorithm = "hmac-sha256"
+secret = "{xs}"
+allow_types = ["A"]
+allow_names = ["nothing-at-all"]
+"""
+
+
+class ZoneFileEdit(unittest.TestCase):
+    maxDiff = None
+
+    @classmethod
+    def setUpClass(cls):
+        sec_port = free_port()
+        cfg = BASE_CONFIG.replace("listen_port = 0", "listen_port = %d" % free_port()) + \
+            CONFIG.format(sec=sec_port, uk=LEGO.name, us=LEGO.b64, xk=XFR[0], xs=XFR[2])
+        cls.server = Server(cfg, {"acme.zone": ONE_NS})
+        cls.server.start()
+        cls.nsd = Nsd(["acme.example"], cls.server.port, key=XFR, port=sec_port)
+        try:
+            cls.nsd.start()
+            cls.nsd.wait_serial("acme.example", 100)
+        except Exception:
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.nsd.cleanup()
+        rc = cls.server.stop()
+        log = cls.server.log()
+        cls.server.cleanup()
+        if rc != 0:
+            raise AssertionError("geoacme exited with %s:\n%s" % (rc, log[-3000:]))
+
+    def ns(self, query):
+        r = query("acme.example.", "NS")
+        return sorted(rd.to_text() for rrset in r.answer for rd in rrset)
+
+    def serial(self):
+        return self.server.query("acme.example.", "SOA").answer[0][0].serial
+
+    def check(self):
+        return subprocess.run([BIN, "check", "-c", self.server.config_path], capture_output=True,
+                              text=True, timeout=60, cwd=self.server.dir)
+
+    def reload(self, ok=True):
+        """SIGHUP; the log lines of this reload once its outcome is logged."""
+        before = len(self.server.log())
+        self.server.send_signal(signal.SIGHUP)
+        pattern = (r"reloaded: 1 zone\b" if ok
+                   else r"reload failed; still serving the previous configuration")
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            log = self.server.log()[before:]
+            if re.search(pattern, log):
+                return log
+            time.sleep(0.02)
+        self.fail("no %r after SIGHUP:\n%s" % (pattern, self.server.log()[before:]))
+
+    def copy(self):
+        return sorted_records(self.nsd.axfr_text("acme.example"))
+
+    def test_edit_reaches_the_secondary_by_ixfr_and_is_applied_once(self):
+        # An UPDATE first: the record the edit must keep.
+        r = signed_update(self.server, "acme.example.", LEGO,
+                          add=[("_acme-challenge.www.acme.example.", 60, "TXT", '"tok"')])
+        self.assertEqual(dns.rcode.to_text(r.rcode()), "NOERROR")
+        self.assertEqual(self.serial(), 101)
+        self.nsd.wait_serial("acme.example", 101)
+
+        # Unchanged file: check prints no difference.
+        out = self.check()
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(out.stdout, "%s: ok (1 zone)\n" % self.server.config_path)
+
+        self.server.write("acme.zone", THREE_NS)
+        out = self.check()
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(out.stdout.splitlines(), [
+            "zone acme.example: %s changed since it was applied; serve applies this "
+            "difference (0 removed, 2 added, serial 101 -> 102):" % self.server.path("acme.zone"),
+            "+ acme.example. 300 IN NS ns2.example.com.",
+            "+ acme.example. 300 IN NS ns3.example.com.",
+            "- acme.example. 300 IN SOA ns1.example.com. hostmaster.example.com. "
+            "101 3600 600 86400 60",
+            "+ acme.example. 300 IN SOA ns1.example.com. hostmaster.example.com. "
+            "102 3600 600 86400 60",
+            "%s: ok (1 zone)" % self.server.config_path,
+        ])
+        self.assertEqual(self.serial(), 101, "check changes nothing")
+
+        log = self.reload()
+        self.assertRegex(log, r"acme\.example\.: zone file \S*acme\.zone applied as a "
+                              r"difference: 0 records removed, 2 added, serial 101 -> 102")
+        self.assertEqual(self.serial(), 102)
+        three = ["ns1.example.com.", "ns2.example.com.", "ns3.example.com."]
+        self.assertEqual(self.ns(self.server.query), three)
+        r = self.server.query("_acme-challenge.www.acme.example.", "TXT")
+        self.assertEqual([rd.to_text() for rd in r.answer[0]], ['"tok"'])
+
+        # NOTIFY, then an IXFR of the difference alone, as the primary logs it:
+        # new SOA, old SOA, new SOA, the 2 NS, new SOA (RFC 1995 4).
+        self.nsd.wait_serial("acme.example", 102)
+        self.assertEqual(self.ns(self.nsd.query), three)
+        self.server.wait_log(r"IXFR of acme\.example\. \(serial 102\) to %s: 6 records"
+                             % re.escape(Nsd.SOURCE))
+        copy = self.copy()
+        self.assertIn('_acme-challenge.www.acme.example. 60 IN TXT "tok"', copy)
+        self.assertEqual(len([l for l in copy if " NS " in l]), 3)
+
+        # A second reload and a restart with the same file: applied once.
+        out = self.check()
+        self.assertEqual(out.stdout, "%s: ok (1 zone)\n" % self.server.config_path)
+        log = self.reload()
+        self.assertNotIn("applied as a difference", log)
+        self.assertEqual(self.serial(), 102)
+        self.server.stop()
+        self.server.start()
+        self.assertNotIn("applied as a difference", self.server.log_since_start())
+        self.assertEqual(self.serial(), 102)
+        self.assertEqual(self.ns(self.server.query), three)
+
+        # --- bad edits: refused at their line, nothing changed ---
+        bad = {
+            "no NS": (HEAD % 103 + "www IN A 192.0.2.1\n",
+                      r"acme\.zone:3: expected NS records at the apex acme\.example\."),
+            "no SOA": ("$ORIGIN acme.example.\n@ 300 IN NS ns1.example.com.\n",
+                       r"acme\.zone:1: expected an SOA record at the apex acme\.example\."),
+            "syntax": (THREE_NS + "www IN A 192.0.2.300\n",
+                       r"acme\.zone:7: "),
+        }
+        for what, (text, where) in bad.items():
+            with self.subTest(edit=what):
+                self.server.write("acme.zone", text)
+                out = self.check()
+                self.assertEqual(out.returncode, 3, out.stdout + out.stderr)   # a config problem
+                self.assertRegex(out.stderr, where)
+                self.assertNotIn("serve applies", out.stdout)
+                log = self.reload(ok=False)
+                self.assertRegex(log, where)
+                self.assertEqual(self.serial(), 102)
+                self.assertEqual(self.ns(self.server.query), three)
+        self.server.write("acme.zone", THREE_NS)
+        out = self.check()
+        self.assertEqual(out.stdout, "%s: ok (1 zone)\n" % self.server.config_path)
+
+
+if __name__ == "__main__":
+    main()
