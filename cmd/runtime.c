@@ -400,8 +400,9 @@ void generation_log_changes(const struct generation *old, const struct generatio
 		log_info("reload: database %s (%s) built %s", geo_db_path(g->geo_db, i),
 		         geo_db_type(g->geo_db, i), when);
 	}
-	log_info("reload: %zu sites (%zu added, %zu removed), %zu zones", kept + added, added,
-	         removed, zone_table_count(g->zones));
+	log_info("reload: %zu site%s (%zu added, %zu removed), %zu zone%s", kept + added,
+	         kept + added == 1 ? "" : "s", added, removed, zone_table_count(g->zones),
+	         zone_table_count(g->zones) == 1 ? "" : "s");
 }
 
 /*

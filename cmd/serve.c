@@ -131,7 +131,8 @@ static void on_reload(struct loop *l, void *arg)
 	log_info("reloaded: %zu zone%s", zone_table_count(g->zones),
 	         zone_table_count(g->zones) == 1 ? "" : "s");
 	char summary[64];
-	snprintf(summary, sizeof(summary), "serving %zu zones", zone_table_count(g->zones));
+	snprintf(summary, sizeof(summary), "serving %zu zone%s", zone_table_count(g->zones),
+	         zone_table_count(g->zones) == 1 ? "" : "s");
 	reload_done(l, true, summary, NULL);
 }
 
@@ -397,8 +398,8 @@ int cmd_serve(int argc, char **argv)
 		write_pid_file(boot->pid_file);
 	log_info("ready: %zu zone%s, listening on port %u", zone_table_count(s.gen->zones),
 	         zone_table_count(s.gen->zones) == 1 ? "" : "s", (unsigned)net_bound_port(s.net));
-	notify_send("READY=1\nSTATUS=serving %zu zones on port %u", zone_table_count(s.gen->zones),
-	            (unsigned)net_bound_port(s.net));
+	notify_send("READY=1\nSTATUS=serving %zu zone%s on port %u", zone_table_count(s.gen->zones),
+	            zone_table_count(s.gen->zones) == 1 ? "" : "s", (unsigned)net_bound_port(s.net));
 	rc = loop_run(s.loop) < 0 ? EXIT_RUNTIME : EXIT_OK;
 
 out:

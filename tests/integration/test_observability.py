@@ -559,7 +559,7 @@ class Reload(unittest.TestCase):
         self.assertIn("info: reload: zone example.com. serial 2026113001 -> 2026113002\n", log)
         self.assertRegex(log, r"info: reload: database \S+city.mmdb \(GeoAcme-Test-City\) "
                               r"built \d{4}-\d\d-\d\d \d\d:\d\d UTC\n")
-        self.assertIn("info: reload: 6 sites (0 added, 1 removed), 1 zones\n", log)
+        self.assertIn("info: reload: 6 sites (0 added, 1 removed), 1 zone\n", log)
 
 
 class Updates(unittest.TestCase):

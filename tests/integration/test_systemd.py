@@ -88,7 +88,7 @@ class NotifyTest(unittest.TestCase):
         self.start()
         m = self.notify.next()
         self.assertEqual(m, {"READY": "1",
-                             "STATUS": "serving 1 zones on port %d" % self.srv.port})
+                             "STATUS": "serving 1 zone on port %d" % self.srv.port})
         # The server answers once READY came.
         self.assertEqual(self.srv.query("example.com", "SOA").rcode(), 0)
 
@@ -100,14 +100,14 @@ class NotifyTest(unittest.TestCase):
         self.assertEqual((m["RELOADING"], m["STATUS"]), ("1", "reloading"))
         self.assertGreaterEqual(int(m["MONOTONIC_USEC"]), before)
         self.assertLessEqual(int(m["MONOTONIC_USEC"]), monotonic_usec())
-        self.assertEqual(self.notify.next(), {"READY": "1", "STATUS": "serving 1 zones"})
+        self.assertEqual(self.notify.next(), {"READY": "1", "STATUS": "serving 1 zone"})
 
         # geoacme reload: the same, and it exits 0 with the outcome.
         r = self.reload()
-        self.assertEqual((r.returncode, r.stdout), (0, "geoacme reload: ok serving 1 zones\n"),
+        self.assertEqual((r.returncode, r.stdout), (0, "geoacme reload: ok serving 1 zone\n"),
                          r.stderr)
         self.assertEqual(self.notify.next()["RELOADING"], "1")
-        self.assertEqual(self.notify.next(), {"READY": "1", "STATUS": "serving 1 zones"})
+        self.assertEqual(self.notify.next(), {"READY": "1", "STATUS": "serving 1 zone"})
 
         # A failed reload: reported by the exit code and in STATUS; still serving.
         with open(self.srv.path("example.com.zone"), "a") as f:
