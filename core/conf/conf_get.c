@@ -266,14 +266,6 @@ bool conf_get_int(struct loader *l, struct toml_node *t, const char *key, int64_
 	return true;
 }
 
-void conf_get_u32(struct loader *l, struct toml_node *t, const char *key, int64_t lo, int64_t hi,
-                  uint32_t *out)
-{
-	int64_t v;
-	if (conf_get_int(l, t, key, lo, hi, &v))
-		*out = (uint32_t)v;
-}
-
 /* Integers and floats both count as numbers (latitude = 48 is fine). */
 bool conf_get_num(struct loader *l, struct toml_node *t, const char *key, double lo, double hi,
                   double *out)
@@ -378,16 +370,6 @@ bool conf_get_duration(struct loader *l, struct toml_node *t, const char *key, u
 		return false;
 	}
 	*out = ms;
-	return true;
-}
-
-bool conf_get_seconds(struct loader *l, struct toml_node *t, const char *key, uint64_t lo,
-                      uint64_t hi, uint32_t *out)
-{
-	uint64_t ms;
-	if (!conf_get_duration(l, t, key, lo, hi, true, &ms))
-		return false;
-	*out = (uint32_t)(ms / CONF_SECOND);
 	return true;
 }
 

@@ -91,17 +91,12 @@ bool conf_get_path(struct loader *l, struct toml_node *t, const char *key, char 
 bool conf_get_bool(struct loader *l, struct toml_node *t, const char *key, bool *out);
 bool conf_get_int(struct loader *l, struct toml_node *t, const char *key, int64_t lo, int64_t hi,
                   int64_t *out);
-void conf_get_u32(struct loader *l, struct toml_node *t, const char *key, int64_t lo, int64_t hi,
-                  uint32_t *out);
 /* Integers and floats both count as numbers (latitude = 48 is fine). */
 bool conf_get_num(struct loader *l, struct toml_node *t, const char *key, double lo, double hi,
                   double *out);
 /* Integer seconds, or a string with a unit ("500ms", "15m"); lo and hi in ms. */
 bool conf_get_duration(struct loader *l, struct toml_node *t, const char *key, uint64_t lo,
                        uint64_t hi, bool whole_seconds, uint64_t *out);
-/* A duration of whole seconds, in seconds (lo and hi in ms). */
-bool conf_get_seconds(struct loader *l, struct toml_node *t, const char *key, uint64_t lo,
-                      uint64_t hi, uint32_t *out);
 /* An array whose items are all non-empty strings. */
 struct toml_node *conf_get_str_array(struct loader *l, struct toml_node *t, const char *key);
 /* Copies the strings of a checked array; paths are resolved when asked. */

@@ -360,8 +360,6 @@ static void load_geo_health(struct loader *l);
 
 static void load_geo(struct loader *l, struct toml_node *root)
 {
-	static const char *const keys[] = { "databases", "lookup_path", "default_location",
-	                                    "max_database_mib", "health", NULL };
 	struct config_geo *g = &l->c->geo;
 	struct toml_node *t = conf_get_table(l, root, "geo");
 	if (!t)
@@ -379,17 +377,7 @@ static void load_geo(struct loader *l, struct toml_node *root)
 			g->database_pos[i] = (struct config_pos){ dbs->u.arr.items[i]->line,
 			                                          dbs->u.arr.items[i]->col };
 	}
-	uint32_t mib = 0;
-	conf_get_u32(l, t, "max_database_mib", 1, 65536, &mib);
-	g->max_database_bytes = (uint64_t)mib << 20;
-	struct toml_node *lp = conf_get_type(l, t, "lookup_path", TOML_STRING);
-	if (lp) {
-		if (strcmp(lp->u.s, "location") != 0 && lp->u.s[0] != '\0')
-			conf_err_node(l, lp, "expected 'lookup_path' to be \"location\" (MaxMind City) or \"\" "
-			              "(flat, DB-IP), found '%s'", lp->u.s);
-		else
-			g->lookup_path = conf_strdup(l, lp->u.s);
-	}
+	config_schema_read(l, "[geo]", t, g);
 	struct toml_node *dl = conf_get_type(l, t, "default_location", TOML_ARRAY);
 	if (dl) {
 		bool ok = dl->u.arr.n == 2;
@@ -414,7 +402,7 @@ static void load_geo(struct loader *l, struct toml_node *root)
 			              "[-90..90, -180..180]");
 		}
 	}
-	conf_check_unknown(l, t, keys, "[geo]");
+	config_schema_unknown(l, "[geo]", t, "[geo]");
 }
 
 /* http_status: integers (301) or classes ("2xx"), each 100..599. */
@@ -455,60 +443,48 @@ static void load_http_status(struct loader *l, struct toml_node *t, struct confi
  * the site's own `[sites.health]`, each key of the second replacing the
  * first's.  Only what a table says is set here.
  */
+/* Where `key` was read without a problem; else what an earlier layer said. */
+static struct toml_node *read_at(struct loader *l, struct toml_node *t, const char *key,
+                                 struct toml_node *prev)
+{
+	struct toml_node *n = toml_get(t, key);
+	return n && !conf_has_problem(l, n) ? n : prev;
+}
+
 static void apply_health(struct loader *l, struct toml_node *t, struct config_health *h,
                          struct conf_health_at *at, const char *where)
 {
-	static const char *const keys[] = {
-		"port", "http_path", "http_host", "interval", "timeout", "rise", "fall",
-		"tls", "verify", "ca_file", "http_status", NULL,
-	};
 	struct toml_node *n;
-	int64_t v;
-	uint64_t interval = h->interval_ms, timeout = h->timeout_ms;
+	config_schema_read(l, "[sites.health]", t, h);
 	if ((n = toml_get(t, "port")))
 		at->port = n;
-	if (conf_get_int(l, t, "port", 1, 65535, &v))
-		h->port = (uint16_t)v;
 	struct toml_node *path = conf_get_type(l, t, "http_path", TOML_STRING);
 	if (path) {
 		at->path = path;
 		if (path->u.s[0] != '/') {
-			conf_err_node(l, path, "expected 'http_path' to start with '/', found '%s'", path->u.s);
+			conf_err_node(l, path, "expected 'http_path' to start with '/', found '%s'",
+			              path->u.s);
 		} else {
 			free(h->http_path);
 			h->http_path = conf_strdup(l, path->u.s);
 		}
 	}
-	conf_get_str(l, t, "http_host", false, &h->http_host);
-	if ((n = toml_get(t, "tls")) && conf_get_bool(l, t, "tls", &h->tls))
-		at->tls = n;
-	if ((n = toml_get(t, "verify")) && conf_get_bool(l, t, "verify", &h->verify))
-		at->verify = n;
-	if ((n = toml_get(t, "ca_file")) && conf_get_path(l, t, "ca_file", &h->ca_file))
-		at->ca = n;
+	at->tls = read_at(l, t, "tls", at->tls);
+	at->verify = read_at(l, t, "verify", at->verify);
+	at->ca = read_at(l, t, "ca_file", at->ca);
+	at->interval = read_at(l, t, "interval", at->interval);
+	at->timeout = read_at(l, t, "timeout", at->timeout);
 	if ((n = toml_get(t, "http_status"))) {
 		at->status = n;
 		load_http_status(l, t, h);
 	}
-	if (conf_get_duration(l, t, "interval", 100, CONF_HOUR, false, &interval)) {
-		h->interval_ms = (uint32_t)interval;
-		at->interval = toml_get(t, "interval");
-	}
-	if (conf_get_duration(l, t, "timeout", 100, CONF_MINUTE, false, &timeout)) {
-		h->timeout_ms = (uint32_t)timeout;
-		at->timeout = toml_get(t, "timeout");
-	}
-	conf_get_u32(l, t, "rise", 1, 100, &h->rise);
-	conf_get_u32(l, t, "fall", 1, 100, &h->fall);
-	at->unknown += conf_check_unknown(l, t, keys, where);
+	at->unknown += config_schema_unknown(l, "[sites.health]", t, where);
 }
 
 static void health_defaults(struct config_health *h)
 {
-	*h = (struct config_health){
-		.enabled = true, .verify = true,
-		.interval_ms = 10000, .timeout_ms = 3000, .rise = 2, .fall = 3,
-	};
+	*h = (struct config_health){ .enabled = true };
+	config_schema_defaults("[sites.health]", h);
 	for (int c = 200; c < 400; c++)
 		h->http_status[c / 64] |= (uint64_t)1 << (c % 64);
 }
@@ -582,13 +558,10 @@ static void load_health(struct loader *l, struct toml_node *site_t, struct confi
 
 static void load_sites(struct loader *l, struct toml_node *root)
 {
-	static const char *const keys[] = {
-		"name", "ipv4", "ipv6", "latitude", "longitude", "enabled", "health", NULL,
-	};
 	struct config *c = l->c;
 	void *room;
-	struct toml_node *arr = conf_get_tables_alloc(l, root, "sites", "[[sites]]", sizeof(*c->sites),
-	                                              &room);
+	struct toml_node *arr = conf_get_tables_alloc(l, root, "sites", "[[sites]]",
+	                                              sizeof(*c->sites), &room);
 	if (!arr)
 		return;
 	c->sites = room;
@@ -598,21 +571,17 @@ static void load_sites(struct loader *l, struct toml_node *root)
 		struct config_site *s = &c->sites[i];
 		struct toml_node *n;
 		s->pos = (struct config_pos){ t->line, t->col };
-		s->enabled = true;
+		config_schema_defaults("[[sites]]", s);
 		s->health = (struct config_health){
 			.interval_ms = 10000, .timeout_ms = 3000, .rise = 2, .fall = 3,
 		};
-
-		if ((n = toml_get(t, "name")) && conf_get_str(l, t, "name", false, &s->name)) {
-			for (size_t j = 0; j < i; j++) {
-				if (c->sites[j].name && strcmp(c->sites[j].name, s->name) == 0) {
-					conf_err_node(l, n, "site '%s' is defined twice (first at line %d)", s->name,
-					              c->sites[j].pos.line);
-					break;
-				}
+		config_schema_read(l, "[[sites]]", t, s);
+		for (size_t j = 0; s->name && j < i; j++) {
+			if (c->sites[j].name && strcmp(c->sites[j].name, s->name) == 0) {
+				conf_err_node(l, toml_get(t, "name"), "site '%s' is defined twice (first at "
+				              "line %d)", s->name, c->sites[j].pos.line);
+				break;
 			}
-		} else if (!n) {
-			conf_missing(l, t, "name", "[[sites]]");
 		}
 		bool addr_err = false;
 		if ((n = conf_get_type(l, t, "ipv4", TOML_STRING))) {
@@ -635,14 +604,8 @@ static void load_sites(struct loader *l, struct toml_node *root)
 		}
 		if (!addr_err && !s->has_v4 && !s->has_v6)
 			conf_err_node(l, t, "expected 'ipv4' or 'ipv6' in [[sites]]");
-		if (!conf_get_num(l, t, "latitude", -90, 90, &s->latitude) && !toml_get(t, "latitude"))
-			conf_missing(l, t, "latitude", "[[sites]]");
-		if (!conf_get_num(l, t, "longitude", -180, 180, &s->longitude) &&
-		    !toml_get(t, "longitude"))
-			conf_missing(l, t, "longitude", "[[sites]]");
-		conf_get_bool(l, t, "enabled", &s->enabled);
 		load_health(l, t, s);
-		conf_check_unknown(l, t, keys, "[[sites]]");
+		config_schema_unknown(l, "[[sites]]", t, "[[sites]]");
 	}
 }
 
@@ -696,7 +659,6 @@ static char *geo_owner(struct loader *l, const char *name, const char *zone)
 /* `https = { alpn = [...], site_names = "sites", port = 443, ech = "<base64>" }` */
 static void load_geo_https(struct loader *l, struct toml_node *gt, struct config_geo_name *g)
 {
-	static const char *const keys[] = { "alpn", "site_names", "port", "ech", NULL };
 	struct toml_node *t = conf_get_table(l, gt, "https");
 	if (!t)
 		return;
@@ -727,11 +689,8 @@ static void load_geo_https(struct loader *l, struct toml_node *gt, struct config
 	} else if (!toml_get(t, "site_names")) {
 		conf_missing(l, t, "site_names", "https");
 	}
-	int64_t port;
-	if (conf_get_int(l, t, "port", 1, 65535, &port)) {
-		h->has_port = true;
-		h->port = (uint16_t)port;
-	}
+	config_schema_read(l, "https", t, h);
+	h->has_port = h->port != 0;     /* 1..65535 when given */
 	struct toml_node *ech = conf_get_type(l, t, "ech", TOML_STRING);
 	if (ech) {
 		size_t cap = strlen(ech->u.s) + 1;
@@ -745,15 +704,11 @@ static void load_geo_https(struct loader *l, struct toml_node *gt, struct config
 			h->ech_len = (size_t)n;
 		}
 	}
-	conf_check_unknown(l, t, keys, "https");
+	config_schema_unknown(l, "https", t, "https");
 }
 
 static void load_zone_geo(struct loader *l, struct toml_node *zt, struct config_zone *z)
 {
-	static const char *const keys[] = {
-		"name", "sites", "ratio", "margin_miles", "ttl_single", "ttl_pair", "https",
-		"fallback_sites", NULL,
-	};
 	struct config *c = l->c;
 	void *room;
 	struct toml_node *arr = conf_get_tables_alloc(l, zt, "geo", "[[zones.geo]]", sizeof(*z->geo),
@@ -769,10 +724,7 @@ static void load_zone_geo(struct loader *l, struct toml_node *zt, struct config_
 		struct toml_node *t = arr->u.arr.items[i];
 		struct config_geo_name *g = &z->geo[i];
 		g->pos = (struct config_pos){ t->line, t->col };
-		g->ratio = 2.0;
-		g->margin_miles = 1000.0;
-		g->ttl_single = 120;
-		g->ttl_pair = 3600;
+		config_schema_defaults("[[zones.geo]]", g);
 
 		struct toml_node *n = conf_get_type(l, t, "name", TOML_STRING);
 		if (n) {
@@ -818,10 +770,7 @@ static void load_zone_geo(struct loader *l, struct toml_node *zt, struct config_
 			if (ok)
 				g->sites = conf_copy_strs(l, sites, false, &g->n_sites);
 		}
-		conf_get_num(l, t, "ratio", 1.0, 1000.0, &g->ratio);
-		conf_get_num(l, t, "margin_miles", 0.0, 25000.0, &g->margin_miles);
-		conf_get_u32(l, t, "ttl_single", 0, CONF_TTL_MAX, &g->ttl_single);
-		conf_get_u32(l, t, "ttl_pair", 0, CONF_TTL_MAX, &g->ttl_pair);
+		config_schema_read(l, "[[zones.geo]]", t, g);
 		load_geo_https(l, t, g);
 		struct toml_node *fb = conf_get_str_array(l, t, "fallback_sites");
 		if (fb && (fb->u.arr.n < 1 || fb->u.arr.n > 2)) {
@@ -840,7 +789,7 @@ static void load_zone_geo(struct loader *l, struct toml_node *zt, struct config_
 			if (ok)
 				g->fallback_sites = conf_copy_strs(l, fb, false, &g->n_fallback_sites);
 		}
-		conf_check_unknown(l, t, keys, "[[zones.geo]]");
+		config_schema_unknown(l, "[[zones.geo]]", t, "[[zones.geo]]");
 	}
 	for (size_t i = 0; owners && i < arr->u.arr.n; i++)
 		free(owners[i]);
@@ -849,13 +798,9 @@ static void load_zone_geo(struct loader *l, struct toml_node *zt, struct config_
 
 static void load_zone_keys(struct loader *l, struct toml_node *zt, struct config_zone *z)
 {
-	static const char *const keys[] = {
-		"algorithm", "key_path", "password", "is_zone_signing_key", "is_zone_update_auth",
-		"signer_name", "purpose", NULL,
-	};
 	void *room;
-	struct toml_node *arr = conf_get_tables_alloc(l, zt, "keys", "[[zones.keys]]", sizeof(*z->keys),
-	                                              &room);
+	struct toml_node *arr = conf_get_tables_alloc(l, zt, "keys", "[[zones.keys]]",
+	                                              sizeof(*z->keys), &room);
 	if (!arr)
 		return;
 	z->keys = room;
@@ -863,7 +808,6 @@ static void load_zone_keys(struct loader *l, struct toml_node *zt, struct config
 		struct toml_node *t = arr->u.arr.items[i];
 		struct config_zone_key k = { .pos = { t->line, t->col } };
 		bool signing = true, b;
-		char *ignored = NULL;
 
 		/*
 		 * Hickory keys that only authenticate SIG(0) updates do not sign the
@@ -880,9 +824,6 @@ static void load_zone_keys(struct loader *l, struct toml_node *zt, struct config
 				conf_err_node(l, purpose, "expected 'purpose' to be \"ZoneSigning\" or "
 				              "\"ZoneUpdateAuth\", found '%s'", purpose->u.s);
 		}
-		conf_get_bool(l, t, "is_zone_update_auth", &b);
-		conf_get_str(l, t, "signer_name", false, &ignored);
-		free(ignored);
 		struct toml_node *pw = toml_get(t, "password");
 		if (pw)
 			conf_err_node(l, pw, "expected no 'password': encrypted keys are not supported, "
@@ -892,205 +833,15 @@ static void load_zone_keys(struct loader *l, struct toml_node *zt, struct config
 		if (signing && alg && strcasecmp(alg->u.s, "ECDSAP256SHA256") != 0)
 			conf_err_node(l, alg, "expected 'algorithm' to be \"ECDSAP256SHA256\" (the only one "
 			              "supported), found '%s'", alg->u.s);
-		if (!conf_get_path(l, t, "key_path", &k.key_path) && !toml_get(t, "key_path"))
-			conf_missing(l, t, "key_path", "[[zones.keys]]");
-		conf_check_unknown(l, t, keys, "[[zones.keys]]");
+		/* key_path; is_zone_update_auth and signer_name are read and ignored. */
+		config_schema_read(l, "[[zones.keys]]", t, &k);
+		config_schema_unknown(l, "[[zones.keys]]", t, "[[zones.keys]]");
 		if (!signing) {
 			free(k.key_path);
 			continue;
 		}
 		k.algorithm = conf_strdup(l, "ECDSAP256SHA256");
 		z->keys[z->n_keys++] = k;
-	}
-}
-
-/*
- * A key file is the secret's raw bytes (Hickory's format): the secret Lego
- * or nsupdate is given is the base64 of the whole file.  A file that is
- * nothing but base64 text (maybe with a final newline) is most likely the
- * base64 form saved by mistake; random raw bytes almost never are (a
- * 16-byte secret has odds of 4^-16).  Still a valid secret, so warn only.
- */
-static void warn_base64_key_file(const char *path, const uint8_t *b, size_t n)
-{
-	size_t len = n;
-	if (len && b[len - 1] == '\n')
-		len--;
-	char text[TSIG_SECRET_MAX + 2];
-	uint8_t raw[TSIG_SECRET_MAX];
-	if (len < 16 || len % 4 != 0 || len >= sizeof(text) || memchr(b, '\0', len))
-		return;
-	memcpy(text, b, len);
-	text[len] = '\0';
-	if (base64_decode(text, strlen(text), raw, sizeof(raw)) <= 0)
-		return;   /* not base64 (padded, as len % 4 == 0 asks): raw bytes, as it should be */
-	log_warn("TSIG key file '%s' looks like base64 text (%zu characters%s), but a key file holds "
-	         "the raw secret bytes, so this text itself is the secret; if it is the base64 form, "
-	         "store the decoded bytes (base64 -d < FILE > FILE.new) or use secret = \"...\"",
-	         path, len, len < n ? " and a newline" : "");
-}
-
-/*
- * Reads a TSIG key file: the raw secret bytes, as Hickory does.  Refused
- * like a DNSSEC key when other users could read or change it.
- */
-static void read_key_file(struct loader *l, struct toml_node *at, struct config_tsig_key *k)
-{
-	FILE *f = fopen(k->key_file, "rb");
-	uint8_t buf[TSIG_SECRET_MAX + 1];
-	if (!f) {
-		l->n_file_probs++;
-		conf_err_node(l, at, "cannot read TSIG key file '%s': %s", k->key_file, strerror(errno));
-		return;
-	}
-	struct stat st;
-	char why[256];
-	if (fstat(fileno(f), &st) != 0) {
-		conf_err_node(l, at, "cannot read TSIG key file '%s': %s", k->key_file, strerror(errno));
-		fclose(f);
-		return;
-	}
-	if (!secret_file_mode_ok(k->key_file, &st, why)) {
-		l->n_file_probs++;
-		conf_err_node(l, at, "TSIG key file %s", why);
-		fclose(f);
-		return;
-	}
-	size_t n = fread(buf, 1, sizeof(buf), f);
-	int e = ferror(f) ? errno : 0;
-	fclose(f);
-	if (e) {
-		conf_err_node(l, at, "cannot read TSIG key file '%s': %s", k->key_file, strerror(e));
-	} else if (n == 0) {
-		conf_err_node(l, at, "expected a secret in TSIG key file '%s', found an empty file",
-		              k->key_file);
-	} else if (n > TSIG_SECRET_MAX) {
-		conf_err_node(l, at, "expected at most %d bytes in TSIG key file '%s'", TSIG_SECRET_MAX,
-		              k->key_file);
-	} else {
-		memcpy(k->secret, buf, n);
-		k->secret_len = n;
-		warn_base64_key_file(k->key_file, buf, n);
-	}
-	explicit_bzero(buf, sizeof(buf));
-}
-
-static void load_tsig_keys(struct loader *l, struct toml_node *st, struct config_zone *z)
-{
-	static const char *const keys[] = {
-		"name", "algorithm", "key_file", "secret", "fudge", "allow_types", "allow_names",
-		"allow_axfr", NULL,
-	};
-	void *room;
-	struct toml_node *arr = conf_get_tables_alloc(l, st, "tsig_keys", "[[zones.stores.tsig_keys]]",
-	                                              sizeof(*z->tsig_keys), &room);
-	if (!arr)
-		return;
-	z->tsig_keys = room;
-	z->n_tsig_keys = arr->u.arr.n;
-	for (size_t i = 0; i < arr->u.arr.n; i++) {
-		struct toml_node *t = arr->u.arr.items[i];
-		struct config_tsig_key *k = &z->tsig_keys[i];
-		const char *where = "[[zones.stores.tsig_keys]]";
-		k->pos = (struct config_pos){ t->line, t->col };
-		k->fudge = TSIG_FUDGE_DEFAULT;
-		k->allow_axfr = true;
-		conf_get_bool(l, t, "allow_axfr", &k->allow_axfr);
-
-		struct toml_node *n = conf_get_type(l, t, "name", TOML_STRING);
-		if (n && !conf_valid_name(n->u.s)) {
-			conf_err_node(l, n, "expected a domain name for 'name', found '%s'", n->u.s);
-		} else if (n) {
-			k->name = conf_strdup(l, n->u.s);
-			for (size_t j = 0; j < i; j++) {
-				if (z->tsig_keys[j].name && conf_name_eq(z->tsig_keys[j].name, n->u.s)) {
-					conf_err_node(l, n, "TSIG key '%s' is defined twice (first at line %d)",
-					              n->u.s, z->tsig_keys[j].pos.line);
-					break;
-				}
-			}
-		} else if (!toml_get(t, "name")) {
-			conf_missing(l, t, "name", where);
-		}
-
-		struct toml_node *alg = conf_get_type(l, t, "algorithm", TOML_STRING);
-		if (alg && !(k->algorithm = tsig_alg_from_str(alg->u.s)))
-			conf_err_node(l, alg, "expected a TSIG algorithm (%s), found '%s'", tsig_alg_list(),
-			              alg->u.s);
-		else if (!alg && !toml_get(t, "algorithm"))
-			conf_missing(l, t, "algorithm", where);
-
-		struct toml_node *kf = toml_get(t, "key_file");
-		struct toml_node *sec = toml_get(t, "secret");
-		if (kf && sec) {
-			conf_err_node(l, sec, "expected only one of 'key_file' and 'secret'");
-		} else if (kf) {
-			if (conf_get_path(l, t, "key_file", &k->key_file))
-				read_key_file(l, kf, k);
-		} else if (sec) {
-			sec = conf_get_type(l, t, "secret", TOML_STRING);
-			int len = sec ? base64_decode(sec->u.s, strlen(sec->u.s), k->secret,
-			                              sizeof(k->secret))
-			              : 0;
-			if (sec && len == -2)
-				conf_err_node(l, sec, "expected at most %d bytes in 'secret'", TSIG_SECRET_MAX);
-			else if (sec && len <= 0)
-				conf_err_node(l, sec, "expected base64 for 'secret'");
-			else if (sec)
-				k->secret_len = (size_t)len;
-		} else {
-			conf_err_node(l, t, "expected 'key_file' or 'secret' in %s", where);
-		}
-		int64_t v;
-		if (conf_get_int(l, t, "fudge", 0, 65535, &v))
-			k->fudge = (uint16_t)v;
-
-		struct toml_node *types = conf_get_str_array(l, t, "allow_types");
-		if (types && types->u.arr.n == 0) {
-			/* An empty list reads as "nothing", but would fall back to TXT. */
-			conf_err_node(l, types, "expected at least one record type in 'allow_types'");
-		} else if (types) {
-			k->allow_types = calloc(types->u.arr.n ? types->u.arr.n : 1,
-			                        sizeof(*k->allow_types));
-			if (!k->allow_types)
-				l->oom = true;
-			for (size_t j = 0; k->allow_types && j < types->u.arr.n; j++) {
-				struct toml_node *it = types->u.arr.items[j];
-				uint16_t ty = rrset_type_from_str(it->u.s);
-				if (!ty || rrset_type_is_meta(ty))
-					conf_err_node(l, it, "expected a record type (A, AAAA, TXT, ...) in "
-					              "'allow_types', found '%s'", it->u.s);
-				else
-					k->allow_types[k->n_allow_types++] = ty;
-			}
-		} else if (!toml_get(t, "allow_types")) {
-			k->allow_types = malloc(sizeof(*k->allow_types));
-			if (k->allow_types) {
-				k->allow_types[0] = RR_TXT;
-				k->n_allow_types = 1;
-			} else {
-				l->oom = true;
-			}
-		}
-		struct toml_node *names = conf_get_str_array(l, t, "allow_names");
-		if (names && names->u.arr.n == 0) {
-			/* An empty list reads as "nowhere", but would mean the whole zone. */
-			conf_err_node(l, names, "expected at least one name in 'allow_names' (leave it out to "
-			              "allow any name below the apex)");
-		} else if (names) {
-			bool ok = true;
-			for (size_t j = 0; j < names->u.arr.n; j++) {
-				struct toml_node *it = names->u.arr.items[j];
-				if (!conf_valid_name(it->u.s)) {
-					conf_err_node(l, it, "expected a domain name in 'allow_names', found '%s'",
-					              it->u.s);
-					ok = false;
-				}
-			}
-			if (ok)
-				k->allow_names = conf_copy_strs(l, names, false, &k->n_allow_names);
-		}
-		conf_check_unknown(l, t, keys, where);
 	}
 }
 
@@ -1113,11 +864,6 @@ static struct toml_node *get_path_alias(struct loader *l, struct toml_node *t, c
 /* [zones.stores]; returns where allow_update was set to true, if it was. */
 static struct toml_node *load_store(struct loader *l, struct toml_node *zt, struct config_zone *z)
 {
-	static const char *const keys[] = {
-		"type", "allow_update", "journal_path", "journal_file_path", "zone_path",
-		"zone_file_path", "stale_txt_age", "max_records_per_name", "max_records",
-		"max_txt_len", "tsig_keys", "checkpoint_pages", NULL,
-	};
 	const char *where = "[zones.stores]";
 	struct toml_node *t = toml_get(zt, "stores");
 	if (!t)
@@ -1135,13 +881,8 @@ static struct toml_node *load_store(struct loader *l, struct toml_node *zt, stru
 		return NULL;
 	}
 
-	struct toml_node *ty = conf_get_type(l, t, "type", TOML_STRING);
-	if (ty && strcmp(ty->u.s, "sqlite") != 0 && strcmp(ty->u.s, "file") != 0)
-		conf_err_node(l, ty, "expected 'type' to be \"sqlite\" or \"file\", found '%s'", ty->u.s);
-	else if (ty)
-		z->store_type = conf_strdup(l, ty->u.s);
-	else if (!toml_get(t, "type"))
-		conf_missing(l, t, "type", where);
+	/* type, and the ACME zone's limits (their defaults are set with the zone's). */
+	config_schema_read(l, where, t, z);
 
 	struct toml_node *upd = NULL;
 	bool b;
@@ -1176,29 +917,18 @@ static struct toml_node *load_store(struct loader *l, struct toml_node *zt, stru
 	free(zone_path);
 	free(journal);
 
-	conf_get_seconds(l, t, "stale_txt_age", 0, 365 * CONF_DAY, &z->stale_txt_age_s);
-	conf_get_u32(l, t, "max_records_per_name", 0, 65535, &z->max_records_per_name);
-	conf_get_u32(l, t, "max_records", 0, 10000000, &z->max_records);
-	conf_get_u32(l, t, "max_txt_len", 1, 255, &z->max_txt_len);
-	conf_get_u32(l, t, "checkpoint_pages", 1, 1000000, &z->checkpoint_pages);
-	load_tsig_keys(l, t, z);
-	conf_check_unknown(l, t, keys, where);
+	config_tsig_load(l, t, z);
+	config_schema_unknown(l, where, t, where);
 	return upd;
 }
 
 static void load_zones(struct loader *l, struct toml_node *root)
 {
-	static const char *const keys[] = {
-		"zone", "zone_type", "file", "publish_cds", "enable_dnssec", "allow_update",
-		"axfr_policy", "allow_axfr", "axfr_from", "notify", "ixfr_max_changes", "ixfr_max_bytes",
-		"primaries", "xfr_in_max_records", "xfr_in_max_bytes",
-		"geo", "keys", "stores", NULL,
-	};
 	const char *where = "[[zones]]";
 	struct config *c = l->c;
 	void *room;
-	struct toml_node *arr = conf_get_tables_alloc(l, root, "zones", "[[zones]]", sizeof(*c->zones),
-	                                              &room);
+	struct toml_node *arr = conf_get_tables_alloc(l, root, "zones", "[[zones]]",
+	                                              sizeof(*c->zones), &room);
 	if (!arr)
 		return;
 	c->zones = room;
@@ -1208,15 +938,8 @@ static void load_zones(struct loader *l, struct toml_node *root)
 		struct config_zone *z = &c->zones[i];
 		bool b;
 		z->pos = (struct config_pos){ t->line, t->col };
-		z->stale_txt_age_s = 86400;
-		z->max_records_per_name = 16;
-		z->max_records = 10000;
-		z->max_txt_len = 255;
-		z->checkpoint_pages = 1000;
-		z->ixfr_max_changes = 100;
-		z->ixfr_max_bytes = 1 << 20;
-		conf_get_u32(l, t, "ixfr_max_changes", 0, 100000, &z->ixfr_max_changes);
-		conf_get_u32(l, t, "ixfr_max_bytes", 0, 1u << 30, &z->ixfr_max_bytes);
+		config_schema_defaults(where, z);
+		config_schema_defaults("[zones.stores]", z);
 
 		struct toml_node *n = conf_get_type(l, t, "zone", TOML_STRING);
 		if (n && !conf_valid_name(n->u.s)) {
@@ -1259,40 +982,26 @@ static void load_zones(struct loader *l, struct toml_node *root)
 		}
 		if (z->secondary && (!prim || !prim->u.arr.n))
 			conf_err_node(l, ty, "expected 'primaries' (at least one address) for a secondary zone");
-		z->xfr_in_max_records = 2000000;
-		z->xfr_in_max_bytes = 512u << 20;
 		static const char *const caps[] = { "xfr_in_max_records", "xfr_in_max_bytes" };
 		for (size_t j = 0; j < 2; j++) {
 			struct toml_node *cap = toml_get(t, caps[j]);
 			if (cap && !z->secondary)
 				conf_err_node(l, cap, "expected '%s' only with zone_type = \"Secondary\"", caps[j]);
 		}
-		conf_get_u32(l, t, "xfr_in_max_records", 1, UINT32_MAX, &z->xfr_in_max_records);
-		conf_get_u32(l, t, "xfr_in_max_bytes", 512, UINT32_MAX, &z->xfr_in_max_bytes);
-
-		struct toml_node *file = toml_get(t, "file");
-		if (conf_get_path(l, t, "file", &z->file))
-			z->file_pos = (struct config_pos){ file->line, file->col };
-		conf_get_bool(l, t, "publish_cds", &z->publish_cds);
-		conf_get_bool(l, t, "enable_dnssec", &b);    /* signing follows [[zones.keys]] */
 		struct toml_node *upd = NULL;
 		if (conf_get_bool(l, t, "allow_update", &b) && b) {
 			z->allow_update = true;
 			upd = toml_get(t, "allow_update");
 		}
-		/* Hickory's older boolean: true is AllowAll; axfr_policy wins when both are set. */
+		/* Hickory's older boolean: true is AllowAll; axfr_policy, read next, wins. */
 		if (conf_get_bool(l, t, "allow_axfr", &b) && b)
 			z->axfr_policy = AXFR_ALLOW_ALL;
-		struct toml_node *ax = conf_get_type(l, t, "axfr_policy", TOML_STRING);
-		if (ax && strcmp(ax->u.s, "Deny") == 0)
-			z->axfr_policy = AXFR_DENY;
-		else if (ax && strcmp(ax->u.s, "AllowAll") == 0)
-			z->axfr_policy = AXFR_ALLOW_ALL;
-		else if (ax && strcmp(ax->u.s, "AllowSigned") == 0)
-			z->axfr_policy = AXFR_ALLOW_SIGNED;
-		else if (ax)
-			conf_err_node(l, ax, "expected 'axfr_policy' to be \"Deny\", \"AllowAll\" or "
-			              "\"AllowSigned\", found '%s'", ax->u.s);
+		/* file, publish_cds, enable_dnssec (ignored: signing follows [[zones.keys]]),
+		 * axfr_policy, the journal's caps and a secondary's transfer caps. */
+		config_schema_read(l, where, t, z);
+		struct toml_node *file = toml_get(t, "file");
+		if (z->file)
+			z->file_pos = (struct config_pos){ file->line, file->col };
 		struct toml_node *from = conf_get_str_array(l, t, "axfr_from");
 		if (from && from->u.arr.n == 0) {
 			conf_err_node(l, from, "expected at least one address in 'axfr_from' (leave it out to "
@@ -1375,7 +1084,7 @@ static void load_zones(struct loader *l, struct toml_node *root)
 				conf_err_node(l, toml_get(t, "axfr_policy"), "expected a [[zones.stores.tsig_keys]] "
 				              "entry with allow_axfr for axfr_policy = \"AllowSigned\"");
 		}
-		conf_check_unknown(l, t, keys, where);
+		config_schema_unknown(l, where, t, where);
 	}
 }
 
