@@ -45,6 +45,8 @@ A fenced block is handled by what it is:
   how it is checked.
 
 The table of clients per continent in doc/geo.md is queried row by row.
+config.toml.example is what the demo server serves; contrib/config.toml (the
+installed example) is checked with its files made where it names them.
 """
 import json
 import os
@@ -233,6 +235,14 @@ def localise(config, root):
             harness.make_key(path)
         elif path.endswith(".tsig"):
             subprocess.run([BIN, "keygen", "--tsig", path], check=True, stdout=subprocess.DEVNULL)
+        elif path.endswith(".mmdb"):
+            layout = "flat" if re.search(r"-ipv[46]\.mmdb$", path) else "doc"
+            d = tempfile.mkdtemp(dir=root)
+            subprocess.run(["perl", os.path.join(harness.FIXTURES, "make_mmdb.pl"), "--layout", layout,
+                            "--out", d], check=True, stdout=subprocess.DEVNULL)
+            made = ("flat-ipv6.mmdb" if path.endswith("-ipv6.mmdb") else "flat-ipv4.mmdb") \
+                if layout == "flat" else "doc.mmdb"
+            os.rename(os.path.join(d, made), path)
         elif path.endswith(".zone"):
             name = os.path.basename(path)[:-len(".zone")]
             with open(os.path.join(REPO, "demo", name + ".zone")) as f, open(path, "w") as out:
@@ -442,6 +452,14 @@ class DocExamples(unittest.TestCase):
             with self.subTest(example=b.where()):
                 why, previous[b.path] = self.checks.check_config(b, previous.get(b.path))
                 self.assertIsNone(why, "%s: %s" % (b.where(), why))
+
+    def test_installed_example_config(self):
+        """contrib/config.toml, installed as examples/config.toml for
+        /etc/geoacme: checked with its files made where it names them."""
+        with open(os.path.join(REPO, "contrib/config.toml")) as f:
+            block = Block("contrib/config.toml", 1, "toml", None, f.read().split("\n"))
+        why, _ = self.checks.check_config(block)
+        self.assertIsNone(why, why)
 
     def test_dig_examples(self):
         blocks = self.blocks_of("dig")
