@@ -14,8 +14,8 @@
 
 #include "acme/acme_zone.h"
 #include "acme/policy.h"
-#include "core/tsig/tsig.h"
 #include "core/hooks.h"
+#include "core/tsig/tsig.h"
 #include "core/wire/dname.h"
 #include "core/zone/zone_patch.h"
 #include "storage/journal.h"

@@ -8,14 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/wire/msg.h"
 #include "acme/policy.h"
-#include "core/zone/recset.h"
 #include "acme/update.h"
 #include "core/conf/config.h"
 #include "core/conf/log.h"
-#include "core/wire/rrset.h"
 #include "core/wire/change.h"
+#include "core/wire/msg.h"
+#include "core/wire/rrset.h"
+#include "core/zone/recset.h"
 
 int policy_init(struct policy *p, const struct config_zone *zc, const struct config_tsig_key *k,
                 const uint8_t *apex, char err[256])

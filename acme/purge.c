@@ -8,12 +8,12 @@
 #include "acme/acme_internal.h"
 #include "acme/commit.h"
 #include "acme/purge.h"
-#include "core/zone/recset.h"
 #include "core/conf/log.h"
 #include "core/conf/metrics.h"
 #include "core/net/loop.h"
-#include "core/wire/rrset.h"
 #include "core/wire/change.h"
+#include "core/wire/rrset.h"
+#include "core/zone/recset.h"
 
 /* How often the purge looks for stale TXT records, at most. */
 #define PURGE_PERIOD_MAX_S 60

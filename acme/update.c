@@ -7,17 +7,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/wire/msg.h"
-#include "core/zone/recset.h"
 #include "acme/update.h"
 #include "core/wire/arena.h"
 #include "core/wire/array.h"
+#include "core/wire/change.h"
+#include "core/wire/msg.h"
 #include "core/wire/query.h"
 #include "core/wire/rdata_check.h"
 #include "core/wire/rrset.h"
 #include "core/wire/wire.h"
+#include "core/zone/recset.h"
 #include "core/zone/zone.h"
-#include "core/wire/change.h"
 
 /* --- parsing --- */
 

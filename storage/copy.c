@@ -4,8 +4,8 @@
  */
 #include <errno.h>
 
-#include "core/wire/dname.h"
 #include "core/wire/change.h"
+#include "core/wire/dname.h"
 #include "storage/copy.h"
 #include "storage/storage_internal.h"
 

@@ -5,8 +5,8 @@
 #include <errno.h>
 
 #include "core/conf/log.h"
-#include "core/wire/dname.h"
 #include "core/wire/change.h"
+#include "core/wire/dname.h"
 #include "storage/journal.h"
 #include "storage/records.h"
 #include "storage/storage_internal.h"

@@ -6,10 +6,10 @@
 #include <stdbool.h>
 
 #include "core/conf/diag.h"
+#include "core/wire/change.h"
 #include "core/wire/dname.h"
 #include "core/wire/rrset.h"
 #include "core/zone/zone_file.h"
-#include "core/wire/change.h"
 #include "storage/seed.h"
 #include "storage/storage_internal.h"
 

@@ -6,13 +6,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "acme/acme_internal.h"
-#include "xfr/copy_mirror.h"
-#include "core/zone/recset.h"
+#include "core/wire/change.h"
 #include "core/wire/rrset.h"
 #include "core/wire/wire.h"
-#include "core/wire/change.h"
+#include "core/zone/recset.h"
 #include "storage/records.h"
+#include "xfr/copy_mirror.h"
+#include "xfr/xfr_internal.h"
 
 static int load_row(void *arg, const struct records_row *row)
 {
@@ -73,13 +73,13 @@ int copy_mirror_apply_ixfr(struct recset **rs, struct db *db, const struct chang
 	if (ret == -EIO) {
 		/* Half applied and not undone: the database never saw it. */
 		ret = reload(rs, db);
-		acme_errf(err, "out of memory applying the difference; %s",
+		xfr_errf(err, "out of memory applying the difference; %s",
 		          ret < 0 ? "the copy in memory could not be read again"
 		                  : "the copy in memory was read again");
 		return -EIO;
 	}
 	if (ret < 0) {
-		acme_errf(err, "out of memory applying the difference");
+		xfr_errf(err, "out of memory applying the difference");
 		return ret;
 	}
 	long missed = recset_first_missed_delete(*rs, cl);
@@ -89,13 +89,13 @@ int copy_mirror_apply_ixfr(struct recset **rs, struct db *db, const struct chang
 	if (missed >= 0) {
 		const struct change *c = &cl->v[missed];
 		char owner[DNAME_MAX * 4 + 2], type[16];
-		acme_name_str(c->name, owner, sizeof(owner));
-		acme_errf(err, "it deletes %s %s (TTL %u), which the copy does not hold", owner,
+		xfr_name_str(c->name, owner, sizeof(owner));
+		xfr_errf(err, "it deletes %s %s (TTL %u), which the copy does not hold", owner,
 		          rrset_type_to_str(c->type, type), c->ttl);
 	} else if (now_serial < 0) {
-		acme_errf(err, "it leaves no single SOA at the apex");
+		xfr_errf(err, "it leaves no single SOA at the apex");
 	} else {
-		acme_errf(err, "it ends at serial %lld, not at the announced %u", (long long)now_serial,
+		xfr_errf(err, "it ends at serial %lld, not at the announced %u", (long long)now_serial,
 		          serial);
 	}
 	ret = copy_mirror_undo(rs, db, cl);

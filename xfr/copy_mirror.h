@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 /*
- * A secondary's copy in memory: the recset (acme/recset.h) that mirrors
+ * A secondary's copy in memory: the recset (core/zone/recset.h) that mirrors
  * the rows of its database (storage/copy.h), kept equal to them through
  * every received transfer.
  *

@@ -15,19 +15,19 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "acme/acme_internal.h"
-#include "core/wire/msg.h"
-#include "xfr/notify.h"
-#include "core/tsig/tsig.h"
 #include "core/conf/config.h"
 #include "core/conf/log.h"
 #include "core/conf/metrics.h"
 #include "core/net/loop.h"
+#include "core/tsig/tsig.h"
 #include "core/wire/dname.h"
+#include "core/wire/msg.h"
 #include "core/wire/query.h"
 #include "core/wire/rrset.h"
 #include "core/wire/wire.h"
 #include "core/zone/zone.h"
+#include "xfr/notify.h"
+#include "xfr/xfr_internal.h"
 
 #define NOTIFY_RETRY_FIRST_MS 1000
 #define NOTIFY_RETRY_MAX_MS 60000
@@ -266,7 +266,7 @@ struct notify *notify_new(struct loop *l, char err[256])
 {
 	struct notify *n = calloc(1, sizeof(*n));
 	if (!n) {
-		acme_errf(err, "out of memory");
+		xfr_errf(err, "out of memory");
 		return NULL;
 	}
 	n->l = l;
@@ -311,14 +311,14 @@ int notify_add_zone(struct notify *n, const struct config_zone *zc, char err[256
 		n->zones = v;
 	if (!nz || !v || !(nz->targets = calloc(zc->n_notify, sizeof(*nz->targets)))) {
 		free(nz);
-		acme_errf(err, "out of memory");
+		xfr_errf(err, "out of memory");
 		return -ENOMEM;
 	}
 	nz->n = n;
 	if (dname_from_str(zc->zone, nz->apex) < 0) {
 		free(nz->targets);
 		free(nz);
-		acme_errf(err, "'%s' is not a valid zone name", zc->zone);
+		xfr_errf(err, "'%s' is not a valid zone name", zc->zone);
 		return -EINVAL;
 	}
 	dname_lower(nz->apex);

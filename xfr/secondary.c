@@ -15,31 +15,31 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "acme/acme_internal.h"
-#include "xfr/copy_mirror.h"
-#include "core/wire/msg.h"
-#include "core/zone/recset.h"
-#include "xfr/secondary.h"
-#include "core/tsig/tsig.h"
 #include "core/conf/config.h"
 #include "core/conf/diag.h"
 #include "core/conf/log.h"
 #include "core/conf/metrics.h"
 #include "core/net/loop.h"
+#include "core/tsig/tsig.h"
+#include "core/wire/change.h"
 #include "core/wire/dname.h"
+#include "core/wire/msg.h"
 #include "core/wire/packet.h"
 #include "core/wire/query.h"
 #include "core/wire/rrset.h"
 #include "core/wire/serial.h"
 #include "core/wire/wire.h"
+#include "core/zone/recset.h"
 #include "core/zone/zone.h"
 #include "core/zone/zone_diff.h"
 #include "core/zone/zone_patch.h"
 #include "core/zone/zone_table.h"
-#include "core/wire/change.h"
 #include "storage/copy.h"
 #include "storage/db.h"
 #include "storage/records.h"
+#include "xfr/copy_mirror.h"
+#include "xfr/secondary.h"
+#include "xfr/xfr_internal.h"
 
 #define SEC_TIMEOUT_MS 30000        /* a transfer that takes longer is abandoned */
 #define SEC_IN_MAX (2 + 65535)      /* one framed message */
@@ -163,21 +163,21 @@ static struct zone *build(struct sec_zone *sz, const struct recset *rs, char err
 {
 	struct zone_builder *b = zone_builder_new(sz->apex);
 	if (!b) {
-		acme_errf(err, "out of memory");
+		xfr_errf(err, "out of memory");
 		return NULL;
 	}
 	zone_builder_set_presigned(b);
 	int ret = recset_foreach(rs, recset_add_to_builder, b);
 	if (ret < 0) {
 		zone_builder_free(b);
-		acme_errf(err, "a received record cannot be served (%s)", strerror(-ret));
+		xfr_errf(err, "a received record cannot be served (%s)", strerror(-ret));
 		return NULL;
 	}
 	struct diag d;
 	diag_init(&d);
 	struct zone *z = zone_builder_finish(b, NULL, sz->path, &d);
 	if (!z)
-		acme_errf(err, "%s", d.n ? d.msgs[0] : "cannot build the zone");
+		xfr_errf(err, "%s", d.n ? d.msgs[0] : "cannot build the zone");
 	diag_clear(&d);
 	return z;
 }
@@ -991,7 +991,7 @@ struct secondary *secondary_new(struct zone_table *t, struct loop *l, char err[2
 {
 	struct secondary *s = calloc(1, sizeof(*s));
 	if (!s) {
-		acme_errf(err, "out of memory");
+		xfr_errf(err, "out of memory");
 		return NULL;
 	}
 	s->t = t;
@@ -1038,26 +1038,26 @@ int secondary_add_zone(struct secondary *s, const struct config_zone *zc, char e
 		s->zones = v;
 	if (!sz || !v) {
 		free(sz);
-		acme_errf(err, "out of memory");
+		xfr_errf(err, "out of memory");
 		return -ENOMEM;
 	}
 	sz->s = s;
 	int ret = -EINVAL;
 	if (dname_from_str(zc->zone, sz->apex) < 0) {
-		acme_errf(err, "'%s' is not a valid zone name", zc->zone);
+		xfr_errf(err, "'%s' is not a valid zone name", zc->zone);
 		goto fail;
 	}
 	dname_lower(sz->apex);
 	dname_to_str(sz->apex, sz->name, sizeof(sz->name));
 	if (zone_table_get(s->t, sz->apex) || find_zone(s, sz->apex)) {
-		acme_errf(err, "zone %s is configured twice", sz->name);
+		xfr_errf(err, "zone %s is configured twice", sz->name);
 		goto fail;
 	}
 	ret = -ENOMEM;
 	sz->primaries = malloc(zc->n_primaries * sizeof(*sz->primaries));
 	sz->path = zc->journal_path ? strdup(zc->journal_path) : NULL;
 	if (!sz->primaries || !sz->path) {
-		acme_errf(err, "out of memory");
+		xfr_errf(err, "out of memory");
 		goto fail;
 	}
 	memcpy(sz->primaries, zc->primaries, zc->n_primaries * sizeof(*sz->primaries));
@@ -1083,12 +1083,12 @@ int secondary_add_zone(struct secondary *s, const struct config_zone *zc, char e
 	uint8_t owner[DNAME_MAX];
 	ret = db_apex(sz->db, owner);
 	if (ret > 0 && ((size_t)ret != dname_len(sz->apex) || memcmp(owner, sz->apex, (size_t)ret))) {
-		acme_errf(err, "%s holds another zone, not %s", sz->path, sz->name);
+		xfr_errf(err, "%s holds another zone, not %s", sz->path, sz->name);
 		ret = -EINVAL;
 		goto fail;
 	}
 	if ((ret = copy_mirror_load(sz->db, &sz->rs)) < 0) {
-		acme_errf(err, "%s: cannot load the copy (%s)", sz->path, strerror(-ret));
+		xfr_errf(err, "%s: cannot load the copy (%s)", sz->path, strerror(-ret));
 		goto fail;
 	}
 	read_soa(sz);
@@ -1104,7 +1104,7 @@ int secondary_add_zone(struct secondary *s, const struct config_zone *zc, char e
 			}
 			if ((ret = zone_table_add(s->t, z)) < 0) {
 				zone_free(z);
-				acme_errf(err, "zone %s is configured twice", sz->name);
+				xfr_errf(err, "zone %s is configured twice", sz->name);
 				goto fail;
 			}
 			sz->serving = true;

@@ -13,15 +13,13 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "acme/acme_internal.h"
-#include "core/wire/msg.h"
-#include "core/tsig/replay.h"
-#include "core/tsig/tsig.h"
-#include "xfr/xfr.h"
 #include "core/conf/config.h"
 #include "core/conf/log.h"
 #include "core/conf/metrics.h"
+#include "core/tsig/replay.h"
+#include "core/tsig/tsig.h"
 #include "core/wire/dname.h"
+#include "core/wire/msg.h"
 #include "core/wire/packet.h"
 #include "core/wire/query.h"
 #include "core/wire/rrset.h"
@@ -31,6 +29,8 @@
 #include "core/zone/zone.h"
 #include "core/zone/zone_diff.h"
 #include "core/zone/zone_table.h"
+#include "xfr/xfr.h"
+#include "xfr/xfr_internal.h"
 
 /*
  * Records go out in messages of about this size: big enough that TSIG and
@@ -125,7 +125,7 @@ struct xfr *xfr_new(const struct zone_table *t, char err[256])
 {
 	struct xfr *x = calloc(1, sizeof(*x));
 	if (!x)
-		acme_errf(err, "out of memory");
+		xfr_errf(err, "out of memory");
 	else
 		x->t = t;
 	return x;
@@ -154,14 +154,14 @@ int xfr_add_zone(struct xfr *x, const struct config_zone *zc, char err[256])
 {
 	struct xfr_zone *v = realloc(x->zones, (x->n + 1) * sizeof(*v));
 	if (!v) {
-		acme_errf(err, "out of memory");
+		xfr_errf(err, "out of memory");
 		return -ENOMEM;
 	}
 	x->zones = v;
 	struct xfr_zone *xz = &v[x->n];
 	memset(xz, 0, sizeof(*xz));
 	if (dname_from_str(zc->zone, xz->apex) < 0) {
-		acme_errf(err, "'%s' is not a valid zone name", zc->zone);
+		xfr_errf(err, "'%s' is not a valid zone name", zc->zone);
 		return -EINVAL;
 	}
 	dname_lower(xz->apex);
@@ -172,7 +172,7 @@ int xfr_add_zone(struct xfr *x, const struct config_zone *zc, char err[256])
 	if (zc->n_axfr_from) {
 		xz->from = malloc(zc->n_axfr_from * sizeof(*xz->from));
 		if (!xz->from) {
-			acme_errf(err, "out of memory");
+			xfr_errf(err, "out of memory");
 			return -ENOMEM;
 		}
 		memcpy(xz->from, zc->axfr_from, zc->n_axfr_from * sizeof(*xz->from));
@@ -203,7 +203,7 @@ int xfr_add_zone(struct xfr *x, const struct config_zone *zc, char err[256])
 	x->n++;
 	return 0;
 oom:
-	acme_errf(err, "out of memory");
+	xfr_errf(err, "out of memory");
 fail:
 	for (size_t k = 0; k < xz->n_keys; k++)
 		replay_free(xz->replay[k]);

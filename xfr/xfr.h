@@ -13,9 +13,10 @@
  * starts at each load; an ACME zone's is also kept in its database
  * (storage/journal.h) and handed back with xfr_history_add() at start.
  *
- * Why here and not in core: a transfer is checked against TSIG keys
- * (acme/tsig.c), which core may not call.  Core hands AXFR and IXFR queries to the xfr_handler hook
- * (core/hooks.h); this module answers over TCP with a stream of messages
+ * Why here and not in core: core answers queries and calls out only
+ * through hooks.  Core hands AXFR and IXFR queries to the xfr_handler hook
+ * (core/hooks.h); this module checks them against the zone's TSIG keys
+ * (core/tsig/tsig.h) and answers over TCP with a stream of messages
  * (core/wire/query.h), which core/net/tcp.c sends as the client reads.
  *
  * What is sent is the snapshot being served when the request arrives, held
@@ -53,7 +54,7 @@ int xfr_add_zone(struct xfr *x, const struct config_zone *zc, char err[256]);
 
 /*
  * A signed request is answered once: its MAC is remembered per key
- * (acme/replay.h) and a replay within the fudge window gets NOTAUTH with
+ * (core/tsig/replay.h) and a replay within the fudge window gets NOTAUTH with
  * BADTIME, as a replayed UPDATE does.  After a reload, x keeps what prev
  * remembered for each key of the same zone, name and algorithm.
  */

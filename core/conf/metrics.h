@@ -78,7 +78,7 @@ struct metrics_global {
 	uint64_t udp_busy_entered;           /* times a UDP socket was waited on in recvmmsg */
 	uint64_t udp_busy_now;               /* 1 while one is (0 when all are in epoll) */
 	uint64_t probes_ok, probes_failed;
-	/* Zone transfers and NOTIFY (acme/xfr.c, notify.c, secondary.c). */
+	/* Zone transfers and NOTIFY (xfr/xfr.c, notify.c, secondary.c). */
 	uint64_t xfr_out[METRICS_XFR_OUT];   /* by enum metrics_xfr_out */
 	uint64_t notify_sent, notify_answered;
 	uint64_t xfr_in[METRICS_XFR_IN];     /* by enum metrics_xfr_in */
@@ -119,7 +119,7 @@ struct metrics_zone *metrics_zone(const char *apex);
 uint64_t *metrics_geo_site(const char *geo_name, const char *site);
 
 /*
- * What a secondary zone (acme/secondary.c) did not take from its primaries:
+ * What a secondary zone (xfr/secondary.c) did not take from its primaries:
  * offers of a serial not newer than its copy's (RFC 1982), and transfers
  * refused, by reason.
  */

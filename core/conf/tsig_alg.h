@@ -3,7 +3,7 @@
 /*
  * The TSIG algorithms (RFC 8945 section 6), in one table: the name an
  * operator writes, the wire name, the digest OpenSSL's HMAC takes, and the
- * MAC size.  The config parser reads names with it, acme/tsig.c signs and
+ * MAC size.  The config parser reads names with it, core/tsig/tsig.c signs and
  * verifies with it, `geoacme keygen` sizes new secrets with it.  It lives
  * in core/conf because the config names algorithms; it links no crypto.
  */

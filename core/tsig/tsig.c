@@ -12,8 +12,8 @@
 #include <openssl/evp.h>
 #include <openssl/params.h>
 
-#include "core/wire/msg.h"
 #include "core/tsig/tsig.h"
+#include "core/wire/msg.h"
 #include "core/wire/rrset.h"
 #include "core/wire/wire.h"
 

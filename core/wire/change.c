@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/wire/dname.h"
 #include "core/wire/change.h"
+#include "core/wire/dname.h"
 
 void change_list_init(struct change_list *cl)
 {

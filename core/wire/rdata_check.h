@@ -4,7 +4,7 @@
  * Record data checked against its type's wire format (the formats live in
  * the one record type table, core/wire/rrset.c; rdata_check.c walks them),
  * which every way into a zone goes through: an UPDATE
- * (acme/msg.c canonicalises with it, acme/update.c checks with it), a zone
+ * (core/wire/msg.c canonicalises with it, acme/update.c checks with it), a zone
  * file line (zone_file.c), a row read back from SQLite (acme_zone.c) and,
  * last, zone_builder_add().  The answer path then reads the names inside
  * NS, CNAME, PTR, MX, SOA and SRV rdata without bounds of its own, and a

@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/zone/recset.h"
+#include "core/wire/change.h"
 #include "core/wire/dname.h"
+#include "core/zone/recset.h"
 #include "core/zone/zone.h"
 #include "core/zone/zone_patch.h"
-#include "core/wire/change.h"
 
 /*
  * What one step of the last forward recset_apply() did, so that undoing it

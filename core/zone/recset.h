@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 /*
- * The records of one ACME zone in memory: an exact mirror of its SQLite
+ * The records of one zone in memory (an ACME zone's, or a secondary's
+ * copy: xfr/copy_mirror.h): an exact mirror of its SQLite
  * table (loaded once at start, then changed with the same change lists
  * that are committed), indexed by owner name.  UPDATE prerequisites are
  * evaluated here and new snapshots are built from here, so no query ever
  * reads the database.  Process lifetime; malloc'd.
  *
- * The fields are exposed read-only to the rest of acme/: change them only
+ * The fields are exposed read-only to their users: change them only
  * through recset_apply().
  */
 #include <stdbool.h>
@@ -67,7 +68,7 @@ int recset_apply(struct recset *rs, const struct change_list *cl, bool reverse);
  * the set): the index in cl of its first deletion that found no record to
  * delete, or -1 when every deletion removed one (or cl was not the list
  * last applied).  A secondary calls a received IXFR that does this a
- * divergence (acme/copy_mirror.h).
+ * divergence (xfr/copy_mirror.h).
  */
 long recset_first_missed_delete(const struct recset *rs, const struct change_list *cl);
 

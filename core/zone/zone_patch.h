@@ -19,7 +19,7 @@
  * when it grows).
  *
  * The unit of change is a name: zone_patch_name() says "these are now all
- * the records of this name" (as storage/change.h lists change records, the
+ * the records of this name" (as core/wire/change.h lists change records, the
  * caller gives the full new contents of every name a change list touches).
  * The records a signer makes (DNSKEY, CDS, CDNSKEY at the apex, NSEC) are
  * not given: they are kept, and the NSEC records are rewritten through the
@@ -54,7 +54,7 @@
  * in the arena is freed or reused before the last holder lets go
  * (zone_free).  So a holder may keep, across loop turns, pointers to
  * names, to RRsets and to the rdata they point at, taken while it looked
- * (acme/xfr.c lists the transfer's records at its start); it must not keep
+ * (xfr/xfr.c lists the transfer's records at its start); it must not keep
  * a node, walk the hash table or the NSEC order later, or read a node's
  * rrsets field again: those are what a patch changes.  Renewal steps, which
  * do replace an RRset's RRSIG in place, still wait while a transfer holds

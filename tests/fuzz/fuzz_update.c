@@ -26,10 +26,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/tsig/replay.h"
-#include "core/tsig/tsig.h"
 #include "cmd/runtime.h"
 #include "core/conf/diag.h"
+#include "core/tsig/replay.h"
+#include "core/tsig/tsig.h"
 #include "core/wire/arena.h"
 #include "core/wire/dname.h"
 #include "core/wire/query.h"
@@ -195,7 +195,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		build();
 	} else if (++since_build >= REPLAY_MAX / 2) {
 		/*
-		 * Every key remembers the UPDATEs it accepted (acme/replay.h);
+		 * Every key remembers the UPDATEs it accepted (core/tsig/replay.h);
 		 * past REPLAY_MAX in one second it refuses the rest of that
 		 * second, which would hide everything after from the fuzzer.
 		 */

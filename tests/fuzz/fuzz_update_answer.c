@@ -38,16 +38,16 @@
 
 #include <ldns/ldns.h>
 
+#include "cmd/runtime.h"
+#include "core/conf/diag.h"
 #include "core/tsig/replay.h"
 #include "core/tsig/tsig.h"
-#include "cmd/runtime.h"
-#include "core/zone/process.h"
 #include "core/wire/arena.h"
-#include "core/conf/diag.h"
 #include "core/wire/dname.h"
 #include "core/wire/query.h"
 #include "core/wire/rrset.h"
 #include "core/wire/wire.h"
+#include "core/zone/process.h"
 #include "core/zone/zone.h"
 #include "core/zone/zone_table.h"
 #include "tests/fuzz/fuzz_common.h"
@@ -418,7 +418,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		build();
 	} else if (++since_build >= REPLAY_MAX / 2) {
 		/*
-		 * Every key remembers the UPDATEs it accepted (acme/replay.h);
+		 * Every key remembers the UPDATEs it accepted (core/tsig/replay.h);
 		 * past REPLAY_MAX in one second it refuses the rest of that
 		 * second, which would hide everything after from the fuzzer.
 		 */

@@ -394,7 +394,7 @@ def update_answers():
     for name, msg in seeds.items():
         msg.id = 0x1111
         put("fuzz_update_answer", name, b"\x00" + msg.to_wire())
-        # Another ID: the same signed bytes twice would be a replay (acme/replay.h).
+        # Another ID: the same signed bytes twice would be a replay (core/tsig/replay.h).
         msg.id = 0x2222
         put("fuzz_update_answer", name + ".tcp", b"\x01" + msg.to_wire())
     # The malformed rdata of issue #16 (also in regressions/, named for the bug).

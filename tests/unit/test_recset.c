@@ -15,15 +15,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "xfr/copy_mirror.h"
-#include "core/zone/recset.h"
+#include "core/wire/change.h"
 #include "core/wire/dname.h"
 #include "core/wire/rrset.h"
 #include "core/wire/wire.h"
-#include "core/wire/change.h"
+#include "core/zone/recset.h"
 #include "storage/copy.h"
 #include "storage/db.h"
 #include "tests/unit/check.h"
+#include "xfr/copy_mirror.h"
 
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t n, size_t m);
@@ -261,7 +261,7 @@ static void test_dated_list(void)
 	recset_free(rs);
 }
 
-/* --- a secondary's copy (acme/copy_mirror.h) --- */
+/* --- a secondary's copy (xfr/copy_mirror.h) --- */
 
 /* Canonical SOA rdata of zone "example." with this serial. */
 static uint16_t soa_rdata(uint32_t serial, uint8_t out[64])

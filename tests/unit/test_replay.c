@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * acme/replay: the per-key memory of accepted UPDATE MACs.  (Through the
+ * core/tsig/replay: the per-key memory of accepted UPDATE MACs.  (Through the
  * whole UPDATE path: test_update.c test_replay.)
  */
 #include <errno.h>
 #include <string.h>
 
-#include "core/tsig/replay.h"
 #include "check.h"
+#include "core/tsig/replay.h"
 
 /* A MAC per number, different in its first bytes. */
 static void mac_of(unsigned i, uint8_t mac[32])

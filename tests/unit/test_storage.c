@@ -19,9 +19,9 @@
 
 #include "check.h"
 #include "core/conf/diag.h"
+#include "core/wire/change.h"
 #include "core/wire/dname.h"
 #include "core/wire/rrset.h"
-#include "core/wire/change.h"
 #include "storage/db.h"
 #include "storage/records.h"
 #include "storage/seed.h"

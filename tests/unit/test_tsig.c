@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * acme/tsig: RFC 8945 sign/verify for the five HMAC algorithms, checked
+ * core/tsig/tsig: RFC 8945 sign/verify for the five HMAC algorithms, checked
  * against an independent implementation (dnspython, run with Debian's
  * /usr/bin/python3), plus the error cases: BADKEY, BADSIG, BADTIME,
  * truncation (FORMERR / BADTRUNC), misplaced TSIG records, and that the
@@ -13,8 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/tsig/tsig.h"
 #include "check.h"
+#include "core/tsig/tsig.h"
 #include "core/wire/dname.h"
 #include "core/wire/rrset.h"
 #include "core/wire/wire.h"

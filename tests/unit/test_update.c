@@ -15,12 +15,12 @@
 #include <unistd.h>
 
 #include "acme/acme_zone.h"
-#include "core/tsig/tsig.h"
 #include "acme/update.h"
 #include "check.h"
 #include "core/conf/config.h"
 #include "core/conf/diag.h"
 #include "core/conf/log.h"
+#include "core/tsig/tsig.h"
 #include "core/wire/arena.h"
 #include "core/wire/dname.h"
 #include "core/wire/query.h"
@@ -144,7 +144,7 @@ static size_t sign_copy(const struct mb *m, const struct tsig_key *k, uint64_t w
 {
 	/*
 	 * Each message its own ID, as real clients do: the same signed UPDATE
-	 * sent twice is a replay, refused (acme/replay.h).
+	 * sent twice is a replay, refused (core/tsig/replay.h).
 	 */
 	static uint16_t next_id = 0x4242;
 	memcpy(out, m->buf, m->len);

@@ -12,12 +12,12 @@
 #include <string.h>
 
 #include "core/conf/diag.h"
+#include "core/wire/change.h"
 #include "core/wire/dname.h"
 #include "core/wire/rrset.h"
 #include "core/wire/wire.h"
 #include "core/zone/zone.h"
 #include "core/zone/zone_diff.h"
-#include "core/wire/change.h"
 #include "storage/db.h"
 #include "storage/journal.h"
 #include "tests/unit/check.h"

@@ -552,7 +552,7 @@ static void test_abandon_and_refuse(struct signer *s)
 }
 
 /*
- * What a transfer holding the snapshot lists at its start (acme/xfr.c
+ * What a transfer holding the snapshot lists at its start (xfr/xfr.c
  * build_items: owner, type, TTL, count and the rdata and RRSIG pointers),
  * and the bytes those pointers lead to, in one buffer.
  */
