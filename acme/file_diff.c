@@ -175,7 +175,9 @@ static int compare(const uint8_t *apex, const struct change_list *stored,
 	fd->soa = !bsoa || bsoa->ttl != fsoa->ttl || bsoa->rdlen != fsoa->rdlen ||
 	          memcmp(bsoa->rdata, fsoa->rdata, fsoa->rdlen - 20u) != 0 ||
 	          memcmp(bsoa->rdata + fsoa->rdlen - 16, fsoa->rdata + fsoa->rdlen - 16, 16) != 0;
-	bool serial_edited = bsoa && soa_serial(bsoa->rdata, bsoa->rdlen) != file_serial;
+	/* Raised, not merely different: a database migrated to schema 5 stores
+	 * its served SOA (db.c), whose serial is ahead of the file's. */
+	bool serial_edited = bsoa && serial_newer(file_serial, soa_serial(bsoa->rdata, bsoa->rdlen));
 	ret = 0;
 	if (!fd->n_del && !fd->n_add && !fd->soa && !serial_edited)
 		goto out;   /* the same records, laid out anew: nothing to apply */
