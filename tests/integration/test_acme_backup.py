@@ -2,11 +2,12 @@
 """Backing up a live ACME database with the sqlite3 CLI, as doc/operations.md
 says ("Backing it up", "Restoring a backup").
 
-While UPDATE clients keep committing, `sqlite3 db "VACUUM INTO 'file'"` and
+While UPDATE clients keep committing to the signed zone,
+`sqlite3 db "VACUUM INTO 'file'"` (the documented method) and
 `sqlite3 db ".backup file"` copy the database; the copy is restored into a
 fresh server (stopped, files replaced, started), which serves every record
 whose UPDATE was acknowledged before the backup started, and no UPDATE by
-half.
+half, and whose zone, transferred whole, ldns-verify-zone accepts.
 
 It can fail: the same test with `cp acme.sqlite` as the backup loses the
 acknowledged records that were still only in the -wal file (checked by
@@ -22,17 +23,25 @@ import unittest
 import dns.rcode
 
 from acme_helpers import TsigKey, acme_files, acme_zone_toml, seed_zone, signed_update, txt
-from harness import BASE_CONFIG, Server, main
+from harness import BASE_CONFIG, Server, main, make_key
 
 KEY = TsigKey("update.acme.example.", "hmac-sha256", b"backup-test-secret-32-bytes-long")
 ZONE = "acme.example."
-CONFIG = BASE_CONFIG + acme_zone_toml("acme.example", [KEY])
+# Signed, and transferable so that the restored zone can be verified whole.
+CONFIG = BASE_CONFIG + acme_zone_toml("acme.example", [KEY], signing_key="acme.pem").replace(
+    'zone_type = "Primary"\n', 'zone_type = "Primary"\naxfr_policy = "AllowAll"\n', 1)
 FILES = acme_files(seed_zone(ZONE), [KEY])
+
+
+def signed_server():
+    server = Server(CONFIG, FILES)
+    make_key(server.path("acme.pem"))
+    return server
 
 
 class Backup(unittest.TestCase):
     def setUp(self):
-        self.server = Server(CONFIG, FILES)
+        self.server = signed_server()
         self.server.start()
 
     def tearDown(self):
@@ -89,6 +98,7 @@ class Backup(unittest.TestCase):
         """doc/operations.md's restore into a fresh server: its files replaced
         by the backup while it is stopped."""
         fresh = Server(CONFIG, FILES)
+        shutil.copy(self.server.path("acme.pem"), fresh.path("acme.pem"))   # the same key
         try:
             fresh.start()   # seeds its own database from the zone file
             fresh.stop()
@@ -103,8 +113,27 @@ class Backup(unittest.TestCase):
             for name in sent:
                 self.assertEqual(txt(fresh, "a." + name), txt(fresh, "b." + name),
                                  "%s: applied by half" % name)
+            self.verify_zone(fresh)
         finally:
             fresh.cleanup()
+
+    def verify_zone(self, server):
+        """The restored zone, transferred whole, verifies with ldns-verify-zone:
+        every RRset signed, the NSEC chain complete."""
+        out = subprocess.run(["kdig", "@127.0.0.1", "-p", str(server.port), "+nocomments",
+                              "+nostats", "+noheader", "+noquestion", ZONE, "AXFR"],
+                             capture_output=True, text=True, timeout=30)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        lines = [l for l in out.stdout.splitlines() if len(l.split()) > 3]
+        soa = [l for l in lines if l.split()[3] == "SOA"][:1]   # first and once
+        rest = [l for l in lines if l.split()[3] != "SOA"]
+        self.assertTrue(any(l.split()[3] == "RRSIG" for l in rest), "the zone is signed")
+        path = server.path("verify.zone")
+        with open(path, "w") as f:
+            f.write("\n".join(soa + rest) + "\n")
+        r = subprocess.run(["ldns-verify-zone", path], capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("Zone is verified and complete", r.stdout + r.stderr)
 
     def test_vacuum_into(self):
         backup = self.server.path("backup-vacuum.sqlite")
