@@ -136,7 +136,8 @@ static const struct zone_node *name_in_use(const struct zone *z, const uint8_t *
 	return n && !(n->flags & ZONE_NODE_ENT) && n->rrset_count > 0 ? n : NULL;
 }
 
-/* One served RRset, or for type RRSIG the signatures at a name (RFC 4035 2.2: one per RRset). */
+/* One served RRset, or for type RRSIG the signatures at a name (RFC 4035 2.2: one per RRset
+ * and signing key). */
 struct served {
 	const struct zone_node *node;
 	const struct rrset *set;
@@ -149,7 +150,7 @@ static size_t served_count(const struct served *s)
 		return s->set ? s->set->count : 0;
 	size_t n = 0;
 	for (uint16_t i = 0; i < s->node->rrset_count; i++)
-		n += s->node->rrsets[i].sig.len > 0;
+		n += rrset_sig_count(&s->node->rrsets[i]);
 	return n;
 }
 
@@ -170,11 +171,16 @@ static bool served_find(const struct zone *z, const uint8_t *name, uint16_t type
 static bool served_has(const struct served *s, const uint8_t *rdata, uint16_t rdlen)
 {
 	struct rdata want = { rdlen, rdata };
-	for (uint16_t i = 0; i < (s->sigs ? s->node->rrset_count : s->set->count); i++) {
-		const struct rdata *have = s->sigs ? &s->node->rrsets[i].sig : &s->set->rr[i];
-		if ((!s->sigs || have->len) && rdata_canonical_cmp(have, &want) == 0)
-			return true;
+	if (s->sigs) {
+		for (uint16_t i = 0; i < s->node->rrset_count; i++)
+			for (unsigned k = 0; k < rrset_sig_count(&s->node->rrsets[i]); k++)
+				if (rdata_canonical_cmp(&s->node->rrsets[i].sig[k], &want) == 0)
+					return true;
+		return false;
 	}
+	for (uint16_t i = 0; i < s->set->count; i++)
+		if (rdata_canonical_cmp(&s->set->rr[i], &want) == 0)
+			return true;
 	return false;
 }
 

@@ -30,14 +30,23 @@
  * signatures are still made, just not kept. */
 #define CACHE_MAX (1u << 17)
 
+struct signer_keyslot {
+	char *path;
+	struct key *key;
+	struct sign_ctx *sign;
+	unsigned roles;             /* SIGNER_PUBLISH | SIGNER_SIGN | SIGNER_CDS */
+};
+
 struct signer {
 	struct zone_signer hook;
 	uint8_t apex[DNAME_MAX];
 	char *name;
-	struct key *key;
-	struct sign_ctx *sign;
+	struct signer_keyslot keys[SIGNER_KEYS_MAX];
+	size_t n_keys;
 	struct sigcache *cache;
 	uint32_t validity, inception, refresh;
+	uint32_t dnskey_ttl;        /* 0: the SOA TTL */
+	uint32_t max_ttl;           /* longest TTL signed since start */
 	bool publish_cds;
 	uint64_t (*now)(void *arg);
 	void *now_arg;
@@ -80,11 +89,8 @@ struct signer *signer_new(const char *zone_name, const char *key_path, const str
 	}
 	s->publish_cds = publish_cds;
 	s->now = system_now;
-	s->key = key_load(key_path, err);
-	if (!s->key)
-		goto fail;
-	s->sign = sign_ctx_new(s->key, s->apex, err);
-	if (!s->sign)
+	struct signer_key_spec first = { key_path, SIGNER_PUBLISH | SIGNER_SIGN | SIGNER_CDS };
+	if (signer_set_keys(s, &first, 1, err) < 0)
 		goto fail;
 	s->cache = sigcache_new(CACHE_MAX);
 	if (!s->name || !s->cache) {
@@ -102,15 +108,90 @@ fail:
 	return NULL;
 }
 
+static void slot_clear(struct signer_keyslot *k)
+{
+	sign_ctx_free(k->sign);
+	key_free(k->key);
+	free(k->path);
+	memset(k, 0, sizeof(*k));
+}
+
 void signer_free(struct signer *s)
 {
 	if (!s)
 		return;
 	sigcache_free(s->cache);
-	sign_ctx_free(s->sign);
-	key_free(s->key);
+	for (size_t i = 0; i < s->n_keys; i++)
+		slot_clear(&s->keys[i]);
 	free(s->name);
 	free(s);
+}
+
+int signer_set_keys(struct signer *s, const struct signer_key_spec *v, size_t n, char err[256])
+{
+	size_t signing = 0;
+	for (size_t i = 0; i < n; i++) {
+		signing += (v[i].roles & SIGNER_SIGN) != 0;
+		for (size_t j = 0; j < i; j++) {
+			if (strcmp(v[i].path, v[j].path) == 0) {
+				snprintf(err, 256, "%s: key %s named twice", s->name, v[i].path);
+				return -EINVAL;
+			}
+		}
+	}
+	if (n > SIGNER_KEYS_MAX || signing == 0 || signing > RRSET_SIGS) {
+		snprintf(err, 256, "%s: %zu keys of which %zu sign: expected 1 to %d signing keys "
+		         "and at most %d keys", s->name, n, signing, RRSET_SIGS, SIGNER_KEYS_MAX);
+		return -EINVAL;
+	}
+	/* First every key not loaded yet, so a failure leaves s unchanged. */
+	struct signer_keyslot next[SIGNER_KEYS_MAX];
+	int from[SIGNER_KEYS_MAX];   /* index in s->keys, or -1: loaded here */
+	memset(next, 0, sizeof(next));
+	for (size_t i = 0; i < n; i++) {
+		from[i] = -1;
+		for (size_t j = 0; j < s->n_keys && from[i] < 0; j++)
+			if (strcmp(s->keys[j].path, v[i].path) == 0)
+				from[i] = (int)j;
+		if (from[i] >= 0)
+			continue;
+		next[i].path = strdup(v[i].path);
+		next[i].key = key_load(v[i].path, err);
+		next[i].sign = next[i].key ? sign_ctx_new(next[i].key, s->apex, err) : NULL;
+		if (!next[i].path && next[i].sign)
+			snprintf(err, 256, "out of memory");
+		if (!next[i].path || !next[i].sign) {
+			for (size_t k = 0; k <= i; k++)
+				if (from[k] < 0)
+					slot_clear(&next[k]);
+			return -EINVAL;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (from[i] >= 0) {
+			next[i] = s->keys[from[i]];
+			s->keys[from[i]].path = NULL;   /* moved: not cleared below */
+		}
+		next[i].roles = v[i].roles;
+	}
+	for (size_t j = 0; j < s->n_keys; j++)
+		if (s->keys[j].path)
+			slot_clear(&s->keys[j]);
+	memcpy(s->keys, next, sizeof(next));
+	s->n_keys = n;
+	return 0;
+}
+
+void signer_set_dnskey_ttl(struct signer *s, uint32_t ttl) { s->dnskey_ttl = ttl; }
+uint32_t signer_max_ttl(const struct signer *s) { return s->max_ttl; }
+
+size_t signer_keys(const struct signer *s, uint16_t *tags, unsigned *roles, size_t cap)
+{
+	for (size_t i = 0; i < s->n_keys && i < cap; i++) {
+		tags[i] = key_tag(s->keys[i].key);
+		roles[i] = s->keys[i].roles;
+	}
+	return s->n_keys;
 }
 
 const struct zone_signer *signer_hook(struct signer *s) { return &s->hook; }
@@ -123,8 +204,14 @@ void signer_set_clock(struct signer *s, uint64_t (*now)(void *arg), void *arg)
 
 const uint8_t *signer_dnskey(const struct signer *s, size_t *len)
 {
+	for (size_t i = 0; i < s->n_keys; i++) {
+		if (s->keys[i].roles & SIGNER_CDS) {
+			*len = KEY_DNSKEY_LEN;
+			return key_dnskey(s->keys[i].key);
+		}
+	}
 	*len = KEY_DNSKEY_LEN;
-	return key_dnskey(s->key);
+	return key_dnskey(s->keys[0].key);
 }
 
 void signer_get_stats(const struct signer *s, struct signer_stats *out)
@@ -195,25 +282,23 @@ static bool has_begun(uint32_t inception, uint32_t now)
 	return o == SERIAL_EQUAL || o == SERIAL_LESS;
 }
 
-static int sign_one(void *arg, const uint8_t *owner, struct rrset *rrset)
+/* One signature of `rrset` by key k: from the cache when fresh, or made now. */
+static int sign_with(struct walk *w, struct signer_keyslot *k, const uint8_t *owner,
+                     struct rrset *rrset, struct rdata *out)
 {
-	struct walk *w = arg;
 	struct signer *s = w->s;
-	if (rrset->count == 0 || rrset->type == RR_RRSIG)
-		return 0;
-
-	struct sigcache_key k;
-	bool keyed = sigcache_key(s->cache, owner, rrset, key_tag(s->key), &k) == 0;
+	struct sigcache_key ck;
+	bool keyed = sigcache_key(s->cache, owner, rrset, key_tag(k->key), &ck) == 0;
 	struct rdata sig;
 	uint64_t expiration;
 	uint8_t buf[SIGN_RRSIG_MAX];
 	/* A cached signature must also have begun: after the clock stepped
 	 * back, its inception may lie in the future (serial arithmetic). */
-	if (keyed && sigcache_get(s->cache, &k, w->now, s->refresh, &sig, &expiration) == 0 &&
+	if (keyed && sigcache_get(s->cache, &ck, w->now, s->refresh, &sig, &expiration) == 0 &&
 	    has_begun(wire_get_u32(sig.data + 12), (uint32_t)w->now)) {
 		w->reused++;
 	} else {
-		int len = sign_rrset(s->sign, owner, rrset, w->inception, w->expiration,
+		int len = sign_rrset(k->sign, owner, rrset, w->inception, w->expiration,
 		                     buf, sizeof(buf));
 		if (len < 0) {
 			char name[1024];
@@ -228,7 +313,7 @@ static int sign_one(void *arg, const uint8_t *owner, struct rrset *rrset)
 		expiration = w->now + s->validity;
 		/* Not caching (cap reached, no memory) only costs a re-sign. */
 		if (keyed)
-			(void)sigcache_put(s->cache, &k, buf, sig.len, expiration);
+			(void)sigcache_put(s->cache, &ck, buf, sig.len, expiration);
 		w->made++;
 	}
 	/* Copied into the snapshot even when cached: the cache may replace or
@@ -238,10 +323,35 @@ static int sign_one(void *arg, const uint8_t *owner, struct rrset *rrset)
 		snprintf(w->err, 256, "%s: out of memory for signatures", s->name);
 		return -ENOMEM;
 	}
-	rrset->sig.len = sig.len;
-	rrset->sig.data = copy;
+	out->len = sig.len;
+	out->data = copy;
 	if (expiration - s->refresh < w->refresh_at)
 		w->refresh_at = expiration - s->refresh;
+	return 0;
+}
+
+/* Every signing key's RRSIG onto the RRset, in key order (double
+ * signature during a rollover: RFC 7583 section 3.3). */
+static int sign_one(void *arg, const uint8_t *owner, struct rrset *rrset)
+{
+	struct walk *w = arg;
+	struct signer *s = w->s;
+	if (rrset->count == 0 || rrset->type == RR_RRSIG)
+		return 0;
+	if (rrset->ttl > s->max_ttl)
+		s->max_ttl = rrset->ttl;
+	struct rdata sigs[RRSET_SIGS];
+	unsigned n = 0;
+	memset(sigs, 0, sizeof(sigs));
+	for (size_t i = 0; i < s->n_keys && n < RRSET_SIGS; i++) {
+		if (!(s->keys[i].roles & SIGNER_SIGN))
+			continue;
+		int rc = sign_with(w, &s->keys[i], owner, rrset, &sigs[n]);
+		if (rc < 0)
+			return rc;
+		n++;
+	}
+	memcpy(rrset->sig, sigs, sizeof(sigs));
 	return 0;
 }
 
@@ -263,9 +373,15 @@ static int signer_sign_late(void *ctx, const uint8_t *owner, struct rrset *rrset
 
 static int add_apex_keys(struct signer *s, struct zone_builder *b, uint32_t ttl, char err[256])
 {
-	const uint8_t *dnskey = key_dnskey(s->key);
-	int rc = zone_builder_add(b, s->apex, RR_DNSKEY, ttl, dnskey, KEY_DNSKEY_LEN);
-	if (rc == 0 && s->publish_cds) {
+	int rc = 0;
+	if (s->dnskey_ttl)
+		ttl = s->dnskey_ttl;
+	for (size_t i = 0; rc == 0 && i < s->n_keys; i++) {
+		const uint8_t *dnskey = key_dnskey(s->keys[i].key);
+		if (s->keys[i].roles & SIGNER_PUBLISH)
+			rc = zone_builder_add(b, s->apex, RR_DNSKEY, ttl, dnskey, KEY_DNSKEY_LEN);
+		if (rc || !s->publish_cds || !(s->keys[i].roles & SIGNER_CDS))
+			continue;
 		/* RFC 7344: the child's wish for its DS, read by parents that
 		 * poll for it (CDS with SHA-256, the digest parents accept). */
 		uint8_t ds[DS_RDATA_MAX];
@@ -371,13 +487,27 @@ static int signer_renew(void *ctx, const uint8_t *owner, struct rrset *rrset, st
 {
 	struct signer *s = ctx;
 	uint64_t now = s->now(s->now_arg);
-	if (rrset->sig.len >= 18) {
-		int32_t left = (int32_t)(wire_get_u32(rrset->sig.data + 8) - (uint32_t)now);
-		int32_t since = (int32_t)((uint32_t)now - wire_get_u32(rrset->sig.data + 12));
-		if (left > 0 && (uint64_t)left > s->refresh && since >= 0) {
-			*refresh_at = now + (uint64_t)left - s->refresh;
-			return 0;
+	/* Due when any of its signatures is (they were made together). */
+	uint64_t first = UINT64_MAX;
+	unsigned n = rrset_sig_count(rrset);
+	for (unsigned k = 0; k < n; k++) {
+		const struct rdata *sig = &rrset->sig[k];
+		if (sig->len < 18) {
+			first = 0;
+			break;
 		}
+		int32_t left = (int32_t)(wire_get_u32(sig->data + 8) - (uint32_t)now);
+		int32_t since = (int32_t)((uint32_t)now - wire_get_u32(sig->data + 12));
+		if (left <= 0 || (uint64_t)left <= s->refresh || since < 0) {
+			first = 0;
+			break;
+		}
+		if (now + (uint64_t)left - s->refresh < first)
+			first = now + (uint64_t)left - s->refresh;
+	}
+	if (n && first) {
+		*refresh_at = first;
+		return 0;
 	}
 	char err[256] = "";
 	struct walk w = walk_now(s, a, err);

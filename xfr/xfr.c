@@ -397,8 +397,8 @@ static int push_rrset(struct xfr_item **v, size_t *n, size_t *cap, const uint8_t
                       const struct rrset *s, bool with_sig)
 {
 	int rc = push(v, n, cap, owner, s->type, s->ttl, s->rr, s->count);
-	if (rc == 0 && with_sig && s->sig.len)
-		rc = push(v, n, cap, owner, RR_RRSIG, s->ttl, &s->sig, 1);
+	if (rc == 0 && with_sig)
+		rc = push(v, n, cap, owner, RR_RRSIG, s->ttl, s->sig, (uint16_t)rrset_sig_count(s));
 	return rc;
 }
 

@@ -428,14 +428,14 @@ static int write_rrset(struct wire *w, struct comp *c, const struct plan_rrset *
 			written++;
 		}
 	}
-	if ((pr->with_sig || pr->sig_only) && s->sig.len) {
+	for (unsigned k = 0; (pr->with_sig || pr->sig_only) && k < rrset_sig_count(s); k++) {
 		write_name(w, c, pr->owner);
 		wire_set_u16(h, RR_RRSIG);
-		wire_set_u16(h + 8, s->sig.len);
-		uint8_t *p = reserve(w, 10 + (size_t)s->sig.len);
+		wire_set_u16(h + 8, s->sig[k].len);
+		uint8_t *p = reserve(w, 10 + (size_t)s->sig[k].len);
 		if (p) {
 			memcpy(p, h, 10);
-			memcpy(p + 10, s->sig.data, s->sig.len);
+			memcpy(p + 10, s->sig[k].data, s->sig[k].len);
 		}
 		written++;
 	}

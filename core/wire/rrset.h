@@ -4,8 +4,9 @@
  * The RRset value type shared by core, dnssec and storage.  Record data is
  * kept in uncompressed wire form (names inside rdata lowercase), the
  * records sorted in canonical order (RFC 4034 section 6.3) and deduplicated,
- * which is exactly what an RRSIG covers.  One RRSIG per RRset: a zone has a
- * single combined signing key.
+ * which is exactly what an RRSIG covers.  Up to RRSET_SIGS RRSIGs per RRset:
+ * a zone signs with one combined signing key, and with two while a key
+ * rollover runs (double signature, RFC 7583 section 3.3; doc/dnssec.md).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -35,13 +36,26 @@ struct rdata {
 	const uint8_t *data;
 };
 
+#define RRSET_SIGS 2
+
 struct rrset {
 	uint16_t type;
 	uint16_t count;        /* records in rr[] */
 	uint32_t ttl;
 	struct rdata *rr;      /* canonical order, no duplicates */
-	struct rdata sig;      /* RRSIG rdata; sig.len == 0 when unsigned */
+	/* RRSIG rdata, the used ones first: sig[0].len == 0 when unsigned,
+	 * sig[1].len != 0 only while two keys sign. */
+	struct rdata sig[RRSET_SIGS];
 };
+
+/* The RRSIGs an RRset carries (0 .. RRSET_SIGS). */
+static inline unsigned rrset_sig_count(const struct rrset *s)
+{
+	unsigned n = 0;
+	while (n < RRSET_SIGS && s->sig[n].len)
+		n++;
+	return n;
+}
 
 /*
  * The type of a mnemonic ("TXT", any case) or of RFC 3597's "TYPEnnn"

@@ -423,7 +423,7 @@ const struct zone *answer_resolve(const struct query *q, const struct answer_sou
 		if (qtype == RR_RRSIG && zone_is_signed(z)) {
 			for (uint16_t i = 0; i < node->rrset_count; i++) {
 				const struct rrset *s = &node->rrsets[i];
-				if (!s->sig.len || plan->an.n == PLAN_SECTION_MAX)
+				if (!s->sig[0].len || plan->an.n == PLAN_SECTION_MAX)
 					continue;
 				add(&plan->an, owner, s, s->ttl, true);
 				plan->an.rr[plan->an.n - 1].sig_only = true;

@@ -432,8 +432,8 @@ static struct plan_block *make_block(struct arena *a, const uint8_t *owner, cons
 			continue;
 		for (uint16_t i = 0; i < addr[t]->count; i++, records++)
 			len += 12 + addr[t]->rr[i].len;
-		if (sigs && addr[t]->sig.len) {
-			len += 12 + addr[t]->sig.len;
+		for (unsigned k = 0; sigs && k < rrset_sig_count(addr[t]); k++) {
+			len += 12 + addr[t]->sig[k].len;
 			records++;
 		}
 	}
@@ -453,10 +453,9 @@ static struct plan_block *make_block(struct arena *a, const uint8_t *owner, cons
 		const struct rrset *r = addr[t];
 		if (!r)
 			continue;
-		for (int i = 0; i <= r->count; i++) {
-			const struct rdata *rd = i < r->count ? &r->rr[i] : &r->sig;
-			if (i == r->count && (!sigs || !r->sig.len))
-				break;
+		int n_rec = r->count + (sigs ? (int)rrset_sig_count(r) : 0);
+		for (int i = 0; i < n_rec; i++) {
+			const struct rdata *rd = i < r->count ? &r->rr[i] : &r->sig[i - r->count];
 			if (pos > prefix + 2) {
 				self[n_self++] = (uint16_t)pos;
 				pos += 2;
@@ -488,8 +487,8 @@ static struct plan_block *make_answer_block(struct arena *a, const uint8_t *owne
 	size_t len = 0, records = 0;
 	for (uint16_t i = 0; i < r->count; i++, records++)
 		len += 12 + r->rr[i].len;
-	if (sigs && r->sig.len) {
-		len += 12 + r->sig.len;
+	for (unsigned k = 0; sigs && k < rrset_sig_count(r); k++) {
+		len += 12 + r->sig[k].len;
 		records++;
 	}
 	if (len > 0x3000)
@@ -501,7 +500,7 @@ static struct plan_block *make_answer_block(struct arena *a, const uint8_t *owne
 		return NULL;
 	size_t pos = 0;
 	for (uint16_t i = 0; i < records; i++) {
-		const struct rdata *rd = i < r->count ? &r->rr[i] : &r->sig;
+		const struct rdata *rd = i < r->count ? &r->rr[i] : &r->sig[i - r->count];
 		uint16_t type = i < r->count ? r->type : RR_RRSIG;
 		self[i] = (uint16_t)pos;
 		uint8_t h[12] = { 0, 0, (uint8_t)(type >> 8), (uint8_t)type, 0, CLASS_IN,

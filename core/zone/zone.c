@@ -282,7 +282,8 @@ void zone_builder_set_presigned(struct zone_builder *b)
 	b->presigned = true;
 }
 
-/* Each received RRSIG onto the RRset it covers (one per RRset; others are dropped). */
+/* Each received RRSIG onto the RRset it covers: up to RRSET_SIGS per RRset,
+ * the last received first (n->sigs is in reverse order); others are dropped. */
 static size_t attach_sigs(struct zone_builder *b)
 {
 	size_t dropped = 0;
@@ -294,11 +295,12 @@ static size_t attach_sigs(struct zone_builder *b)
 			for (uint16_t k = 0; k < n->node.rrset_count; k++)
 				if (n->node.rrsets[k].type == covered)
 					s = &n->node.rrsets[k];
-			if (!s || s->sig.len) {
+			unsigned have = s ? rrset_sig_count(s) : RRSET_SIGS;
+			if (have == RRSET_SIGS) {
 				dropped++;
 				continue;
 			}
-			s->sig = r->rd;
+			s->sig[have] = r->rd;
 			b->has_sigs = true;
 		}
 	}
@@ -385,7 +387,7 @@ static int normalise_node(struct zone_builder *b, struct bnode *n)
 			s->count = 0;
 			s->rr = NULL;
 		}
-		s->sig.len = 0;   /* content changes: any signature is void */
+		memset(s->sig, 0, sizeof(s->sig));   /* content changes: any signature is void */
 	}
 	for (size_t i = 0; i < used; i++) {
 		struct rrset *s = &sets[i];

@@ -58,8 +58,8 @@ static void push_rrset(struct recs *r, const struct rrset *s, int *err)
 {
 	for (uint16_t i = 0; i < s->count; i++)
 		recs_push(r, s->type, s->ttl, &s->rr[i], err);
-	if (s->sig.len)
-		recs_push(r, RR_RRSIG, s->ttl, &s->sig, err);
+	for (unsigned k = 0; k < rrset_sig_count(s); k++)
+		recs_push(r, RR_RRSIG, s->ttl, &s->sig[k], err);
 }
 
 /* A name's records as a transfer sends them, but for the apex SOA itself. */
@@ -72,8 +72,8 @@ static void node_records(const struct rrset *soa, const struct zone_node *n, str
 	for (uint16_t i = 0; i < n->rrset_count; i++) {
 		const struct rrset *s = &n->rrsets[i];
 		if (s == soa) {
-			if (s->sig.len)
-				recs_push(r, RR_RRSIG, s->ttl, &s->sig, err);
+			for (unsigned k = 0; k < rrset_sig_count(s); k++)
+				recs_push(r, RR_RRSIG, s->ttl, &s->sig[k], err);
 			continue;
 		}
 		push_rrset(r, s, err);

@@ -343,7 +343,7 @@ static int make_sets(struct zone_patch *p, struct pnode *e, size_t from, size_t 
 		/* Unchanged content keeps its signature (ours; a copy's come given). */
 		const struct rrset *was = carry && e->old ? zone_node_rrset(e->old, s->type) : NULL;
 		if (was && same_rrset(was, s))
-			s->sig = was->sig;
+			memcpy(s->sig, was->sig, sizeof(s->sig));
 		i = j;
 	}
 	for (uint16_t j = 0; carry && e->old && j < e->old->rrset_count; j++)
@@ -358,9 +358,9 @@ static int make_sets(struct zone_patch *p, struct pnode *e, size_t from, size_t 
 
 /*
  * A presigned copy: the given RRSIGs [from, to) of a name onto the RRsets
- * they cover, as zone_builder_finish does: of several covering one RRset
- * the last given wins (one key per zone is served).  One that covers
- * nothing is -EAGAIN: the whole build drops it and says so.
+ * they cover, as zone_builder_finish does: up to RRSET_SIGS per RRset, the
+ * last given first.  One that covers nothing is -EAGAIN: the whole build
+ * drops it and says so.
  */
 static int attach_given_sigs(struct zone_patch *p, struct pnode *e, size_t from, size_t to)
 {
@@ -372,8 +372,9 @@ static int attach_given_sigs(struct zone_patch *p, struct pnode *e, size_t from,
 				s = &e->sets[j];
 		if (!s)
 			return -EAGAIN;
-		if (!s->sig.len)
-			s->sig = p->sigs[i].rd;
+		unsigned have = rrset_sig_count(s);
+		if (have < RRSET_SIGS)
+			s->sig[have] = p->sigs[i].rd;
 	}
 	return 0;
 }
@@ -448,7 +449,7 @@ static int check_plain(const struct zone_patch *p, const struct pnode *e)
 			for (uint16_t j = 0; j < e->nsets; j++)
 				if (e->sets[j].type == RR_SOA)
 					soa = &e->sets[j];
-			if (!soa || soa->count != 1 || soa->rr[0].len < 22 || !soa->sig.len ||
+			if (!soa || soa->count != 1 || soa->rr[0].len < 22 || !soa->sig[0].len ||
 			    !sets_have(e->sets, e->nsets, RR_NS))
 				return -EAGAIN;
 		}
@@ -932,7 +933,7 @@ int zone_patch_set_nsec(struct zone_patch *p, const uint8_t *owner, uint32_t ttl
 	/* Unchanged NSEC: keep the signature it had. */
 	const struct rrset *was = e->old ? zone_node_rrset(e->old, RR_NSEC) : NULL;
 	if (was && same_rrset(was, &nsec))
-		nsec.sig = was->sig;
+		memcpy(nsec.sig, was->sig, sizeof(nsec.sig));
 	/* There is always room for one more (see make_sets, copy_sets). */
 	uint16_t at = 0;
 	while (at < e->nsets && e->sets[at].type < RR_NSEC)
@@ -955,7 +956,7 @@ int zone_patch_foreach_unsigned(struct zone_patch *p, zone_rrset_fn fn, void *ar
 			continue;
 		bool cut = e->flags & ZONE_NODE_DELEGATION;
 		for (uint16_t j = 0; j < e->nsets; j++) {
-			if (e->sets[j].sig.len)
+			if (e->sets[j].sig[0].len)
 				continue;
 			/* At a cut only DS and NSEC are ours to sign (RFC 4035 2.2). */
 			if (cut && e->sets[j].type != RR_DS && e->sets[j].type != RR_NSEC)
@@ -1099,7 +1100,7 @@ int zone_resign_step(struct zone *z, const struct zone_signer *signer, struct zo
 		for (struct zone_node *n = z->buckets[r->bucket]; n; n = n->hash_next) {
 			for (uint16_t j = 0; j < n->rrset_count; j++) {
 				struct rrset *s = &n->rrsets[j];
-				if (!s->sig.len)
+				if (!s->sig[0].len)
 					continue;   /* not ours to sign: delegation NS, glue */
 				uint64_t refresh = UINT64_MAX;
 				int rc = signer->renew(signer->ctx, n->name, s, z->arena, &refresh);

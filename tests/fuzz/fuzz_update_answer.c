@@ -207,8 +207,9 @@ static bool stored(const uint8_t *owner, uint16_t type, const uint8_t *rd, size_
 	for (uint16_t i = 0; i < n->rrset_count; i++) {
 		const struct rrset *s = &n->rrsets[i];
 		if (type == RR_RRSIG) {
-			if (s->sig.len == rdlen && memcmp(s->sig.data, rd, rdlen) == 0)
-				return true;
+			for (unsigned j = 0; j < rrset_sig_count(s); j++)
+				if (s->sig[j].len == rdlen && memcmp(s->sig[j].data, rd, rdlen) == 0)
+					return true;
 			continue;
 		}
 		for (uint16_t k = 0; s->type == type && k < s->count; k++)

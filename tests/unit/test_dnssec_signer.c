@@ -235,14 +235,14 @@ struct verify_ctx {
 static int verify_rrset(void *arg, const uint8_t *owner, struct rrset *s)
 {
 	struct verify_ctx *v = arg;
-	if (s->sig.len == 0) {
+	if (s->sig[0].len == 0) {
 		v->unsigned_sets++;
 		return 0;
 	}
 	ldns_rr_list *set = ldns_rr_list_new();
 	for (uint16_t i = 0; i < s->count; i++)
 		ldns_rr_list_push_rr(set, to_ldns(owner, s->type, s->ttl, s->rr[i].data, s->rr[i].len));
-	ldns_rr *sig = to_ldns(owner, RR_RRSIG, s->ttl, s->sig.data, s->sig.len);
+	ldns_rr *sig = to_ldns(owner, RR_RRSIG, s->ttl, s->sig[0].data, s->sig[0].len);
 	ldns_rr_list *good = ldns_rr_list_new();
 	ldns_status st = ldns_verify_rrsig_keylist_time(set, sig, v->keys, v->when, good);
 	v->checked++;
@@ -252,8 +252,8 @@ static int verify_rrset(void *arg, const uint8_t *owner, struct rrset *s)
 	}
 	if (v->sigs && v->sigs->n < 256) {
 		size_t k = v->sigs->n++;
-		v->sigs->data[k] = s->sig.data;
-		v->sigs->len[k] = s->sig.len;
+		v->sigs->data[k] = s->sig[0].data;
+		v->sigs->len[k] = s->sig[0].len;
 		v->sigs->type[k] = s->type;
 		dname_to_str(owner, v->sigs->owner[k], 64);
 	}
@@ -300,7 +300,7 @@ static int verify_node(void *arg, const struct zone_node *n)
 	for (uint16_t j = 0; j < n->rrset_count; j++) {
 		struct rrset *s = &n->rrsets[j];
 		if (glue || (cut && s->type != RR_DS && s->type != RR_NSEC)) {
-			if (s->sig.len)
+			if (s->sig[0].len)
 				v->failed++;   /* must not be signed */
 			if (v->dump)
 				print_unsigned(v->dump, n->name, s);
@@ -513,10 +513,10 @@ static void test_signer(void)
 	const uint8_t *www = name("www.example.com");
 	const struct zone_node *wn = zone_find(z5, www, dname_len(www));
 	const struct rrset *a5 = wn ? zone_node_rrset(wn, RR_A) : NULL;
-	ok(a5 && a5->sig.len > 16 && wire_get_u32(a5->sig.data + 12) == (uint32_t)(clock_now - INCEPTION) &&
-	   wire_get_u32(a5->sig.data + 8) == (uint32_t)(clock_now + VALIDITY),
+	ok(a5 && a5->sig[0].len > 16 && wire_get_u32(a5->sig[0].data + 12) == (uint32_t)(clock_now - INCEPTION) &&
+	   wire_get_u32(a5->sig[0].data + 8) == (uint32_t)(clock_now + VALIDITY),
 	   "renewed RRSIG: inception now - 1h, expiration now + 14d");
-	ok(wire_get_u32(zone_soa(z5)->sig.data + 8) == (uint32_t)(T0 + 3600 + VALIDITY),
+	ok(wire_get_u32(zone_soa(z5)->sig[0].data + 8) == (uint32_t)(T0 + 3600 + VALIDITY),
 	   "the SOA signed in build 3 kept its expiration");
 
 	signer_get_stats(s, &st);
@@ -583,6 +583,165 @@ static void test_signer_errors(void)
 	signer_free(s);
 }
 
+/* --- several keys (a rollover's double signature, a standby key) --- */
+
+struct two_keys {
+	ldns_rr *key[2];        /* the two signing keys' DNSKEY */
+	uint16_t tag[2];
+	time_t when;
+	int sets, both_ok, bad;
+};
+
+static bool verifies_with(const uint8_t *owner, const struct rrset *s, const struct rdata *sig,
+                          ldns_rr *key, time_t when)
+{
+	ldns_rr_list *set = ldns_rr_list_new(), *keys = ldns_rr_list_new(), *good = ldns_rr_list_new();
+	for (uint16_t i = 0; i < s->count; i++)
+		ldns_rr_list_push_rr(set, to_ldns(owner, s->type, s->ttl, s->rr[i].data, s->rr[i].len));
+	ldns_rr_list_push_rr(keys, key);
+	ldns_rr *r = to_ldns(owner, RR_RRSIG, s->ttl, sig->data, sig->len);
+	bool okv = ldns_verify_rrsig_keylist_time(set, r, keys, when, good) == LDNS_STATUS_OK;
+	ldns_rr_free(r);
+	ldns_rr_list_deep_free(set);
+	ldns_rr_list_free(keys);
+	ldns_rr_list_free(good);
+	return okv;
+}
+
+/* Each signed RRset carries exactly two RRSIGs, the first by key 0 and the
+ * second by key 1, each valid with its key alone. */
+static int check_two(void *arg, const uint8_t *owner, struct rrset *s)
+{
+	struct two_keys *t = arg;
+	t->sets++;
+	if (rrset_sig_count(s) == 2 && wire_get_u16(s->sig[0].data + 16) == t->tag[0] &&
+	    wire_get_u16(s->sig[1].data + 16) == t->tag[1] &&
+	    verifies_with(owner, s, &s->sig[0], t->key[0], t->when) &&
+	    verifies_with(owner, s, &s->sig[1], t->key[1], t->when))
+		t->both_ok++;
+	else
+		t->bad++;
+	return 0;
+}
+
+static int check_two_node(void *arg, const struct zone_node *n)
+{
+	bool cut = n->flags & ZONE_NODE_DELEGATION;
+	if (n->flags & ZONE_NODE_GLUE)
+		return 0;
+	for (uint16_t j = 0; j < n->rrset_count; j++)
+		if (!cut || n->rrsets[j].type == RR_DS || n->rrsets[j].type == RR_NSEC)
+			check_two(arg, n->name, &n->rrsets[j]);
+	if (n->geo)
+		geo_sets_foreach((struct geo_sets *)n->geo, n->name, check_two, arg);
+	return 0;
+}
+
+static bool rrset_has(const struct rrset *s, const uint8_t *rd, size_t len)
+{
+	for (uint16_t i = 0; s && i < s->count; i++)
+		if (s->rr[i].len == len && memcmp(s->rr[i].data, rd, len) == 0)
+			return true;
+	return false;
+}
+
+static void test_several_keys(void)
+{
+	char k2[160], k3[160], cmd[512], err[256] = "";
+	snprintf(k2, sizeof(k2), "%s/k2.pem", dir);
+	snprintf(k3, sizeof(k3), "%s/k3.pem", dir);
+	ok(key_generate(k2, err) == 0 && key_generate(k3, err) == 0, "two more keys (%s)", err);
+	struct config cfg = { .sig_validity_s = VALIDITY, .sig_inception_s = INCEPTION,
+	                      .sig_refresh_s = REFRESH };
+	struct signer *s = signer_new("example.com.", key_path, &cfg, true, err);
+	ok(s != NULL, "signer_new (%s)", err);
+	if (!s)
+		return;
+	signer_set_clock(s, fixed_clock, NULL);
+	clock_now = T0;
+	struct key *key[3] = { key_load(key_path, err), key_load(k2, err), key_load(k3, err) };
+	ok(key[0] && key[1] && key[2], "keys load");
+	/* The old key signs and is at the parent, the new one signs too, the
+	 * third is a standby key: published only. */
+	struct signer_key_spec v[3] = {
+		{ key_path, SIGNER_PUBLISH | SIGNER_SIGN | SIGNER_CDS },
+		{ k2, SIGNER_PUBLISH | SIGNER_SIGN },
+		{ k3, SIGNER_PUBLISH },
+	};
+	ok(signer_set_keys(s, v, 3, err) == 0, "three keys, two signing (%s)", err);
+	signer_set_dnskey_ttl(s, 120);
+	struct geo_sites *sites = make_sites();
+	struct diag d;
+	diag_init(&d);
+	struct variant var = { .serial = 1, .txt = "two", .sites = sites };
+	struct zone *z = build(s, &var, &d);
+	diag_print(&d);
+	ok(z != NULL, "zone builds");
+	if (z) {
+		struct two_keys t = { .when = (time_t)T0 };
+		for (int i = 0; i < 2; i++) {
+			t.key[i] = to_ldns(name("example.com"), RR_DNSKEY, 120, key_dnskey(key[i]),
+			                   KEY_DNSKEY_LEN);
+			t.tag[i] = key_tag(key[i]);
+		}
+		zone_foreach_node(z, check_two_node, &t);
+		is_int(t.bad, 0, "every RRset (geo answer sets included) has both RRSIGs, each valid "
+		       "(%d sets)", t.sets);
+		is_int(t.sets, 15 + 9, "15 zone RRsets + 9 geo answer sets");
+		const struct rrset *dk = zone_node_rrset(zone_apex_node(z), RR_DNSKEY);
+		ok(dk && dk->count == 3 && dk->ttl == 120 &&
+		   rrset_has(dk, key_dnskey(key[0]), KEY_DNSKEY_LEN) &&
+		   rrset_has(dk, key_dnskey(key[1]), KEY_DNSKEY_LEN) &&
+		   rrset_has(dk, key_dnskey(key[2]), KEY_DNSKEY_LEN),
+		   "DNSKEY: the three keys, TTL = dnskey_ttl");
+		const struct rrset *cds = zone_node_rrset(zone_apex_node(z), RR_CDS);
+		const struct rrset *cdk = zone_node_rrset(zone_apex_node(z), RR_CDNSKEY);
+		uint8_t ds[DS_RDATA_MAX];
+		int dslen = ds_rdata(name("example.com"), key_dnskey(key[0]), KEY_DNSKEY_LEN,
+		                     DS_DIGEST_SHA256, ds, sizeof(ds));
+		ok(cds && cds->count == 1 && cds->ttl == 120 && rrset_has(cds, ds, (size_t)dslen) &&
+		   cdk && cdk->count == 1 && rrset_has(cdk, key_dnskey(key[0]), KEY_DNSKEY_LEN),
+		   "CDS and CDNSKEY: the key at the parent only");
+		ldns_rr_free(t.key[0]);
+		ldns_rr_free(t.key[1]);
+	}
+	zone_free(z);
+
+	/* Three signing keys: refused, the signer unchanged. */
+	struct signer_key_spec three[3] = {
+		{ key_path, SIGNER_SIGN | SIGNER_PUBLISH }, { k2, SIGNER_SIGN | SIGNER_PUBLISH },
+		{ k3, SIGNER_SIGN | SIGNER_PUBLISH },
+	};
+	ok(signer_set_keys(s, three, 3, err) == -EINVAL && strstr(err, "signing"),
+	   "three signing keys refused: %s", err);
+	snprintf(cmd, sizeof(cmd), "%s/none.pem", dir);
+	struct signer_key_spec missing[2] = { { k2, SIGNER_SIGN }, { cmd, SIGNER_PUBLISH } };
+	ok(signer_set_keys(s, missing, 2, err) == -EINVAL && strstr(err, "none.pem"),
+	   "a missing key refused: %s", err);
+	uint16_t tags[4];
+	unsigned roles[4];
+	ok(signer_keys(s, tags, roles, 4) == 3 && tags[2] == key_tag(key[2]) &&
+	   roles[2] == SIGNER_PUBLISH, "after refusals the three keys are unchanged");
+
+	/* The new key alone: one RRSIG per RRset, by it. */
+	struct signer_key_spec after[1] = { { k2, SIGNER_PUBLISH | SIGNER_SIGN | SIGNER_CDS } };
+	ok(signer_set_keys(s, after, 1, err) == 0, "the new key alone (%s)", err);
+	var.serial = 2;
+	z = build(s, &var, &d);
+	const struct rrset *soa = z ? zone_soa(z) : NULL;
+	ok(soa && rrset_sig_count(soa) == 1 && wire_get_u16(soa->sig[0].data + 16) == key_tag(key[1]),
+	   "after the rollover: one RRSIG, by the new key");
+	const struct rrset *dk = z ? zone_node_rrset(zone_apex_node(z), RR_DNSKEY) : NULL;
+	ok(dk && dk->count == 1 && rrset_has(dk, key_dnskey(key[1]), KEY_DNSKEY_LEN),
+	   "DNSKEY: the new key only");
+	zone_free(z);
+	for (int i = 0; i < 3; i++)
+		key_free(key[i]);
+	diag_clear(&d);
+	geo_sites_free(sites);
+	signer_free(s);
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/test_dnssec_signer.XXXXXX");
@@ -598,6 +757,7 @@ int main(void)
 	test_sigcache();
 	test_signer();
 	test_signer_errors();
+	test_several_keys();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (getenv("KEEP_TMP"))
 		printf("# kept %s\n", dir);

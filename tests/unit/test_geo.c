@@ -310,7 +310,7 @@ static int walk_fn(void *arg, const uint8_t *owner, struct rrset *rr)
 		if (memcmp(rr->rr[0].data, rr->rr[1].data, rr->rr[0].len) >= 0)
 			w->bad_order++;
 	}
-	if (rr->sig.len)
+	if (rr->sig[0].len)
 		w->signed_++;
 	return 0;
 }

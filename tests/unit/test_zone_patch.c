@@ -156,7 +156,7 @@ static int verify_all(const struct zone *z, ldns_rr_list *keys)
 				    ((n->flags & ZONE_NODE_DELEGATION) && s->type != RR_DS &&
 				     s->type != RR_NSEC))
 					continue;
-				if (!s->sig.len) {
+				if (!s->sig[0].len) {
 					bad++;
 					continue;
 				}
@@ -164,7 +164,7 @@ static int verify_all(const struct zone *z, ldns_rr_list *keys)
 				for (uint16_t i = 0; i < s->count; i++)
 					ldns_rr_list_push_rr(set, to_ldns(n->name, s->type, s->ttl, s->rr[i].data,
 					                                  s->rr[i].len));
-				ldns_rr *sig = to_ldns(n->name, RR_RRSIG, s->ttl, s->sig.data, s->sig.len);
+				ldns_rr *sig = to_ldns(n->name, RR_RRSIG, s->ttl, s->sig[0].data, s->sig[0].len);
 				ldns_rr_list *good = ldns_rr_list_new();
 				if (ldns_verify_rrsig_keylist_time(set, sig, keys,
 				                                   verify_time ? verify_time : time(NULL), good) !=
@@ -218,10 +218,10 @@ static const char *differ(const struct zone *a, const struct zone *b, char *why,
 			for (uint16_t j = 0; j < nb->rrset_count; j++) {
 				const struct rrset *x = &na->rrsets[j], *y = &nb->rrsets[j];
 				bool same = x->type == y->type && x->ttl == y->ttl && x->count == y->count &&
-				            (x->sig.len != 0) == (y->sig.len != 0);
-				if (same && exact_sigs && y->sig.len)
-					same = x->sig.len == y->sig.len &&
-					       memcmp(x->sig.data, y->sig.data, y->sig.len) == 0;
+				            (x->sig[0].len != 0) == (y->sig[0].len != 0);
+				if (same && exact_sigs && y->sig[0].len)
+					same = x->sig[0].len == y->sig[0].len &&
+					       memcmp(x->sig[0].data, y->sig[0].data, y->sig[0].len) == 0;
 				for (uint16_t i = 0; same && i < y->count; i++)
 					same = rdata_canonical_cmp(&x->rr[i], &y->rr[i]) == 0;
 				if (!same) {
@@ -570,7 +570,7 @@ static size_t held_view(const struct zone *z, struct held_item *v, size_t cap)
 	     node = zone_node_next(z, node))
 		for (uint16_t i = 0; i < node->rrset_count && n < cap; i++) {
 			const struct rrset *s = &node->rrsets[i];
-			v[n++] = (struct held_item){ node->name, s->type, s->count, s->ttl, s->rr, &s->sig };
+			v[n++] = (struct held_item){ node->name, s->type, s->count, s->ttl, s->rr, &s->sig[0] };
 		}
 	return n;
 }
@@ -708,8 +708,8 @@ static void test_delegation(struct signer *s, ldns_rr_list *keys)
 	delegation_step(s, keys, z, before, t, 2, "a new cut with NS and DS");
 	const struct zone_node *cut = zone_find(z, name("sub.example.com"),
 	                                        dname_len(name("sub.example.com")));
-	ok(cut && (cut->flags & ZONE_NODE_DELEGATION) && !zone_node_rrset(cut, RR_NS)->sig.len &&
-	   zone_node_rrset(cut, RR_DS)->sig.len && zone_node_rrset(cut, RR_NSEC)->sig.len,
+	ok(cut && (cut->flags & ZONE_NODE_DELEGATION) && !zone_node_rrset(cut, RR_NS)->sig[0].len &&
+	   zone_node_rrset(cut, RR_DS)->sig[0].len && zone_node_rrset(cut, RR_NSEC)->sig[0].len,
 	   "the cut: a delegation, its NS unsigned, its DS and NSEC signed");
 	before = build_fresh(s);
 	model_del("sub.example.com", RR_DS);
@@ -834,11 +834,11 @@ static uint64_t min_expiration(const struct zone *z, uint64_t now, int *unsigned
 		for (const struct zone_node *n = z->buckets[h]; n; n = n->hash_next)
 			for (uint16_t j = 0; j < n->rrset_count; j++) {
 				const struct rrset *s = &n->rrsets[j];
-				if (!s->sig.len) {
+				if (!s->sig[0].len) {
 					(*unsigned_sets)++;
 					continue;
 				}
-				uint64_t e = now + (uint64_t)(int32_t)(wire_get_u32(s->sig.data + 8) - (uint32_t)now);
+				uint64_t e = now + (uint64_t)(int32_t)(wire_get_u32(s->sig[0].data + 8) - (uint32_t)now);
 				if (e < m)
 					m = e;
 			}
@@ -961,8 +961,8 @@ static void copy_export(int c, const struct zone *z)
 				const struct rrset *s = &n->rrsets[j];
 				for (uint16_t i = 0; i < s->count; i++)
 					copy_push(c, n->name, s->type, s->ttl, &s->rr[i]);
-				if (s->sig.len)
-					copy_push(c, n->name, RR_RRSIG, s->ttl, &s->sig);
+				if (s->sig[0].len)
+					copy_push(c, n->name, RR_RRSIG, s->ttl, &s->sig[0]);
 			}
 }
 
@@ -1201,7 +1201,7 @@ static void test_presigned_refuse(struct signer *s)
 	/* Copies: they outlive the snapshots below. */
 	static uint8_t nsec_rd[256], sig_rd[256];
 	const struct zone_node *n = zone_find(z, www, dname_len(www));
-	struct rdata nsec = zone_node_rrset(n, RR_NSEC)->rr[0], sig = zone_node_rrset(n, RR_A)->sig;
+	struct rdata nsec = zone_node_rrset(n, RR_NSEC)->rr[0], sig = zone_node_rrset(n, RR_A)->sig[0];
 	memcpy(nsec_rd, nsec.data, nsec.len);
 	memcpy(sig_rd, sig.data, sig.len);
 	nsec.data = nsec_rd;
