@@ -18,7 +18,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import BIN, free_port  # noqa: E402
+from harness import BIN, free_port, main  # noqa: E402
 
 ZONE = """$ORIGIN acme.example.net.
 $TTL 3600
@@ -302,4 +302,4 @@ class CheckServeTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main()

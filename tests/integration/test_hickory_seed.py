@@ -20,7 +20,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import BIN, FIXTURES, Server, free_port, have_ipv6, make_key  # noqa: E402
+from harness import BIN, FIXTURES, Server, free_port, have_ipv6, main, make_key  # noqa: E402
 
 import dns.dnssec  # noqa: E402
 import dns.flags  # noqa: E402
@@ -151,4 +151,4 @@ class HickorySeedTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main()

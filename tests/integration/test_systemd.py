@@ -24,7 +24,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import BASE_CONFIG, BIN, REPO, Server, make_key, make_mmdb  # noqa: E402
+from harness import BASE_CONFIG, BIN, REPO, Server, main, make_key, make_mmdb  # noqa: E402
 
 ZONE = """$ORIGIN example.com.
 $TTL 3600
@@ -342,4 +342,4 @@ class InstallTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    main()
