@@ -7,6 +7,7 @@
  *                    (a wrong type or range is reported at the value);
  *   config_schema.c  the table of keys and the walk that reads them;
  *   config_tsig.c    [[zones.stores.tsig_keys]] and their key files;
+ *   config_zone_geo.c [[zones.geo]] and their https records;
  *   config.c         what a table cannot say: sections that hold other
  *                    sections, cross-key checks, the entry points.
  * A getter returns NULL or false when the key is absent or wrong; a wrong
@@ -125,3 +126,7 @@ size_t config_schema_unknown(struct loader *l, const char *section, struct toml_
 /* ---- TSIG keys (config_tsig.c) ---- */
 /* [[zones.stores.tsig_keys]] of the store st into z. */
 void config_tsig_load(struct loader *l, struct toml_node *st, struct config_zone *z);
+
+/* ---- geo names (config_zone_geo.c) ---- */
+/* [[zones.geo]] of the zone table zt into z; the sites are loaded already. */
+void config_zone_geo_load(struct loader *l, struct toml_node *zt, struct config_zone *z);
