@@ -88,11 +88,11 @@ static const struct config_key keys[] = {
 	  .choices = &log_levels, .doc = "error, warn, info or debug (Hickory's trace is debug)" },
 	{ KEY(TOP, "pid_file", PATH), AT(struct config, pid_file),
 	  .doc = "where to write the process id once running" },
-	{ KEY(TOP, "server", CUSTOM), .doc = "the [server] section" },
-	{ KEY(TOP, "dnssec", CUSTOM), .doc = "the [dnssec] section" },
-	{ KEY(TOP, "geo", CUSTOM), .doc = "the [geo] section" },
-	{ KEY(TOP, "sites", CUSTOM), .doc = "the [[sites]] entries" },
-	{ KEY(TOP, "zones", CUSTOM), .doc = "the [[zones]] entries" },
+	{ KEY(TOP, "server", SECTION), .sub = "[server]", .doc = "the [server] section" },
+	{ KEY(TOP, "dnssec", SECTION), .sub = "[dnssec]", .doc = "the [dnssec] section" },
+	{ KEY(TOP, "geo", SECTION), .sub = "[geo]", .doc = "the [geo] section" },
+	{ KEY(TOP, "sites", SECTION), .sub = "[[sites]]", .doc = "the [[sites]] entries" },
+	{ KEY(TOP, "zones", SECTION), .sub = "[[zones]]", .doc = "the [[zones]] entries" },
 	{ KEY(TOP, "deny_networks", CUSTOM), .doc = "Hickory's client filter: empty only" },
 	{ KEY(TOP, "allow_networks", CUSTOM), .doc = "Hickory's client filter: empty only" },
 	{ KEY(TOP, "disable_tcp", CUSTOM), .doc = "Hickory's switch: false only" },
@@ -159,7 +159,8 @@ static const struct config_key keys[] = {
 	  .doc = "[latitude, longitude] of a client no database locates" },
 	{ KEY(GEO, "max_database_mib", MIB), AT(struct config_geo, max_database_bytes), .lo = 1,
 	  .hi = 65536, .doc = "largest .mmdb accepted, in MiB (512 when left out)" },
-	{ KEY(GEO, "health", CUSTOM), .doc = "probe settings every site starts from" },
+	{ KEY(GEO, "health", SECTION), .sub = "[sites.health]",
+	  .doc = "probe settings every site starts from" },
 
 	/* ---- [[sites]] ---- */
 	{ KEY(SITES, "name", STRING), AT(struct config_site, name), .required = true,
@@ -172,7 +173,8 @@ static const struct config_key keys[] = {
 	  .lo = -180, .hi = 180, .doc = "degrees east" },
 	{ KEY(SITES, "enabled", BOOL), AT(struct config_site, enabled), .def = true,
 	  .doc = "false keeps the site out of every answer" },
-	{ KEY(SITES, "health", CUSTOM), .doc = "the site's probe: [sites.health]" },
+	{ KEY(SITES, "health", SECTION), .sub = "[sites.health]",
+	  .doc = "the site's probe: [sites.health]" },
 
 	/* ---- [sites.health] and [geo] health ---- */
 	{ KEY(HEALTH, "port", INT), AT(struct config_health, port), .lo = 1, .hi = 65535,
@@ -222,9 +224,12 @@ static const struct config_key keys[] = {
 	{ KEY(ZONES, "xfr_in_max_bytes", INT), AT(struct config_zone, xfr_in_max_bytes),
 	  .lo = 512, .hi = UINT32_MAX, .def = 512u << 20,
 	  .doc = "most bytes one received transfer may carry (secondary)" },
-	{ KEY(ZONES, "geo", CUSTOM), .doc = "the zone's [[zones.geo]] names" },
-	{ KEY(ZONES, "keys", CUSTOM), .doc = "the zone's [[zones.keys]] signing key" },
-	{ KEY(ZONES, "stores", CUSTOM), .doc = "the zone's [zones.stores]" },
+	{ KEY(ZONES, "geo", SECTION), .sub = "[[zones.geo]]",
+	  .doc = "the zone's [[zones.geo]] names" },
+	{ KEY(ZONES, "keys", SECTION), .sub = "[[zones.keys]]",
+	  .doc = "the zone's [[zones.keys]] signing key" },
+	{ KEY(ZONES, "stores", SECTION), .sub = "[zones.stores]",
+	  .doc = "the zone's [zones.stores]" },
 
 	/* ---- [[zones.geo]] ---- */
 	{ KEY(ZGEO, "name", CUSTOM), .doc = "owner name, relative to the zone, absolute or \"@\"" },
@@ -237,7 +242,8 @@ static const struct config_key keys[] = {
 	  .hi = CONF_TTL_MAX, .def = 120, .doc = "TTL of a one-site answer" },
 	{ KEY(ZGEO, "ttl_pair", INT), AT(struct config_geo_name, ttl_pair), .lo = 0,
 	  .hi = CONF_TTL_MAX, .def = 3600, .doc = "TTL of a two-site answer" },
-	{ KEY(ZGEO, "https", CUSTOM), .doc = "also answer HTTPS (RFC 9460) per client" },
+	{ KEY(ZGEO, "https", SECTION), .sub = "https",
+	  .doc = "also answer HTTPS (RFC 9460) per client" },
 	{ KEY(ZGEO, "fallback_sites", CUSTOM), .doc = "one or two sites a zone transfer carries" },
 
 	/* ---- https (in [[zones.geo]]) ---- */
@@ -273,7 +279,8 @@ static const struct config_key keys[] = {
 	  .hi = 10000000, .def = 10000, .doc = "records an UPDATE may grow the zone to" },
 	{ KEY(STORES, "max_txt_len", INT), AT(struct config_zone, max_txt_len), .lo = 1, .hi = 255,
 	  .def = 255, .doc = "longest TXT string an UPDATE may add" },
-	{ KEY(STORES, "tsig_keys", CUSTOM), .doc = "the keys that may sign UPDATEs" },
+	{ KEY(STORES, "tsig_keys", SECTION), .sub = "[[zones.stores.tsig_keys]]",
+	  .doc = "the keys that may sign UPDATEs" },
 	{ KEY(STORES, "checkpoint_pages", INT), AT(struct config_zone, checkpoint_pages), .lo = 1,
 	  .hi = 1000000, .def = 1000, .doc = "WAL pages that start a checkpoint" },
 
@@ -434,6 +441,7 @@ static void read_key(struct loader *l, const struct config_key *k, struct toml_n
 		read_string(l, k, t, field);
 		break;
 	case CONFIG_KEY_CUSTOM:
+	case CONFIG_KEY_SECTION:
 		break;
 	}
 }

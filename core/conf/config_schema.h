@@ -9,7 +9,7 @@
  * only what a table cannot say (sections holding sections, lists with
  * checks of their own, checks across keys).  Every key, including those
  * read by hand, has its row, so the table is the list of what geoacme
- * accepts: tests/unit/test_config_doc.c checks that doc/config.md and
+ * accepts: tests/unit/test_config_schema.c checks that doc/config.md and
  * config.toml.example name each one.
  *
  * A section is named as the loader's messages name it: "[top level]",
@@ -33,7 +33,8 @@ enum config_key_type {
 	CONFIG_KEY_PATH,        /* non-empty string, resolved against `directory` (char *) */
 	CONFIG_KEY_ENUM,        /* one of `choices`, stored as its value (int) */
 	CONFIG_KEY_WORD,        /* one of `choices`, stored as a copy of the string (char *) */
-	CONFIG_KEY_CUSTOM,      /* read by config.c: a table, a list, a value with checks of its own */
+	CONFIG_KEY_CUSTOM,      /* read by config.c: a list, a value with checks of its own */
+	CONFIG_KEY_SECTION,     /* read by config.c: a table of its own, the section `sub` */
 };
 
 /*
@@ -59,6 +60,7 @@ struct config_key {
 	double fdef;                /* NUM */
 	size_t offset, size;        /* in the section's struct; size 0: checked, then ignored */
 	const struct config_choices *choices;
+	const char *sub;            /* SECTION: the section it holds, as named above */
 	const char *doc;            /* one line */
 };
 
