@@ -313,8 +313,9 @@ int acme_apply_file_edits(struct acme *a, char err[256])
 			          : "see the log");
 			return ret;
 		}
-		log_info("%s: zone file %s applied as a difference: %zu records removed, %zu added%s, "
-		         "serial %u -> %u", az->name, az->zone_path, az->edit->n_del, az->edit->n_add,
+		log_info("%s: zone file %s applied as a difference: %zu record%s removed, %zu added%s, "
+		         "serial %u -> %u", az->name, az->zone_path, az->edit->n_del,
+		         az->edit->n_del == 1 ? "" : "s", az->edit->n_add,
 		         az->edit->soa ? ", SOA changed" : "", az->edit->serial_from,
 		         az->edit->serial_to);
 		file_diff_clear(az->edit);

@@ -342,8 +342,8 @@ static void resign_slice(struct loop *l, void *arg)
 		log_error("%s: re-signing failed (%s); trying again at the next check", az->name, err);
 		return;
 	}
-	log_info("%s: re-signed in slices: %llu signatures renewed, %llu still good, in %.0f ms",
-	         az->name, (unsigned long long)az->resign.renewed,
+	log_info("%s: re-signed in slices: %llu signature%s renewed, %llu still good, in %.0f ms",
+	         az->name, (unsigned long long)az->resign.renewed, az->resign.renewed == 1 ? "" : "s",
 	         (unsigned long long)az->resign.kept, ms_since(&az->resign_started));
 	/*
 	 * Secondaries must see the new signatures: one serial bump, the SOA

@@ -474,9 +474,10 @@ static int list_step(struct xfr_stream *s)
 		return rc;
 	s->listing = false;
 	s->listed = true;
-	log_debug("transfer of %s (serial %u) to %s: %zu records listed in %u loop rounds (%u "
+	log_debug("transfer of %s (serial %u) to %s: %zu records listed in %u loop round%s (%u "
 	          "started over after a patch)", zone_name(z), s->serial, s->who,
-	          xfr_item_records(s->items, s->n_items), s->list_rounds, s->list_restarts);
+	          xfr_item_records(s->items, s->n_items), s->list_rounds,
+	          s->list_rounds == 1 ? "" : "s", s->list_restarts);
 	return 0;
 }
 

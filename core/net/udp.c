@@ -147,8 +147,8 @@ static void udp_send(struct udp *u, int fd, unsigned count)
 			continue;
 		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
 			/* Socket buffer full: drop the rest, UDP clients retry. */
-			log_limited(&lim, LOG_WARN, "udp: send buffer full, %u replies dropped",
-			            count - sent);
+			log_limited(&lim, LOG_WARN, "udp: send buffer full, %u repl%s dropped",
+			            count - sent, count - sent == 1 ? "y" : "ies");
 			return;
 		}
 		/* sendmmsg reports an error only for the first message it
