@@ -779,7 +779,10 @@ struct generation *generation_new(const char *path, struct loop *loop,
 	if (g->acme && g->notify)
 		acme_on_durable(g->acme, zone_durable, g);
 	/* Last, when nothing else can fail: a configuration that is refused
-	 * leaves the databases as they were. */
+	 * leaves the databases as they were.  The edits were read and checked
+	 * with the zones (acme_add_zone); applying them changes the database,
+	 * this generation's table and NOTIFY, so it belongs where the swap
+	 * runs (the loop), after whatever a build off the loop does. */
 	if (g->acme && acme_apply_file_edits(g->acme, err) < 0) {
 		diag_add(d, c->path, 0, 0, "%s", err);
 		goto fail;
