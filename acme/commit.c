@@ -38,6 +38,8 @@
  * what arrived before the next slice.
  */
 #define RESIGN_SLICE 100
+/* While a transfer holds the snapshot, the pass looks again this often. */
+#define RESIGN_WAIT_MS 50
 
 struct zone *commit_build(struct acme_zone *az, char err[256])
 {
@@ -328,8 +330,10 @@ static void resign_slice(struct loop *l, void *arg)
 		return;   /* built whole meanwhile (compaction): signed afresh */
 	char err[256] = "";
 	int ret = zone_resign_step(z, &az->signer, &az->resign, RESIGN_SLICE, acme_now(az->a), err);
-	if (ret == 0) {
-		int64_t id = loop_timer_add(az->a->l, 0, resign_slice, az);
+	if (ret == 0 || ret == ZONE_RESIGN_WAIT) {
+		/* The next slice at once; while a transfer holds the snapshot, a
+		 * little later (a 0 ms timer would spin the loop until it ends). */
+		int64_t id = loop_timer_add(az->a->l, ret == 0 ? 0 : RESIGN_WAIT_MS, resign_slice, az);
 		if (id > 0) {
 			az->resign_timer = id;
 			return;

@@ -1087,7 +1087,7 @@ int zone_resign_step(struct zone *z, const struct zone_signer *signer, struct zo
 		return -EINVAL;
 	}
 	if (z->refs > 1)
-		return 0;   /* a transfer still sends it as it is: wait */
+		return ZONE_RESIGN_WAIT;   /* a transfer still sends it as it is */
 	if (r->mask != z->bucket_mask) {
 		/* The table grew under a patch: buckets moved; walk it again. */
 		r->mask = z->bucket_mask;

@@ -157,7 +157,10 @@ size_t zone_patch_growth(const struct zone *z);
  * signatures.  A failed step ends the pass (the zone is still due: the
  * next check retries).  `now` is the signer's clock, for a pass that finds
  * nothing signed.  Returns 1 when the pass is complete, 0 when more
- * remains, or -errno with err.
+ * remains, ZONE_RESIGN_WAIT when a transfer holds the snapshot (nothing was
+ * done: a transfer sends the zone as it was; the caller tries again later,
+ * not at once, or it would spin the loop until the transfer ends), or
+ * -errno with err.
  */
 struct zone_resign {
 	uint32_t bucket;          /* next bucket to visit */
@@ -165,6 +168,7 @@ struct zone_resign {
 	uint64_t refresh_at;      /* earliest refresh point seen so far */
 	uint64_t renewed, kept;   /* signatures renewed / still good, this pass */
 };
+enum { ZONE_RESIGN_WAIT = 2 };
 void zone_resign_begin(struct zone *z, struct zone_resign *r);
 void zone_resign_abandon(struct zone *z);
 int zone_resign_step(struct zone *z, const struct zone_signer *signer, struct zone_resign *r,

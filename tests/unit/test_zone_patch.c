@@ -898,6 +898,7 @@ static void test_resign(const char *key_path, ldns_rr_list *keys)
 	}
 	is_int(rc, 1, "the pass completes (%s)", err);
 	ok(patched, "an UPDATE was patched in mid-pass");
+
 	ok(steps >= 6, "in slices: %d steps for %llu renewals", steps + 1,
 	   (unsigned long long)r.renewed);
 	ok(r.renewed >= 600, "every signature renewed (%llu)", (unsigned long long)r.renewed);
@@ -915,6 +916,21 @@ static void test_resign(const char *key_path, ldns_rr_list *keys)
 	const char *d = differ(z, fresh, why, sizeof(why));
 	ok(d == NULL, "records equal to the zone built whole (%s)", d ? d : "equal");
 	zone_free(fresh);
+
+	/* A transfer holds the snapshot: a step does nothing and says to wait
+	 * (not "more remains", which the caller re-arms at once: a spin). */
+	clock_now += 8 * DAY;   /* past the new refresh point */
+	zone_resign_begin(z, &r);
+	struct zone *held = zone_hold(z);
+	is_int(zone_resign_step(z, signer_hook(s), &r, 50, clock_now, err), ZONE_RESIGN_WAIT,
+	       "held by a transfer: the step waits");
+	is_int(r.renewed + r.kept, 0, "held: nothing looked at");
+	ok(z->resigning, "held: the pass goes on");
+	zone_free(held);
+	while ((rc = zone_resign_step(z, signer_hook(s), &r, 50, clock_now, err)) == 0)
+		;
+	is_int(rc, 1, "let go: the pass completes (%s)", err);
+	ok(r.renewed > 0, "let go: the due signatures renewed");
 	zone_free(z);
 	signer_free(s);
 }
