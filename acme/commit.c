@@ -16,6 +16,7 @@
 #include "acme/update.h"
 #include "core/conf/diag.h"
 #include "core/conf/log.h"
+#include "core/conf/sysclock.h"
 #include "core/net/loop.h"
 #include "core/net/reply_later.h"
 #include "core/test_hooks.h"
@@ -150,7 +151,7 @@ static const uint8_t *ds_misplaced(const struct acme_zone *az, const struct chan
 static double ms_since(const struct timespec *t0)
 {
 	struct timespec t1;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
+	sysclock_mono_ts(&t1);
 	return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
@@ -165,7 +166,7 @@ int commit_change(struct acme_zone *az, struct change_list *cl, uint32_t *serial
                   bool whole)
 {
 	struct timespec t0;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	sysclock_mono_ts(&t0);
 	if (az->mirror_stale) {
 		/* This change was worked out on a mirror that may be wrong:
 		 * refused (SERVFAIL, the client retries); the next one sees the
@@ -184,7 +185,7 @@ int commit_change(struct acme_zone *az, struct change_list *cl, uint32_t *serial
 int commit_file_edit(struct acme_zone *az, struct file_diff *fd, bool reset)
 {
 	struct timespec t0;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	sysclock_mono_ts(&t0);
 	if (az->mirror_stale) {
 		reload_mirror(az);
 		return -EIO;
@@ -251,7 +252,7 @@ static int commit_prepared(struct acme_zone *az, struct change_list *cl, bool re
 		}
 	}
 	struct timespec tc;
-	clock_gettime(CLOCK_MONOTONIC, &tc);
+	sysclock_mono_ts(&tc);
 	ret = journal_commit_file(az->db, cl, diff ? &e : NULL, reset, &az->caps, file);
 	az->last_commit_ms = ms_since(&tc);
 	if (ret < 0) {
@@ -376,7 +377,7 @@ int commit_rebuild(struct acme_zone *az, char err[256])
 	 * bump (resign_slice). */
 	zone_resign_begin(z, &az->resign);
 	az->resign_zone = z;
-	clock_gettime(CLOCK_MONOTONIC, &az->resign_started);
+	sysclock_mono_ts(&az->resign_started);
 	int64_t id = loop_timer_add(az->a->l, 0, resign_slice, az);
 	if (id <= 0) {
 		zone_resign_abandon(z);

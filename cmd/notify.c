@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "core/conf/log.h"
+#include "core/conf/sysclock.h"
 
 static int notify_fd = -1;
 static bool notify_failed;   /* log the first failure only */
@@ -76,7 +77,7 @@ void notify_send(const char *fmt, ...)
 unsigned long long notify_monotonic_usec(void)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	sysclock_mono_ts(&ts);
 	return (unsigned long long)ts.tv_sec * 1000000ULL + (unsigned long long)ts.tv_nsec / 1000;
 }
 

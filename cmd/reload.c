@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "core/conf/sysclock.h"
 
 static socklen_t reload_addr(int32_t token, struct sockaddr_un *sa)
 {
@@ -132,9 +133,9 @@ int cmd_reload(int argc, char **argv)
 	}
 	char msg[RELOAD_REPLY_MAX + 1];
 	struct timespec start, now;
-	clock_gettime(CLOCK_MONOTONIC, &start);
+	sysclock_mono_ts(&start);
 	for (;;) {
-		clock_gettime(CLOCK_MONOTONIC, &now);
+		sysclock_mono_ts(&now);
 		long left = timeout * 1000 - ((now.tv_sec - start.tv_sec) * 1000 +
 		                              (now.tv_nsec - start.tv_nsec) / 1000000);
 		if (left <= 0)

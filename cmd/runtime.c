@@ -590,7 +590,7 @@ struct generation *generation_new(const char *path, struct loop *loop,
 	}
 	if (!check_only) {
 		g->acme = acme_new(g->zones, loop, err);
-		g->xfr = g->acme ? xfr_new(g->zones, err) : NULL;
+		g->xfr = g->acme ? xfr_new(g->zones, loop, err) : NULL;
 		g->notify = g->xfr && loop ? notify_new(loop, err) : NULL;
 		g->secondary = g->notify ? secondary_new(g->zones, loop, err) : NULL;
 		if (!g->acme || !g->xfr || (loop && (!g->notify || !g->secondary))) {
@@ -696,6 +696,7 @@ struct generation *generation_new(const char *path, struct loop *loop,
 		goto fail;
 	}
 	g->env.zones = g->zones;
+	g->env.loop = loop;
 	g->env.sites = g->sites;
 	g->env.geo_db = g->geo_db;
 	g->env.outside_metrics = metrics_zone(NULL);

@@ -141,7 +141,7 @@ static void on_reload(struct loop *l, void *arg)
  * The test clock (test builds only, core/test_hooks.h; doc/testing.md).
  * With GEOACME_TEST_CLOCK_FILE set, that file holds a whole number of seconds, possibly negative, by
  * which the loop's clock (core/net/loop.h: timers, health checks, RRSIG
- * times, record ages, TSIG time) runs ahead of the system's.  It is read
+ * times, record ages, TSIG time, cookies, RRL) runs ahead of the system's.  It is read
  * at start and again on SIGUSR2, so a test steps time by writing the file
  * and sending the signal: hours of re-signing and purging happen in one
  * loop iteration, with no sleep and no wall-clock assertion.  Without the
@@ -363,7 +363,7 @@ int cmd_serve(int argc, char **argv)
 	generation_health_settled(s.gen);
 	net_set_handler(s.net, process_handle, &s.gen->env);
 	s.status.gen = s.gen;
-	s.status.started = time(NULL);
+	s.status.started = loop_wall_s(s.loop);
 	if (boot->n_http_listen) {
 		s.http = http_new(s.loop, boot->http_listen, boot->n_http_listen, status_http, &s.status,
 		                  err);

@@ -73,6 +73,12 @@ struct zone_signer {
 	 */
 	int (*renew)(void *ctx, const uint8_t *owner, struct rrset *rrset, struct arena *a,
 	             uint64_t *refresh_at);
+	/*
+	 * The signer's clock, unix seconds: the loop's in the server (so the
+	 * test clock drives it), which is also what a signed zone's serial is
+	 * raised to (core/zone/zone_load.c).  Never NULL.
+	 */
+	uint64_t (*now)(void *ctx);
 };
 
 void zone_builder_set_expiry(struct zone_builder *b, uint64_t refresh_at);

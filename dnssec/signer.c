@@ -12,6 +12,7 @@
 
 #include "core/conf/config.h"
 #include "core/conf/log.h"
+#include "core/conf/sysclock.h"
 #include "core/hooks.h"
 #include "core/wire/arena.h"
 #include "core/wire/dname.h"
@@ -53,10 +54,17 @@ struct signer {
 	struct signer_stats stats;
 };
 
+/* Without a loop (`geoacme ds`, unit tests): the system clock (sysclock.h). */
 static uint64_t system_now(void *arg)
 {
 	(void)arg;
-	return (uint64_t)time(NULL);
+	return (uint64_t)sysclock_wall_s();
+}
+
+static uint64_t hook_now(void *ctx)
+{
+	struct signer *s = ctx;
+	return s->now(s->now_arg);
 }
 
 static int signer_run(void *ctx, struct zone_builder *b, char err[256]);
@@ -102,6 +110,7 @@ struct signer *signer_new(const char *zone_name, const char *key_path, const str
 	s->hook.sign_rrset = signer_sign_late;
 	s->hook.patch = signer_patch;
 	s->hook.renew = signer_renew;
+	s->hook.now = hook_now;
 	return s;
 fail:
 	signer_free(s);

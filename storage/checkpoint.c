@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "core/conf/log.h"
+#include "core/conf/sysclock.h"
 #include "storage/checkpoint.h"
 #include "storage/storage_internal.h"
 
@@ -48,11 +49,11 @@ static int on_commit(void *arg, sqlite3 *sql, const char *name, int pages)
 static void run_one(struct checkpoint *c)
 {
 	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	sysclock_mono_ts(&t0);
 	int log_pages = 0, copied = 0;
 	int rc = sqlite3_wal_checkpoint_v2(c->sql, NULL, SQLITE_CHECKPOINT_PASSIVE, &log_pages,
 	                                   &copied);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
+	sysclock_mono_ts(&t1);
 	double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
 	/* BUSY: another checkpoint (the operator's sqlite3) runs; the next one
 	 * copies what this one did not. */

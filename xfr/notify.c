@@ -101,7 +101,7 @@ static int build(const struct notify_target *t, uint8_t *buf, size_t *len)
 	if (!nz->signed_notify)
 		return 0;
 	struct tsig_rr f;
-	tsig_rr_init(&f, &nz->key, (uint64_t)time(NULL), t->id);
+	tsig_rr_init(&f, &nz->key, (uint64_t)loop_wall_s(nz->n->l), t->id);
 	int rc = tsig_append(buf, len, NOTIFY_MSG_MAX, &f, &nz->key, NULL, 0, NULL);
 	return rc < 0 ? rc : 0;
 }

@@ -19,6 +19,7 @@
 #include "core/conf/diag.h"
 #include "core/conf/log.h"
 #include "core/conf/metrics.h"
+#include "core/conf/sysclock.h"
 #include "core/net/loop.h"
 #include "core/tsig/tsig.h"
 #include "core/wire/change.h"
@@ -229,7 +230,7 @@ static void apply_patch(struct sec_zone *sz, struct zone_patch *p)
 static double ms_since(const struct timespec *t0)
 {
 	struct timespec t1;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
+	sysclock_mono_ts(&t1);
 	return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
@@ -418,7 +419,7 @@ static void conn_done(struct sec_conn *c)
 	char err[256] = "";
 	int64_t now = now_s(sz->s);
 	struct timespec t0;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	sysclock_mono_ts(&t0);
 	if (c->st != ST_DONE) {
 		conn_fail(c, "the response ended early");
 		return;

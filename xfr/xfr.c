@@ -16,6 +16,7 @@
 #include "core/conf/config.h"
 #include "core/conf/log.h"
 #include "core/conf/metrics.h"
+#include "core/net/loop.h"
 #include "core/tsig/replay.h"
 #include "core/tsig/tsig.h"
 #include "core/wire/dname.h"
@@ -64,6 +65,7 @@ struct xfr_zone {
 
 struct xfr {
 	const struct zone_table *t;
+	const struct loop *l;        /* the clock (loop_wall_s); outlives every xfr */
 	struct xfr_zone *zones;
 	size_t n;
 };
@@ -102,6 +104,7 @@ struct xfr_stream {
 	uint16_t qtype, qclass;
 	bool signed_req;
 	struct tsig_key key;         /* a copy: a reload may free the xfr first */
+	const struct loop *l;        /* the clock, for each message's time signed */
 	struct tsig_rr tsig;         /* key and algorithm names, fudge */
 	uint8_t mac[TSIG_MAC_MAX];   /* the request's, then each message's */
 	size_t mac_len;
@@ -121,13 +124,15 @@ static struct log_limit lim_refuse, lim_tsig;
 
 /* --- setup --- */
 
-struct xfr *xfr_new(const struct zone_table *t, char err[256])
+struct xfr *xfr_new(const struct zone_table *t, const struct loop *l, char err[256])
 {
 	struct xfr *x = calloc(1, sizeof(*x));
-	if (!x)
+	if (!x) {
 		xfr_errf(err, "out of memory");
-	else
-		x->t = t;
+		return NULL;
+	}
+	x->t = t;
+	x->l = l;
 	return x;
 }
 
@@ -196,7 +201,7 @@ int xfr_add_zone(struct xfr *x, const struct config_zone *zc, char err[256])
 		/* The floor is now: a request signed before may have been answered
 		 * by the process before a restart (replay.h); a reload copies the
 		 * memory over (xfr_keep_replay). */
-		if (!(xz->replay[xz->n_keys] = replay_new((uint64_t)time(NULL))))
+		if (!(xz->replay[xz->n_keys] = replay_new((uint64_t)loop_wall_s(x->l))))
 			goto oom;
 		xz->n_keys++;
 	}
@@ -583,7 +588,7 @@ static int stream_next(void *ctx, struct query *q)
 	}
 	q->tx_len = wire_pos(&w);
 	if (s->signed_req) {
-		s->tsig.time_signed = (uint64_t)time(NULL);
+		s->tsig.time_signed = (uint64_t)loop_wall_s(s->l);
 		s->tsig.orig_id = s->id;
 		uint8_t mac[TSIG_MAC_MAX];
 		int n = s->first ? tsig_append(q->tx, &q->tx_len, cap, &s->tsig, &s->key, s->mac,
@@ -615,13 +620,14 @@ static int ixfr_items(struct xfr_stream *s, const struct xfr_zone *xz, uint32_t 
  * The stream of an AXFR, or of an IXFR from `serial` (ixfr true): the
  * condensed history when it reaches back that far, else the whole zone.
  */
-static int start_stream(struct query *q, const struct zone *z, const struct xfr_zone *xz,
-                        bool ixfr, uint32_t serial, const struct tsig_rr *req,
-                        const struct tsig_key *key)
+static int start_stream(struct query *q, const struct xfr *x, const struct zone *z,
+                        const struct xfr_zone *xz, bool ixfr, uint32_t serial,
+                        const struct tsig_rr *req, const struct tsig_key *key)
 {
 	struct xfr_stream *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
+	s->l = x->l;
 	s->z = zone_hold(z);
 	s->serial = zone_serial(z);
 	client_str(q, s->who, sizeof(s->who));
@@ -933,7 +939,7 @@ static int ixfr_items(struct xfr_stream *s, const struct xfr_zone *xz, uint32_t 
 static int handle(void *ctx, struct query *q)
 {
 	struct xfr *x = ctx;
-	uint64_t now = (uint64_t)time(NULL);
+	uint64_t now = (uint64_t)loop_wall_s(x->l);
 	const char *kind = q->qtype == RR_AXFR ? "AXFR" : "IXFR";
 	char who[INET6_ADDRSTRLEN], zname[DNAME_MAX * 4 + 2], kname[DNAME_MAX * 4 + 2] = "none";
 	client_str(q, who, sizeof(who));
@@ -1029,7 +1035,7 @@ static int handle(void *ctx, struct query *q)
 		         zone_serial(z), who, kname);
 	else
 		log_info("AXFR of %s (serial %u) to %s (key %s)", zname, zone_serial(z), who, kname);
-	return start_stream(q, z, xz, q->qtype == RR_IXFR, (uint32_t)serial, req, key);
+	return start_stream(q, x, z, xz, q->qtype == RR_IXFR, (uint32_t)serial, req, key);
 }
 
 struct xfr_handler xfr_handler(struct xfr *x)

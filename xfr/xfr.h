@@ -38,12 +38,14 @@
 #include <stdint.h>
 
 struct config_zone;
+struct loop;
 struct xfr;
 struct zone;
 struct zone_table;
 
-/* `t` must outlive the xfr. */
-struct xfr *xfr_new(const struct zone_table *t, char err[256]);
+/* `t` must outlive the xfr; `l` (NULL: the system clock) gives TSIG its
+ * time (the loop's clock, core/net/loop.h, so the test clock drives it). */
+struct xfr *xfr_new(const struct zone_table *t, const struct loop *l, char err[256]);
 void xfr_free(struct xfr *x);   /* NULL-safe; transfers in flight go on */
 
 /*

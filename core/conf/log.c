@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "core/conf/log.h"
+#include "core/conf/sysclock.h"
 
 static enum log_level current_level = LOG_INFO;
 
@@ -60,13 +61,11 @@ void log_limited(struct log_limit *lim, enum log_level level, const char *fmt, .
 {
 	if (level > current_level)
 		return;
-	/* CLOCK_MONOTONIC_COARSE is a vDSO read, no syscall. */
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	if (ts.tv_sec != lim->second) {
+	int64_t sec = sysclock_coarse_s();
+	if (sec != lim->second) {
 		if (lim->suppressed)
 			log_msg(level, "(%u similar messages suppressed)", lim->suppressed);
-		lim->second = ts.tv_sec;
+		lim->second = sec;
 		lim->count = 0;
 		lim->suppressed = 0;
 	}

@@ -310,13 +310,7 @@ void dnstap_free(struct dnstap *d)
 
 void dnstap_clock(const struct dnstap *d, struct timespec *ts)
 {
-	clock_gettime(CLOCK_REALTIME, ts);
-	int64_t off = loop_clock_offset(d->loop);
-	if (off) {
-		int64_t ns = (int64_t)ts->tv_nsec + (off % 1000) * 1000000;
-		ts->tv_sec += off / 1000 + (ns < 0 ? -1 : ns >= 1000000000 ? 1 : 0);
-		ts->tv_nsec = (long)(ns < 0 ? ns + 1000000000 : ns % 1000000000);
-	}
+	loop_wall_ts(d->loop, ts);
 }
 
 /* Moves what waits to the front of the buffer, so the free space is one piece. */

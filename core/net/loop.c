@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "core/conf/metrics.h"
+#include "core/conf/sysclock.h"
 
 #define LOOP_BATCH 64
 #define LOOP_NSIG 65   /* signals 1..64 */
@@ -78,7 +79,7 @@ struct loop {
 static uint64_t clock_ms(const struct loop *l)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	sysclock_mono_ts(&ts);
 	uint64_t ms = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 	/* Never before the start of the monotonic clock, whatever the offset. */
 	if (l->offset_ms < 0 && (uint64_t)-l->offset_ms > ms)
@@ -380,8 +381,18 @@ uint64_t loop_now_ms(const struct loop *l)
 int64_t loop_wall_s(const struct loop *l)
 {
 	int64_t off = l ? l->offset_ms : 0;
-	/* time() is a vDSO read: no syscall. */
-	return (int64_t)time(NULL) + off / 1000;
+	return sysclock_wall_s() + off / 1000;
+}
+
+void loop_wall_ts(const struct loop *l, struct timespec *ts)
+{
+	sysclock_wall_ts(ts);
+	int64_t off = l ? l->offset_ms : 0;
+	if (off) {
+		int64_t ns = (int64_t)ts->tv_nsec + (off % 1000) * 1000000;
+		ts->tv_sec += off / 1000 + (ns < 0 ? -1 : ns >= 1000000000 ? 1 : 0);
+		ts->tv_nsec = (long)(ns < 0 ? ns + 1000000000 : ns % 1000000000);
+	}
 }
 
 void loop_set_clock_offset(struct loop *l, int64_t offset_ms)
@@ -432,7 +443,7 @@ static int waiter_round(struct loop *l, struct epoll_event *evs, struct timespec
 	const struct loop_waiter *w = l->waiter;
 	bool got = w->wait(w->arg);
 	update_now(l);
-	clock_gettime(CLOCK_MONOTONIC, t0);
+	sysclock_mono_ts(t0);
 	if (got)
 		w->serve(w->arg);
 	if (got && since_us(&l->peeked, t0) < LOOP_PEEK_US)
@@ -488,7 +499,7 @@ int loop_run(struct loop *l)
 				return -errno;
 			}
 			update_now(l);
-			clock_gettime(CLOCK_MONOTONIC, &t0);
+			sysclock_mono_ts(&t0);
 		}
 		for (int i = 0; i < n && !l->stop; i++)
 			dispatch(l, &evs[i]);
@@ -496,7 +507,7 @@ int loop_run(struct loop *l)
 		/* The longest stretch without looking for new events: how long a
 		 * query that arrived at its start may have waited (a rebuild, an
 		 * UPDATE's fsync, a re-sign show up here). */
-		clock_gettime(CLOCK_MONOTONIC, &t1);
+		sysclock_mono_ts(&t1);
 		int64_t busy = since_us(&t0, &t1);
 		if (busy > 0 && (uint64_t)busy > metrics.loop_busy_recent_us) {
 			metrics.loop_busy_recent_us = (uint64_t)busy;

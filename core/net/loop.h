@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct timespec;
+
 struct loop;
 
 enum { LOOP_READ = 1, LOOP_WRITE = 2 };
@@ -66,7 +68,7 @@ const struct loop_siginfo *loop_signal_info(const struct loop *l);
  *
  * loop_now_ms: monotonic milliseconds, cached once per loop iteration.
  * loop_wall_s: unix seconds (for RRSIG times and record ages); `l` may be
- * NULL (the system clock).  Both are the system clocks plus the loop's
+ * NULL (the system clock).  loop_wall_ts: the same to the nanosecond (dnstap).  Both are the system clocks plus the loop's
  * clock offset, which is 0 unless a test sets one: loop_set_clock_offset()
  * steps both clocks at once, and timers that the step makes due run at the
  * end of the current iteration (or at once, if called before loop_run).
@@ -76,6 +78,7 @@ const struct loop_siginfo *loop_signal_info(const struct loop *l);
  */
 uint64_t loop_now_ms(const struct loop *l);
 int64_t loop_wall_s(const struct loop *l);
+void loop_wall_ts(const struct loop *l, struct timespec *ts);
 void loop_set_clock_offset(struct loop *l, int64_t offset_ms);
 int64_t loop_clock_offset(const struct loop *l);
 

@@ -16,6 +16,7 @@
 #include "core/conf/metrics.h"
 #include "core/net/cookie.h"
 #include "core/net/dnstap.h"
+#include "core/net/loop.h"
 #include "core/net/rrl.h"
 #include "core/wire/packet.h"
 #include "core/wire/query.h"
@@ -81,19 +82,20 @@ void process_query(struct query *q, struct process_env *env)
 }
 
 /*
- * Seconds, for cookies and RRL only: most queries carry no cookie, and
- * time() is a vDSO read (no syscall) but still a call.
+ * Seconds, for cookies and RRL only, from the loop's clock (so the test
+ * clock drives cookie ages and RRL windows too); read only when needed:
+ * most queries carry no cookie.
  */
-static uint32_t now(void)
+static uint32_t now(const struct process_env *env)
 {
-	return (uint32_t)time(NULL);
+	return (uint32_t)loop_wall_s(env->loop);
 }
 
 /* What our OPT says back: a server cookie (RFC 7873), our NSID (RFC 5001). */
 static void edns_out(const struct process_env *env, struct query *q)
 {
 	if (q->edns.cookie_present && env->cookies) {
-		q->cookie_valid = cookie_process(env->cookies, q, now(), q->cookie_out);
+		q->cookie_valid = cookie_process(env->cookies, q, now(env), q->cookie_out);
 		q->cookie_out_set = true;
 	}
 	if (q->edns.nsid && env->nsid_len) {
@@ -192,7 +194,7 @@ static void rate_limit(struct process_env *env, struct query *q)
 {
 	if (!env->rrl || q->transport != QUERY_UDP || q->cookie_valid || !q->tx_len)
 		return;
-	switch (rrl_check(env->rrl, q, now())) {
+	switch (rrl_check(env->rrl, q, now(env))) {
 	case RRL_SEND:
 		break;
 	case RRL_DROP:

@@ -22,6 +22,7 @@ struct cookie_secret;
 struct metrics_zone;
 struct query_log;
 struct dnstap;
+struct loop;
 
 struct process_env {
 	const struct zone_table *zones;
@@ -38,6 +39,7 @@ struct process_env {
 	struct query_log *query_log;          /* NULL: no sampled query log */
 	struct dnstap *dnstap;                /* NULL: no dnstap stream */
 	struct metrics_zone *outside_metrics;  /* queries that match no zone; NULL: not counted */
+	const struct loop *loop;              /* the clock (cookies, RRL); NULL: the system's */
 	/* Counters, for logs and benchmarks. */
 	uint64_t queries, dropped, formerr, fail_open, rate_limited, slipped;
 };

@@ -15,6 +15,7 @@
 #include "core/conf/diag.h"
 #include "core/conf/log.h"
 #include "core/conf/metrics.h"
+#include "core/conf/sysclock.h"
 #include "core/geo/geo_db.h"
 #include "core/geo/geo_sites.h"
 #include "core/hooks.h"
@@ -126,7 +127,7 @@ struct zone_builder *zone_builder_new(const uint8_t *apex)
 		zone_builder_free(b);
 		return NULL;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &b->started);
+	sysclock_mono_ts(&b->started);
 	b->apex_len = dname_len(apex);
 	memcpy(b->apex, apex, b->apex_len);
 	dname_lower(b->apex);
@@ -743,7 +744,7 @@ struct zone *zone_builder_finish(struct zone_builder *b, const struct zone_signe
 	/* Found by name, so every snapshot of this zone counts into one series. */
 	z->metrics = z->name ? metrics_zone(z->name) : NULL;
 	struct timespec done;
-	clock_gettime(CLOCK_MONOTONIC, &done);
+	sysclock_mono_ts(&done);
 	z->build_seconds = (double)(done.tv_sec - b->started.tv_sec) +
 	                   (double)(done.tv_nsec - b->started.tv_nsec) / 1e9;
 	z->apex_node = &apex->node;

@@ -209,7 +209,7 @@ struct zone *zone_load_static(const struct config *c, const struct config_zone *
 	 * unixtime serial policy); a zone file serial ahead of the clock wins.
 	 */
 	if (signer && zc->axfr_policy != AXFR_DENY)
-		zone_builder_raise_serial(b, (uint32_t)time(NULL));
+		zone_builder_raise_serial(b, (uint32_t)signer->now(signer->ctx));
 	return zone_builder_finish(b, signer, file, d);
 }
 
@@ -234,7 +234,7 @@ struct zone *zone_load_resign(const struct config *c, const struct config_zone *
 	}
 	/* New signatures, new serial (see zone_load_static), always forward. */
 	if (signer && zc->axfr_policy != AXFR_DENY) {
-		uint32_t now = (uint32_t)time(NULL);
+		uint32_t now = (uint32_t)signer->now(signer->ctx);
 		zone_builder_raise_serial(b, serial_newer(now, zone_serial(cur)) ? now : zone_serial(cur) + 1);
 	}
 	return zone_builder_finish(b, signer, zc->file ? zc->file : zc->zone_path, d);

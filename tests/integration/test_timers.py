@@ -13,6 +13,7 @@ import re
 import signal
 import time
 import unittest
+import unittest.mock
 import urllib.request
 
 import dns.dnssec
@@ -26,9 +27,11 @@ import dns.rrset
 import dns.tsig
 import dns.update
 
+from acme_helpers import tsig_of
 from harness import (BASE_CONFIG, Listener, Server, checked_site, free_port, geo_toml, make_key,
                      make_mmdb, main, rrs,
                      needs_test_hooks, zone_toml)
+from test_abuse_tsig import STATIC, XFR_CONFIG, XFR_KEY, _answer_types, tcp_messages
 
 
 class Clock:
@@ -510,6 +513,53 @@ class SecondaryExpiry(unittest.TestCase):
         self.secondary.wait_log(r"long\.example\.: the copy expired \(not confirmed for \d+ s, "
                                 r"SOA expire 7200 s\)")
         self.assertEqual(dns.rcode.to_text(self.soa().rcode()), "REFUSED")
+
+
+@needs_test_hooks
+class TransferTsigTime(unittest.TestCase):
+    """TSIG time is the loop's clock (STYLE: one clock; RFC 8945 5.2.3): with
+    the server's clock an hour ahead, a signed AXFR request is judged, and
+    the answer signed, by that clock.  Before, xfr/xfr.c read time() and the
+    test clock did not move it."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server(BASE_CONFIG + XFR_CONFIG, {"static.zone": STATIC})
+        cls.clock = start_with_clock(cls.server)
+        cls.clock.advance(3600)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.cleanup()
+
+    def axfr(self, signed_at):
+        q = dns.message.make_query("static.example.", "AXFR")
+        q.use_tsig(XFR_KEY)
+        # dnspython signs at int(time.time()) when it renders the message.
+        with unittest.mock.patch("dns.renderer.time.time", return_value=float(signed_at)):
+            wire = q.to_wire()
+        return tcp_messages(self.server.port, wire)
+
+    def test_request_signed_at_the_system_time_is_badtime(self):
+        msgs = self.axfr(int(time.time()))
+        self.assertEqual(len(msgs), 1)
+        self.assertEqual(dns.rcode.to_text(msgs[0][3] & 0xF), "NOTAUTH")
+        self.assertEqual(_answer_types(msgs[0]), [])
+        t = tsig_of(msgs[0])
+        self.assertEqual(t.error, dns.rcode.BADTIME)
+        # Other Data: the server's time, 48 bits (RFC 8945 5.2.3): its clock.
+        theirs = int.from_bytes(t.other, "big")
+        self.assertLessEqual(abs(theirs - self.clock.now()), 5)
+
+    def test_request_signed_at_the_server_time_is_served(self):
+        msgs = self.axfr(self.clock.now())
+        self.assertEqual(msgs[0][3] & 0xF, 0)
+        types = [t for m in msgs for t in _answer_types(m)]
+        self.assertEqual(types.count(dns.rdatatype.SOA), 2)
+        self.assertIn(dns.rdatatype.A, types)
+        t = tsig_of(msgs[-1])
+        self.assertEqual(t.error, 0)
+        self.assertLessEqual(abs(t.time_signed - self.clock.now()), 5)
 
 
 if __name__ == "__main__":
