@@ -10,5 +10,6 @@ int cmd_ds(int argc, char **argv);
 int cmd_keygen(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
 int cmd_reload(int argc, char **argv);
+int cmd_ctl(int argc, char **argv);
 
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_CONFIG = 3 };

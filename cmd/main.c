@@ -24,6 +24,9 @@ static void usage(FILE *out)
 	        "  explain -c FILE NAME [A|AAAA] --map[=cities|grid]\n"
 	        "                     show how a geo answer is chosen\n"
 	        "  reload --pid PID   make a running server reload; exits 1 if it failed\n"
+	        "  ctl -c FILE COMMAND [ARGS]\n"
+	        "                     control a running server: status, zone-status ZONE,\n"
+	        "                     site-drain SITE ... (geoacme ctl --help lists them)\n"
 	        "  version            print the version and the git commit\n"
 	        "\n"
 	        "Each command takes --help.  Exit codes: 0 ok, 1 runtime failure,\n"
@@ -51,6 +54,8 @@ int main(int argc, char **argv)
 		return cmd_explain(argc, argv);
 	if (strcmp(cmd, "reload") == 0)
 		return cmd_reload(argc, argv);
+	if (strcmp(cmd, "ctl") == 0)
+		return cmd_ctl(argc, argv);
 	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
 		/* "test-hooks": built with GEOACME_TEST_HOOKS (core/test_hooks.h); the
 		 * integration tests that need a hook look for it. */

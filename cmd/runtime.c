@@ -294,7 +294,7 @@ static bool geo_name_has_alive(const struct geo_sets *sets, const struct geo_sit
 	const struct geo_rule *r = geo_sets_rule(sets);
 	for (int f = 0; f < GEO_FAMILIES; f++)
 		for (size_t k = 0; k < geo_rule_candidates(r, (enum geo_family)f); k++)
-			if (geo_site_alive(sites, geo_rule_candidate_site(r, (enum geo_family)f, k),
+			if (geo_site_serving(sites, geo_rule_candidate_site(r, (enum geo_family)f, k),
 			                   (enum geo_family)f))
 				return true;
 	return false;

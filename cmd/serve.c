@@ -15,16 +15,19 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/ctl_commands.h"
 #include "cmd/notify.h"
 #include "cmd/privs.h"
 #include "cmd/reload.h"
 #include "cmd/runtime.h"
+#include "cmd/site_admin.h"
 #include "cmd/status.h"
 #include "core/conf/config.h"
 #include "core/conf/diag.h"
 #include "core/conf/log.h"
 #include "core/conf/metrics.h"
 #include "core/geo/health.h"
+#include "core/net/control.h"
 #include "core/net/http.h"
 #include "core/net/loop.h"
 #include "core/net/net.h"
@@ -41,6 +44,9 @@ struct server {
 	struct generation *gen;
 	struct http *http;           /* NULL: no http_listen */
 	struct status_ctx status;
+	struct control *control;     /* NULL: control_socket = "" */
+	struct site_admin *admin;    /* the sites' admin states (kept on disk) */
+	struct ctl_ctx ctl;
 };
 
 static void usage(FILE *out)
@@ -71,7 +77,8 @@ static void listen_summary(const struct config *c, int port, char *out, size_t c
 	for (size_t i = 0; i < c->n_listen_ipv6 && n < cap; i++)
 		n += (size_t)snprintf(out + n, cap - n, " %s", c->listen_addrs_ipv6[i]);
 	if (n < cap)
-		snprintf(out + n, cap - n, "; user %s", c->user ? c->user : "(none)");
+		snprintf(out + n, cap - n, "; user %s; control_socket %s", c->user ? c->user : "(none)",
+		         c->control_socket ? c->control_socket : "(off)");
 }
 
 static void on_stop(struct loop *l, void *arg)
@@ -82,12 +89,10 @@ static void on_stop(struct loop *l, void *arg)
 	loop_stop(l);
 }
 
-/* The outcome of a reload, for `geoacme reload` and the service manager. */
+/* The outcome of a SIGHUP's reload, for `geoacme reload`. */
 static void reload_done(struct loop *l, bool ok, const char *summary, const struct diag *d)
 {
 	const struct loop_siginfo *si = loop_signal_info(l);
-	notify_send("READY=1\nSTATUS=%s%s", ok ? "" : "reload failed, serving the previous "
-	            "configuration: ", summary);
 	if (!si->queued)
 		return;
 	char msg[RELOAD_REPLY_MAX];
@@ -97,25 +102,29 @@ static void reload_done(struct loop *l, bool ok, const char *summary, const stru
 	reload_reply(si->value, msg);
 }
 
-static void on_reload(struct loop *l, void *arg)
+/*
+ * Builds a new generation and swaps it in (SIGHUP, `geoacme ctl reload`).
+ * Returns whether it serves now; summary says so ("serving 2 zones" or
+ * "3 problems") and d lists the problems.  The service manager hears of it
+ * (RELOADING=1, then READY=1).
+ */
+static bool reload_now(struct server *s, char *summary, size_t cap, struct diag *d)
 {
-	struct server *s = arg;
-	struct diag d;
-	diag_init(&d);
+	struct loop *l = s->loop;
 	log_info("reloading %s", s->config_path);
 	notify_send("RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading", notify_monotonic_usec());
-	struct generation *g = generation_new(s->config_path, l, s->gen, false, &d);
+	struct generation *g = generation_new(s->config_path, l, s->gen, false, d);
 	if (!g) {
-		for (size_t i = 0; i < d.n; i++)
-			log_error("%s", d.msgs[i]);
+		for (size_t i = 0; i < d->n; i++)
+			log_error("%s", d->msgs[i]);
 		log_error("reload failed; still serving the previous configuration");
-		char why[64];
-		snprintf(why, sizeof(why), "%zu problem%s", d.n, d.n == 1 ? "" : "s");
-		reload_done(l, false, why, &d);
-		diag_clear(&d);
-		return;
+		snprintf(summary, cap, "%zu problem%s", d->n, d->n == 1 ? "" : "s");
+		notify_send("READY=1\nSTATUS=reload failed, serving the previous configuration: %s",
+		            summary);
+		return false;
 	}
-	diag_clear(&d);
+	/* The operator's drains hold across reloads as across restarts. */
+	site_admin_apply(s->admin, g->sites);
 	char listen[sizeof(s->listen)];
 	listen_summary(g->cfg, s->port, listen, sizeof(listen));
 	if (strcmp(listen, s->listen) != 0)
@@ -127,13 +136,80 @@ static void on_reload(struct loop *l, void *arg)
 	generation_free(s->gen);
 	s->gen = g;
 	s->status.gen = g;
+	s->ctl.gen = g;
 	log_set_level((enum log_level)g->cfg->log_level);
 	log_info("reloaded: %zu zone%s", zone_table_count(g->zones),
 	         zone_table_count(g->zones) == 1 ? "" : "s");
-	char summary[64];
-	snprintf(summary, sizeof(summary), "serving %zu zone%s", zone_table_count(g->zones),
+	snprintf(summary, cap, "serving %zu zone%s", zone_table_count(g->zones),
 	         zone_table_count(g->zones) == 1 ? "" : "s");
-	reload_done(l, true, summary, NULL);
+	notify_send("READY=1\nSTATUS=%s", summary);
+	return true;
+}
+
+static void on_reload(struct loop *l, void *arg)
+{
+	struct server *s = arg;
+	struct diag d;
+	char summary[64];
+	diag_init(&d);
+	bool ok = reload_now(s, summary, sizeof(summary), &d);
+	reload_done(l, ok, summary, ok ? NULL : &d);
+	diag_clear(&d);
+}
+
+/* `geoacme ctl reload`: the same reload, its outcome as the answer. */
+static int ctl_reload_now(void *arg, FILE *out)
+{
+	struct server *s = arg;
+	struct diag d;
+	char summary[64];
+	diag_init(&d);
+	bool ok = reload_now(s, summary, sizeof(summary), &d);
+	fprintf(out, "%s%s\n", ok ? "reloaded: " : "reload failed, still serving the previous "
+	        "configuration: ", summary);
+	for (size_t i = 0; !ok && i < d.n; i++)
+		fprintf(out, "%s\n", d.msgs[i]);
+	diag_clear(&d);
+	return ok ? 0 : -EINVAL;
+}
+
+/*
+ * The control channel (core/net/control.h) and the sites' admin states it
+ * changes, kept in "<control_socket>.sites".  Off with control_socket = "":
+ * then no state file is read either.
+ */
+static int control_start(struct server *s, const struct config *c)
+{
+	char err[256] = "";
+	char *state = NULL;
+	if (c->control_socket && asprintf(&state, "%s.sites", c->control_socket) < 0) {
+		log_error("out of memory");
+		return -1;
+	}
+	s->admin = site_admin_new(state, err);
+	free(state);
+	if (!s->admin) {
+		log_error("%s", err);
+		return -1;
+	}
+	site_admin_apply(s->admin, s->gen->sites);
+	for (size_t i = 0; s->gen->sites && i < geo_sites_count(s->gen->sites); i++)
+		if (geo_site_admin(s->gen->sites, i) != GEO_ADMIN_AUTO)
+			log_warn("site %s: admin state %s (set with geoacme ctl; site-auto undoes it)",
+			         geo_site_name(s->gen->sites, i),
+			         geo_admin_name(geo_site_admin(s->gen->sites, i)));
+	s->ctl = (struct ctl_ctx){
+		.gen = s->gen, .loop = s->loop, .started = loop_wall_s(s->loop), .admin = s->admin,
+		.reload = ctl_reload_now, .reload_arg = s,
+	};
+	if (!c->control_socket)
+		return 0;
+	s->control = control_new(s->loop, c->control_socket, ctl_dispatch, &s->ctl, err);
+	if (!s->control) {
+		log_error("%s", err);
+		return -1;
+	}
+	return 0;
 }
 
 #ifdef GEOACME_TEST_HOOKS
@@ -358,6 +434,8 @@ int cmd_serve(int argc, char **argv)
 		rc = EXIT_CONFIG;
 		goto out;
 	}
+	if (control_start(&s, s.gen->cfg) < 0)
+		goto out;
 	if (wait_first_health_round(&s) < 0)
 		goto out;
 	generation_health_settled(s.gen);
@@ -405,6 +483,8 @@ int cmd_serve(int argc, char **argv)
 out:
 	notify_close();
 	diag_clear(&d);
+	control_free(s.control);
+	site_admin_free(s.admin);
 	http_free(s.http);
 	/* UPDATE replies still waiting for the disk go out as the generation
 	 * goes (acme syncs them on the spot), while the sockets are open; no

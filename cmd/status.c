@@ -129,6 +129,24 @@ static void write_health_states(const struct generation *g, FILE *out)
 	}
 }
 
+/* The operator's admin state of each site (geoacme ctl site-drain ...), a state set. */
+static void write_admin_states(const struct generation *g, FILE *out)
+{
+	static const enum geo_admin states[] = { GEO_ADMIN_AUTO, GEO_ADMIN_DRAINED,
+	                                         GEO_ADMIN_UNDRAINED };
+	char a[1024];
+	family_line(out, "geoacme_site_admin_state", "gauge",
+	            "1 for the admin state each site is in, 0 for the others: auto (its health "
+	            "checks decide), drained (out of every geo answer) or undrained (in every "
+	            "answer whatever its health), set with geoacme ctl.");
+	for (size_t i = 0; i < geo_sites_count(g->sites); i++) {
+		metrics_label_escape(geo_site_name(g->sites, i), a, sizeof(a));
+		for (size_t k = 0; k < 3; k++)
+			fprintf(out, "geoacme_site_admin_state{site=\"%s\",state=\"%s\"} %d\n", a,
+			        geo_admin_name(states[k]), geo_site_admin(g->sites, i) == states[k]);
+	}
+}
+
 static void write_metrics(const struct status_ctx *st, FILE *out)
 {
 	const struct generation *g = st->gen;
@@ -154,6 +172,7 @@ static void write_metrics(const struct status_ctx *st, FILE *out)
 			        geo_site_up(g->sites, i) ? 1 : 0);
 		}
 		write_health_states(g, out);
+		write_admin_states(g, out);
 		family_line(out, "geoacme_site_probes_total", "counter",
 		            "Health probes completed for the site (since it was configured).");
 		for (size_t i = 0; i < geo_sites_count(g->sites); i++) {
@@ -227,7 +246,8 @@ static void write_json(const struct status_ctx *st, FILE *out)
 			json_string(out, last);
 		else
 			fputs("null", out);
-		fprintf(out, ",\"answers\":%llu,\"colour\":\"%s\"}",
+		fprintf(out, ",\"admin\":\"%s\",\"answers\":%llu,\"colour\":\"%s\"}",
+		        geo_admin_name(geo_site_admin(g->sites, i)),
 		        (unsigned long long)site_answers(refs, n_refs, name), status_site_colour(i));
 	}
 	fputs("],\"zones\":[", out);
@@ -306,6 +326,8 @@ static void write_page(const struct status_ctx *st, const char *query, FILE *out
 	      "td,th{border-bottom:1px solid #ddd;padding:.25em .8em;text-align:left}"
 	      ".up{color:#176117}.down{color:#b00020;font-weight:bold}"
 	      ".unchecked{color:#666;font-style:italic}.off{color:#666}"
+	      ".admin-drained{color:#8a4b00;font-weight:bold}.admin-undrained{color:#00578a;"
+	      "font-weight:bold}"
 	      ".swatch{display:inline-block;width:.9em;height:.9em;border:1px solid #000;"
 	      "vertical-align:middle;margin-right:.3em}"
 	      "#mapbox{max-width:1100px}svg{width:100%;height:auto;border:1px solid #999}"
@@ -343,7 +365,8 @@ static void write_page(const struct status_ctx *st, const char *query, FILE *out
 	}
 	if (g->sites) {
 		fputs("<h2>Sites</h2>\n<table id=\"sites\"><tr><th>site</th><th>health</th>"
-		      "<th>last probe</th><th>answers (nearest)</th><th>position</th></tr>\n", out);
+		      "<th>admin</th><th>last probe</th><th>answers (nearest)</th><th>position</th>"
+		      "</tr>\n", out);
 		for (size_t i = 0; i < geo_sites_count(g->sites); i++) {
 			const char *name = geo_site_name(g->sites, i);
 			const char *last = health_last_result(g->health, i);
@@ -357,8 +380,12 @@ static void write_page(const struct status_ctx *st, const char *query, FILE *out
 			fprintf(out, "\"><td><span class=\"swatch\" style=\"background:%s\"></span>",
 			        status_site_colour(i));
 			status_html_escape(out, name);
-			fprintf(out, "</td><td class=\"%s\">%s</td><td>", state,
-			        strcmp(state, "off") == 0 ? "disabled (enabled = false)" : state);
+			enum geo_admin adm = geo_site_admin(g->sites, i);
+			fprintf(out, "</td><td class=\"%s\">%s</td><td class=\"admin-%s\">%s</td><td>",
+			        state, strcmp(state, "off") == 0 ? "disabled (enabled = false)" : state,
+			        geo_admin_name(adm),
+			        adm == GEO_ADMIN_DRAINED ? "drained: out of every answer"
+			        : adm == GEO_ADMIN_UNDRAINED ? "undrained: in every answer" : "auto");
 			status_html_escape(out, last ? last : "not checked");
 			fprintf(out, "</td><td>%llu</td><td>%.2f, %.2f</td></tr>\n",
 			        (unsigned long long)site_answers(refs, n_refs, name), lat, lon);

@@ -297,6 +297,54 @@ static void load_http_listen(struct loader *l, struct toml_node *t)
 	c->http_listen = conf_copy_strs(l, arr, false, &c->n_http_listen);
 }
 
+/* ---- the control channel's socket (one block: control_socket_default() runs after the zones) ---- */
+
+/* sun_path's size, less the NUL: longer paths cannot be bound. */
+#define CONTROL_SOCKET_PATH_MAX 107
+
+static char *folder_of(const char *path);
+
+static void load_control_socket(struct loader *l, struct toml_node *t)
+{
+	struct config *c = l->c;
+	struct toml_node *n = conf_get_type(l, t, "control_socket", TOML_STRING);
+	if (!n)
+		return;
+	c->control_socket_pos = (struct config_pos){ n->line, n->col };
+	if (n->u.s[0] == '\0')
+		return;   /* "": off */
+	c->control_socket = config_resolve_path(c, n->u.s);
+	if (!c->control_socket)
+		l->oom = true;
+	else if (strlen(c->control_socket) > CONTROL_SOCKET_PATH_MAX)
+		conf_err_node(l, n, "expected a path of at most %d bytes for 'control_socket' (a "
+		              "Unix socket's limit), found %zu: '%s'", CONTROL_SOCKET_PATH_MAX,
+		              strlen(c->control_socket), c->control_socket);
+}
+
+/*
+ * Left out: control.sock in the state directory, the folder of the first
+ * zone database (journal_path, where a service can write: /var/lib/geoacme
+ * under contrib/geoacme.service), else in `directory`.
+ */
+static void control_socket_default(struct loader *l, struct toml_node *root)
+{
+	struct config *c = l->c;
+	struct toml_node *server = toml_get(root, "server");
+	if (server && toml_get(server, "control_socket"))
+		return;
+	const char *dir = c->directory;
+	char *db_dir = NULL;
+	for (size_t i = 0; i < c->n_zones && !db_dir; i++)
+		if (c->zones[i].journal_path)
+			db_dir = folder_of(c->zones[i].journal_path);
+	if (db_dir)
+		dir = db_dir;
+	if (dir)
+		c->control_socket = conf_path_join(l, dir, "control.sock");
+	free(db_dir);
+}
+
 static void load_server(struct loader *l, struct toml_node *root)
 {
 	struct toml_node *t = conf_get_table(l, root, "server");
@@ -312,6 +360,7 @@ static void load_server(struct loader *l, struct toml_node *root)
 	else if (io && strcmp(io->u.s, "epoll") != 0)
 		conf_err_node(l, io, "expected 'udp_io' to be \"epoll\", found '%s'", io->u.s);
 	load_http_listen(l, t);
+	load_control_socket(l, t);
 	config_schema_unknown(l, "[server]", t, "[server]");
 }
 
@@ -1002,6 +1051,7 @@ static struct config *load(const char *path, struct diag *d, bool keep_if_files_
 	load_geo(&l, root);
 	load_sites(&l, root);
 	load_zones(&l, root);
+	control_socket_default(&l, root);
 	cross_checks(&l);
 	config_schema_unknown(&l, "[top level]", root, "[top level]");
 	toml_free(root);
@@ -1059,6 +1109,7 @@ void config_free(struct config *c)
 	free(c->pid_file);
 	free(c->nsid);
 	free(c->dnstap_socket);
+	free(c->control_socket);
 	for (size_t i = 0; i < c->n_sites; i++) {
 		free(c->sites[i].name);
 		free(c->sites[i].health.http_path);

@@ -222,6 +222,11 @@ struct config {
 	bool dnstap_queries;            /* AUTH_QUERY: true */
 	bool dnstap_responses;          /* AUTH_RESPONSE: true */
 	bool dnstap_updates;            /* UPDATE_QUERY and UPDATE_RESPONSE: true */
+	/* The control channel (`geoacme ctl`, core/net/control.h): a Unix socket.
+	 * Default: control.sock in the folder of the first zone's journal_path
+	 * (the state directory), else in `directory`; NULL when set to "" (off). */
+	char *control_socket;
+	struct config_pos control_socket_pos;   /* 0:0 when defaulted */
 	/* [dnssec] */
 	uint32_t sig_validity_s;    /* 14 days */
 	uint32_t sig_inception_s;   /* backdate 3600 */

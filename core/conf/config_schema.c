@@ -139,6 +139,8 @@ static const struct config_key keys[] = {
 	  .doc = "stream AUTH_RESPONSE messages" },
 	{ KEY(SERVER, "dnstap_updates", BOOL), AT(struct config, dnstap_updates), .def = true,
 	  .doc = "stream UPDATE_QUERY and UPDATE_RESPONSE messages" },
+	{ KEY(SERVER, "control_socket", CUSTOM),
+	  .doc = "Unix socket of the control channel (geoacme ctl); \"\" is off" },
 
 	/* ---- [dnssec] ---- */
 	{ KEY(DNSSEC, "signature_validity", SECONDS), AT(struct config, sig_validity_s),

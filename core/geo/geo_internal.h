@@ -24,6 +24,7 @@ struct geo_site {
 	bool enabled;
 	bool alive[2];         /* per enum geo_family: health of that address */
 	bool carried;          /* liveness came from the previous generation */
+	uint8_t admin;         /* enum geo_admin: the operator's override of `alive` */
 };
 
 struct geo_sites {

@@ -49,9 +49,17 @@ static bool site_has(const struct geo_site *g, enum geo_family f)
 	}
 }
 
-/* GEO_ANY: alive over a family the site has an address in. */
+/*
+ * GEO_ANY: alive over a family the site has an address in.  The operator's
+ * admin state comes first: drained is out of every answer, undrained in
+ * every one, whatever the health checks say (geo_sites.h).
+ */
 static bool site_alive(const struct geo_site *g, enum geo_family f)
 {
+	if (g->admin == GEO_ADMIN_DRAINED)
+		return false;
+	if (g->admin == GEO_ADMIN_UNDRAINED)
+		return true;
 	if ((int)f < GEO_FAMILIES)
 		return g->alive[f];
 	return (g->has_v4 && g->alive[GEO_IPV4]) || (g->has_v6 && g->alive[GEO_IPV6]);

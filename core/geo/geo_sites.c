@@ -160,6 +160,47 @@ bool geo_site_up(const struct geo_sites *s, size_t i)
 	return (!g->has_v4 || g->alive[GEO_IPV4]) && (!g->has_v6 || g->alive[GEO_IPV6]);
 }
 
+enum geo_admin geo_site_admin(const struct geo_sites *s, size_t i)
+{
+	return i < s->n ? (enum geo_admin)s->site[i].admin : GEO_ADMIN_AUTO;
+}
+
+void geo_site_set_admin(struct geo_sites *s, size_t i, enum geo_admin a)
+{
+	if (i < s->n && s->site[i].admin != (uint8_t)a) {
+		s->site[i].admin = (uint8_t)a;
+		s->liveness++;   /* cached choices are void */
+	}
+}
+
+static const char *const admin_names[] = { "auto", "drained", "undrained" };
+
+const char *geo_admin_name(enum geo_admin a)
+{
+	return (unsigned)a < 3 ? admin_names[a] : "auto";
+}
+
+bool geo_admin_from(const char *word, enum geo_admin *out)
+{
+	for (unsigned i = 0; i < 3; i++)
+		if (strcmp(word, admin_names[i]) == 0) {
+			*out = (enum geo_admin)i;
+			return true;
+		}
+	return false;
+}
+
+bool geo_site_serving(const struct geo_sites *s, size_t i, enum geo_family f)
+{
+	if (i >= s->n)
+		return false;
+	if (s->site[i].admin == GEO_ADMIN_DRAINED)
+		return false;
+	if (s->site[i].admin == GEO_ADMIN_UNDRAINED)
+		return true;
+	return geo_site_alive(s, i, f);
+}
+
 bool geo_site_carried(const struct geo_sites *s, size_t i)
 {
 	return i < s->n && s->site[i].carried;

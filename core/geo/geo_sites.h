@@ -40,6 +40,25 @@ void geo_site_set_alive(struct geo_sites *s, size_t i, enum geo_family f, bool a
 /* Alive in every family the site has an address for (status pages, metrics:
  * a site half down counts as down there; logs and explain name the family). */
 bool geo_site_up(const struct geo_sites *s, size_t i);
+/*
+ * The operator's admin state of a site (`geoacme ctl site-drain` ...),
+ * over its health: drained = out of every geo answer, as if down;
+ * undrained = in every answer whatever its checks say; auto = the health
+ * checks decide (the default).  It does not change geo_site_alive() or
+ * geo_site_up() (what the checks say); geo_site_serving() is the result.
+ */
+enum geo_admin {
+	GEO_ADMIN_AUTO = 0,
+	GEO_ADMIN_DRAINED = 1,
+	GEO_ADMIN_UNDRAINED = 2,
+};
+enum geo_admin geo_site_admin(const struct geo_sites *s, size_t i);
+void geo_site_set_admin(struct geo_sites *s, size_t i, enum geo_admin a);
+/* "auto", "drained", "undrained"; geo_admin_from() returns false for other words. */
+const char *geo_admin_name(enum geo_admin a);
+bool geo_admin_from(const char *word, enum geo_admin *out);
+/* Whether answers for family f may use site i: the admin state, then health. */
+bool geo_site_serving(const struct geo_sites *s, size_t i, enum geo_family f);
 /* True when geo_sites_copy_alive() gave site i a namesake's liveness. */
 bool geo_site_carried(const struct geo_sites *s, size_t i);
 bool geo_site_enabled(const struct geo_sites *s, size_t i);
