@@ -15,8 +15,8 @@ import unittest
 
 import dns.rcode
 
-from acme_helpers import TsigKey, signed_update
-from harness import BASE_CONFIG, BIN, Server, free_port, main
+from acme_helpers import TsigKey, acme_files, acme_zone_toml, signed_update
+from harness import BASE_CONFIG, BIN, Server, free_port, main, make_key
 from secondaries import Nsd, sorted_records
 
 XFR = ("xfr.example.", "hmac-sha256", "eGZyLXNlY3JldC1mb3ItdGhlLXNlY29uZGFyeQ==")
@@ -193,6 +193,51 @@ class ZoneFileEdit(unittest.TestCase):
         self.server.write("acme.zone", THREE_NS)
         out = self.check()
         self.assertEqual(out.stdout, "%s: ok (1 zone)\n" % self.server.config_path)
+
+
+class SignedZoneFileEdit(unittest.TestCase):
+    """The same edit of a signed zone: the changed RRsets and the NSEC chain
+    are signed with it, and the whole zone verifies."""
+
+    def test_edit_is_signed(self):
+        cfg = BASE_CONFIG + acme_zone_toml("acme.example", [LEGO], signing_key="acme.pem") \
+            .replace('zone_type = "Primary"\n', 'zone_type = "Primary"\naxfr_policy = "AllowAll"\n', 1)
+        server = Server(cfg, acme_files(ONE_NS, [LEGO]))
+        make_key(server.path("acme.pem"))
+        try:
+            server.start()
+            r = signed_update(server, "acme.example.", LEGO,
+                              add=[("_acme-challenge.acme.example.", 60, "TXT", '"tok"')])
+            self.assertEqual(dns.rcode.to_text(r.rcode()), "NOERROR")
+            before = server.query("acme.example.", "SOA").answer[0][0].serial
+            server.write("acme.zone", THREE_NS + "www IN A 192.0.2.9\n")
+            server.send_signal(signal.SIGHUP)
+            server.wait_log(r"applied as a difference: 0 records removed, 3 added, serial %d -> %d"
+                            % (before, before + 1))
+            server.wait_log(r"reloaded: 1 zone\b")
+            out = subprocess.run(["kdig", "@127.0.0.1", "-p", str(server.port), "+nocomments",
+                                  "+nostats", "+noheader", "+noquestion", "acme.example.", "AXFR"],
+                                 capture_output=True, text=True, timeout=30)
+            lines = [l for l in out.stdout.splitlines() if len(l.split()) > 3]
+            soa = [l for l in lines if l.split()[3] == "SOA"][:1]
+            rest = [l for l in lines if l.split()[3] != "SOA"]
+            rrs = sorted_records("\n".join(rest))
+            self.assertEqual([l for l in rrs if l.split()[3] == "NS"], [
+                "acme.example. 300 IN NS ns1.example.com.", "acme.example. 300 IN NS ns2.example.com.",
+                "acme.example. 300 IN NS ns3.example.com."])
+            self.assertIn('_acme-challenge.acme.example. 60 IN TXT "tok"', rrs)
+            self.assertIn("www.acme.example. 300 IN A 192.0.2.9", rrs)
+            self.assertTrue(any(l.split()[3:5] == ["RRSIG", "A"] and l.startswith("www.")
+                                for l in rrs), "the new A is signed")
+            path = server.path("verify.zone")
+            with open(path, "w") as f:
+                f.write("\n".join(soa + rest) + "\n")
+            v = subprocess.run(["ldns-verify-zone", path], capture_output=True, text=True,
+                               timeout=60)
+            self.assertEqual(v.returncode, 0, v.stdout + v.stderr)
+            self.assertIn("Zone is verified and complete", v.stdout + v.stderr)
+        finally:
+            server.cleanup()
 
 
 if __name__ == "__main__":
