@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The geo rule, the answer sets, the .mmdb lookup and the health checks.
+ * The geo rule, the answer sets and the .mmdb lookup (the health checks:
+ * test_geo_health.c).
  *
  * Expected distances and decisions were computed independently with a
  * textbook haversine in Python (R = 3958.8 mi):
@@ -16,26 +17,22 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "core/conf/config.h"
-#include "core/conf/log.h"
 #include "core/geo/geo_db.h"
 #include "core/geo/geo_sites.h"
-#include "core/geo/health.h"
-#include "core/net/loop.h"
 #include "core/wire/arena.h"
 #include "core/wire/dname.h"
 #include "core/wire/rrset.h"
 #include "core/zone/geo_sets.h"
 #include "core/zone/svcb.h"
 #include "tests/unit/check.h"
+#include "tests/unit/geo_sites_example.h"
 
 /*
  * Counting allocations: the program's malloc family replaces glibc's for
@@ -71,49 +68,6 @@ void free(void *p)
 #endif
 
 /* ---------------------------------------------------------------- sites */
-
-struct site_def {
-	const char *name;
-	double lat, lon;
-	const char *v4, *v6;
-};
-
-/* The operator's seven example sites.  Addresses chosen so that canonical
- * (memcmp) order differs from config order for some pairs. */
-static const struct site_def example[] = {
-	{ "paris", 48.88, 2.22, "198.51.100.7", "2001:db8:100::7" },
-	{ "nuremberg", 49.45, 11.08, "198.51.100.3", "2001:db8:100::3" },
-	{ "ashburn", 39.04, -77.49, "203.0.113.10", NULL },
-	{ "singapore", 1.35, 103.82, "203.0.113.20", "2001:db8:100::20" },
-	{ "sanjose", 37.34, -121.89, "203.0.113.5", NULL },
-	{ "saopaulo", -23.55, -46.63, "198.51.100.50", NULL },
-	{ "sydney", -33.87, 151.21, "203.0.113.30", "2001:db8:100::30" },
-};
-#define N_EXAMPLE (sizeof(example) / sizeof(example[0]))
-
-#define MAX_SITES 16
-struct test_config {
-	struct config c;
-	struct config_site s[MAX_SITES];
-};
-
-static void make_config(struct test_config *tc, const struct site_def *d, size_t n)
-{
-	memset(tc, 0, sizeof(*tc));
-	tc->c.sites = tc->s;
-	tc->c.n_sites = n;
-	for (size_t i = 0; i < n; i++) {
-		struct config_site *cs = &tc->s[i];
-		cs->name = (char *)d[i].name;
-		cs->latitude = d[i].lat;
-		cs->longitude = d[i].lon;
-		cs->enabled = true;
-		if (d[i].v4)
-			cs->has_v4 = inet_pton(AF_INET, d[i].v4, cs->v4) == 1;
-		if (d[i].v6)
-			cs->has_v6 = inet_pton(AF_INET6, d[i].v6, cs->v6) == 1;
-	}
-}
 
 static struct config_geo_name default_gn(void)
 {
@@ -1007,195 +961,6 @@ static void test_explain(void)
 	       EXIT_CONFIG, "explain: missing config -> 3");
 }
 
-/* --------------------------------------------------------------- health */
-
-/* A tiny HTTP server on the test's loop: answers each request with `reply`. */
-struct http_srv {
-	int fd;
-	uint16_t port;
-	const char *reply;
-	char last_request[512];
-	size_t got;
-	int conn;
-};
-
-static void srv_conn(struct loop *l, int fd, int events, void *arg)
-{
-	struct http_srv *srv = arg;
-	ssize_t r = recv(fd, srv->last_request + srv->got, sizeof(srv->last_request) - 1 - srv->got,
-	                 MSG_DONTWAIT);
-	if (r > 0) {
-		srv->got += (size_t)r;
-		srv->last_request[srv->got] = 0;
-		if (!strstr(srv->last_request, "\r\n\r\n"))
-			return;
-		ssize_t w = send(fd, srv->reply, strlen(srv->reply), MSG_NOSIGNAL);
-		(void)w;
-	}
-	loop_del_fd(l, fd);
-	close(fd);
-	srv->conn = -1;
-}
-
-static void srv_accept(struct loop *l, int fd, int events, void *arg)
-{
-	struct http_srv *srv = arg;
-	int c = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (c < 0)
-		return;
-	srv->got = 0;
-	srv->conn = c;
-	loop_add_fd(l, c, LOOP_READ, srv_conn, srv);
-}
-
-static int listen_local(uint16_t *port)
-{
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(sin);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 || listen(fd, 8) < 0 ||
-	    getsockname(fd, (struct sockaddr *)&sin, &len) < 0)
-		return -1;
-	*port = ntohs(sin.sin_port);
-	return fd;
-}
-
-struct changes {
-	int n;
-	size_t site[8];
-	bool alive[8];
-};
-
-static void on_change(void *arg, size_t site, enum geo_family f, bool alive)
-{
-	struct changes *c = arg;
-	(void)f;
-	if (c->n < 8) {
-		c->site[c->n] = site;
-		c->alive[c->n] = alive;
-	}
-	c->n++;
-}
-
-struct watch {
-	struct geo_sites *s;
-	struct health *h;
-	int rounds;
-};
-
-/* Stops the loop once every scenario has settled (or after 3 s). */
-static void poll_done(struct loop *l, void *arg)
-{
-	struct watch *w = arg;
-	bool settled = !geo_site_alive(w->s, 0, GEO_IPV4) && geo_site_alive(w->s, 1, GEO_IPV4) &&
-	               !geo_site_alive(w->s, 2, GEO_IPV4) && !geo_site_alive(w->s, 3, GEO_IPV4) &&
-	               health_checks_done(w->h, 1) >= 4;
-	if (settled || ++w->rounds > 300)
-		loop_stop(l);
-	else
-		loop_timer_add(l, 10, poll_done, w);
-}
-
-static void test_health(void)
-{
-	char err[256] = "";
-	struct loop *l = loop_new(err);
-	if (!ok(l != NULL, "loop_new: %s", err))
-		return;
-	/* Site 0: nothing listens (a port we bound and closed). */
-	uint16_t closed_port;
-	int tmp = listen_local(&closed_port);
-	close(tmp);
-	/* Site 1: HTTP 200, starts dead.  Site 2: HTTP 503.  Site 3: never answers. */
-	struct http_srv ok200 = { .reply = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n" };
-	struct http_srv bad503 = { .reply = "HTTP/1.0 503 Service Unavailable\r\n\r\n" };
-	ok200.fd = listen_local(&ok200.port);
-	bad503.fd = listen_local(&bad503.port);
-	uint16_t silent_port;
-	int silent = listen_local(&silent_port);   /* never accepted: the backlog connects */
-	loop_add_fd(l, ok200.fd, LOOP_READ, srv_accept, &ok200);
-	loop_add_fd(l, bad503.fd, LOOP_READ, srv_accept, &bad503);
-
-	struct site_def d[] = {
-		{ "closed", 0, 0, "127.0.0.1", NULL },
-		{ "up.example", 0, 1, "127.0.0.1", NULL },
-		{ "failing", 0, 2, "127.0.0.1", NULL },
-		{ "silent", 0, 3, "127.0.0.1", NULL },
-		{ "unchecked", 0, 4, "127.0.0.1", NULL },
-	};
-	struct test_config tc;
-	make_config(&tc, d, 5);
-	struct config_health base = { .enabled = true, .interval_ms = 20, .timeout_ms = 150,
-	                              .rise = 2, .fall = 2 };
-	for (int i = 0; i < 4; i++)
-		tc.s[i].health = base;
-	tc.s[0].health.port = closed_port;
-	tc.s[1].health.port = ok200.port;
-	tc.s[1].health.http_path = "/health";
-	tc.s[2].health.port = bad503.port;
-	tc.s[2].health.http_path = "/";
-	tc.s[2].health.http_host = "www.example.com";
-	tc.s[2].health.fall = 1;
-	tc.s[3].health.port = silent_port;
-	tc.s[3].health.http_path = "/";
-	tc.s[3].health.fall = 1;
-	tc.s[3].health.timeout_ms = 60;
-
-	struct geo_sites *s = geo_sites_new(&tc.c, err);
-	/* As after a reload: every site's liveness carried over (alive), so
-	 * rise and fall count from the first check. */
-	geo_sites_copy_alive(s, s);
-	geo_site_set_alive(s, 1, GEO_IPV4, false);   /* as if carried over dead from a reload */
-	geo_site_set_alive(s, 4, GEO_IPV4, false);   /* no checks: must come back alive */
-	struct health *h = health_new(l, s, &tc.c, err);
-	if (!ok(h != NULL, "health_new: %s", err))
-		goto out;
-	ok(geo_site_alive(s, 4, GEO_IPV4), "a site without checks is alive");
-	struct changes ch = { 0 };
-	health_on_change(h, on_change, &ch);
-	struct watch w = { .s = s, .h = h };
-	loop_timer_add(l, 10, poll_done, &w);
-	log_set_level(LOG_ERROR);   /* the state changes are expected */
-	loop_run(l);
-	log_set_level(LOG_INFO);
-
-	ok(w.rounds <= 300, "settled within 3 s");
-	ok(!geo_site_alive(s, 0, GEO_IPV4), "closed port: down");
-	ok(geo_site_alive(s, 1, GEO_IPV4), "HTTP 200: up");
-	ok(!geo_site_alive(s, 2, GEO_IPV4), "HTTP 503: down");
-	ok(!geo_site_alive(s, 3, GEO_IPV4), "no response: down (timeout)");
-	ok(geo_site_alive(s, 4, GEO_IPV4), "unchecked: still alive");
-	ok(health_checks_done(h, 0) >= 2, "closed: at least fall=2 checks (%lu)",
-	   health_checks_done(h, 0));
-	ok(health_checks_done(h, 4) == 0, "unchecked site never checked");
-	is_int(ch.n, 4, "four state changes reported");
-	int downs = 0, ups = 0;
-	for (int i = 0; i < ch.n && i < 8; i++) {
-		if (ch.alive[i])
-			ups += ch.site[i] == 1;
-		else
-			downs += ch.site[i] == 0 || ch.site[i] == 2 || ch.site[i] == 3;
-	}
-	ok(ups == 1 && downs == 3, "one up (site 1), three down (0, 2, 3)");
-	ok(strncmp(ok200.last_request, "GET /health HTTP/1.1\r\nHost: up.example\r\n", 40) == 0,
-	   "request line and default Host header");
-	ok(strstr(ok200.last_request, "Connection: close\r\n") != NULL, "Connection: close");
-	ok(strstr(bad503.last_request, "Host: www.example.com\r\n") != NULL, "configured Host");
-out:
-	health_free(h);
-	if (ok200.conn > 0)
-		close(ok200.conn);
-	if (bad503.conn > 0)
-		close(bad503.conn);
-	loop_del_fd(l, ok200.fd);
-	loop_del_fd(l, bad503.fd);
-	close(ok200.fd);
-	close(bad503.fd);
-	close(silent);
-	loop_free(l);
-	geo_sites_free(s);
-}
-
 /* The target of HTTPS record k (0-based) of a choice, as text. */
 static void https_target(const struct geo_choice *ch, int k, char *out, size_t cap)
 {
@@ -1324,7 +1089,6 @@ int main(void)
 	test_end_to_end();
 	if (fixture_dir[0])
 		test_explain();
-	test_health();
 	if (fixture_dir[0])
 		remove_fixtures();
 	return done_testing();
