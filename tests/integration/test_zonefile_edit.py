@@ -93,6 +93,10 @@ class ZoneFileEdit(unittest.TestCase):
         return subprocess.run([BIN, "check", "-c", self.server.config_path], capture_output=True,
                               text=True, timeout=60, cwd=self.server.dir)
 
+    def ctl(self, *args):
+        return subprocess.run([BIN, "ctl", "-c", self.server.config_path] + list(args),
+                              capture_output=True, text=True, timeout=60, cwd=self.server.dir)
+
     def reload(self, ok=True):
         """SIGHUP; the log lines of this reload once its outcome is logged."""
         before = len(self.server.log())
@@ -193,6 +197,21 @@ class ZoneFileEdit(unittest.TestCase):
         self.server.write("acme.zone", THREE_NS)
         out = self.check()
         self.assertEqual(out.stdout, "%s: ok (1 zone)\n" % self.server.config_path)
+
+        # `geoacme ctl reload` takes the same path: a bad edit is refused with
+        # its line, a good one applied.
+        self.server.write("acme.zone", bad["no NS"][0])
+        out = self.ctl("reload")
+        self.assertEqual(out.returncode, 1, out.stdout + out.stderr)
+        self.assertRegex(out.stdout + out.stderr, bad["no NS"][1])
+        self.assertEqual(self.serial(), 102)
+        self.server.write("acme.zone", THREE_NS + "www IN A 192.0.2.80\n")
+        out = self.ctl("reload")
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+        self.assertEqual(self.serial(), 103)
+        self.assertEqual([rd.to_text() for rd in self.server.query("www.acme.example.").answer[0]],
+                         ["192.0.2.80"])
+        self.nsd.wait_serial("acme.example", 103)
 
 
 class SignedZoneFileEdit(unittest.TestCase):
