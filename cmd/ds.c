@@ -16,6 +16,7 @@
 #include "core/wire/dname.h"
 #include "dnssec/ds.h"
 #include "dnssec/key.h"
+#include "dnssec/keystore.h"
 
 #define DESEC_TTL 3600   /* deSEC's minimum TTL; parents cap DS TTLs anyway */
 #define DESEC_API "https://desec.io/api/v1/domains/"
@@ -139,17 +140,33 @@ static int print_zone(const struct config_zone *z, uint8_t digest, const struct 
 		fprintf(stderr, "geoacme ds: %s: not a valid zone name\n", z->zone);
 		return EXIT_CONFIG;
 	}
-	const struct config_zone_key *zk = &z->keys[0];
-	if (zk->algorithm && strcasecmp(zk->algorithm, "ECDSAP256SHA256") != 0) {
+	const struct config_zone_key *zk = z->n_keys ? &z->keys[0] : NULL;
+	if (zk && zk->algorithm && strcasecmp(zk->algorithm, "ECDSAP256SHA256") != 0) {
 		fprintf(stderr, "geoacme ds: %s: key algorithm %s is not supported; "
 		        "use ECDSAP256SHA256\n", z->zone, zk->algorithm);
 		return EXIT_CONFIG;
 	}
-	if (z->n_keys > 1)
-		fprintf(stderr, "geoacme ds: %s: %zu keys configured; the zone is signed with "
-		        "the first (%s) only\n", z->zone, z->n_keys, zk->key_path);
+	/* The key that should be at the parent: with a key policy, the key store's
+	 * active key (doc/dnssec.md); else the first [[zones.keys]] entry (a
+	 * second one is a standby key, published but not signing). */
+	const char *key_path = zk ? zk->key_path : NULL;
+	struct keystore ks;
 	char err[256];
-	struct key *k = key_load(zk->key_path, err);
+	if (z->key_policy.present) {
+		if (keystore_load(&ks, z->key_policy.key_dir, z->zone, err) < 0) {
+			fprintf(stderr, "geoacme ds: %s\n", err);
+			return EXIT_CONFIG;
+		}
+		const struct keystore_key *a = keystore_first(&ks, KS_ACTIVE);
+		if (a)
+			key_path = a->file;
+		if (!a && !key_path) {
+			fprintf(stderr, "geoacme ds: %s: no key yet: `geoacme serve` generates the first "
+			        "one in %s\n", z->zone, z->key_policy.key_dir);
+			return EXIT_CONFIG;
+		}
+	}
+	struct key *k = key_load(key_path, err);
 	if (!k) {
 		fprintf(stderr, "geoacme ds: %s\n", err);
 		return EXIT_CONFIG;
@@ -253,7 +270,7 @@ int cmd_ds(int argc, char **argv)
 	size_t printed = 0, signed_zones = 0, desec_printed = 0, desec_skipped = 0;
 	for (size_t i = 0; i < c->n_zones; i++) {
 		const struct config_zone *z = &c->zones[i];
-		if (z->n_keys == 0)
+		if (z->n_keys == 0 && !z->key_policy.present)
 			continue;
 		signed_zones++;
 		uint8_t apex[DNAME_MAX];

@@ -36,6 +36,7 @@
 #include "xfr/xfr.h"
 #include <geoacme_version.h>   /* generated: Dnstap.version */
 #include "core/zone/zone_table.h"
+#include "dnssec/rollover.h"
 #include "dnssec/signer.h"
 #include "storage/db.h"
 #include "storage/records.h"
@@ -78,9 +79,10 @@ static uint64_t loop_clock(void *arg)
 }
 
 static struct signer *signer_acquire(const struct config *c, const struct config_zone *zc,
-                                     struct loop *loop, char err[256])
+                                     const char *key_path, struct loop *loop, char err[256])
 {
-	const char *key_path = zc->keys[0].key_path;
+	/* A key policy publishes CDS/CDNSKEY: they name the key the parent should have. */
+	bool publish_cds = zc->publish_cds || zc->key_policy.present;
 	struct stat st;
 	if (stat(key_path, &st) < 0) {
 		snprintf(err, 256, "%s: %s", key_path, strerror(errno));
@@ -90,7 +92,7 @@ static struct signer *signer_acquire(const struct config *c, const struct config
 		if (strcmp(sl->zone, zc->zone) == 0 && strcmp(sl->key_path, key_path) == 0 &&
 		    same_file(&sl->key_stat, &st) && sl->validity == c->sig_validity_s &&
 		    sl->inception == c->sig_inception_s && sl->refresh == c->sig_refresh_s &&
-		    sl->publish_cds == zc->publish_cds) {
+		    sl->publish_cds == publish_cds) {
 			sl->refs++;
 			return sl->signer;
 		}
@@ -100,7 +102,7 @@ static struct signer *signer_acquire(const struct config *c, const struct config
 		snprintf(err, 256, "out of memory");
 		return NULL;
 	}
-	sl->signer = signer_new(zc->zone, key_path, c, zc->publish_cds, err);
+	sl->signer = signer_new(zc->zone, key_path, c, publish_cds, err);
 	if (sl->signer && loop)
 		signer_set_clock(sl->signer, loop_clock, loop);
 	sl->zone = strdup(zc->zone);
@@ -116,7 +118,7 @@ static struct signer *signer_acquire(const struct config *c, const struct config
 	sl->validity = c->sig_validity_s;
 	sl->inception = c->sig_inception_s;
 	sl->refresh = c->sig_refresh_s;
-	sl->publish_cds = zc->publish_cds;
+	sl->publish_cds = publish_cds;
 	sl->refs = 1;
 	sl->next = signer_pool;
 	signer_pool = sl;
@@ -146,6 +148,37 @@ static bool is_sqlite(const struct config_zone *zc)
 }
 
 static void resign_check(struct loop *l, void *arg);
+
+/* A signed zone rebuilt from what it serves, signed anew (the cache keeps
+ * what did not change), and swapped in. */
+static void rebuild_signed(struct generation *g, size_t i)
+{
+	const struct config_zone *zc = &g->cfg->zones[i];
+	uint8_t apex[DNAME_MAX];
+	if (!g->signers[i] || dname_from_str(zc->zone, apex) < 0)
+		return;
+	dname_lower(apex);
+	const struct zone *z = zone_table_get(g->zones, apex);
+	if (!z)
+		return;
+	if (is_sqlite(zc)) {
+		char err[256] = "";
+		if (acme_resign(g->acme, apex, err) < 0)
+			log_error("%s: re-signing failed: %s", zc->zone, err);
+		return;
+	}
+	struct diag d;
+	diag_init(&d);
+	/* From the snapshot in memory: only SIGHUP reads zone files. */
+	struct zone *nz = zone_load_resign(g->cfg, zc, z, g->sites, signer_hook(g->signers[i]), &d);
+	if (nz)
+		zone_table_replace(g->zones, nz);
+	else
+		log_error("%s: re-signing failed; keeping the current snapshot", zc->zone);
+	for (size_t k = 0; k < d.n; k++)
+		log_error("%s", d.msgs[k]);
+	diag_clear(&d);
+}
 
 static int journal_to_xfr(void *arg, const uint8_t *apex, const uint8_t *diff, size_t len)
 {
@@ -245,25 +278,24 @@ static void resign_check(struct loop *l, void *arg)
 		if (!z || !zone_expires_at(z) || now < zone_expires_at(z) || zone_resigning(z))
 			continue;   /* unsigned, not due, or being renewed in slices */
 		log_info("%s: signatures reach their refresh point; re-signing", zc->zone);
-		if (is_sqlite(zc)) {
-			char err[256] = "";
-			if (acme_resign(g->acme, apex, err) < 0)
-				log_error("%s: re-signing failed: %s", zc->zone, err);
-			continue;
-		}
-		struct diag d;
-		diag_init(&d);
-		/* From the snapshot in memory: only SIGHUP reads zone files. */
-		struct zone *nz = zone_load_resign(g->cfg, zc, z, g->sites, signer_hook(g->signers[i]), &d);
-		if (nz)
-			zone_table_replace(g->zones, nz);
-		else
-			log_error("%s: re-signing failed; keeping the current snapshot", zc->zone);
-		for (size_t k = 0; k < d.n; k++)
-			log_error("%s", d.msgs[k]);
-		diag_clear(&d);
+		rebuild_signed(g, i);
 	}
 	schedule_resign(g);
+}
+
+/* The key set of a zone changed (dnssec/rollover.h): a new snapshot signed with it. */
+static void keys_changed(void *arg, const char *zone)
+{
+	struct generation *g = arg;
+	for (size_t i = 0; i < g->cfg->n_zones; i++) {
+		uint8_t a[DNAME_MAX], b[DNAME_MAX];
+		if (dname_from_str(g->cfg->zones[i].zone, a) < 0 || dname_from_str(zone, b) < 0 ||
+		    !dname_equal(a, b))
+			continue;
+		log_info("%s: the key set changed; re-signing", g->cfg->zones[i].zone);
+		rebuild_signed(g, i);
+		return;
+	}
 }
 
 size_t generation_geo_names(const struct generation *g, struct generation_geo *out, size_t cap)
@@ -583,8 +615,9 @@ struct generation *generation_new(const char *path, struct loop *loop,
 			diag_add(d, c->path, 0, 0, "%s", err);
 	}
 	g->signers = calloc(c->n_zones ? c->n_zones : 1, sizeof(*g->signers));
+	g->rolls = calloc(c->n_zones ? c->n_zones : 1, sizeof(*g->rolls));
 	g->zones = zone_table_new();
-	if (!g->signers || !g->zones) {
+	if (!g->signers || !g->rolls || !g->zones) {
 		diag_add(d, NULL, 0, 0, "out of memory");
 		goto fail;
 	}
@@ -600,10 +633,45 @@ struct generation *generation_new(const char *path, struct loop *loop,
 	}
 	for (size_t i = 0; i < c->n_zones; i++) {
 		const struct config_zone *zc = &c->zones[i];
-		if (zc->n_keys > 0) {
-			g->signers[i] = signer_acquire(c, zc, loop, err);
+		if (zc->key_policy.present) {
+			/* The key store says which keys sign (doc/dnssec.md). */
+			const struct config_pos *at = &zc->key_policy.pos;
+			g->rolls[i] = rollover_new(zc, loop, err);
+			const char *first = g->rolls[i] ? rollover_first_key(g->rolls[i]) : NULL;
+			if (!g->rolls[i]) {
+				diag_add(d, c->path, at->line, at->col, "zone %s: %s", zc->zone, err);
+				continue;
+			}
+			char notes[1024];
+			if (check_only && rollover_check_notes(zc, notes, sizeof(notes)) > 0)
+				fprintf(stderr, "%s:%d:%d: note: %s\n", c->path, at->line, at->col, notes);
+			if (first) {
+				g->signers[i] = signer_acquire(c, zc, first, loop, err);
+				if (g->signers[i] &&
+				    rollover_attach(g->rolls[i], g->signers[i], keys_changed, g, err) < 0) {
+					diag_add(d, c->path, at->line, at->col, "zone %s: %s", zc->zone, err);
+					continue;
+				}
+				if (!g->signers[i]) {
+					diag_add(d, c->path, at->line, at->col, "%s", err);
+					continue;
+				}
+			}
+		} else if (zc->n_keys > 0) {
+			g->signers[i] = signer_acquire(c, zc, zc->keys[0].key_path, loop, err);
 			if (!g->signers[i]) {
 				diag_add(d, c->path, zc->keys[0].pos.line, zc->keys[0].pos.col, "%s", err);
+				continue;
+			}
+			/* A second [[zones.keys]] entry is a standby key: published, not signing. */
+			struct signer_key_spec v[SIGNER_KEYS_MAX];
+			size_t n = 0;
+			for (size_t k = 0; k < zc->n_keys && n < SIGNER_KEYS_MAX; k++)
+				v[n++] = (struct signer_key_spec){
+					zc->keys[k].key_path,
+					k == 0 ? SIGNER_PUBLISH | SIGNER_SIGN | SIGNER_CDS : SIGNER_PUBLISH };
+			if (n > 1 && signer_set_keys(g->signers[i], v, n, err) < 0) {
+				diag_add(d, c->path, zc->keys[1].pos.line, zc->keys[1].pos.col, "%s", err);
 				continue;
 			}
 		}
@@ -826,6 +894,10 @@ void generation_free(struct generation *g)
 	}
 	notify_free(g->notify);
 	zone_table_free(g->zones);
+	if (g->cfg && g->rolls)
+		for (size_t i = 0; i < g->cfg->n_zones; i++)
+			rollover_free(g->rolls[i]);
+	free(g->rolls);
 	if (g->cfg && g->signers)
 		for (size_t i = 0; i < g->cfg->n_zones; i++)
 			signer_release(g->signers[i]);

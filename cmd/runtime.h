@@ -34,6 +34,7 @@ struct generation {
 	struct geo_db *geo_db;
 	struct health *health;
 	struct signer **signers;     /* per config zone; NULL when unsigned */
+	struct rollover **rolls;     /* per config zone; NULL without [zones.key_policy] */
 	struct zone_table *zones;
 	struct acme *acme;
 	struct xfr *xfr;              /* zone transfers out */

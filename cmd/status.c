@@ -25,6 +25,7 @@
 #include "core/zone/zone.h"
 #include "core/zone/zone_load.h"
 #include "core/zone/zone_table.h"
+#include "dnssec/rollover.h"
 
 #include <geoacme_version.h>   /* generated in the build folder: the same as `geoacme version` */
 
@@ -198,6 +199,21 @@ static void write_metrics(const struct status_ctx *st, FILE *out)
 		metrics_label_escape(zone_name(z), a, sizeof(a));
 		fprintf(out, "geoacme_zone_signature_expiry_timestamp_seconds{zone=\"%s\"} %llu\n", a,
 		        (unsigned long long)signature_expiry(g, z));
+	}
+	bool any_policy = false;
+	for (size_t i = 0; i < g->cfg->n_zones; i++)
+		any_policy = any_policy || (g->rolls && g->rolls[i]);
+	if (any_policy) {
+		family_line(out, "geoacme_dnssec_key_state", "gauge",
+		            "1 for the state each key of a zone with a key policy is in (standby, "
+		            "incoming, active, outgoing, removed, retired; doc/dnssec.md), 0 for the others.");
+		family_line(out, "geoacme_dnssec_key_next_transition_seconds", "gauge",
+		            "When the zone's key rollover takes its next step, as a Unix time (0: none planned).");
+		for (size_t i = 0; i < g->cfg->n_zones; i++) {
+			char buf[8192];
+			if (g->rolls[i] && rollover_metrics(g->rolls[i], buf, sizeof(buf)))
+				fputs(buf, out);
+		}
 	}
 	family_line(out, "geoacme_zone_build_seconds", "gauge",
 	            "How long the zone's current snapshot took to build and sign.");

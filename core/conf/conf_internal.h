@@ -126,6 +126,9 @@ size_t config_schema_unknown(struct loader *l, const char *section, struct toml_
 /* ---- TSIG keys (config_tsig.c) ---- */
 /* [[zones.stores.tsig_keys]] of the store st into z. */
 void config_tsig_load(struct loader *l, struct toml_node *st, struct config_zone *z);
+/* One outbound TSIG key (name, algorithm, secret or key_file) from the table t. */
+void config_tsig_load_outbound(struct loader *l, struct toml_node *t, struct config_tsig_key *k,
+                               const char *where);
 
 /* ---- geo names (config_zone_geo.c) ---- */
 /* [[zones.geo]] of the zone table zt into z; the sites are loaded already. */

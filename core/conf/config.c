@@ -765,6 +765,105 @@ static struct toml_node *load_store(struct loader *l, struct toml_node *zt, stru
 	return upd;
 }
 
+/* ---- [zones.key_policy]: automatic key rollover (doc/dnssec.md) ---- */
+
+/*
+ * One rollover, in the waits the config alone fixes (RFC 7583 section 3.3,
+ * double signature): the new key's DNSKEY and signatures reach the caches
+ * (dnskey_ttl + delay), the new DS theirs (its TTL, read from the parent,
+ * is not known here: delay alone), the old DNSKEY leaves them (dnskey_ttl
+ * + delay).  The zone's longest TTL and the DS TTL only lengthen the real
+ * waits, and the next rollover never starts before the last one ended.
+ */
+uint32_t config_key_policy_min_lifetime(uint32_t dnskey_ttl_s, uint32_t propagation_delay_s)
+{
+	uint64_t v = 2ull * dnskey_ttl_s + 3ull * propagation_delay_s;
+	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+/* [zones.key_policy] durations, in whole seconds. */
+static bool kp_seconds(struct loader *l, struct toml_node *t, const char *key, uint64_t lo_s,
+                       uint64_t hi_s, uint32_t *out)
+{
+	uint64_t ms;
+	if (!conf_get_duration(l, t, key, lo_s * CONF_SECOND, hi_s * CONF_SECOND, true, &ms))
+		return false;
+	*out = (uint32_t)(ms / CONF_SECOND);
+	return true;
+}
+
+static void load_key_policy(struct loader *l, struct toml_node *zt, struct config_zone *z)
+{
+	static const char *const keys[] = {
+		"lifetime", "dnskey_ttl", "propagation_delay", "key_dir", "parent", "ds_push",
+		"ds_push_key", NULL,
+	};
+	const char *where = "[zones.key_policy]";
+	struct config_key_policy *kp = &z->key_policy;
+	struct toml_node *t = conf_get_table(l, zt, "key_policy");
+	if (!t)
+		return;
+	kp->present = true;
+	kp->pos = (struct config_pos){ t->line, t->col };
+	kp->dnskey_ttl_s = 3600;
+	kp->propagation_delay_s = 3600;
+	if (z->secondary)
+		conf_err_node(l, t, "expected no %s in a secondary zone (its keys are the primary's)",
+		         where);
+	kp_seconds(l, t, "dnskey_ttl", 1, 7 * 86400, &kp->dnskey_ttl_s);
+	kp_seconds(l, t, "propagation_delay", 0, 7 * 86400, &kp->propagation_delay_s);
+	struct toml_node *lt = toml_get(t, "lifetime");
+	if (kp_seconds(l, t, "lifetime", 0, 100ull * 365 * 86400, &kp->lifetime_s) &&
+	    kp->lifetime_s) {
+		uint32_t min = config_key_policy_min_lifetime(kp->dnskey_ttl_s,
+		                                              kp->propagation_delay_s);
+		char a[32], b[32];
+		if (kp->lifetime_s < min) {
+			conf_fmt_duration(kp->lifetime_s * CONF_SECOND, a, sizeof(a));
+			conf_fmt_duration(min * CONF_SECOND, b, sizeof(b));
+			conf_err_node(l, lt, "expected 'lifetime' of at least %s (one rollover: 2 x "
+			         "dnskey_ttl + 3 x propagation_delay), or \"0\" to never roll; found %s",
+			         b, a);
+		}
+	}
+	if (!conf_get_path(l, t, "key_dir", &kp->key_dir) && !toml_get(t, "key_dir"))
+		conf_missing(l, t, "key_dir", where);
+
+	struct toml_node *par = conf_get_str_array(l, t, "parent");
+	if (par && par->u.arr.n) {
+		kp->parent = calloc(par->u.arr.n, sizeof(*kp->parent));
+		if (!kp->parent)
+			l->oom = true;
+		for (size_t j = 0; kp->parent && j < par->u.arr.n; j++) {
+			struct toml_node *it = par->u.arr.items[j];
+			if (!parse_addr_port(it->u.s, &kp->parent[kp->n_parent]))
+				conf_err_node(l, it, "expected an address with an optional port in 'parent' "
+				         "(\"192.0.2.53:53\"), found '%s'", it->u.s);
+			else
+				kp->n_parent++;
+		}
+	} else if (!toml_get(t, "parent") || par) {
+		/* The old key is withdrawn only once every parent server serves the new DS. */
+		conf_err_node(l, par ? par : t, "expected 'parent' (at least one address of the parent "
+		         "zone's servers, asked for the DS) in %s", where);
+	}
+	struct toml_node *push = conf_get_type(l, t, "ds_push", TOML_STRING);
+	if (push && !parse_addr_port(push->u.s, &kp->ds_push))
+		conf_err_node(l, push, "expected an address with an optional port in 'ds_push' "
+		         "(\"192.0.2.53:53\"), found '%s'", push->u.s);
+	else if (push)
+		kp->has_ds_push = true;
+	struct toml_node *pk = conf_get_table(l, t, "ds_push_key");
+	if (pk) {
+		kp->has_ds_push_key = true;
+		config_tsig_load_outbound(l, pk, &kp->ds_push_key, "ds_push_key");
+		if (!toml_get(t, "ds_push"))
+			conf_err_node(l, pk, "expected 'ds_push' with 'ds_push_key' (the key signs the "
+			         "UPDATE sent there)");
+	}
+	conf_check_unknown(l, t, keys, where);
+}
+
 static void load_zones(struct loader *l, struct toml_node *root)
 {
 	const char *where = "[[zones]]";
@@ -919,6 +1018,7 @@ static void load_zones(struct loader *l, struct toml_node *root)
 
 		config_zone_geo_load(l, t, z);
 		load_zone_keys(l, t, z);
+		load_key_policy(l, t, z);
 		if (z->axfr_policy == AXFR_ALLOW_SIGNED) {
 			bool any = false;
 			for (size_t j = 0; j < z->n_tsig_keys; j++)
@@ -1142,6 +1242,11 @@ void config_free(struct config *c)
 			free(z->keys[j].key_path);
 		}
 		free(z->keys);
+		free(z->key_policy.key_dir);
+		free(z->key_policy.parent);
+		free(z->key_policy.ds_push_key.name);
+		free(z->key_policy.ds_push_key.key_file);
+		explicit_bzero(z->key_policy.ds_push_key.secret, sizeof(z->key_policy.ds_push_key.secret));
 		for (size_t j = 0; j < z->n_geo; j++) {
 			free(z->geo[j].name);
 			free_strs(z->geo[j].sites, z->geo[j].n_sites);

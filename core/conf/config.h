@@ -76,6 +76,29 @@ struct config_zone_key {
 };
 
 /*
+ * [zones.key_policy]: automatic key rollover (doc/dnssec.md).  Present only
+ * when the section is; the zone's first [[zones.keys]] entry is its first
+ * key, a second one a standby key (published, not signing).
+ */
+struct config_key_policy {
+	bool present;
+	uint32_t lifetime_s;            /* from the start of signing; 0 = never roll */
+	uint32_t dnskey_ttl_s;          /* TTL of DNSKEY, CDS, CDNSKEY: 3600 */
+	uint32_t propagation_delay_s;   /* 3600 */
+	char *key_dir;                  /* the state file and generated keys */
+	struct config_addr *parent;     /* the parent's servers, asked for the DS */
+	size_t n_parent;
+	bool has_ds_push;
+	struct config_addr ds_push;     /* RFC 2136 UPDATE of the DS at the parent */
+	bool has_ds_push_key;
+	struct config_tsig_key ds_push_key;   /* signs the push; outbound only */
+	struct config_pos pos;
+};
+
+/* The shortest lifetime a policy accepts: one rollover (doc/dnssec.md). */
+uint32_t config_key_policy_min_lifetime(uint32_t dnskey_ttl_s, uint32_t propagation_delay_s);
+
+/*
  * `https = { ... }` in a geo name: an HTTPS RRset (RFC 9460) tailored per
  * client like the A answer, pointing at per-site names.
  */
@@ -127,6 +150,7 @@ struct config_zone {
 	struct config_zone_key *keys;
 	size_t n_keys;
 	bool publish_cds;           /* CDS + CDNSKEY at the apex (RFC 7344) */
+	struct config_key_policy key_policy;
 	struct config_geo_name *geo;
 	size_t n_geo;
 	/* Zone transfers out and NOTIFY. */

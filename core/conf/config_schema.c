@@ -230,6 +230,8 @@ static const struct config_key keys[] = {
 	  .doc = "the zone's [[zones.geo]] names" },
 	{ KEY(ZONES, "keys", SECTION), .sub = "[[zones.keys]]",
 	  .doc = "the zone's [[zones.keys]] signing key" },
+	{ KEY(ZONES, "key_policy", SECTION), .sub = "[zones.key_policy]",
+	  .doc = "the zone's [zones.key_policy]: automatic key rollover" },
 	{ KEY(ZONES, "stores", SECTION), .sub = "[zones.stores]",
 	  .doc = "the zone's [zones.stores]" },
 

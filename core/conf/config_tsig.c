@@ -202,3 +202,45 @@ void config_tsig_load(struct loader *l, struct toml_node *st, struct config_zone
 		config_schema_unknown(l, where, t, where);
 	}
 }
+
+/* An outbound key: { name, algorithm, secret | key_file } (ds_push_key). */
+void config_tsig_load_outbound(struct loader *l, struct toml_node *t, struct config_tsig_key *k,
+                               const char *where)
+{
+	static const char *const keys[] = { "name", "algorithm", "secret", "key_file", NULL };
+	k->pos = (struct config_pos){ t->line, t->col };
+	k->fudge = TSIG_FUDGE_DEFAULT;
+	struct toml_node *n = conf_get_type(l, t, "name", TOML_STRING);
+	if (n && !conf_valid_name(n->u.s))
+		conf_err_node(l, n, "expected a domain name for 'name', found '%s'", n->u.s);
+	else if (n)
+		k->name = conf_strdup(l, n->u.s);
+	else if (!toml_get(t, "name"))
+		conf_missing(l, t, "name", where);
+	struct toml_node *alg = conf_get_type(l, t, "algorithm", TOML_STRING);
+	if (alg && !(k->algorithm = tsig_alg_from_str(alg->u.s)))
+		conf_err_node(l, alg, "expected a TSIG algorithm (%s), found '%s'", tsig_alg_list(),
+		         alg->u.s);
+	else if (!alg && !toml_get(t, "algorithm"))
+		conf_missing(l, t, "algorithm", where);
+	struct toml_node *kf = toml_get(t, "key_file"), *sec = toml_get(t, "secret");
+	if (kf && sec) {
+		conf_err_node(l, sec, "expected only one of 'key_file' and 'secret' in %s", where);
+	} else if (kf) {
+		if (conf_get_path(l, t, "key_file", &k->key_file))
+			read_key_file(l, kf, k);
+	} else if (sec) {
+		sec = conf_get_type(l, t, "secret", TOML_STRING);
+		int len = sec ? base64_decode(sec->u.s, strlen(sec->u.s), k->secret,
+		                              sizeof(k->secret)) : 0;
+		if (sec && len == -2)
+			conf_err_node(l, sec, "expected at most %d bytes in 'secret'", TSIG_SECRET_MAX);
+		else if (sec && len <= 0)
+			conf_err_node(l, sec, "expected base64 for 'secret'");
+		else if (sec)
+			k->secret_len = (size_t)len;
+	} else {
+		conf_err_node(l, t, "expected 'key_file' or 'secret' in %s", where);
+	}
+	conf_check_unknown(l, t, keys, where);
+}

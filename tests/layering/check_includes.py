@@ -13,7 +13,9 @@ allows; the map allows a little more, noted where it does):
     xfr     -> storage; core/wire, core/conf, core/tsig, core/net, core/zone,
                core/hooks.h  (acme and xfr are siblings: neither includes
                the other; cmd wires them together)
-    dnssec  -> core/wire, core/conf, core/zone, core/hooks.h
+    dnssec  -> core/wire, core/conf, core/tsig, core/net, core/zone, core/hooks.h
+               (tsig and net: the key rollover asks the parent for the DS
+               and pushes it by UPDATE through the loop, dnssec/rollover.c)
     storage -> core/wire, core/conf  (one exception, EXCEPTIONS below)
     core    -> core only
 Inside core the sub-folders are layers, lowest first, and an include may
@@ -45,7 +47,7 @@ CORE_USE = {
     "acme": {"core/wire", "core/conf", "core/tsig", "core/net", "core/zone", "core/hooks.h",
              "core/test_hooks.h"},
     "xfr": {"core/wire", "core/conf", "core/tsig", "core/net", "core/zone", "core/hooks.h"},
-    "dnssec": {"core/wire", "core/conf", "core/zone", "core/hooks.h"},
+    "dnssec": {"core/wire", "core/conf", "core/tsig", "core/net", "core/zone", "core/hooks.h"},
     "storage": {"core/wire", "core/conf"},
 }
 # Arrows today's tree still has that the map does not: each named, with why.

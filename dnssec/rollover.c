@@ -1,0 +1,974 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The rollover state machine and its talk with the parent (rollover.h).
+ */
+#include "dnssec/rollover.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/conf/config.h"
+#include "core/conf/log.h"
+#include "core/net/loop.h"
+#include "core/tsig/tsig.h"
+#include "core/wire/dname.h"
+#include "core/wire/msg.h"
+#include "core/wire/query.h"
+#include "core/wire/rrset.h"
+#include "core/wire/wire.h"
+#include "dnssec/ds.h"
+#include "dnssec/key.h"
+#include "dnssec/keystore.h"
+#include "dnssec/signer.h"
+
+#define MSG_MAX 1232
+#define PARENT_MAX 16
+#define ANCESTOR_MAX 8          /* SOA queries for the parent zone: up to 8 labels up */
+#define WARN_EVERY_S 3600
+
+struct probe {
+	struct sockaddr_storage sa;
+	socklen_t sa_len;
+	char str[INET6_ADDRSTRLEN + 8];
+	uint16_t id;
+	bool answered, has_ds;
+	uint32_t ds_ttl;
+	char why[160];              /* why it does not serve the new DS yet */
+};
+
+struct rollover {
+	struct loop *loop;
+	struct signer *signer;
+	rollover_rebuild_fn rebuild;
+	void *arg;
+	uint8_t apex[DNAME_MAX];
+	/* The policy (copied: the config goes with its generation, and so do we). */
+	uint32_t lifetime, dnskey_ttl, delay;
+	char key_dir[KEYSTORE_PATH_MAX];
+	struct probe probes[PARENT_MAX];
+	size_t n_probes;
+	bool has_push;
+	struct probe push;
+	bool has_push_key;
+	struct tsig_key push_key;
+	struct keystore ks;
+	int64_t timer;
+	int fd4, fd6;
+	/* Step 3: the parent zone (from SOA queries), and whether it took our UPDATE. */
+	uint8_t parent[DNAME_MAX];
+	bool parent_known, pushed;
+	int push_rcode;             /* the parent's last refusal, logged once (-1: none) */
+	bool push_logged;
+	uint16_t soa_ids[ANCESTOR_MAX];
+	uint64_t next_at;           /* the next transition (0: none planned) */
+	const char *next_what;
+	char last_warn[256];
+	int64_t last_warn_at;
+};
+
+static int64_t now_s(const struct rollover *r) { return loop_wall_s(r->loop); }
+
+/* --- keys and roles --- */
+
+static unsigned roles_of(enum keystore_state s)
+{
+	switch (s) {
+	case KS_STANDBY: return SIGNER_PUBLISH;
+	case KS_INCOMING: return SIGNER_PUBLISH | SIGNER_SIGN;
+	case KS_ACTIVE: return SIGNER_PUBLISH | SIGNER_SIGN | SIGNER_CDS;
+	case KS_OUTGOING: return SIGNER_PUBLISH | SIGNER_SIGN;
+	default: return 0;
+	}
+}
+
+static int apply_keys(struct rollover *r, char err[256])
+{
+	struct signer_key_spec v[KEYSTORE_MAX];
+	size_t n = 0;
+	/* The active key first: its RRSIG comes first in every answer. */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < r->ks.n; i++) {
+			const struct keystore_key *k = &r->ks.keys[i];
+			if (!roles_of(k->state) || (pass == 0) != (k->state == KS_ACTIVE))
+				continue;
+			v[n].path = k->file;
+			v[n].roles = roles_of(k->state);
+			n++;
+		}
+	return signer_set_keys(r->signer, v, n, err);
+}
+
+static bool save(struct rollover *r)
+{
+	char err[256];
+	if (keystore_save(&r->ks, err) == 0)
+		return true;
+	log_error("%s: keys: cannot write the key state, not going on: %s", r->ks.zone, err);
+	return false;
+}
+
+/* After the key set changed in the store (already saved): sign with it. */
+static void take_effect(struct rollover *r)
+{
+	char err[256];
+	if (!r->signer)
+		return;
+	if (apply_keys(r, err) < 0) {
+		log_error("%s: keys: %s", r->ks.zone, err);
+		return;
+	}
+	if (r->rebuild)
+		r->rebuild(r->arg, r->ks.zone);
+}
+
+static const char *origin(const struct keystore_key *k)
+{
+	return k->generated ? "generated" : "config";
+}
+
+static void set_state(struct rollover *r, struct keystore_key *k, enum keystore_state s,
+                      enum keystore_time t)
+{
+	log_info("%s: keys: key %u (%s) %s -> %s", r->ks.zone, k->tag, origin(k),
+	         keystore_state_name(k->state), keystore_state_name(s));
+	k->state = s;
+	k->t[t] = now_s(r);
+}
+
+/* Drops retired generated keys (their files are gone) when the store is full. */
+static void make_room(struct rollover *r)
+{
+	for (size_t i = 0; r->ks.n == KEYSTORE_MAX && i < r->ks.n; i++) {
+		if (r->ks.keys[i].state != KS_RETIRED)
+			continue;
+		memmove(&r->ks.keys[i], &r->ks.keys[i + 1], (r->ks.n - i - 1) * sizeof(r->ks.keys[0]));
+		r->ks.n--;
+	}
+}
+
+static void fsync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		(void)fsync(fd);
+		close(fd);
+	}
+}
+
+/* A new key file in key_dir, <zone>.<tag>.pem, its tag unlike the others'. */
+static struct keystore_key *generate(struct rollover *r, char err[256])
+{
+	make_room(r);
+	if (r->ks.n == KEYSTORE_MAX) {
+		snprintf(err, 256, "%d keys in the store: retire some first", KEYSTORE_MAX);
+		return NULL;
+	}
+	char stem[256], tmp[KEYSTORE_PATH_MAX + 300], path[KEYSTORE_PATH_MAX + 300];
+	snprintf(stem, sizeof(stem), "%s", r->ks.zone);
+	if (strlen(stem) > 1)
+		stem[strlen(stem) - 1] = '\0';
+	for (int tries = 0; tries < 8; tries++) {
+		snprintf(tmp, sizeof(tmp), "%s/%s.new.pem", r->key_dir, stem);
+		unlink(tmp);   /* a previous attempt cut short: never published */
+		if (key_generate(tmp, err) < 0)
+			return NULL;
+		struct key *k = key_load(tmp, err);
+		if (!k) {
+			unlink(tmp);
+			return NULL;
+		}
+		uint16_t tag = key_tag(k);
+		key_free(k);
+		bool clash = false;
+		for (size_t i = 0; i < r->ks.n; i++)
+			clash = clash || r->ks.keys[i].tag == tag;
+		if (clash)
+			continue;   /* two keys with one tag would confuse validators and caches */
+		snprintf(path, sizeof(path), "%s/%s.%u.pem", r->key_dir, stem, tag);
+		if (strlen(path) >= KEYSTORE_PATH_MAX || rename(tmp, path) < 0) {
+			snprintf(err, 256, "%.200s: %s", path, strerror(errno));
+			unlink(tmp);
+			return NULL;
+		}
+		fsync_dir(r->key_dir);
+		struct keystore_key *nk = &r->ks.keys[r->ks.n++];
+		memset(nk, 0, sizeof(*nk));
+		nk->tag = tag;
+		nk->generated = true;
+		nk->state = KS_STANDBY;
+		nk->t[KT_CREATED] = now_s(r);
+		snprintf(nk->file, sizeof(nk->file), "%s", path);
+		log_info("%s: keys: key %u generated: %s", r->ks.zone, tag, path);
+		return nk;
+	}
+	snprintf(err, 256, "cannot generate a key with an unused tag");
+	return NULL;
+}
+
+/* A key named in the config, not in the store yet. */
+static struct keystore_key *adopt(struct rollover *r, const char *file, enum keystore_state s,
+                                  char err[256])
+{
+	make_room(r);
+	if (r->ks.n == KEYSTORE_MAX) {
+		snprintf(err, 256, "%d keys in the store", KEYSTORE_MAX);
+		return NULL;
+	}
+	struct key *k = key_load(file, err);
+	if (!k)
+		return NULL;
+	struct keystore_key *nk = &r->ks.keys[r->ks.n++];
+	memset(nk, 0, sizeof(*nk));
+	nk->tag = key_tag(k);
+	key_free(k);
+	nk->state = s;
+	int64_t now = now_s(r);
+	nk->t[KT_CREATED] = nk->t[KT_PUBLISHED] = now;
+	if (s == KS_ACTIVE)
+		nk->t[KT_SIGNING] = nk->t[KT_PARENT] = now;
+	snprintf(nk->file, sizeof(nk->file), "%s", file);
+	return nk;
+}
+
+/* --- talking to the parent --- */
+
+static int open_socket(struct rollover *r, int family);
+
+static bool to_sockaddr(const struct config_addr *a, struct probe *p)
+{
+	memset(&p->sa, 0, sizeof(p->sa));
+	if (a->family == 4) {
+		struct sockaddr_in *s = (struct sockaddr_in *)&p->sa;
+		s->sin_family = AF_INET;
+		s->sin_port = htons(a->port);
+		memcpy(&s->sin_addr, a->addr, 4);
+		p->sa_len = sizeof(*s);
+		char ip[INET_ADDRSTRLEN];
+		inet_ntop(AF_INET, a->addr, ip, sizeof(ip));
+		snprintf(p->str, sizeof(p->str), "%s:%u", ip, a->port);
+	} else {
+		struct sockaddr_in6 *s = (struct sockaddr_in6 *)&p->sa;
+		s->sin6_family = AF_INET6;
+		s->sin6_port = htons(a->port);
+		memcpy(&s->sin6_addr, a->addr, 16);
+		p->sa_len = sizeof(*s);
+		char ip[INET6_ADDRSTRLEN];
+		inet_ntop(AF_INET6, a->addr, ip, sizeof(ip));
+		snprintf(p->str, sizeof(p->str), "[%s]:%u", ip, a->port);
+	}
+	return true;
+}
+
+static uint16_t new_id(void)
+{
+	uint16_t id;
+	if (getrandom(&id, sizeof(id), 0) != (ssize_t)sizeof(id))
+		id = (uint16_t)rand();
+	return id;
+}
+
+static void send_to(struct rollover *r, const struct probe *p, const uint8_t *msg, size_t len)
+{
+	int fd = p->sa.ss_family == AF_INET ? r->fd4 : r->fd6;
+	if (fd < 0)
+		fd = open_socket(r, p->sa.ss_family);
+	if (fd < 0 || sendto(fd, msg, len, MSG_DONTWAIT | MSG_NOSIGNAL,
+	                     (const struct sockaddr *)&p->sa, p->sa_len) < 0)
+		log_warn("%s: keys: cannot send to %s: %s", r->ks.zone, p->str,
+		         fd < 0 ? "no socket" : strerror(errno));
+}
+
+/* A query (RD clear: the parent's servers are authoritative), with EDNS. */
+static size_t build_query(uint8_t *buf, uint16_t id, const uint8_t *name, uint16_t type)
+{
+	struct wire w;
+	wire_init(&w, buf, MSG_MAX);
+	wire_write_u16(&w, id);
+	wire_write_u16(&w, 0);
+	wire_write_u16(&w, 1);
+	wire_write_u16(&w, 0);
+	wire_write_u16(&w, 0);
+	wire_write_u16(&w, 1);
+	wire_write_bytes(&w, name, dname_len(name));
+	wire_write_u16(&w, type);
+	wire_write_u16(&w, CLASS_IN);
+	static const uint8_t opt[11] = { 0, 0, 41, 0x04, 0xd0, 0, 0, 0, 0, 0, 0 };   /* 1232 */
+	wire_write_bytes(&w, opt, sizeof(opt));
+	return w.err ? 0 : wire_pos(&w);
+}
+
+/* The SHA-256 DS of the active key: what the parent should serve. */
+static int active_ds(struct rollover *r, uint8_t *ds, size_t cap, uint16_t *tag)
+{
+	struct keystore_key *k = keystore_first(&r->ks, KS_ACTIVE);
+	char err[256];
+	struct key *key = k ? key_load(k->file, err) : NULL;
+	if (!key)
+		return -ENOENT;
+	*tag = k->tag;
+	int len = ds_rdata(r->apex, key_dnskey(key), KEY_DNSKEY_LEN, DS_DIGEST_SHA256, ds, cap);
+	key_free(key);
+	return len;
+}
+
+/* RFC 2136: in the parent zone, the DS RRset of our name replaced by the new DS. */
+static void send_push(struct rollover *r)
+{
+	uint8_t ds[DS_RDATA_MAX], buf[MSG_MAX];
+	uint16_t tag;
+	int dlen = active_ds(r, ds, sizeof(ds), &tag);
+	if (dlen < 0)
+		return;
+	struct wire w;
+	wire_init(&w, buf, sizeof(buf));
+	r->push.id = new_id();
+	wire_write_u16(&w, r->push.id);
+	wire_write_u16(&w, (uint16_t)(OPCODE_UPDATE << 11));
+	wire_write_u16(&w, 1);    /* zone */
+	wire_write_u16(&w, 0);    /* prerequisites */
+	wire_write_u16(&w, 2);    /* updates */
+	wire_write_u16(&w, 0);
+	wire_write_bytes(&w, r->parent, dname_len(r->parent));
+	wire_write_u16(&w, RR_SOA);
+	wire_write_u16(&w, CLASS_IN);
+	/* Delete the RRset (class ANY, RFC 2136 2.5.2), then add the new DS. */
+	wire_write_bytes(&w, r->apex, dname_len(r->apex));
+	wire_write_u16(&w, RR_DS);
+	wire_write_u16(&w, CLASS_ANY);
+	wire_write_u32(&w, 0);
+	wire_write_u16(&w, 0);
+	wire_write_bytes(&w, r->apex, dname_len(r->apex));
+	wire_write_u16(&w, RR_DS);
+	wire_write_u16(&w, CLASS_IN);
+	wire_write_u32(&w, r->dnskey_ttl);
+	wire_write_u16(&w, (uint16_t)dlen);
+	wire_write_bytes(&w, ds, (size_t)dlen);
+	if (w.err)
+		return;
+	size_t len = wire_pos(&w);
+	if (r->has_push_key) {
+		struct tsig_rr f;
+		tsig_rr_init(&f, &r->push_key, (uint64_t)now_s(r), r->push.id);
+		if (tsig_append(buf, &len, sizeof(buf), &f, &r->push_key, NULL, 0, NULL) < 0)
+			return;
+	}
+	char pz[DNAME_MAX * 4 + 2];
+	dname_to_str(r->parent, pz, sizeof(pz));
+	/* Said once; the rounds that send it again (until the parent answers NOERROR) at debug. */
+	log_msg(r->push_rcode < 0 && !r->push_logged ? LOG_INFO : LOG_DEBUG,
+	        "%s: keys: pushing DS %u to %s (UPDATE of zone %s)", r->ks.zone, tag, r->push.str, pz);
+	r->push_logged = true;
+	send_to(r, &r->push, buf, len);
+}
+
+/* One round: the DS asked of every parent server; the parent zone found first
+ * when a push is due; the push (again) until the parent took it. */
+static void poll_parents(struct rollover *r)
+{
+	uint8_t buf[MSG_MAX];
+	for (size_t i = 0; i < r->n_probes; i++) {
+		struct probe *p = &r->probes[i];
+		p->id = new_id();
+		p->answered = p->has_ds = false;
+		snprintf(p->why, sizeof(p->why), "no answer");
+		size_t len = build_query(buf, p->id, r->apex, RR_DS);
+		if (len)
+			send_to(r, p, buf, len);
+	}
+	if (!r->has_push || r->pushed)
+		return;
+	if (r->parent_known) {
+		send_push(r);
+		return;
+	}
+	/* The parent zone: the closest ancestor whose SOA the push target serves. */
+	const uint8_t *name = r->apex;
+	for (int d = 0; d < ANCESTOR_MAX; d++) {
+		if (name[0] == 0)
+			break;
+		name += name[0] + 1;
+		r->soa_ids[d] = new_id();
+		size_t len = build_query(buf, r->soa_ids[d], name, RR_SOA);
+		if (len)
+			send_to(r, &r->push, buf, len);
+		if (name[0] == 0)
+			break;
+	}
+}
+
+static bool same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET) {
+		const struct sockaddr_in *x = (const void *)a, *y = (const void *)b;
+		return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
+	}
+	const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)b;
+	return x->sin6_port == y->sin6_port &&
+	       memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr)) == 0;
+}
+
+static void tick(struct loop *l, void *arg);
+static void schedule(struct rollover *r, uint64_t delay_ms);
+
+/* A DS answer from parent server p: does it hold the active key's DS? */
+static void on_ds_answer(struct rollover *r, struct probe *p, const uint8_t *msg, size_t len)
+{
+	uint8_t want[DS_RDATA_MAX];
+	uint16_t tag;
+	int wlen = active_ds(r, want, sizeof(want), &tag);
+	struct wire w;
+	wire_init_read(&w, msg, len);
+	wire_skip(&w, 2);
+	uint16_t flags = wire_read_u16(&w), qd = wire_read_u16(&w), an = wire_read_u16(&w);
+	wire_skip(&w, 4);
+	p->answered = true;
+	if ((flags & 0xf) != 0) {
+		snprintf(p->why, sizeof(p->why), "answered rcode %u", flags & 0xf);
+		return;
+	}
+	if (!(flags & 0x0400)) {
+		snprintf(p->why, sizeof(p->why), "not authoritative for the DS (no AA)");
+		return;
+	}
+	uint8_t qn[DNAME_MAX];
+	uint16_t qt, qc;
+	for (uint16_t i = 0; i < qd; i++)
+		msg_read_question(&w, qn, &qt, &qc);
+	char others[96] = "";
+	size_t olen = 0;
+	for (uint16_t i = 0; i < an && !w.err; i++) {
+		struct msg_rr rr;
+		if (msg_read_rr(&w, &rr) < 0)
+			break;
+		if (rr.type != RR_DS || !dname_equal(rr.name, r->apex) || rr.rdlen < 4)
+			continue;
+		const uint8_t *rd = msg + rr.rdata_off;
+		if (wlen > 0 && rr.rdlen == (uint16_t)wlen && memcmp(rd, want, (size_t)wlen) == 0) {
+			p->has_ds = true;
+			p->ds_ttl = rr.ttl;
+			return;
+		}
+		if (olen < sizeof(others) - 8)
+			olen += (size_t)snprintf(others + olen, sizeof(others) - olen, "%s%u",
+			                         olen ? " " : "", wire_get_u16(rd));
+	}
+	snprintf(p->why, sizeof(p->why), "serves %s%s, not DS %u", olen ? "DS " : "no DS",
+	         others, tag);
+}
+
+static void on_soa_answer(struct rollover *r, const uint8_t *msg, size_t len)
+{
+	struct wire w;
+	wire_init_read(&w, msg, len);
+	wire_skip(&w, 2);
+	uint16_t flags = wire_read_u16(&w), qd = wire_read_u16(&w), an = wire_read_u16(&w);
+	wire_skip(&w, 4);
+	if ((flags & 0xf) != 0 || !(flags & 0x0400) || qd != 1)
+		return;
+	uint8_t qn[DNAME_MAX];
+	uint16_t qt, qc;
+	msg_read_question(&w, qn, &qt, &qc);
+	for (uint16_t i = 0; i < an && !w.err; i++) {
+		struct msg_rr rr;
+		if (msg_read_rr(&w, &rr) < 0)
+			return;
+		/* The closest ancestor wins: answers come in any order. */
+		if (rr.type == RR_SOA && dname_equal(rr.name, qn) &&
+		    (!r->parent_known || dname_label_count(qn) > dname_label_count(r->parent))) {
+			memcpy(r->parent, qn, dname_len(qn));
+			if (!r->parent_known) {
+				char s[DNAME_MAX * 4 + 2];
+				dname_to_str(qn, s, sizeof(s));
+				log_info("%s: keys: the parent zone is %s (SOA at %s)", r->ks.zone, s,
+				         r->push.str);
+			}
+			r->parent_known = true;
+			send_push(r);
+			return;
+		}
+	}
+}
+
+static void on_answer(struct rollover *r, const uint8_t *msg, size_t len,
+                      const struct sockaddr_storage *from)
+{
+	if (len < MSG_HEADER_LEN || !(wire_get_u16(msg + 2) & 0x8000))
+		return;
+	uint16_t id = wire_get_u16(msg), flags = wire_get_u16(msg + 2);
+	unsigned opcode = (flags >> 11) & 0xf;
+	if (r->has_push && same_addr(&r->push.sa, from)) {
+		if (opcode == OPCODE_UPDATE && id == r->push.id && !r->pushed) {
+			unsigned rcode = flags & 0xf;
+			if (rcode == 0)
+				log_info("%s: keys: the parent (%s) took the DS", r->ks.zone, r->push.str);
+			else if ((int)rcode != r->push_rcode)
+				log_warn("%s: keys: the parent (%s) refused the DS UPDATE: rcode %u "
+				         "(sent again each round)", r->ks.zone, r->push.str, rcode);
+			r->push_rcode = (int)rcode;
+			r->pushed = rcode == 0;
+			return;
+		}
+		for (int d = 0; opcode == OPCODE_QUERY && d < ANCESTOR_MAX; d++)
+			if (r->soa_ids[d] == id) {
+				on_soa_answer(r, msg, len);
+				break;
+			}
+	}
+	for (size_t i = 0; opcode == OPCODE_QUERY && i < r->n_probes; i++) {
+		struct probe *p = &r->probes[i];
+		if (p->id != id || p->answered || !same_addr(&p->sa, from))
+			continue;
+		on_ds_answer(r, p, msg, len);
+		bool all = true;
+		for (size_t k = 0; k < r->n_probes; k++)
+			all = all && r->probes[k].has_ds;
+		if (all)
+			schedule(r, 0);   /* every server has it: on at once */
+		return;
+	}
+}
+
+static void on_read(struct loop *l, int fd, int events, void *arg)
+{
+	(void)l;
+	(void)events;
+	for (int i = 0; i < 64; i++) {
+		uint8_t buf[4096];
+		struct sockaddr_storage from;
+		socklen_t flen = sizeof(from);
+		ssize_t n = recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from, &flen);
+		if (n < 0)
+			return;
+		on_answer(arg, buf, (size_t)n, &from);
+	}
+}
+
+static int open_socket(struct rollover *r, int family)
+{
+	int fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (loop_add_fd(r->loop, fd, LOOP_READ, on_read, r) < 0) {
+		close(fd);
+		return -1;
+	}
+	if (family == AF_INET)
+		r->fd4 = fd;
+	else
+		r->fd6 = fd;
+	return fd;
+}
+
+/* --- the state machine --- */
+
+static uint32_t poll_interval_s(const struct rollover *r)
+{
+	uint32_t v = r->dnskey_ttl / 2;
+	return v < 1 ? 1 : v > 60 ? 60 : v;
+}
+
+static void schedule(struct rollover *r, uint64_t delay_ms)
+{
+	if (!r->loop)
+		return;
+	if (r->timer > 0)
+		loop_timer_cancel(r->loop, r->timer);
+	r->timer = loop_timer_add(r->loop, delay_ms, tick, r);
+}
+
+static void plan(struct rollover *r, uint64_t at, const char *what)
+{
+	r->next_at = at;
+	r->next_what = what;
+}
+
+/* Warns when the reason changes, and again every hour while it lasts. */
+static void warn_parent(struct rollover *r, const char *why)
+{
+	int64_t now = now_s(r);
+	if (strcmp(why, r->last_warn) == 0 && now - r->last_warn_at < WARN_EVERY_S)
+		return;
+	snprintf(r->last_warn, sizeof(r->last_warn), "%s", why);
+	r->last_warn_at = now;
+	log_warn("%s: keys: the parent does not serve the new DS yet, the old key stays: %s",
+	         r->ks.zone, why);
+}
+
+static int start_roll(struct rollover *r, char err[256])
+{
+	struct keystore_key *nk = keystore_first(&r->ks, KS_STANDBY);
+	if (!nk)
+		nk = generate(r, err);
+	if (!nk)
+		return -EIO;
+	int64_t now = now_s(r);
+	if (!nk->t[KT_PUBLISHED])
+		nk->t[KT_PUBLISHED] = now;
+	set_state(r, nk, KS_INCOMING, KT_SIGNING);
+	if (!save(r)) {
+		snprintf(err, 256, "cannot write the key state");
+		return -EIO;
+	}
+	log_info("%s: keys: rollover started: key %u signs beside the old one", r->ks.zone, nk->tag);
+	take_effect(r);
+	return 0;
+}
+
+/* One step when it is due; then the next wake-up. */
+static void step(struct rollover *r)
+{
+	int64_t now = now_s(r);
+	struct keystore_key *in = keystore_first(&r->ks, KS_INCOMING);
+	struct keystore_key *act = keystore_first(&r->ks, KS_ACTIVE);
+	struct keystore_key *out = keystore_first(&r->ks, KS_OUTGOING);
+	uint64_t due = 0;
+	plan(r, 0, NULL);
+
+	/* 5. A withdrawn key has left every cache: retired, its file gone if ours. */
+	for (size_t i = 0; i < r->ks.n; i++) {
+		struct keystore_key *k = &r->ks.keys[i];
+		if (k->state != KS_REMOVED)
+			continue;
+		uint64_t at = (uint64_t)k->t[KT_WITHDRAWN] + r->dnskey_ttl + r->delay;
+		if ((uint64_t)now < at) {
+			plan(r, at, "retire the withdrawn key");
+			due = at;
+			continue;
+		}
+		set_state(r, k, KS_RETIRED, KT_RETIRED);
+		if (!save(r))
+			return;
+		if (k->generated && unlink(k->file) == 0)
+			log_info("%s: keys: key %u deleted: %s", r->ks.zone, k->tag, k->file);
+	}
+
+	if (in && act) {
+		/* 2. Every cache has the new DNSKEY and every RRset signed by it. */
+		uint32_t ttl = r->signer ? signer_max_ttl(r->signer) : 0;
+		if (ttl < r->dnskey_ttl)
+			ttl = r->dnskey_ttl;
+		uint64_t at = (uint64_t)in->t[KT_SIGNING] + ttl + r->delay;
+		if ((uint64_t)now < at) {
+			plan(r, at, "the new key becomes the parent's (CDS, DS push)");
+		} else {
+			set_state(r, act, KS_OUTGOING, KT_WITHDRAWN);
+			act->t[KT_WITHDRAWN] = 0;   /* stamped when it really leaves */
+			set_state(r, in, KS_ACTIVE, KT_PARENT);
+			if (!save(r))
+				return;
+			r->pushed = false;
+			r->push_logged = false;
+			r->push_rcode = -1;
+			take_effect(r);
+			step(r);
+			return;
+		}
+	} else if (act && out) {
+		if (!act->t[KT_DS_SEEN]) {
+			/* 3. Until every parent server serves the new DS. */
+			bool all = r->n_probes > 0;
+			char why[256] = "";
+			size_t wl = 0;
+			for (size_t i = 0; i < r->n_probes; i++) {
+				all = all && r->probes[i].has_ds;
+				if (!r->probes[i].has_ds && wl < sizeof(why) - 2)
+					wl += (size_t)snprintf(why + wl, sizeof(why) - wl, "%s%s: %s",
+					                       wl ? "; " : "", r->probes[i].str,
+					                       r->probes[i].why);
+			}
+			if (all) {
+				uint32_t ds_ttl = 0;
+				for (size_t i = 0; i < r->n_probes; i++)
+					if (r->probes[i].ds_ttl > ds_ttl)
+						ds_ttl = r->probes[i].ds_ttl;
+				r->ks.ds_ttl = ds_ttl;
+				act->t[KT_DS_SEEN] = now;
+				log_info("%s: keys: every parent server serves DS %u (TTL %u)", r->ks.zone,
+				         act->tag, ds_ttl);
+				r->last_warn[0] = '\0';
+				if (!save(r))
+					return;
+			} else {
+				/* A parent is given propagation_delay and two polls before we warn. */
+				if (now - act->t[KT_PARENT] >= (int64_t)(r->delay + 2 * poll_interval_s(r)))
+					warn_parent(r, why);
+				poll_parents(r);
+				plan(r, (uint64_t)now + poll_interval_s(r), "ask the parent for the new DS");
+				schedule(r, (uint64_t)poll_interval_s(r) * 1000);
+				return;
+			}
+		}
+		/* 4. The old DS has left every cache: the old key goes. */
+		uint64_t at = (uint64_t)act->t[KT_DS_SEEN] + r->ks.ds_ttl + r->delay;
+		if ((uint64_t)now < at) {
+			plan(r, at, "withdraw the old key");
+		} else {
+			set_state(r, out, KS_REMOVED, KT_WITHDRAWN);
+			if (!save(r))
+				return;
+			log_info("%s: keys: rollover done: key %u alone signs", r->ks.zone, act->tag);
+			take_effect(r);
+			step(r);
+			return;
+		}
+	} else if (act && !in && !out && r->lifetime) {
+		/* 1. The active key's lifetime is over. */
+		uint64_t at = (uint64_t)act->t[KT_SIGNING] + r->lifetime;
+		if ((uint64_t)now >= at) {
+			char err[256];
+			if (start_roll(r, err) < 0) {
+				log_error("%s: keys: cannot start the rollover: %s", r->ks.zone, err);
+				plan(r, (uint64_t)now + 60, "retry the rollover");
+				schedule(r, 60000);
+				return;
+			}
+			step(r);
+			return;
+		}
+		if (!r->next_at || at < r->next_at)
+			plan(r, at, "start a rollover (lifetime)");
+	}
+	if (due && (!r->next_at || due < r->next_at))
+		plan(r, due, "retire the withdrawn key");
+	if (r->next_at)
+		schedule(r, ((uint64_t)(r->next_at > (uint64_t)now ? r->next_at - (uint64_t)now : 0)) * 1000);
+}
+
+static void tick(struct loop *l, void *arg)
+{
+	struct rollover *r = arg;
+	(void)l;
+	r->timer = 0;
+	step(r);
+}
+
+int rollover_start(struct rollover *r, char err[256])
+{
+	if (keystore_first(&r->ks, KS_INCOMING) || keystore_first(&r->ks, KS_OUTGOING)) {
+		snprintf(err, 256, "%.200s: a rollover is already running (see key-status)", r->ks.zone);
+		return -EBUSY;
+	}
+	int rc = start_roll(r, err);
+	if (rc == 0)
+		step(r);
+	return rc;
+}
+
+/* --- setup --- */
+
+static void copy_policy(struct rollover *r, const struct config_key_policy *kp)
+{
+	r->lifetime = kp->lifetime_s;
+	r->dnskey_ttl = kp->dnskey_ttl_s;
+	r->delay = kp->propagation_delay_s;
+	snprintf(r->key_dir, sizeof(r->key_dir), "%s", kp->key_dir ? kp->key_dir : ".");
+	for (size_t i = 0; i < kp->n_parent && r->n_probes < PARENT_MAX; i++)
+		to_sockaddr(&kp->parent[i], &r->probes[r->n_probes++]);
+	if (kp->has_ds_push) {
+		r->has_push = true;
+		to_sockaddr(&kp->ds_push, &r->push);
+	}
+}
+
+struct rollover *rollover_new(const struct config_zone *zc, struct loop *loop, char err[256])
+{
+	const struct config_key_policy *kp = &zc->key_policy;
+	struct rollover *r = calloc(1, sizeof(*r));
+	if (!r) {
+		snprintf(err, 256, "out of memory");
+		return NULL;
+	}
+	r->loop = loop;
+	r->fd4 = r->fd6 = -1;
+	r->push_rcode = -1;
+	if (dname_from_str(zc->zone, r->apex) < 0) {
+		snprintf(err, 256, "%.200s: not a valid zone name", zc->zone);
+		goto fail;
+	}
+	dname_lower(r->apex);
+	copy_policy(r, kp);
+	if (kp->has_ds_push_key) {
+		const struct config_tsig_key *k = &kp->ds_push_key;
+		if (tsig_key_init(&r->push_key, k->name, k->algorithm, k->secret, k->secret_len,
+		                  k->fudge, err) < 0)
+			goto fail;
+		r->has_push_key = true;
+	}
+	if (keystore_load(&r->ks, r->key_dir, zc->zone, err) < 0)
+		goto fail;
+	bool changed = false;
+	for (size_t i = 0; i < zc->n_keys; i++) {
+		const char *file = zc->keys[i].key_path;
+		struct keystore_key *k = keystore_find_file(&r->ks, file);
+		if (k) {
+			if (k->state == KS_RETIRED || k->state == KS_REMOVED)
+				log_warn("%s: keys: the config names key %u (%s), which is %s: it no longer "
+				         "signs; remove it from [[zones.keys]]", r->ks.zone, k->tag, file,
+				         keystore_state_name(k->state));
+			continue;
+		}
+		bool has_signer = keystore_first(&r->ks, KS_ACTIVE) != NULL;
+		k = adopt(r, file, has_signer ? KS_STANDBY : KS_ACTIVE, err);
+		if (!k)
+			goto fail;
+		log_info("%s: keys: key %u (%s) joins as %s", r->ks.zone, k->tag, file,
+		         keystore_state_name(k->state));
+		changed = true;
+	}
+	if (!keystore_first(&r->ks, KS_ACTIVE)) {
+		if (!loop) {
+			snprintf(err, 256, "%.100s: no key yet: serve generates the first one in %.100s",
+			         r->ks.zone, r->key_dir);
+			return r;   /* check mode: nothing more to read */
+		}
+		struct keystore_key *k = generate(r, err);
+		if (!k)
+			goto fail;
+		k->state = KS_ACTIVE;
+		k->t[KT_PUBLISHED] = k->t[KT_SIGNING] = k->t[KT_PARENT] = now_s(r);
+		log_warn("%s: keys: first key %u generated; give its DS to the parent "
+		         "(geoacme ds)", r->ks.zone, k->tag);
+		changed = true;
+	}
+	/* A retired generated key whose deletion a crash cut short. */
+	for (size_t i = 0; loop && i < r->ks.n; i++)
+		if (r->ks.keys[i].state == KS_RETIRED && r->ks.keys[i].generated)
+			unlink(r->ks.keys[i].file);
+	if (changed && loop && keystore_save(&r->ks, err) < 0)
+		goto fail;
+	return r;
+fail:
+	rollover_free(r);
+	return NULL;
+}
+
+void rollover_free(struct rollover *r)
+{
+	if (!r)
+		return;
+	if (r->timer > 0)
+		loop_timer_cancel(r->loop, r->timer);
+	for (int i = 0; i < 2; i++) {
+		int fd = i ? r->fd6 : r->fd4;
+		if (fd >= 0) {
+			loop_del_fd(r->loop, fd);
+			close(fd);
+		}
+	}
+	explicit_bzero(&r->push_key, sizeof(r->push_key));
+	free(r);
+}
+
+const char *rollover_first_key(const struct rollover *r)
+{
+	for (size_t i = 0; i < r->ks.n; i++)
+		if (r->ks.keys[i].state == KS_ACTIVE)
+			return r->ks.keys[i].file;
+	return NULL;
+}
+
+int rollover_attach(struct rollover *r, struct signer *s, rollover_rebuild_fn rebuild, void *arg,
+                    char err[256])
+{
+	r->signer = s;
+	r->rebuild = rebuild;
+	r->arg = arg;
+	signer_set_dnskey_ttl(s, r->dnskey_ttl);
+	int rc = apply_keys(r, err);
+	if (rc < 0)
+		return rc;
+	schedule(r, 0);
+	return 0;
+}
+
+/* --- status --- */
+
+static size_t put_time(char *out, size_t cap, int64_t t)
+{
+	if (!t)
+		return (size_t)snprintf(out, cap, "-");
+	time_t tt = (time_t)t;
+	struct tm tm;
+	gmtime_r(&tt, &tm);
+	return strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+size_t rollover_status(const struct rollover *r, char *out, size_t cap)
+{
+	size_t n = 0;
+#define PUT(...) do { if (n < cap) n += (size_t)snprintf(out + n, cap - n, __VA_ARGS__); } while (0)
+	PUT("zone %s\n", r->ks.zone);
+	for (size_t i = 0; i < r->ks.n; i++) {
+		const struct keystore_key *k = &r->ks.keys[i];
+		PUT("key %u %s %s %s\n", k->tag, keystore_state_name(k->state), origin(k), k->file);
+		for (int t = 0; t < KT_COUNT; t++) {
+			if (!k->t[t])
+				continue;
+			char when[32];
+			put_time(when, sizeof(when), k->t[t]);
+			PUT("  %-9s %s\n", keystore_time_name((enum keystore_time)t), when);
+		}
+	}
+	if (r->next_at) {
+		char when[32];
+		put_time(when, sizeof(when), (int64_t)r->next_at);
+		PUT("next %s: %s\n", when, r->next_what ? r->next_what : "");
+	} else {
+		PUT("next -: %s\n", r->lifetime ? "none planned" : "lifetime 0: never rolls");
+	}
+#undef PUT
+	return n < cap ? n : cap;
+}
+
+size_t rollover_metrics(const struct rollover *r, char *out, size_t cap)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < r->ks.n && n < cap; i++) {
+		const struct keystore_key *k = &r->ks.keys[i];
+		for (int s = KS_STANDBY; s <= KS_RETIRED && n < cap; s++)
+			n += (size_t)snprintf(out + n, cap - n,
+			                      "geoacme_dnssec_key_state{zone=\"%s\",tag=\"%u\",state=\"%s\"} %d\n",
+			                      r->ks.zone, k->tag, keystore_state_name((enum keystore_state)s),
+			                      k->state == (enum keystore_state)s);
+	}
+	if (n < cap)
+		n += (size_t)snprintf(out + n, cap - n,
+		                      "geoacme_dnssec_key_next_transition_seconds{zone=\"%s\"} %llu\n",
+		                      r->ks.zone, (unsigned long long)r->next_at);
+	return n < cap ? n : cap;
+}
+
+int rollover_check_notes(const struct config_zone *zc, char *out, size_t cap)
+{
+	struct keystore ks;
+	char err[256];
+	int notes = 0;
+	size_t n = 0;
+	out[0] = '\0';
+	if (!zc->key_policy.present || keystore_load(&ks, zc->key_policy.key_dir, zc->zone, err) < 0)
+		return 0;
+	for (size_t i = 0; i < zc->n_keys; i++) {
+		struct keystore_key *k = keystore_find_file(&ks, zc->keys[i].key_path);
+		if (!k || (k->state != KS_RETIRED && k->state != KS_REMOVED))
+			continue;
+		if (n < cap)
+			n += (size_t)snprintf(out + n, cap - n, "%s[[zones.keys]] names key %u (%s), "
+			                      "which the key state says is %s: it no longer signs the zone",
+			                      notes ? "\n" : "", k->tag, zc->keys[i].key_path,
+			                      keystore_state_name(k->state));
+		notes++;
+	}
+	return notes;
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+/*
+ * Automatic key rollover of one zone ([zones.key_policy], doc/dnssec.md):
+ * a combined signing key rolled by double signature (RFC 7583 section
+ * 3.3.2, RFC 6781 section 4.1.2), driven by a loop timer on the loop's one
+ * clock.  The steps, each persisted in the key store (dnssec/keystore.h)
+ * before it takes effect, so kill -9 at any point resumes:
+ *
+ *   1. the new key (a standby key, or one generated in key_dir) is
+ *      published and signs beside the old one;
+ *   2. after max(dnskey_ttl, the zone's longest TTL) + propagation_delay,
+ *      CDS/CDNSKEY name the new key and its DS is pushed (ds_push);
+ *   3. the parent's servers are asked for the DS until every one serves
+ *      the new one; then DS TTL + propagation_delay;
+ *   4. the old key stops signing and leaves the DNSKEY set;
+ *   5. after dnskey_ttl + propagation_delay it is retired, and its file
+ *      deleted when geoacme generated it.
+ *
+ * Outgoing queries and the UPDATE are UDP datagrams through the loop,
+ * never waited for.  Process objects: one per zone with a key policy and
+ * generation; the state is on disk, so a reload makes a new one.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+struct config_zone;
+struct loop;
+struct signer;
+
+struct rollover;
+
+/* Called when the key set changed: rebuild and serve the zone's snapshot. */
+typedef void (*rollover_rebuild_fn)(void *arg, const char *zone);
+
+/*
+ * Loads (or starts) the zone's key store: the [[zones.keys]] entries join
+ * it (the first as the active key when the store has none, the others as
+ * standby keys), a key is generated in key_dir when there is none at all.
+ * Writes nothing when loop is NULL (check mode).  NULL with err.
+ */
+struct rollover *rollover_new(const struct config_zone *zc, struct loop *loop, char err[256]);
+void rollover_free(struct rollover *r);   /* NULL-safe */
+
+/* A key file the signer can be made with (the first signing key). */
+const char *rollover_first_key(const struct rollover *r);
+
+/*
+ * Gives the rollover the zone's signer: sets its keys and DNSKEY TTL, and
+ * starts the timer.  rebuild(arg, zone) is called after every change of the
+ * key set.  0 or -errno with err.
+ */
+int rollover_attach(struct rollover *r, struct signer *s, rollover_rebuild_fn rebuild, void *arg,
+                    char err[256]);
+
+/* `geoacme ctl key-roll`: starts a rollover now.  -EBUSY while one runs. */
+int rollover_start(struct rollover *r, char err[256]);
+
+/* `geoacme ctl key-status`: each key, its state and times, and the next
+ * transition, as text lines.  Returns the length written (cut at cap). */
+size_t rollover_status(const struct rollover *r, char *out, size_t cap);
+
+/* /metrics lines for this zone (geoacme_dnssec_key_state,
+ * geoacme_dnssec_key_next_transition_seconds). */
+size_t rollover_metrics(const struct rollover *r, char *out, size_t cap);
+
+/*
+ * Check mode: notes about the config against the key store (a [[zones.keys]]
+ * entry that the store says is retired), one per line, into out.  Returns
+ * how many notes.
+ */
+int rollover_check_notes(const struct config_zone *zc, char *out, size_t cap);
