@@ -148,9 +148,9 @@ int signer_set_keys(struct signer *s, const struct signer_key_spec *v, size_t n,
 			}
 		}
 	}
-	if (n > SIGNER_KEYS_MAX || signing == 0 || signing > RRSET_SIGS) {
+	if (n > SIGNER_KEYS_MAX || signing == 0 || signing > SIGNER_SIGNING_MAX) {
 		snprintf(err, 256, "%s: %zu keys of which %zu sign: expected 1 to %d signing keys "
-		         "and at most %d keys", s->name, n, signing, RRSET_SIGS, SIGNER_KEYS_MAX);
+		         "and at most %d keys", s->name, n, signing, SIGNER_SIGNING_MAX, SIGNER_KEYS_MAX);
 		return -EINVAL;
 	}
 	/* First every key not loaded yet, so a failure leaves s unchanged. */

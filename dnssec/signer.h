@@ -60,6 +60,9 @@ void signer_free(struct signer *s);   /* NULL-safe */
  * is the key whose DS should be at the parent (CDS, CDNSKEY, `geoacme ds`). */
 enum { SIGNER_PUBLISH = 1, SIGNER_SIGN = 2, SIGNER_CDS = 4 };
 #define SIGNER_KEYS_MAX 8
+/* Keys that sign at once: one, two during a rollover (RRSET_SIGS has room
+ * for more, for a secondary's copy of a primary mid-rollover). */
+#define SIGNER_SIGNING_MAX 2
 
 struct signer_key_spec {
 	const char *path;           /* PEM key (key_load) */
@@ -68,7 +71,7 @@ struct signer_key_spec {
 
 /*
  * Replaces the key set (signer_new starts with its one key doing all three).
- * Keys already loaded are kept, not read again.  1 or 2 (RRSET_SIGS) keys
+ * Keys already loaded are kept, not read again.  1 or 2 (SIGNER_SIGNING_MAX) keys
  * sign, at most SIGNER_KEYS_MAX in all.  The served snapshot is not
  * changed: the caller rebuilds it.  0, or -EINVAL with err (s unchanged).
  */

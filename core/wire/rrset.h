@@ -7,6 +7,11 @@
  * which is exactly what an RRSIG covers.  Up to RRSET_SIGS RRSIGs per RRset:
  * a zone signs with one combined signing key, and with two while a key
  * rollover runs (double signature, RFC 7583 section 3.3; doc/dnssec.md).
+ * A secondary's copy serves every RRSIG its primary sends, as received,
+ * and a primary mid-rollover may send more than two: DNSKEY signed by two
+ * KSKs, the other sets by two ZSKs plus a standby (issue #22.4), or twice
+ * that during an algorithm rollover (RFC 6781 section 4.1.4).  Hence room
+ * for four; a fifth is dropped when the copy is built, with a warning.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -36,15 +41,15 @@ struct rdata {
 	const uint8_t *data;
 };
 
-#define RRSET_SIGS 2
+#define RRSET_SIGS 4
 
 struct rrset {
 	uint16_t type;
 	uint16_t count;        /* records in rr[] */
 	uint32_t ttl;
 	struct rdata *rr;      /* canonical order, no duplicates */
-	/* RRSIG rdata, the used ones first: sig[0].len == 0 when unsigned,
-	 * sig[1].len != 0 only while two keys sign. */
+	/* RRSIG rdata, the used ones first: sig[0].len == 0 when unsigned;
+	 * more than one while several keys sign (a rollover). */
 	struct rdata sig[RRSET_SIGS];
 };
 

@@ -719,8 +719,8 @@ struct zone *zone_builder_finish(struct zone_builder *b, const struct zone_signe
 	if (b->presigned) {
 		size_t dropped = attach_sigs(b);
 		if (dropped)
-			log_warn("%s: %zu RRSIG records ignored (no RRset they cover, or a second "
-			         "signature of one RRset: one key per zone is served)", apex_str, dropped);
+			log_warn("%s: %zu RRSIG records ignored (no RRset they cover, or more than %d "
+			         "signatures over one RRset)", apex_str, dropped, RRSET_SIGS);
 	}
 	if (signer) {
 		char err[256] = "";

@@ -359,8 +359,8 @@ static int make_sets(struct zone_patch *p, struct pnode *e, size_t from, size_t 
 /*
  * A presigned copy: the given RRSIGs [from, to) of a name onto the RRsets
  * they cover, as zone_builder_finish does: up to RRSET_SIGS per RRset, the
- * last given first.  One that covers nothing is -EAGAIN: the whole build
- * drops it and says so.
+ * last given first.  One that covers nothing, or one too many, is -EAGAIN:
+ * the whole build drops it and says so.
  */
 static int attach_given_sigs(struct zone_patch *p, struct pnode *e, size_t from, size_t to)
 {
@@ -373,8 +373,9 @@ static int attach_given_sigs(struct zone_patch *p, struct pnode *e, size_t from,
 		if (!s)
 			return -EAGAIN;
 		unsigned have = rrset_sig_count(s);
-		if (have < RRSET_SIGS)
-			s->sig[have] = p->sigs[i].rd;
+		if (have == RRSET_SIGS)
+			return -EAGAIN;
+		s->sig[have] = p->sigs[i].rd;
 	}
 	return 0;
 }
