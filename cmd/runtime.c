@@ -24,6 +24,7 @@
 #include "core/net/dnstap.h"
 #include "core/net/loop.h"
 #include "core/net/rrl.h"
+#include "core/net/source.h"
 #include "core/wire/dname.h"
 #include "core/wire/rrset.h"
 #include "core/wire/wire.h"
@@ -621,11 +622,20 @@ struct generation *generation_new(const char *path, struct loop *loop,
 		diag_add(d, NULL, 0, 0, "out of memory");
 		goto fail;
 	}
+	/* Outgoing DNS's source addresses, tried now so that check reports one
+	 * this host does not have (core/net/source.h). */
+	struct net_source src;
+	bool src_ok = net_source_init(&src, c, d) == 0;   /* failed: d says why, and we fail below */
+	if (src_ok && !check_only && loop) {
+		char what[160];
+		net_source_describe(&src, what, sizeof(what));
+		log_info("outgoing DNS (NOTIFY, SOA checks, transfers): %s", what);
+	}
 	if (!check_only) {
 		g->acme = acme_new(g->zones, loop, err);
 		g->xfr = g->acme ? xfr_new(g->zones, loop, err) : NULL;
-		g->notify = g->xfr && loop ? notify_new(loop, err) : NULL;
-		g->secondary = g->notify ? secondary_new(g->zones, loop, err) : NULL;
+		g->notify = g->xfr && loop ? notify_new(loop, &src, err) : NULL;
+		g->secondary = g->notify ? secondary_new(g->zones, loop, &src, err) : NULL;
 		if (!g->acme || !g->xfr || (loop && (!g->notify || !g->secondary))) {
 			diag_add(d, c->path, 0, 0, "%s", err);
 			goto fail;

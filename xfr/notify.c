@@ -19,6 +19,7 @@
 #include "core/conf/log.h"
 #include "core/conf/metrics.h"
 #include "core/net/loop.h"
+#include "core/net/source.h"
 #include "core/tsig/tsig.h"
 #include "core/wire/dname.h"
 #include "core/wire/msg.h"
@@ -66,6 +67,7 @@ struct notify_zone {
 
 struct notify {
 	struct loop *l;
+	struct net_source src;       /* where NOTIFYs leave from (core/net/source.h) */
 	int fd4, fd6;
 	struct notify_zone **zones;
 	size_t n;
@@ -255,6 +257,12 @@ static int open_socket(struct notify *n, int family)
 	int fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
+	int rc = net_source_bind(&n->src, fd, family, false);
+	if (rc < 0) {
+		log_warn("notify: cannot bind the source address: %s", strerror(-rc));
+		close(fd);
+		return -1;
+	}
 	if (loop_add_fd(n->l, fd, LOOP_READ, on_read, n) < 0) {
 		close(fd);
 		return -1;
@@ -262,7 +270,7 @@ static int open_socket(struct notify *n, int family)
 	return fd;
 }
 
-struct notify *notify_new(struct loop *l, char err[256])
+struct notify *notify_new(struct loop *l, const struct net_source *src, char err[256])
 {
 	struct notify *n = calloc(1, sizeof(*n));
 	if (!n) {
@@ -270,6 +278,7 @@ struct notify *notify_new(struct loop *l, char err[256])
 		return NULL;
 	}
 	n->l = l;
+	n->src = *src;
 	n->fd4 = n->fd6 = -1;
 	return n;
 }

@@ -17,10 +17,12 @@
 
 struct config_zone;
 struct loop;
+struct net_source;
 struct notify;
 struct zone;
 
-struct notify *notify_new(struct loop *l, char err[256]);
+/* NOTIFYs leave from `src` (copied; core/net/source.h). */
+struct notify *notify_new(struct loop *l, const struct net_source *src, char err[256]);
 void notify_free(struct notify *n);   /* NULL-safe; cancels retries */
 
 /* Registers a zone's targets (nothing to do when the list is empty). */

@@ -21,6 +21,7 @@
 #include "core/conf/metrics.h"
 #include "core/conf/sysclock.h"
 #include "core/net/loop.h"
+#include "core/net/source.h"
 #include "core/tsig/tsig.h"
 #include "core/wire/change.h"
 #include "core/wire/dname.h"
@@ -114,6 +115,7 @@ struct sec_zone {
 struct secondary {
 	struct zone_table *t;
 	struct loop *l;
+	struct net_source src;       /* where requests leave from (core/net/source.h) */
 	struct sec_zone **zones;
 	size_t n;
 };
@@ -842,6 +844,11 @@ static void conn_open(struct sec_zone *sz)
 		conn_fail(c, "socket: %s", strerror(errno));
 		return;
 	}
+	int brc = net_source_bind(&sz->s->src, c->fd, sa.ss_family, true);
+	if (brc < 0) {
+		conn_fail(c, "cannot bind the source address: %s", strerror(-brc));
+		return;
+	}
 	if (connect(c->fd, (struct sockaddr *)&sa, sa_len) < 0 && errno != EINPROGRESS) {
 		conn_fail(c, "connect: %s", strerror(errno));
 		return;
@@ -988,7 +995,8 @@ struct xfr_handler secondary_notify_handler(struct secondary *s)
 
 /* --- setup --- */
 
-struct secondary *secondary_new(struct zone_table *t, struct loop *l, char err[256])
+struct secondary *secondary_new(struct zone_table *t, struct loop *l,
+                                const struct net_source *src, char err[256])
 {
 	struct secondary *s = calloc(1, sizeof(*s));
 	if (!s) {
@@ -997,6 +1005,7 @@ struct secondary *secondary_new(struct zone_table *t, struct loop *l, char err[2
 	}
 	s->t = t;
 	s->l = l;
+	s->src = *src;
 	return s;
 }
 

@@ -25,11 +25,14 @@
 
 struct config_zone;
 struct loop;
+struct net_source;
 struct secondary;
 struct zone_table;
 
 /* `t` and `l` must outlive the secondary. */
-struct secondary *secondary_new(struct zone_table *t, struct loop *l, char err[256]);
+/* SOA checks and transfer requests leave from `src` (copied; core/net/source.h). */
+struct secondary *secondary_new(struct zone_table *t, struct loop *l,
+                                const struct net_source *src, char err[256]);
 /* Closes transfers in flight and the databases; the zones stay in the table.  NULL-safe. */
 void secondary_free(struct secondary *s);
 

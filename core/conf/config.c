@@ -345,6 +345,38 @@ static void control_socket_default(struct loader *l, struct toml_node *root)
 	free(db_dir);
 }
 
+/*
+ * [server] source_ipv4 / source_ipv6: the address outgoing DNS leaves from,
+ * per family (issue #21.1).  A wildcard ("0.0.0.0", "::") lets the kernel
+ * pick; whether the address can be bound is judged at start and by check
+ * (core/net/source.h), not here.
+ */
+static void load_sources(struct loader *l, struct toml_node *t)
+{
+	static const struct {
+		const char *key;
+		int af;
+		const char *what;
+	} fam[2] = {
+		{ "source_ipv4", AF_INET, "an IPv4" },
+		{ "source_ipv6", AF_INET6, "an IPv6" },
+	};
+	struct config *c = l->c;
+	for (int f = 0; f < 2; f++) {
+		struct toml_node *n = conf_get_type(l, t, fam[f].key, TOML_STRING);
+		uint8_t buf[16];
+		if (!n)
+			continue;
+		if (inet_pton(fam[f].af, n->u.s, buf) != 1) {
+			conf_err_node(l, n, "expected %s address for '%s', found '%s'", fam[f].what,
+			              fam[f].key, n->u.s);
+			continue;
+		}
+		*(f == 0 ? &c->source_ipv4 : &c->source_ipv6) = conf_strdup(l, n->u.s);
+		c->source_pos[f] = (struct config_pos){ n->line, n->col };
+	}
+}
+
 static void load_server(struct loader *l, struct toml_node *root)
 {
 	struct toml_node *t = conf_get_table(l, root, "server");
@@ -361,6 +393,7 @@ static void load_server(struct loader *l, struct toml_node *root)
 		conf_err_node(l, io, "expected 'udp_io' to be \"epoll\", found '%s'", io->u.s);
 	load_http_listen(l, t);
 	load_control_socket(l, t);
+	load_sources(l, t);
 	config_schema_unknown(l, "[server]", t, "[server]");
 }
 
@@ -1208,6 +1241,8 @@ void config_free(struct config *c)
 	free(c->group);
 	free(c->pid_file);
 	free(c->nsid);
+	free(c->source_ipv4);
+	free(c->source_ipv6);
 	free(c->dnstap_socket);
 	free(c->control_socket);
 	for (size_t i = 0; i < c->n_sites; i++) {

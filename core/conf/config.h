@@ -236,6 +236,11 @@ struct config {
 	uint8_t rrl_ipv6_prefix;        /* 56 */
 	bool cookies;                   /* answer RFC 7873 cookies: true */
 	char *nsid;                     /* NSID identity (RFC 5001); NULL = none */
+	/* [server] source_ipv4 / source_ipv6: where outgoing DNS (NOTIFY, SOA
+	 * checks, transfer requests) leaves from; NULL = the first listen
+	 * address of the family (core/net/source.h). */
+	char *source_ipv4, *source_ipv6;
+	struct config_pos source_pos[2];
 	/* [server] observability */
 	char **http_listen;             /* "127.0.0.1:9153"; none = no HTTP endpoint */
 	size_t n_http_listen;

@@ -125,6 +125,12 @@ static const struct config_key keys[] = {
 	  .hi = 100000, .def = 10, .doc = "at most this many sampled query lines a second" },
 	{ KEY(SERVER, "nsid", STRING), AT(struct config, nsid), .lo = 1, .hi = 128,
 	  .doc = "this instance's NSID (RFC 5001)" },
+	{ KEY(SERVER, "source_ipv4", CUSTOM),
+	  .doc = "IPv4 address outgoing NOTIFY and transfer requests leave from; default: the "
+	         "first listen address" },
+	{ KEY(SERVER, "source_ipv6", CUSTOM),
+	  .doc = "IPv6 address outgoing NOTIFY and transfer requests leave from; default: the "
+	         "first listen address" },
 	{ KEY(SERVER, "tcp_lifetime", DURATION), AT(struct config, tcp_lifetime_ms), .lo = SECOND,
 	  .hi = DAY, .def = CONFIG_TCP_LIFETIME_MS_DEFAULT,
 	  .doc = "a TCP connection's progress window: reset unless it read 1 KiB/s over it" },

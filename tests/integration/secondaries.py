@@ -24,14 +24,19 @@ class Secondary:
     SOURCE = "127.0.0.1"    # the address it transfers from: the primary's log tells them apart
 
     def __init__(self, zones, primary_port, key=None, notify_key=True, port=None,
-                 addr="127.0.0.1", primary_addr="127.0.0.1"):
+                 addr="127.0.0.1", primary_addr="127.0.0.1", notify_from="127.0.0.0/8",
+                 source=None):
         """zones: names; key: (name, algorithm, base64 secret) used for the
         transfers and required on NOTIFYs when notify_key is true; addr and
-        port: where it answers; primary_addr and primary_port: geoacme."""
+        port: where it answers; primary_addr and primary_port: geoacme;
+        notify_from: the address or block NOTIFYs are accepted from (its
+        ACL; Knot and NSD); source: the address its transfer requests leave from."""
         self.dir = tempfile.mkdtemp(prefix="geoacme-%s-" % self.NAME)
         self.port = port or free_port()
         self.addr = addr
         self.primary_addr = primary_addr
+        self.notify_from = notify_from
+        self.source = source or self.SOURCE
         self.zones = zones
         self.primary_port = primary_port
         self.key = key
@@ -152,7 +157,7 @@ database:
     via: {src}
 {remote_key}acl:
   - id: from_primary
-    address: 127.0.0.0/8
+    address: {nfrom}
     action: notify
 {notify_key}  - id: local
     address: 127.0.0.1
@@ -164,8 +169,8 @@ template:
     journal-content: changes
 zone:
 {zones}""".format(d=self.dir, port=self.port, pport=self.primary_port, key=key,
-                  remote_key=remote_key, notify_key=notify_key, zones=zones, src=self.SOURCE,
-                  addr=self.addr, paddr=self.primary_addr)
+                  remote_key=remote_key, notify_key=notify_key, zones=zones, src=self.source,
+                  addr=self.addr, paddr=self.primary_addr, nfrom=self.notify_from)
         with open(self.path("knot.conf"), "w") as f:
             f.write(conf)
 
@@ -191,11 +196,11 @@ class Nsd(Secondary):
   name: "{z}"
   zonefile: "{z}.zone"
   request-xfr: {paddr}@{pport} {k}
-  allow-notify: 127.0.0.0/8 {nk}
+  allow-notify: {nfrom} {nk}
   provide-xfr: 127.0.0.1 NOKEY
   outgoing-interface: {src}
-""".format(z=z, pport=self.primary_port, k=kname, nk=nkey, src=self.SOURCE,
-           paddr=self.primary_addr) for z in self.zones)
+""".format(z=z, pport=self.primary_port, k=kname, nk=nkey, src=self.source,
+           paddr=self.primary_addr, nfrom=self.notify_from) for z in self.zones)
         conf = """server:
   ip-address: {addr}@{port}
   port: {port}
@@ -272,7 +277,7 @@ controls {{ }};
   category notify {{ f; }};
   category lame-servers {{ null; }};
 }};
-{zones}""".format(d=self.dir, port=self.port, key=key, zones=zones, src=self.SOURCE,
+{zones}""".format(d=self.dir, port=self.port, key=key, zones=zones, src=self.source,
                   addr=self.addr)
         with open(self.path("named.conf"), "w") as f:
             f.write(conf)
