@@ -468,13 +468,15 @@ int cmd_explain(int argc, char **argv)
 	a = arena_new(0);
 	struct geo_sets *gs = a ? geo_sets_build(a, sites, f.gn, err) : NULL;
 	if (!gs) {
-		fprintf(stderr, "%s:%d: %s\n", path, f.gn->pos.line, a ? err : "out of memory");
+		fprintf(stderr, "%s:%d: %s\n", config_file_of(c, f.gn->pos), f.gn->pos.line,
+		        a ? err : "out of memory");
 		goto out;
 	}
 	uint8_t apex[DNAME_MAX];
 	if (dname_from_str(f.zone->zone, apex) < 0 ||
 	    geo_sets_build_https(gs, a, sites, f.gn, apex, err) < 0) {
-		fprintf(stderr, "%s:%d: %s\n", path, f.gn->https.pos.line, err);
+		fprintf(stderr, "%s:%d: %s\n", config_file_of(c, f.gn->https.pos),
+		        f.gn->https.pos.line, err);
 		goto out;
 	}
 	if (qtype == RR_HTTPS && !f.gn->https.enabled) {

@@ -453,8 +453,8 @@ static bool zone_file_readable(const struct config *c, const struct config_zone 
 	size_t n = strlen(c->directory);
 	bool hint = e == ENOENT && strncmp(file, c->directory, n) == 0 && file[n] == '/' &&
 	            strcmp(c->directory, "/var/named") != 0;
-	diag_add(d, c->path, zc->file_pos.line ? zc->file_pos.line : zc->pos.line,
-	         zc->file_pos.line ? zc->file_pos.col : zc->pos.col,
+	struct config_pos at = zc->file_pos.line ? zc->file_pos : zc->pos;
+	diag_add(d, config_file_of(c, at), at.line, at.col,
 	         "zone %s: cannot read zone file '%s': %s%s%s%s", zc->zone, file, strerror(e),
 	         hint ? "; relative paths are resolved against directory = \"" : "",
 	         hint ? c->directory : "",
@@ -546,7 +546,7 @@ static void check_journal(const struct config *c, const struct config_zone *zc,
 	char err[256];
 	struct db_info info;
 	if (db_identify(zc->journal_path, &info, err) < 0) {
-		diag_add(d, c->path, zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
+		diag_add(d, config_file_of(c, zc->pos), zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
 		return;
 	}
 	uint8_t apex[DNAME_MAX];
@@ -557,13 +557,13 @@ static void check_journal(const struct config *c, const struct config_zone *zc,
 			char other[DNAME_MAX * 4 + 2];
 			if (dname_to_str(info.apex, other, sizeof(other)) < 0)
 				snprintf(other, sizeof(other), "(unreadable)");
-			diag_add(d, c->path, zc->pos.line, zc->pos.col, "zone %s: %s holds zone %s, not %s",
+			diag_add(d, config_file_of(c, zc->pos), zc->pos.line, zc->pos.col, "zone %s: %s holds zone %s, not %s",
 			         zc->zone, zc->journal_path, other, zc->zone);
 			return;
 		}
 	}
 	if (info.state == DB_OURS && db_quick_check(zc->journal_path, err) < 0) {
-		diag_add(d, c->path, zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
+		diag_add(d, config_file_of(c, zc->pos), zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
 		return;
 	}
 	if (zc->secondary)
@@ -576,7 +576,7 @@ static void check_journal(const struct config *c, const struct config_zone *zc,
 		return;
 	}
 	if (!zc->zone_path)
-		diag_add(d, c->path, zc->pos.line, zc->pos.col,
+		diag_add(d, config_file_of(c, zc->pos), zc->pos.line, zc->pos.col,
 		         "zone %s: %s is empty and no zone_path is configured to seed it", zc->zone,
 		         zc->journal_path);
 	else if (zone_file_readable(c, zc, zc->zone_path, d))
@@ -610,7 +610,7 @@ struct generation *generation_new(const char *path, struct loop *loop,
 		size_t bad;
 		g->geo_db = geo_db_open(&c->geo, &bad, err);
 		if (!g->geo_db && bad < c->geo.n_databases && c->geo.database_pos)
-			diag_add(d, c->path, c->geo.database_pos[bad].line, c->geo.database_pos[bad].col,
+			diag_add(d, config_file_of(c, c->geo.database_pos[bad]), c->geo.database_pos[bad].line, c->geo.database_pos[bad].col,
 			         "[geo] databases: %s", err);
 		else if (!g->geo_db)
 			diag_add(d, c->path, 0, 0, "%s", err);
@@ -670,7 +670,7 @@ struct generation *generation_new(const char *path, struct loop *loop,
 		} else if (zc->n_keys > 0) {
 			g->signers[i] = signer_acquire(c, zc, zc->keys[0].key_path, loop, err);
 			if (!g->signers[i]) {
-				diag_add(d, c->path, zc->keys[0].pos.line, zc->keys[0].pos.col, "%s", err);
+				diag_add(d, config_file_of(c, zc->keys[0].pos), zc->keys[0].pos.line, zc->keys[0].pos.col, "%s", err);
 				continue;
 			}
 			/* A second [[zones.keys]] entry is a standby key: published, not signing. */
@@ -687,20 +687,20 @@ struct generation *generation_new(const char *path, struct loop *loop,
 		}
 		const struct zone_signer *hook = g->signers[i] ? signer_hook(g->signers[i]) : NULL;
 		if (g->xfr && xfr_add_zone(g->xfr, zc, err) < 0)
-			diag_add(d, c->path, zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
+			diag_add(d, config_file_of(c, zc->pos), zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
 		if (g->notify && notify_add_zone(g->notify, zc, err) < 0)
-			diag_add(d, c->path, zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
+			diag_add(d, config_file_of(c, zc->pos), zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
 		if (zc->secondary) {
 			/* Check mode reads the stored copy as serve would, and writes nothing. */
 			if (check_only)
 				check_journal(c, zc, hook, d);
 			else if (g->secondary && secondary_add_zone(g->secondary, zc, err) < 0)
-				diag_add(d, c->path, zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
+				diag_add(d, config_file_of(c, zc->pos), zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
 			continue;
 		}
 		if (is_sqlite(zc)) {
 			if (zc->n_geo)
-				diag_add(d, c->path, zc->pos.line, zc->pos.col,
+				diag_add(d, config_file_of(c, zc->pos), zc->pos.line, zc->pos.col,
 				         "zone %s: geo names are served from file-backed zones only", zc->zone);
 			/* A database that is not there yet is made only with a seed to read:
 			 * a failed start leaves no empty database behind. */
@@ -710,7 +710,7 @@ struct generation *generation_new(const char *path, struct loop *loop,
 			else if (fresh && zc->zone_path && !zone_file_readable(c, zc, zc->zone_path, d))
 				continue;
 			else if (acme_add_zone(g->acme, c, zc, hook, err) < 0) {
-				diag_add(d, c->path, zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
+				diag_add(d, config_file_of(c, zc->pos), zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
 				if (fresh)
 					remove_fresh_db(zc->journal_path);
 			} else if (g->xfr) {
@@ -730,7 +730,7 @@ struct generation *generation_new(const char *path, struct loop *loop,
 			continue;
 		}
 		if (zc->n_geo && (!g->sites || (!g->geo_db && !c->geo.has_default_location)))
-			diag_add(d, c->path, zc->pos.line, zc->pos.col,
+			diag_add(d, config_file_of(c, zc->pos), zc->pos.line, zc->pos.col,
 			         "zone %s has geo names: configure [[sites]] and [geo] databases or a "
 			         "default_location", zc->zone);
 		if (zc->file && !zone_file_readable(c, zc, zc->file, d))
@@ -740,7 +740,7 @@ struct generation *generation_new(const char *path, struct loop *loop,
 			continue;
 		int rc = zone_table_add(g->zones, z);
 		if (rc < 0) {
-			diag_add(d, c->path, zc->pos.line, zc->pos.col, "zone %s is configured twice", zc->zone);
+			diag_add(d, config_file_of(c, zc->pos), zc->pos.line, zc->pos.col, "zone %s is configured twice", zc->zone);
 			zone_free(z);
 		}
 	}

@@ -25,7 +25,8 @@
 
 /* ---- problems ---- */
 
-static void problem_v(struct loader *l, int line, int col, const char *fmt, va_list ap)
+static void problem_v(struct loader *l, const char *file, int line, int col, const char *fmt,
+                      va_list ap)
 {
 	char *msg = NULL;
 	struct conf_problem *p = realloc(l->probs, (l->n_probs + 1) * sizeof(*p));
@@ -36,15 +37,16 @@ static void problem_v(struct loader *l, int line, int col, const char *fmt, va_l
 		return;
 	}
 	l->probs = p;
-	p[l->n_probs] = (struct conf_problem){ line, col, (unsigned)l->n_probs, msg };
+	p[l->n_probs] = (struct conf_problem){ file ? file : l->file, line, col,
+		                               (unsigned)l->n_probs, msg };
 	l->n_probs++;
 }
 
-void conf_err_at(struct loader *l, int line, int col, const char *fmt, ...)
+void conf_err_at(struct loader *l, const char *file, int line, int col, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	problem_v(l, line, col, fmt, ap);
+	problem_v(l, file, line, col, fmt, ap);
 	va_end(ap);
 }
 
@@ -52,14 +54,15 @@ void conf_err_node(struct loader *l, const struct toml_node *n, const char *fmt,
 {
 	va_list ap;
 	va_start(ap, fmt);
-	problem_v(l, n ? n->line : 0, n ? n->col : 0, fmt, ap);
+	problem_v(l, n ? n->file : NULL, n ? n->line : 0, n ? n->col : 0, fmt, ap);
 	va_end(ap);
 }
 
 bool conf_has_problem(const struct loader *l, const struct toml_node *n)
 {
 	for (size_t i = 0; n && i < l->n_probs; i++)
-		if (l->probs[i].line == n->line && l->probs[i].col == n->col)
+		if (l->probs[i].line == n->line && l->probs[i].col == n->col &&
+		    strcmp(l->probs[i].file, n->file ? n->file : l->file) == 0)
 			return true;
 	return false;
 }
@@ -67,12 +70,42 @@ bool conf_has_problem(const struct loader *l, const struct toml_node *n)
 static int problem_cmp(const void *a, const void *b)
 {
 	const struct conf_problem *x = a, *y = b;
+	int f = strcmp(x->file, y->file);   /* an included file's problems apart */
+	if (f)
+		return f;
 	long xl = x->line > 0 ? x->line : INT_MAX, yl = y->line > 0 ? y->line : INT_MAX;
 	if (xl != yl)
 		return xl < yl ? -1 : 1;
 	if (x->col != y->col)
 		return x->col < y->col ? -1 : 1;
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* An included file's name, kept by the config (config_pos.file). */
+static const char *keep_file(struct loader *l, const char *file)
+{
+	struct config *c = l->c;
+	for (size_t i = 0; i < c->n_files; i++)
+		if (strcmp(c->files[i], file) == 0)
+			return c->files[i];
+	char **v = realloc(c->files, (c->n_files + 1) * sizeof(*v));
+	char *s = v ? strdup(file) : NULL;
+	if (v)
+		c->files = v;
+	if (!s) {
+		l->oom = true;
+		return NULL;
+	}
+	v[c->n_files++] = s;
+	return s;
+}
+
+struct config_pos conf_pos(struct loader *l, const struct toml_node *n)
+{
+	struct config_pos p = { n->line, n->col, NULL };
+	if (n->file && strcmp(n->file, l->file) != 0)
+		p.file = keep_file(l, n->file);
+	return p;
 }
 
 void conf_sort_problems(struct loader *l)
@@ -172,10 +205,10 @@ size_t conf_check_unknown(struct loader *l, struct toml_node *t, const char *con
 			}
 		}
 		if (best)
-			conf_err_at(l, kv->line, kv->col, "unknown key '%s' in %s; did you mean '%s'?", kv->key,
+			conf_err_at(l, kv->file, kv->line, kv->col, "unknown key '%s' in %s; did you mean '%s'?", kv->key,
 			            where, best);
 		else
-			conf_err_at(l, kv->line, kv->col, "unknown key '%s' in %s", kv->key, where);
+			conf_err_at(l, kv->file, kv->line, kv->col, "unknown key '%s' in %s", kv->key, where);
 		n++;
 	}
 	return n;

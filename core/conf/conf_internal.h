@@ -29,6 +29,7 @@ enum toml_type;
 #define CONF_DAY (24 * CONF_HOUR)
 
 struct conf_problem {
+	const char *file;           /* a toml node's file (the toml root owns it) */
 	int line, col;
 	unsigned seq;
 	char *msg;
@@ -55,8 +56,9 @@ struct loader {
 };
 
 /* ---- problems (conf_get.c) ---- */
-void conf_err_at(struct loader *l, int line, int col, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+/* file: a toml node's or kv's (NULL: the config file itself). */
+void conf_err_at(struct loader *l, const char *file, int line, int col, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 void conf_err_node(struct loader *l, const struct toml_node *n, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* "expected 'key' in where", at the table t. */
@@ -64,6 +66,9 @@ void conf_missing(struct loader *l, const struct toml_node *t, const char *key,
                   const char *where);
 /* A problem was reported at n's position (n read, but not accepted). */
 bool conf_has_problem(const struct loader *l, const struct toml_node *n);
+/* Where a node was written; file NULL for the config file itself, else an
+ * included file's name, kept by the config (config_pos, toml_load). */
+struct config_pos conf_pos(struct loader *l, const struct toml_node *n);
 /* Sorts the problems into file order (position, then the order found). */
 void conf_sort_problems(struct loader *l);
 /*

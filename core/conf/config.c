@@ -36,7 +36,6 @@
 #include "core/conf/diag.h"
 #include "core/conf/toml.h"
 
-#define CONFIG_MAX_BYTES (16u << 20)
 
 char *config_resolve_path(const struct config *c, const char *rel)
 {
@@ -373,7 +372,7 @@ static void load_sources(struct loader *l, struct toml_node *t)
 			continue;
 		}
 		*(f == 0 ? &c->source_ipv4 : &c->source_ipv6) = conf_strdup(l, n->u.s);
-		c->source_pos[f] = (struct config_pos){ n->line, n->col };
+		c->source_pos[f] = conf_pos(l, n);
 	}
 }
 
@@ -437,8 +436,7 @@ static void load_geo(struct loader *l, struct toml_node *root)
 		if (!g->database_pos)
 			l->oom = true;
 		for (size_t i = 0; g->database_pos && i < dbs->u.arr.n; i++)
-			g->database_pos[i] = (struct config_pos){ dbs->u.arr.items[i]->line,
-			                                          dbs->u.arr.items[i]->col };
+			g->database_pos[i] = conf_pos(l, dbs->u.arr.items[i]);
 	}
 	config_schema_read(l, "[geo]", t, g);
 	struct toml_node *dl = conf_get_type(l, t, "default_location", TOML_ARRAY);
@@ -633,7 +631,7 @@ static void load_sites(struct loader *l, struct toml_node *root)
 		struct toml_node *t = arr->u.arr.items[i];
 		struct config_site *s = &c->sites[i];
 		struct toml_node *n;
-		s->pos = (struct config_pos){ t->line, t->col };
+		s->pos = conf_pos(l, t);
 		config_schema_defaults("[[sites]]", s);
 		s->health = (struct config_health){
 			.interval_ms = 10000, .timeout_ms = 3000, .rise = 2, .fall = 3,
@@ -682,7 +680,7 @@ static void load_zone_keys(struct loader *l, struct toml_node *zt, struct config
 	z->keys = room;
 	for (size_t i = 0; i < arr->u.arr.n; i++) {
 		struct toml_node *t = arr->u.arr.items[i];
-		struct config_zone_key k = { .pos = { t->line, t->col } };
+		struct config_zone_key k = { .pos = conf_pos(l, t) };
 		bool signing = true, b;
 
 		/*
@@ -772,7 +770,7 @@ static struct toml_node *load_store(struct loader *l, struct toml_node *zt, stru
 	bool sqlite = z->store_type && strcmp(z->store_type, "sqlite") == 0;
 	bool file = z->store_type && strcmp(z->store_type, "file") == 0;
 	if (zp)
-		z->file_pos = (struct config_pos){ zp->line, zp->col };
+		z->file_pos = conf_pos(l, zp);
 	if (sqlite) {
 		z->journal_path = journal;
 		z->zone_path = zone_path;
@@ -912,7 +910,7 @@ static void load_zones(struct loader *l, struct toml_node *root)
 		struct toml_node *t = arr->u.arr.items[i];
 		struct config_zone *z = &c->zones[i];
 		bool b;
-		z->pos = (struct config_pos){ t->line, t->col };
+		z->pos = conf_pos(l, t);
 		config_schema_defaults(where, z);
 		config_schema_defaults("[zones.stores]", z);
 
@@ -976,7 +974,7 @@ static void load_zones(struct loader *l, struct toml_node *root)
 		config_schema_read(l, where, t, z);
 		struct toml_node *file = toml_get(t, "file");
 		if (z->file)
-			z->file_pos = (struct config_pos){ file->line, file->col };
+			z->file_pos = conf_pos(l, file);
 		struct toml_node *from = conf_get_str_array(l, t, "axfr_from");
 		if (from && from->u.arr.n == 0) {
 			conf_err_node(l, from, "expected at least one address in 'axfr_from' (leave it out to "
@@ -1074,54 +1072,15 @@ static void cross_checks(struct loader *l)
 			continue;
 		struct config_pos p = z->geo[0].pos;
 		if (c->n_sites == 0)
-			conf_err_at(l, p.line, p.col, "expected at least one [[sites]] entry for the geo "
+			conf_err_at(l, config_file_of(l->c, p), p.line, p.col, "expected at least one [[sites]] entry for the geo "
 			            "names of zone '%s'", z->zone ? z->zone : "");
 		if (c->geo.n_databases == 0)
-			conf_err_at(l, p.line, p.col, "expected [geo] databases for the geo names of zone "
+			conf_err_at(l, config_file_of(l->c, p), p.line, p.col, "expected [geo] databases for the geo names of zone "
 			            "'%s'", z->zone ? z->zone : "");
 	}
 }
 
 /* ---- entry points ---- */
-
-static int read_all(const char *path, char **text, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t n = 0, cap = 0;
-	if (!f)
-		return -errno;
-	for (;;) {
-		if (n == cap) {
-			if (cap >= CONFIG_MAX_BYTES) {
-				free(buf);
-				fclose(f);
-				return -EFBIG;
-			}
-			cap = cap ? cap * 2 : 8192;
-			char *nb = realloc(buf, cap);
-			if (!nb) {
-				free(buf);
-				fclose(f);
-				return -ENOMEM;
-			}
-			buf = nb;
-		}
-		size_t got = fread(buf + n, 1, cap - n, f);
-		n += got;
-		if (got == 0)
-			break;
-	}
-	int e = ferror(f) ? errno : 0;
-	fclose(f);
-	if (e) {
-		free(buf);
-		return -e;
-	}
-	*text = buf;
-	*len = n;
-	return 0;
-}
 
 static char *folder_of(const char *path)
 {
@@ -1146,18 +1105,8 @@ static char *folder_of(const char *path)
 static struct config *load(const char *path, struct diag *d, bool keep_if_files_only)
 {
 	struct loader l = { .file = path };
-	struct toml_node *root = NULL;
-	char *text = NULL;
-	size_t len = 0;
-	int rc = read_all(path, &text, &len);
-
-	if (rc < 0) {
-		diag_add(d, path, 0, 0, "cannot read the configuration: %s",
-		         rc == -EFBIG ? "larger than 16 MiB" : strerror(-rc));
-		return NULL;
-	}
-	root = toml_parse(text, len, path, d);
-	free(text);
+	/* The file, and the files it includes laid under it (toml.h). */
+	struct toml_node *root = toml_load(path, d);
 	if (!root)
 		return NULL;
 
@@ -1187,13 +1136,13 @@ static struct config *load(const char *path, struct diag *d, bool keep_if_files_
 	control_socket_default(&l, root);
 	cross_checks(&l);
 	config_schema_unknown(&l, "[top level]", root, "[top level]");
-	toml_free(root);
 
 	conf_sort_problems(&l);
 	for (size_t i = 0; i < l.n_probs; i++) {
-		diag_add(d, path, l.probs[i].line, l.probs[i].col, "%s", l.probs[i].msg);
+		diag_add(d, l.probs[i].file, l.probs[i].line, l.probs[i].col, "%s", l.probs[i].msg);
 		free(l.probs[i].msg);
 	}
+	toml_free(root);   /* after the messages: they point at its file names */
 	if (l.oom)
 		diag_add(d, path, 0, 0, "out of memory while loading the configuration");
 	free(l.health_base.http_path);
@@ -1242,6 +1191,9 @@ void config_free(struct config *c)
 	free(c->pid_file);
 	free(c->nsid);
 	free(c->source_ipv4);
+	for (size_t i = 0; i < c->n_files; i++)
+		free(c->files[i]);
+	free(c->files);
 	free(c->source_ipv6);
 	free(c->dnstap_socket);
 	free(c->control_socket);

@@ -34,7 +34,9 @@ struct diag;
 #define CONFIG_SIG_REFRESH_DEFAULT (7 * 86400)     /* re-sign when less remains, s */
 
 
-struct config_pos { int line, col; };
+/* Where a key was written: file is NULL for the config file itself (c->path),
+ * else the included file (owned by the config); config_file_of() picks. */
+struct config_pos { int line, col; const char *file; };
 
 /* An address block ("192.0.2.0/24", "::1"): family 4 or 6, prefix length. */
 struct config_prefix {
@@ -213,6 +215,8 @@ struct config_geo {
 
 struct config {
 	char *path;                 /* the config file */
+	char **files;               /* the files it includes, for config_pos.file */
+	size_t n_files;
 	char *directory;            /* base for relative paths */
 	/* Hickory-style listen settings. */
 	char **listen_addrs_ipv4;
@@ -278,5 +282,10 @@ struct config *config_load(const char *path, struct diag *d);
  */
 struct config *config_load_all(const char *path, struct diag *d);
 void config_free(struct config *c);   /* NULL-safe */
+/* The file a position is in: an included file, or the config itself. */
+static inline const char *config_file_of(const struct config *c, struct config_pos p)
+{
+	return p.file ? p.file : c->path;
+}
 /* Resolves `rel` against c->directory; returns a malloc'd string. */
 char *config_resolve_path(const struct config *c, const char *rel);

@@ -105,7 +105,7 @@ void config_tsig_load(struct loader *l, struct toml_node *st, struct config_zone
 		struct toml_node *t = arr->u.arr.items[i];
 		struct config_tsig_key *k = &z->tsig_keys[i];
 		const char *where = "[[zones.stores.tsig_keys]]";
-		k->pos = (struct config_pos){ t->line, t->col };
+		k->pos = conf_pos(l, t);
 		config_schema_defaults(where, k);
 		config_schema_read(l, where, t, k);     /* fudge, allow_axfr */
 

@@ -84,7 +84,7 @@ static void load_geo_https(struct loader *l, struct toml_node *gt, struct config
 		return;
 	struct config_geo_https *h = &g->https;
 	h->enabled = true;
-	h->pos = (struct config_pos){ t->line, t->col };
+	h->pos = conf_pos(l, t);
 	struct toml_node *alpn = conf_get_str_array(l, t, "alpn");
 	if (alpn) {
 		bool ok = true;
@@ -143,7 +143,7 @@ void config_zone_geo_load(struct loader *l, struct toml_node *zt, struct config_
 	for (size_t i = 0; i < arr->u.arr.n; i++) {
 		struct toml_node *t = arr->u.arr.items[i];
 		struct config_geo_name *g = &z->geo[i];
-		g->pos = (struct config_pos){ t->line, t->col };
+		g->pos = conf_pos(l, t);
 		config_schema_defaults("[[zones.geo]]", g);
 
 		struct toml_node *n = conf_get_type(l, t, "name", TOML_STRING);

@@ -97,9 +97,9 @@ int net_source_init(struct net_source *s, const struct config *c, struct diag *d
 			continue;
 		rc = -e;
 		if (expl)
-			diag_add(d, c->path, c->source_pos[f].line, c->source_pos[f].col,
-			         "expected an address of this host for 'source_%s', found '%s': %s",
-			         f == 0 ? "ipv4" : "ipv6", text, strerror(e));
+			diag_add(d, config_file_of(c, c->source_pos[f]), c->source_pos[f].line,
+			         c->source_pos[f].col, "expected an address of this host for "
+			         "'source_%s', found '%s': %s", f == 0 ? "ipv4" : "ipv6", text, strerror(e));
 		else
 			diag_add(d, c->path, 0, 0,
 			         "outgoing DNS leaves from the first address of 'listen_addrs_%s', '%s', "

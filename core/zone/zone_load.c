@@ -74,14 +74,14 @@ static void add_site_names(struct zone_builder *b, const struct config *c,
 		uint8_t name[DNAME_MAX];
 		char text[DNAME_MAX * 4 + 2];
 		if (geo_sets_site_name(geo_site_name(sites, i), gn->https.site_names, apex, name) < 0) {
-			diag_add(d, c->path, gn->https.pos.line, gn->https.pos.col,
+			diag_add(d, config_file_of(c, gn->https.pos), gn->https.pos.line, gn->https.pos.col,
 			         "site \"%s\" does not make a valid name under site_names \"%s\"",
 			         geo_site_name(sites, i), gn->https.site_names);
 			continue;
 		}
 		dname_to_str(name, text, sizeof(text));
 		if (zone_builder_has_name(b, name)) {
-			diag_add(d, c->path, gn->https.pos.line, gn->https.pos.col,
+			diag_add(d, config_file_of(c, gn->https.pos), gn->https.pos.line, gn->https.pos.col,
 			         "%s is the per-site name of site \"%s\" (https.site_names) but the zone "
 			         "file has records there too", text, geo_site_name(sites, i));
 			continue;
@@ -93,7 +93,7 @@ static void add_site_names(struct zone_builder *b, const struct config *c,
 			int rc = zone_builder_add(b, name, fam == 4 ? RR_A : RR_AAAA, gn->ttl_pair, addr,
 			                          fam == 4 ? 4 : 16);
 			if (rc < 0)
-				diag_add(d, c->path, gn->https.pos.line, gn->https.pos.col,
+				diag_add(d, config_file_of(c, gn->https.pos), gn->https.pos.line, gn->https.pos.col,
 				         "cannot add %s: %s", text, strerror(-rc));
 		}
 	}
@@ -105,7 +105,7 @@ int zone_load_geo(struct zone_builder *b, const struct config *c, const struct c
 	size_t before = d->n;
 	uint8_t apex[DNAME_MAX];
 	if (dname_from_str(zc->zone, apex) < 0) {
-		diag_add(d, c->path, zc->pos.line, zc->pos.col, "expected a valid zone name, found '%s'",
+		diag_add(d, config_file_of(c, zc->pos), zc->pos.line, zc->pos.col, "expected a valid zone name, found '%s'",
 		         zc->zone);
 		return -EINVAL;
 	}
@@ -113,36 +113,36 @@ int zone_load_geo(struct zone_builder *b, const struct config *c, const struct c
 		const struct config_geo_name *gn = &zc->geo[i];
 		uint8_t owner[DNAME_MAX];
 		if (zone_load_geo_owner(zc, gn->name, owner) < 0) {
-			diag_add(d, c->path, gn->pos.line, gn->pos.col, "expected a valid domain name, found '%s'",
+			diag_add(d, config_file_of(c, gn->pos), gn->pos.line, gn->pos.col, "expected a valid domain name, found '%s'",
 			         gn->name);
 			continue;
 		}
 		if (owner[0] == 1 && owner[1] == '*') {
 			/* Its answer would be chosen per client for names nobody
 			 * listed, and a synthesized answer's ECS scope is 0. */
-			diag_add(d, c->path, gn->pos.line, gn->pos.col, "geo name '%s' cannot be a "
+			diag_add(d, config_file_of(c, gn->pos), gn->pos.line, gn->pos.col, "geo name '%s' cannot be a "
 			         "wildcard (a geo answer is chosen per client; list the names)", gn->name);
 			continue;
 		}
 		if (!sites) {
-			diag_add(d, c->path, gn->pos.line, gn->pos.col, "geo name '%s' needs [[sites]]", gn->name);
+			diag_add(d, config_file_of(c, gn->pos), gn->pos.line, gn->pos.col, "geo name '%s' needs [[sites]]", gn->name);
 			continue;
 		}
 		char err[256] = "";
 		struct geo_sets *sets = geo_sets_build(zone_builder_arena(b), sites, gn, err);
 		if (!sets) {
-			diag_add(d, c->path, gn->pos.line, gn->pos.col, "%s", err);
+			diag_add(d, config_file_of(c, gn->pos), gn->pos.line, gn->pos.col, "%s", err);
 			continue;
 		}
 		char fqdn[4 * DNAME_MAX + 2];   /* every byte escaped as \DDD at worst */
 		dname_to_str(owner, fqdn, sizeof(fqdn));
 		if (geo_sets_set_counters(sets, zone_builder_arena(b), sites, fqdn) < 0) {
-			diag_add(d, c->path, gn->pos.line, gn->pos.col, "out of memory");
+			diag_add(d, config_file_of(c, gn->pos), gn->pos.line, gn->pos.col, "out of memory");
 			continue;
 		}
 		if (gn->https.enabled) {
 			if (geo_sets_build_https(sets, zone_builder_arena(b), sites, gn, apex, err) < 0) {
-				diag_add(d, c->path, gn->https.pos.line, gn->https.pos.col, "%s", err);
+				diag_add(d, config_file_of(c, gn->https.pos), gn->https.pos.line, gn->https.pos.col, "%s", err);
 				continue;
 			}
 			add_site_names(b, c, zc, i, apex, sites, d);
@@ -157,18 +157,18 @@ int zone_load_geo(struct zone_builder *b, const struct config *c, const struct c
 			geo_site_position(sites, 0, &lat, &lon);
 		}
 		if (geo_sets_set_fallback(sets, zone_builder_arena(b), sites, gn, lat, lon) < 0) {
-			diag_add(d, c->path, gn->pos.line, gn->pos.col, "out of memory");
+			diag_add(d, config_file_of(c, gn->pos), gn->pos.line, gn->pos.col, "out of memory");
 			continue;
 		}
 		int rc = zone_builder_add_geo(b, owner, sets);
 		if (rc == -EINVAL)
-			diag_add(d, c->path, gn->pos.line, gn->pos.col, "geo name '%s' is outside zone %s",
+			diag_add(d, config_file_of(c, gn->pos), gn->pos.line, gn->pos.col, "geo name '%s' is outside zone %s",
 			         gn->name, zc->zone);
 		else if (rc == -EEXIST)
-			diag_add(d, c->path, gn->pos.line, gn->pos.col, "geo name '%s' is configured twice",
+			diag_add(d, config_file_of(c, gn->pos), gn->pos.line, gn->pos.col, "geo name '%s' is configured twice",
 			         gn->name);
 		else if (rc < 0)
-			diag_add(d, c->path, gn->pos.line, gn->pos.col, "cannot add geo name '%s': %s",
+			diag_add(d, config_file_of(c, gn->pos), gn->pos.line, gn->pos.col, "cannot add geo name '%s': %s",
 			         gn->name, strerror(-rc));
 	}
 	return d->n > before ? -EINVAL : 0;
@@ -180,18 +180,18 @@ struct zone *zone_load_static(const struct config *c, const struct config_zone *
 {
 	uint8_t apex[DNAME_MAX];
 	if (dname_from_str(zc->zone, apex) < 0) {
-		diag_add(d, c->path, zc->pos.line, zc->pos.col, "expected a valid zone name, found '%s'",
+		diag_add(d, config_file_of(c, zc->pos), zc->pos.line, zc->pos.col, "expected a valid zone name, found '%s'",
 		         zc->zone);
 		return NULL;
 	}
 	const char *file = zc->file ? zc->file : zc->zone_path;
 	if (!file) {
-		diag_add(d, c->path, zc->pos.line, zc->pos.col, "zone %s has no zone file", zc->zone);
+		diag_add(d, config_file_of(c, zc->pos), zc->pos.line, zc->pos.col, "zone %s has no zone file", zc->zone);
 		return NULL;
 	}
 	struct zone_builder *b = zone_builder_new(apex);
 	if (!b) {
-		diag_add(d, c->path, zc->pos.line, zc->pos.col, "out of memory");
+		diag_add(d, config_file_of(c, zc->pos), zc->pos.line, zc->pos.col, "out of memory");
 		return NULL;
 	}
 	struct load_ctx l = { b, file, d };
@@ -219,12 +219,12 @@ struct zone *zone_load_resign(const struct config *c, const struct config_zone *
 {
 	struct zone_builder *b = zone_builder_new(zone_apex(cur));
 	if (!b) {
-		diag_add(d, c->path, zc->pos.line, zc->pos.col, "out of memory");
+		diag_add(d, config_file_of(c, zc->pos), zc->pos.line, zc->pos.col, "out of memory");
 		return NULL;
 	}
 	int rc = zone_copy_loaded(cur, b);
 	if (rc < 0) {
-		diag_add(d, c->path, zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, strerror(-rc));
+		diag_add(d, config_file_of(c, zc->pos), zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, strerror(-rc));
 		zone_builder_free(b);
 		return NULL;
 	}

@@ -1210,6 +1210,107 @@ static void test_many_errors(void)
 	config_free(c);
 }
 
+/* `include`: one shared file, a small per-host file laid over it (issue #21.5). */
+static void write_in_tmp(const char *name, const char *text, char *path, size_t size)
+{
+	snprintf(path, size, "%s/%s", tmp, name);
+	write_file(path, text, strlen(text));
+}
+
+static void test_include(void)
+{
+	char common[512], a[512], b[512], want[2048];
+	write_in_tmp("common.toml",
+	             "listen_addrs_ipv4 = [\"127.0.0.1\"]\n"
+	             "listen_port = 5300\n"
+	             "[server]\n"
+	             "nsid = \"shared\"\n"
+	             "udp_max_size = 1400\n"
+	             "[[zones]]\n"
+	             "zone = \"a.example\"\n"
+	             "file = \"a.zone\"\n", common, sizeof(common));
+	struct config *c = load_text("include = \"common.toml\"\n"
+	                             "listen_addrs_ipv4 = [\"127.0.0.11\"]\n"
+	                             "[server]\n"
+	                             "nsid = \"ns1\"\n"
+	                             "[[zones]]\n"
+	                             "zone = \"b.example\"\n"
+	                             "file = \"b.zone\"\n");
+	ok(c != NULL, "include: loads");
+	if (!c) {
+		diag_print(&d);
+		return;
+	}
+	is_str(c->nsid, "ns1", "include: the per-host file's value wins");
+	is_int(c->udp_max_size, 1400, "include: the shared file's value stays");
+	is_int(c->listen_port, 5300, "include: top-level keys come through");
+	is_int(c->n_listen_ipv4, 1, "include: an array is replaced whole");
+	is_str(c->listen_addrs_ipv4[0], "127.0.0.11", "include: the per-host listen address");
+	is_int(c->n_zones, 2, "include: [[zones]] of both files");
+	is_str(c->zones[0].zone, "a.example", "include: the shared file's zones first");
+	is_str(c->zones[1].zone, "b.example", "include: then the per-host file's");
+	is_str(config_file_of(c, c->zones[0].pos), common, "include: a zone's file is the shared one");
+	is_int(c->zones[0].pos.line, 6, "include: and its line there");
+	is_str(config_file_of(c, c->zones[1].pos), cfg_path, "include: the per-host zone's file");
+	snprintf(want, sizeof(want), "%s/b.zone", tmp);
+	is_str(c->zones[1].file, want, "include: paths resolve against the config's folder");
+	config_free(c);
+
+	/* Several files: each later one over the earlier. */
+	write_in_tmp("a.toml", "[server]\nnsid = \"from-a\"\nudp_max_size = 1300\n", a, sizeof(a));
+	write_in_tmp("b.toml", "[server]\nnsid = \"from-b\"\n", b, sizeof(b));
+	c = load_text(LISTEN "include = [\"a.toml\", \"b.toml\"]\n");
+	ok(c && strcmp(c->nsid, "from-b") == 0 && c->udp_max_size == 1300,
+	   "include: a list, later files win");
+	config_free(c);
+
+	/* Errors name the file they are in. */
+	write_in_tmp("common.toml", "[server]\ncookies = true\nudp_max_size = 12\ncokies = 1\n",
+	             common, sizeof(common));
+	c = load_text("include = \"common.toml\"\n" LISTEN "[server]\nnsid = \"\"\n");
+	ok(c == NULL, "include: an error in the shared file fails the load");
+	is_int(d.n, 3, "include: every problem, in both files");
+	snprintf(want, sizeof(want), "%s:4:1: unknown key 'cokies' in [server]; did you mean "
+	         "'cookies'?", common);
+	ok(d.n == 3 && (strcmp(d.msgs[0], want) == 0 || strcmp(d.msgs[1], want) == 0 ||
+	                strcmp(d.msgs[2], want) == 0), "include: unknown key at %s", want);
+	snprintf(want, sizeof(want), "%s:3:16: expected 'udp_max_size' between 512 and 4096, "
+	         "found 12", common);
+	ok(d.n == 3 && (strcmp(d.msgs[0], want) == 0 || strcmp(d.msgs[1], want) == 0 ||
+	                strcmp(d.msgs[2], want) == 0), "include: range error at %s", want);
+	snprintf(want, sizeof(want), "%s:4:8: expected 1 to 128 bytes for 'nsid', found 0", cfg_path);
+	ok(d.n == 3 && (strcmp(d.msgs[0], want) == 0 || strcmp(d.msgs[1], want) == 0 ||
+	                strcmp(d.msgs[2], want) == 0), "include: the per-host error at %s", want);
+	config_free(c);
+
+	/* A syntax error in the included file. */
+	write_in_tmp("common.toml", "[server\n", common, sizeof(common));
+	c = load_text("include = \"common.toml\"\n" LISTEN);
+	ok(c == NULL && d.n == 1 && strncmp(d.msgs[0], common, strlen(common)) == 0 &&
+	   strncmp(d.msgs[0] + strlen(common), ":1:8: expected ", 15) == 0,
+	   "include: a syntax error names the included file: %s", d.n ? d.msgs[0] : "");
+	config_free(c);
+
+	snprintf(want, sizeof(want), "1:11: cannot read the included file '%s/nope.toml': "
+	         "No such file or directory", tmp);
+	problem("include = \"nope.toml\"\n" LISTEN, want, "include: a missing file");
+	problem("include = 5\n" LISTEN, "1:11: expected 'include' to be a file name or an array of "
+	        "file names, found an integer", "include: not a name");
+
+	/* A cycle: c.toml -> common.toml -> c.toml. */
+	write_in_tmp("common.toml", "include = \"c.toml\"\n", common, sizeof(common));
+	c = load_text("include = \"common.toml\"\n" LISTEN);
+	snprintf(want, sizeof(want), "%s:1:11: expected no include cycle: '%s/c.toml' is already "
+	         "being read (it includes, directly or not, the file that names it)", common, tmp);
+	ok(c == NULL, "include: a cycle fails");
+	is_int(d.n, 1, "include: one message for the cycle");
+	is_str(d.n ? d.msgs[0] : NULL, want, "include: the cycle's message");
+	config_free(c);
+	/* `include` is top-level only: in a table it is an unknown key. */
+	problem(LISTEN "[server]\ninclude = \"common.toml\"\n",
+	        "3:1: unknown key 'include' in [server]", "include: not in a table");
+}
+
 int main(void)
 {
 	diag_init(&d);
@@ -1236,6 +1337,7 @@ int main(void)
 	test_tsig_errors();
 	test_example();
 	test_many_errors();
+	test_include();
 
 	diag_clear(&d);
 	char cmd[PATH_MAX + 16];
