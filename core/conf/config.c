@@ -309,7 +309,7 @@ static void load_control_socket(struct loader *l, struct toml_node *t)
 	struct toml_node *n = conf_get_type(l, t, "control_socket", TOML_STRING);
 	if (!n)
 		return;
-	c->control_socket_pos = (struct config_pos){ n->line, n->col };
+	c->control_socket_pos = conf_pos(l, n);
 	if (n->u.s[0] == '\0')
 		return;   /* "": off */
 	c->control_socket = config_resolve_path(c, n->u.s);
