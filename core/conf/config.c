@@ -835,7 +835,7 @@ static void load_key_policy(struct loader *l, struct toml_node *zt, struct confi
 	if (!t)
 		return;
 	kp->present = true;
-	kp->pos = (struct config_pos){ t->line, t->col };
+	kp->pos = conf_pos(l, t);
 	kp->dnskey_ttl_s = 3600;
 	kp->propagation_delay_s = 3600;
 	if (z->secondary)

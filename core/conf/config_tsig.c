@@ -208,7 +208,7 @@ void config_tsig_load_outbound(struct loader *l, struct toml_node *t, struct con
                                const char *where)
 {
 	static const char *const keys[] = { "name", "algorithm", "secret", "key_file", NULL };
-	k->pos = (struct config_pos){ t->line, t->col };
+	k->pos = conf_pos(l, t);
 	k->fudge = TSIG_FUDGE_DEFAULT;
 	struct toml_node *n = conf_get_type(l, t, "name", TOML_STRING);
 	if (n && !conf_valid_name(n->u.s))
