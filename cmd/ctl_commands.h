@@ -70,6 +70,9 @@ int ctl_status(struct ctl_ctx *c, int argc, char **argv, FILE *out);
 int ctl_reload(struct ctl_ctx *c, int argc, char **argv, FILE *out);
 /* cmd/ctl_zone.c */
 int ctl_zone_status(struct ctl_ctx *c, int argc, char **argv, FILE *out);
+int ctl_zone_refresh(struct ctl_ctx *c, int argc, char **argv, FILE *out);
+int ctl_zone_retransfer(struct ctl_ctx *c, int argc, char **argv, FILE *out);
+int ctl_zone_notify(struct ctl_ctx *c, int argc, char **argv, FILE *out);
 /* cmd/ctl_site.c */
 int ctl_site_drain(struct ctl_ctx *c, int argc, char **argv, FILE *out);
 int ctl_site_undrain(struct ctl_ctx *c, int argc, char **argv, FILE *out);

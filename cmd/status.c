@@ -26,6 +26,8 @@
 #include "core/zone/zone_load.h"
 #include "core/zone/zone_table.h"
 #include "dnssec/rollover.h"
+#include "xfr/notify.h"
+#include "xfr/secondary.h"
 
 #include <geoacme_version.h>   /* generated in the build folder: the same as `geoacme version` */
 
@@ -148,6 +150,71 @@ static void write_admin_states(const struct generation *g, FILE *out)
 	}
 }
 
+/* Copied zones' refresh and expiry; NOTIFY targets' answers (issue #21.4). */
+static void write_secondaries(const struct generation *g, FILE *out)
+{
+	char a[1024], b[256];
+	const struct config *c = g->cfg;
+	struct secondary_state st;
+	uint8_t apex[DNAME_BUF];
+	family_line(out, "geoacme_secondary_last_refresh_timestamp_seconds", "gauge",
+	            "When a copied zone was last confirmed current with its primary (a check or "
+	            "a transfer), as a Unix time; 0 before the first.");
+	for (size_t i = 0; g->secondary && i < c->n_zones; i++) {
+		memset(apex, 0, sizeof(apex));
+		if (!c->zones[i].secondary || dname_from_str(c->zones[i].zone, apex) < 0 ||
+		    !secondary_zone_state(g->secondary, apex, &st))
+			continue;
+		dname_to_str(apex, b, sizeof(b));
+		metrics_label_escape(b, a, sizeof(a));
+		fprintf(out, "geoacme_secondary_last_refresh_timestamp_seconds{zone=\"%s\"} %lld\n", a,
+		        (long long)st.refreshed_at);
+	}
+	family_line(out, "geoacme_secondary_expire_timestamp_seconds", "gauge",
+	            "When a copied zone stops being served unless a primary confirms it first: "
+	            "the last refresh plus the SOA expire, as a Unix time; 0 without a copy.");
+	for (size_t i = 0; g->secondary && i < c->n_zones; i++) {
+		memset(apex, 0, sizeof(apex));
+		if (!c->zones[i].secondary || dname_from_str(c->zones[i].zone, apex) < 0 ||
+		    !secondary_zone_state(g->secondary, apex, &st))
+			continue;
+		dname_to_str(apex, b, sizeof(b));
+		metrics_label_escape(b, a, sizeof(a));
+		fprintf(out, "geoacme_secondary_expire_timestamp_seconds{zone=\"%s\"} %lld\n", a,
+		        (long long)(st.refreshed_at ? st.refreshed_at + st.expire : 0));
+	}
+	struct notify_target_state t[64];
+	char tl[256];
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 0)
+			family_line(out, "geoacme_notify_target_acknowledged_serial", "gauge",
+			            "The serial of the last NOTIFY each secondary (target) answered; no "
+			            "sample before its first answer.");
+		else
+			family_line(out, "geoacme_notify_target_unanswered_since_timestamp_seconds",
+			            "gauge", "Since when a secondary (target) has left a NOTIFY "
+			            "unanswered, as a Unix time; 0 when it has answered the latest.");
+		for (size_t i = 0; g->notify && i < c->n_zones; i++) {
+			memset(apex, 0, sizeof(apex));
+			if (c->zones[i].secondary || dname_from_str(c->zones[i].zone, apex) < 0)
+				continue;
+			size_t n = notify_targets(g->notify, apex, t, 64);
+			dname_to_str(apex, b, sizeof(b));
+			metrics_label_escape(b, a, sizeof(a));
+			for (size_t k = 0; k < n && k < 64; k++) {
+				metrics_label_escape(t[k].target, tl, sizeof(tl));
+				if (pass == 0 && t[k].acked)
+					fprintf(out, "geoacme_notify_target_acknowledged_serial{zone=\"%s\","
+					        "target=\"%s\"} %u\n", a, tl, t[k].acked_serial);
+				if (pass == 1)
+					fprintf(out, "geoacme_notify_target_unanswered_since_timestamp_seconds{"
+					        "zone=\"%s\",target=\"%s\"} %lld\n", a, tl,
+					        (long long)t[k].unanswered_since);
+			}
+		}
+	}
+}
+
 static void write_metrics(const struct status_ctx *st, FILE *out)
 {
 	const struct generation *g = st->gen;
@@ -215,6 +282,7 @@ static void write_metrics(const struct status_ctx *st, FILE *out)
 				fputs(buf, out);
 		}
 	}
+	write_secondaries(g, out);
 	family_line(out, "geoacme_zone_build_seconds", "gauge",
 	            "How long the zone's current snapshot took to build and sign.");
 	for (size_t i = 0; i < zone_table_count(g->zones); i++) {

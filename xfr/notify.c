@@ -33,6 +33,8 @@
 #define NOTIFY_RETRY_FIRST_MS 1000
 #define NOTIFY_RETRY_MAX_MS 60000
 #define NOTIFY_MSG_MAX 1024
+/* A NOTIFY unanswered this long since the episode began is warned about, once. */
+#define NOTIFY_WARN_MS 15000
 
 struct notify_zone;
 
@@ -48,6 +50,12 @@ struct notify_target {
 	uint64_t delay_ms;
 	int64_t timer;
 	uint64_t first_sent_ms;
+	bool acked;              /* answered at least once: acked_serial is its serial */
+	uint32_t acked_serial;
+	uint64_t episode_ms;     /* loop ms since it has been unanswered; 0: answered */
+	int64_t episode_wall;    /* the same in unix seconds */
+	int64_t warn_timer;
+	bool warned;
 };
 
 struct notify_zone {
@@ -149,6 +157,21 @@ static void retry(struct loop *l, void *arg)
 	send_one(t);
 }
 
+/* NOTIFY_WARN_MS into an episode without an answer: one warning naming the secondary. */
+static void warn_unanswered(struct loop *l, void *arg)
+{
+	struct notify_target *t = arg;
+	(void)l;
+	t->warn_timer = 0;
+	if (!t->pending || t->warned)
+		return;
+	t->warned = true;
+	log_warn("%s: secondary %s has not answered NOTIFY for %llu s (serial %u, %u tries); "
+	         "still trying, not logged again until it answers", t->nz->name, t->str,
+	         (unsigned long long)((loop_now_ms(t->nz->n->l) - t->episode_ms) / 1000), t->serial,
+	         t->tries);
+}
+
 static void announce(struct notify_zone *nz)
 {
 	struct notify *n = nz->n;
@@ -166,6 +189,14 @@ static void announce(struct notify_zone *nz)
 		t->tries = 0;
 		t->delay_ms = NOTIFY_RETRY_FIRST_MS;
 		t->first_sent_ms = loop_now_ms(n->l);
+		if (!t->episode_ms) {
+			/* An episode starts with the first NOTIFY left unanswered. */
+			t->episode_ms = t->first_sent_ms ? t->first_sent_ms : 1;
+			t->episode_wall = loop_wall_s(n->l);
+			t->warned = false;
+			int64_t wid = loop_timer_add(n->l, NOTIFY_WARN_MS, warn_unanswered, t);
+			t->warn_timer = wid > 0 ? wid : 0;
+		}
 		send_one(t);
 	}
 }
@@ -189,6 +220,42 @@ void notify_zone_changed(struct notify *n, const struct zone *z)
 		announce(nz);
 		return;
 	}
+}
+
+static struct notify_zone *zone_of(const struct notify *n, const uint8_t *apex)
+{
+	for (size_t i = 0; n && i < n->n; i++)
+		if (dname_len(n->zones[i]->apex) == dname_len(apex) &&
+		    memcmp(n->zones[i]->apex, apex, dname_len(apex)) == 0)
+			return n->zones[i];
+	return NULL;
+}
+
+size_t notify_targets(const struct notify *n, const uint8_t *apex,
+                      struct notify_target_state *out, size_t cap)
+{
+	const struct notify_zone *nz = zone_of(n, apex);
+	size_t k = 0;
+	for (; nz && k < nz->n_targets && k < cap; k++) {
+		const struct notify_target *t = &nz->targets[k];
+		out[k] = (struct notify_target_state){
+			.acked = t->acked, .acked_serial = t->acked_serial, .pending = t->pending,
+			.pending_serial = t->serial, .unanswered_since = t->episode_ms ? t->episode_wall : 0,
+		};
+		snprintf(out[k].target, sizeof(out[k].target), "%s", t->str);
+	}
+	return nz ? nz->n_targets : 0;
+}
+
+int notify_resend(struct notify *n, const uint8_t *apex)
+{
+	struct notify_zone *nz = zone_of(n, apex);
+	if (!nz || !nz->n_targets)
+		return -ENOENT;
+	if (!nz->known)
+		return -EAGAIN;   /* no serial announced yet */
+	announce(nz);
+	return 0;
 }
 
 /* --- answers --- */
@@ -226,6 +293,18 @@ static void on_answer(struct notify *n, const uint8_t *msg, size_t len,
 			t->timer = 0;
 			METRICS_INC(metrics.notify_answered);
 			unsigned rcode = flags & 0xf;
+			t->acked = true;
+			t->acked_serial = t->serial;
+			if (t->warn_timer > 0)
+				loop_timer_cancel(n->l, t->warn_timer);
+			t->warn_timer = 0;
+			if (t->warned)
+				log_info("%s: secondary %s answered NOTIFY serial %u again, after %llu s",
+				         nz->name, t->str, t->serial,
+				         (unsigned long long)((loop_now_ms(n->l) - t->episode_ms) / 1000));
+			t->episode_ms = 0;
+			t->episode_wall = 0;
+			t->warned = false;
 			log_info("%s: NOTIFY serial %u answered by %s (rcode %u) after %llu ms",
 			         nz->name, t->serial, t->str, rcode,
 			         (unsigned long long)(loop_now_ms(n->l) - t->first_sent_ms));
@@ -297,9 +376,12 @@ void notify_free(struct notify *n)
 		return;
 	for (size_t i = 0; i < n->n; i++) {
 		struct notify_zone *nz = n->zones[i];
-		for (size_t k = 0; k < nz->n_targets; k++)
+		for (size_t k = 0; k < nz->n_targets; k++) {
 			if (nz->targets[k].timer > 0)
 				loop_timer_cancel(n->l, nz->targets[k].timer);
+			if (nz->targets[k].warn_timer > 0)
+				loop_timer_cancel(n->l, nz->targets[k].warn_timer);
+		}
 		explicit_bzero(&nz->key, sizeof(nz->key));
 		free(nz->targets);
 		free(nz);

@@ -13,6 +13,8 @@
  * TSIG key with allow_axfr and its axfr_policy is AllowSigned, NOTIFYs are
  * signed with the first such key (secondaries commonly require it).
  */
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct config_zone;
@@ -33,3 +35,24 @@ int notify_add_zone(struct notify *n, const struct config_zone *zc, char err[256
  * serial differs from the last one announced, NOTIFY every target.
  */
 void notify_zone_changed(struct notify *n, const struct zone *z);
+
+/*
+ * Each target's state (`geoacme ctl zone-status`, /metrics): the last
+ * serial it acknowledged, and since when it has left a NOTIFY unanswered
+ * (an episode: from the first NOTIFY it did not answer to its next answer).
+ * NOTIFY_WARN_MS into an episode one warning names the target, once per
+ * episode.  The state is the generation's: a reload starts it afresh.
+ */
+struct notify_target_state {
+	char target[64];            /* "192.0.2.2:53", "[2001:db8::2]:53" */
+	bool acked;                 /* has answered; acked_serial is the serial of its last answer */
+	uint32_t acked_serial;
+	bool pending;               /* a NOTIFY is out, unanswered; pending_serial is its serial */
+	uint32_t pending_serial;
+	int64_t unanswered_since;   /* unix s the episode began; 0 when not in one */
+};
+/* Fills at most cap; returns the zone's number of targets (0: none, or not a zone here). */
+size_t notify_targets(const struct notify *n, const uint8_t *apex,
+                      struct notify_target_state *out, size_t cap);
+/* NOTIFY every target again with the current serial.  -ENOENT: no targets. */
+int notify_resend(struct notify *n, const uint8_t *apex);

@@ -103,7 +103,9 @@ struct sec_zone {
 	int64_t refreshed_at;        /* unix s: the copy was last confirmed current */
 	bool serving;
 	bool force_axfr;             /* the last IXFR could not be applied */
+	bool force_serial;           /* `ctl zone-retransfer --force`: the next AXFR at any serial */
 	int64_t timer;
+	int64_t next_at;             /* unix s of the next scheduled check (0: none) */
 	struct sec_conn *conn;
 	size_t next_primary, tries;
 	bool again;                  /* a NOTIFY came during a transfer */
@@ -281,6 +283,7 @@ static void schedule(struct sec_zone *sz, uint32_t delay_s)
 		loop_timer_cancel(l, sz->timer);
 	int64_t id = loop_timer_add(l, (uint64_t)delay_s * 1000, on_timer, sz);
 	sz->timer = id > 0 ? id : 0;
+	sz->next_at = id > 0 ? now_s(sz->s) + (int64_t)delay_s : 0;
 }
 
 /* --- the transfer --- */
@@ -504,6 +507,7 @@ static void conn_done(struct sec_conn *c)
 	read_soa(sz);
 	sz->refreshed_at = now;
 	sz->force_axfr = false;
+	sz->force_serial = false;
 	if (p)
 		apply_patch(sz, p);
 	else
@@ -574,6 +578,10 @@ static int feed(struct sec_conn *c, const struct msg_rr *rr, const uint8_t *rdat
 			enum serial_order o = serial_compare(serial, sz->serial);
 			if (o == SERIAL_GREATER) {
 				newer_offer(sz, c->who, serial);
+			} else if (sz->force_serial && !c->ixfr) {
+				log_warn("%s: AXFR from %s: taking serial %u, not newer than our %u, as "
+				         "asked (geoacme ctl zone-retransfer --force)", sz->name, c->who,
+				         serial, sz->serial);
 			} else if (o != SERIAL_EQUAL || c->ixfr) {
 				c->not_newer = true;   /* nothing to read further: conn_done says why */
 				c->st = ST_DONE;
@@ -873,6 +881,36 @@ static void start_refresh(struct sec_zone *sz)
 	}
 	sz->tries = 0;
 	conn_open(sz);
+}
+
+bool secondary_zone_state(const struct secondary *s, const uint8_t *apex,
+                          struct secondary_state *out)
+{
+	const struct sec_zone *sz = find_zone(s, apex);
+	if (!sz)
+		return false;
+	*out = (struct secondary_state){
+		.have_copy = sz->have_data, .serving = sz->serving, .serial = sz->serial,
+		.refresh = sz->refresh, .retry = sz->retry, .expire = sz->expire,
+		.refreshed_at = sz->refreshed_at, .next_check_at = sz->conn ? 0 : sz->next_at,
+		.checking = sz->conn != NULL,
+	};
+	return true;
+}
+
+int secondary_refresh(struct secondary *s, const uint8_t *apex, bool axfr, bool force)
+{
+	struct sec_zone *sz = find_zone(s, apex);
+	if (!sz)
+		return -ENOENT;
+	if (axfr)
+		sz->force_axfr = true;
+	if (axfr && force)
+		sz->force_serial = true;
+	log_info("%s: %s asked for (geoacme ctl)", sz->name,
+	         !axfr ? "a refresh" : force ? "a full transfer at any serial" : "a full transfer");
+	start_refresh(sz);
+	return 0;
 }
 
 /* --- NOTIFY in --- */

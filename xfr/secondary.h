@@ -21,6 +21,9 @@
  * never holds up queries.  UPDATEs for a secondary zone are REFUSED (this
  * zone has no ACME store; RFC 2136 section 6 forwarding is not done).
  */
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "core/hooks.h"
 
 struct config_zone;
@@ -46,5 +49,25 @@ int secondary_add_zone(struct secondary *s, const struct config_zone *zc, char e
 /* Number of secondary zones configured. */
 size_t secondary_count(const struct secondary *s);
 
+/* A secondary zone's state (`geoacme ctl zone-status`, /metrics). */
+struct secondary_state {
+	bool have_copy;             /* a copy is held (it may have expired) */
+	bool serving;               /* ... and is served */
+	uint32_t serial, refresh, retry, expire;   /* the copy's SOA */
+	int64_t refreshed_at;       /* unix s the copy was last confirmed current; 0: never */
+	int64_t next_check_at;      /* unix s of the next check; 0 while one runs */
+	bool checking;              /* a check or transfer is in flight */
+};
+/* false when apex (lowercase wire name) is not a secondary zone here. */
+bool secondary_zone_state(const struct secondary *s, const uint8_t *apex,
+                          struct secondary_state *out);
+/*
+ * Checks the zone with its primaries now, as a NOTIFY would (a check in
+ * flight runs again when it ends).  axfr: a full transfer (AXFR) instead
+ * of IXFR; force (with axfr): the AXFR is taken even when its serial is
+ * not newer than the copy's (a primary whose serial was reset,
+ * doc/operations.md).  -ENOENT when not a secondary zone here.
+ */
+int secondary_refresh(struct secondary *s, const uint8_t *apex, bool axfr, bool force);
 /* The NOTIFY handler for core (hooks.h: opcode NOTIFY). */
 struct xfr_handler secondary_notify_handler(struct secondary *s);

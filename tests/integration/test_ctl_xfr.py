@@ -1,0 +1,210 @@
+# SPDX-License-Identifier: MIT
+"""The control channel on a primary and a geoacme secondary (issue #21.3 and
+#21.4): zone-status of both roles, zone-refresh, zone-retransfer (and
+--force with a serial that went backwards), zone-notify, the commands on
+the wrong role, the secondaries' metrics with exact values, and the
+warning for a NOTIFY target that never answers (a loopback port nobody
+listens on), logged once per episode.
+"""
+import re
+import time
+import unittest
+import urllib.request
+
+from harness import BASE_CONFIG, Server, free_port, main
+from test_ctl import ctl
+
+ZONE = """$ORIGIN short.example.
+$TTL 300
+@ IN SOA ns1.example.com. hostmaster.example.com. {serial} 3600 600 86400 60
+@ IN NS ns1.example.com.
+www IN A 192.0.2.7
+"""
+
+PRIMARY = """
+[server]
+http_listen = ["127.0.0.1:0"]
+[[zones]]
+zone = "short.example"
+file = "short.zone"
+allow_axfr = true
+notify = ["127.0.0.1:{sp}", "127.0.0.1:{dead}"]
+"""
+
+SECONDARY = """
+[server]
+http_listen = ["127.0.0.1:0"]
+[[zones]]
+zone = "short.example"
+zone_type = "Secondary"
+primaries = ["127.0.0.1:{pp}"]
+[zones.stores]
+type = "sqlite"
+journal_path = "short-copy.sqlite"
+"""
+
+
+def listen(port):
+    return BASE_CONFIG.replace("listen_port = 0", "listen_port = %d" % port)
+
+
+def status(server, zone="short.example"):
+    out = ctl(server, "zone-status", zone)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def fields(text):
+    return dict(line.split(" ", 1) for line in text.splitlines() if " " in line)
+
+
+def metrics(server):
+    url = "http://127.0.0.1:%d/metrics" % server.http_port()
+    with urllib.request.urlopen(url, timeout=10) as r:
+        return r.read().decode()
+
+
+class PrimaryAndSecondary(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.pp, cls.sp, cls.dead = free_port(), free_port(), free_port()
+        fmt = dict(pp=cls.pp, sp=cls.sp, dead=cls.dead)
+        cls.t0 = int(time.time())
+        cls.primary = Server(listen(cls.pp) + PRIMARY.format(**fmt),
+                             {"short.zone": ZONE.format(serial=10)})
+        cls.primary.start()
+        cls.secondary = Server(listen(cls.sp) + SECONDARY.format(**fmt), {})
+        cls.secondary.start()
+        cls.wait_serial(10)
+        cls.t1 = int(time.time())
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.secondary.cleanup()
+        cls.primary.cleanup()
+
+    @classmethod
+    def wait_serial(cls, serial, timeout=20):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if fields(status(cls.secondary)).get("serial") == str(serial):
+                return
+            time.sleep(0.05)
+        raise AssertionError("the secondary never had serial %s:\n%s"
+                             % (serial, cls.secondary.log_since_start()[-3000:]))
+
+    def fails(self, out, message):
+        self.assertEqual(out.returncode, 1, out.stdout + out.stderr)
+        self.assertEqual(out.stderr, "geoacme ctl: %s\n" % message)
+
+    def test_1_secondary_status_and_metrics(self):
+        f = fields(status(self.secondary))
+        self.assertEqual(f["zone"], "short.example.")
+        self.assertEqual(f["role"], "secondary")
+        self.assertEqual(f["serial"], "10")
+        self.assertEqual(f["signature_expiry"], "0")
+        last = int(f["last_refresh"])
+        self.assertTrue(self.t0 <= last <= int(time.time()), (self.t0, last))
+        self.assertEqual(int(f["expires_at"]), last + 86400)
+        self.assertIn(int(f["next_refresh"]) - last, (3600, 3601))
+        self.assertEqual((f["soa_refresh"], f["soa_retry"], f["soa_expire"]),
+                         ("3600", "600", "86400"))
+        m = metrics(self.secondary)
+        self.assertIn('geoacme_secondary_last_refresh_timestamp_seconds{zone="short.example."} %d\n'
+                      % last, m)
+        self.assertIn('geoacme_secondary_expire_timestamp_seconds{zone="short.example."} %d\n'
+                      % (last + 86400), m)
+        self.assertIn('geoacme_zone_serial{zone="short.example."} 10\n', m)
+        # the status line of the whole server
+        self.assertIn("zone short.example. serial 10 role secondary",
+                      ctl(self.secondary, "status").stdout)
+
+    def test_2_dead_notify_target_warned_once(self):
+        dead = "127.0.0.1:%d" % self.dead
+        pattern = r"warn: short\.example\.: secondary %s has not answered NOTIFY for 1[5-9] s " \
+                  r"\(serial 10, \d+ tries\); still trying" % re.escape(dead)
+        self.primary.wait_log(pattern, timeout=40)
+        f = status(self.primary)
+        lines = f.splitlines()
+        self.assertEqual(lines[:4], ["zone short.example.", "role primary", "serial 10",
+                                     "signature_expiry 0"])
+        self.assertEqual(lines[4], "notify_targets 2")
+        self.assertEqual(lines[5], "notify_target 127.0.0.1:%d acknowledged_serial 10 "
+                         "unanswered_since 0" % self.sp)
+        m = re.match(r"notify_target %s acknowledged_serial - unanswered_since (\d+)$"
+                     % re.escape(dead), lines[6])
+        self.assertIsNotNone(m, lines[6])
+        since = int(m.group(1))
+        self.assertTrue(self.t0 <= since <= self.t1, (self.t0, since, self.t1))
+        text = metrics(self.primary)
+        self.assertIn('geoacme_notify_target_acknowledged_serial{zone="short.example.",'
+                      'target="127.0.0.1:%d"} 10\n' % self.sp, text)
+        self.assertNotIn('geoacme_notify_target_acknowledged_serial{zone="short.example.",'
+                         'target="%s"}' % dead, text)
+        self.assertIn('geoacme_notify_target_unanswered_since_timestamp_seconds{zone='
+                      '"short.example.",target="%s"} %d\n' % (dead, since), text)
+        self.assertIn('geoacme_notify_target_unanswered_since_timestamp_seconds{zone='
+                      '"short.example.",target="127.0.0.1:%d"} 0\n' % self.sp, text)
+        # zone-notify sends again: the same episode, no second warning
+        out = ctl(self.primary, "zone-notify", "short.example")
+        self.assertEqual(out.stdout, "NOTIFY of short.example sent to 2 targets (answers: "
+                         "zone-status)\n")
+        self.primary.wait_log(r"NOTIFY serial 10 answered by 127\.0\.0\.1:%d" % self.sp)
+        time.sleep(1)
+        self.assertEqual(len(re.findall(pattern, self.primary.log())), 1)
+        self.assertIn("unanswered_since %d" % since, status(self.primary))
+
+    def test_3_wrong_role_and_unknown_zone(self):
+        self.fails(ctl(self.primary, "zone-refresh", "short.example"),
+                   "short.example is a primary here: zone-refresh is for secondary zones")
+        self.fails(ctl(self.primary, "zone-retransfer", "short.example"),
+                   "short.example is a primary here: zone-retransfer is for secondary zones")
+        self.fails(ctl(self.secondary, "zone-notify", "short.example"),
+                   "short.example is a secondary here: zone-notify is for primary zones")
+        for cmd in ("zone-refresh", "zone-retransfer", "zone-notify", "zone-status"):
+            self.fails(ctl(self.secondary, cmd, "nope.example"), "unknown zone 'nope.example'")
+        self.fails(ctl(self.secondary, "zone-retransfer", "a", "b"),
+                   "usage: zone-retransfer ZONE [--force]")
+
+    def test_4_refresh_and_retransfer(self):
+        before = int(fields(status(self.secondary))["last_refresh"])
+        time.sleep(1.1)   # the refresh time is in whole seconds
+        mark = len(self.secondary.log_since_start())
+        out = ctl(self.secondary, "zone-refresh", "short.example")
+        self.assertEqual(out.stdout, "refresh of short.example started (see zone-status and "
+                         "the log)\n")
+        deadline = time.time() + 20
+        while int(fields(status(self.secondary))["last_refresh"]) == before:
+            self.assertLess(time.time(), deadline, self.secondary.log_since_start()[mark:])
+            time.sleep(0.05)
+        self.assertIn("short.example.: a refresh asked for (geoacme ctl)",
+                      self.secondary.log_since_start()[mark:])
+
+        out = ctl(self.secondary, "zone-retransfer", "short.example")
+        self.assertEqual(out.stdout, "full transfer (AXFR) of short.example started (see "
+                         "zone-status and the log)\n")
+        self.secondary.wait_log(r"short\.example\.: AXFR from 127\.0\.0\.1:%d, serial 10 -> 10"
+                                % self.pp)
+
+    def test_5_retransfer_force_takes_an_older_serial(self):
+        # the primary's serial goes backwards (a rebuilt zone): NOTIFY and a plain
+        # retransfer keep the copy; --force takes it
+        self.primary.write("short.zone", ZONE.format(serial=5))
+        self.assertEqual(ctl(self.primary, "reload").returncode, 0)
+        self.secondary.wait_log(r"offers serial 5, older than our copy's 10")
+        mark = len(self.secondary.log_since_start())
+        self.assertEqual(ctl(self.secondary, "zone-retransfer", "short.example").returncode, 0)
+        self.secondary.wait_log(r"short\.example\.: a full transfer asked for")
+        time.sleep(1)
+        self.assertEqual(fields(status(self.secondary))["serial"], "10")
+        out = ctl(self.secondary, "zone-retransfer", "--force", "short.example")
+        self.assertEqual(out.stdout, "full transfer (AXFR) of short.example started, taken at "
+                         "any serial (see zone-status and the log)\n")
+        self.wait_serial(5)
+        self.assertIn("taking serial 5, not newer than our 10, as asked (geoacme ctl "
+                      "zone-retransfer --force)", self.secondary.log_since_start()[mark:])
+        self.assertIn('geoacme_zone_serial{zone="short.example."} 5\n', metrics(self.secondary))
+
+
+if __name__ == "__main__":
+    main()
