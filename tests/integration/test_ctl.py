@@ -163,7 +163,7 @@ class Commands(CtlTestCase):
         for name in ("example.com", "example.com.", "EXAMPLE.com"):
             out = self.ok(ctl(self.server, "zone-status", name))
             self.assertEqual(out, "zone example.com.\nrole primary\nserial 2026113001\n"
-                             "signature_expiry 0\n")
+                             "signature_expiry 0\nnotify_targets 0\n")
 
     def test_unknown_zone_site_and_command(self):
         self.fails(ctl(self.server, "zone-status", "nope.example"), "unknown zone 'nope.example'")
