@@ -386,6 +386,65 @@ static void fmt_time(uint64_t t, char *out, size_t cap)
 		snprintf(out, cap, "-");
 }
 
+/* Copies (secondary zones) with refresh and expiry; NOTIFY targets with their answers. */
+static void write_page_transfers(const struct generation *g, FILE *out)
+{
+	const struct config *c = g->cfg;
+	uint8_t apex[DNAME_BUF];
+	char name[256], when[64], when2[64];
+	struct secondary_state st;
+	bool head = false;
+	for (size_t i = 0; g->secondary && i < c->n_zones; i++) {
+		memset(apex, 0, sizeof(apex));
+		if (!c->zones[i].secondary || dname_from_str(c->zones[i].zone, apex) < 0 ||
+		    !secondary_zone_state(g->secondary, apex, &st))
+			continue;
+		if (!head)
+			fputs("<h2>Copies (secondary zones)</h2>\n<table id=\"copies\"><tr><th>zone</th>"
+			      "<th>serial</th><th>last refresh</th><th>expires</th></tr>\n", out);
+		head = true;
+		dname_to_str(apex, name, sizeof(name));
+		fmt_time((uint64_t)st.refreshed_at, when, sizeof(when));
+		fmt_time(st.refreshed_at ? (uint64_t)(st.refreshed_at + st.expire) : 0, when2,
+		         sizeof(when2));
+		fputs("<tr><td>", out);
+		status_html_escape(out, name);
+		fprintf(out, "</td><td>%u</td><td>%s</td><td>%s</td></tr>\n", st.serial, when, when2);
+	}
+	if (head)
+		fputs("</table>\n", out);
+	head = false;
+	struct notify_target_state t[64];
+	for (size_t i = 0; g->notify && i < c->n_zones; i++) {
+		memset(apex, 0, sizeof(apex));
+		if (c->zones[i].secondary || dname_from_str(c->zones[i].zone, apex) < 0)
+			continue;
+		size_t n = notify_targets(g->notify, apex, t, 64);
+		dname_to_str(apex, name, sizeof(name));
+		for (size_t k = 0; k < n && k < 64; k++) {
+			if (!head)
+				fputs("<h2>NOTIFY targets</h2>\n<table id=\"notify\"><tr><th>zone</th>"
+				      "<th>secondary</th><th>state</th></tr>\n", out);
+			head = true;
+			fputs("<tr><td>", out);
+			status_html_escape(out, name);
+			fputs("</td><td>", out);
+			status_html_escape(out, t[k].target);
+			if (t[k].unanswered_since) {
+				fmt_time((uint64_t)t[k].unanswered_since, when, sizeof(when));
+				fprintf(out, "</td><td class=\"down\">unanswered since %s</td></tr>\n", when);
+			} else if (t[k].acked) {
+				fprintf(out, "</td><td class=\"up\">answered at serial %u</td></tr>\n",
+				        t[k].acked_serial);
+			} else {
+				fputs("</td><td class=\"unchecked\">not sent yet</td></tr>\n", out);
+			}
+		}
+	}
+	if (head)
+		fputs("</table>\n", out);
+}
+
 static void write_page(const struct status_ctx *st, const char *query, FILE *out)
 {
 	const struct generation *g = st->gen;
@@ -487,6 +546,7 @@ static void write_page(const struct status_ctx *st, const char *query, FILE *out
 		        zone_is_signed(z) ? when : "unsigned");
 	}
 	fputs("</table>\n", out);
+	write_page_transfers(g, out);
 	if (g->geo_db) {
 		fputs("<h2>Location databases</h2>\n<table><tr><th>file</th><th>type</th>"
 		      "<th>built</th></tr>\n", out);

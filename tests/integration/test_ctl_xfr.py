@@ -115,6 +115,11 @@ class PrimaryAndSecondary(unittest.TestCase):
         self.assertIn('geoacme_secondary_expire_timestamp_seconds{zone="short.example."} %d\n'
                       % (last + 86400), m)
         self.assertIn('geoacme_zone_serial{zone="short.example."} 10\n', m)
+        url = "http://127.0.0.1:%d/" % self.secondary.http_port()
+        with urllib.request.urlopen(url, timeout=10) as r:
+            page = r.read().decode()
+        self.assertRegex(page, r'(?s)<table id="copies">.*<tr><td>short\.example\.</td><td>10</td>'
+                         r'<td>\d{4}-\d\d-\d\d \d\d:\d\d UTC</td><td>\d{4}-')
         # the status line of the whole server
         self.assertIn("zone short.example. serial 10 role secondary",
                       ctl(self.secondary, "status").stdout)
@@ -145,6 +150,13 @@ class PrimaryAndSecondary(unittest.TestCase):
                       '"short.example.",target="%s"} %d\n' % (dead, since), text)
         self.assertIn('geoacme_notify_target_unanswered_since_timestamp_seconds{zone='
                       '"short.example.",target="127.0.0.1:%d"} 0\n' % self.sp, text)
+        url = "http://127.0.0.1:%d/" % self.primary.http_port()
+        with urllib.request.urlopen(url, timeout=10) as r:
+            page = r.read().decode()
+        self.assertIn("<td>short.example.</td><td>127.0.0.1:%d</td><td class=\"up\">answered "
+                      "at serial 10</td>" % self.sp, page)
+        self.assertIn("<td>short.example.</td><td>%s</td><td class=\"down\">unanswered "
+                      "since " % dead, page)
         # zone-notify sends again: the same episode, no second warning
         out = ctl(self.primary, "zone-notify", "short.example")
         self.assertEqual(out.stdout, "NOTIFY of short.example sent to 2 targets (answers: "
