@@ -18,6 +18,7 @@
 #include "core/tsig/tsig.h"
 #include "core/wire/dname.h"
 #include "core/zone/zone_patch.h"
+#include "core/wire/change.h"
 #include "storage/journal.h"
 
 struct process_env;
@@ -32,6 +33,18 @@ struct replay;
 struct zone_table;
 
 struct acme_zone;
+
+/* A change committed while a reload's generation is built (acme_capture_start). */
+struct acme_change {
+	struct acme_change *next;
+	uint32_t serial;             /* the zone's serial after it */
+	struct change_list cl;       /* as committed, serial bump included */
+};
+
+struct acme_capture {
+	struct acme_change *head, **tail;
+	bool lost;                   /* a change could not be kept (out of memory) */
+};
 
 struct acme_key {
 	struct tsig_key tk;
@@ -53,6 +66,9 @@ struct acme_zone {
 	bool serial_per_signing;         /* signed and transferred: see acme_resign */
 	struct journal_caps caps;        /* the IXFR journal's */
 	uint32_t stale_age;
+	uint32_t checkpoint_pages;
+	bool attached;                   /* acme_attach() ran: timers, syncs, serial */
+	struct acme_capture *captured;   /* non-NULL while a reload builds beside us */
 	int64_t purge_timer;
 	/* A signature renewal pass in slices, while resign_timer is set. */
 	struct zone_resign resign;
@@ -89,8 +105,11 @@ struct acme {
 	struct acme_zone **zones;
 	size_t n;
 	struct lockwait *lw;         /* UPDATEs waiting for a database lock (lockwait.h) */
+	bool capturing;              /* a reload builds beside us: commits are kept */
 };
 
+/* Drops what was captured of az's commits and stops capturing them. */
+void acme_capture_stop_zone(struct acme_zone *az);
 /* The zone with this (lowercase wire) apex, or NULL. */
 struct acme_zone *acme_find_zone(const struct acme *a, const uint8_t *apex);
 /* A name for logs; "(unprintable)" when it cannot be shown. */

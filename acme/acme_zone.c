@@ -31,6 +31,7 @@
 #include "core/wire/rdata_check.h"
 #include "core/wire/rrset.h"
 #include "core/zone/recset.h"
+#include "core/wire/serial.h"
 #include "core/zone/zone.h"
 #include "core/zone/zone_diff.h"
 #include "core/zone/zone_table.h"
@@ -129,6 +130,7 @@ static void zone_free_acme(struct acme_zone *az)
 	if (!az)
 		return;
 	purge_cancel(az);
+	acme_capture_stop_zone(az);
 	if (az->resign_timer > 0 && az->a->l)
 		loop_timer_cancel(az->a->l, az->resign_timer);
 	for (size_t i = 0; i < az->n_keys; i++) {
@@ -353,8 +355,8 @@ static int add_keys(struct acme_zone *az, const struct config_zone *zc, char err
 	return 0;
 }
 
-int acme_add_zone(struct acme *a, const struct config *c, const struct config_zone *zc,
-                  const struct zone_signer *signer, char err[256])
+int acme_load_zone(struct acme *a, const struct config *c, const struct config_zone *zc,
+                   const struct zone_signer *signer, char err[256])
 {
 	(void)c;
 	struct acme_zone *az = calloc(1, sizeof(*az));
@@ -394,6 +396,7 @@ int acme_add_zone(struct acme *a, const struct config *c, const struct config_zo
 	az->serial_per_signing = signer && zc->axfr_policy != AXFR_DENY;
 	az->caps = (struct journal_caps){ zc->ixfr_max_changes, zc->ixfr_max_bytes };
 	az->stale_age = zc->stale_txt_age_s;
+	az->checkpoint_pages = zc->checkpoint_pages;
 	if ((ret = add_keys(az, zc, err)) < 0)
 		goto fail;
 
@@ -450,6 +453,57 @@ int acme_add_zone(struct acme *a, const struct config *c, const struct config_zo
 		log_warn("%s: allow_update without TSIG keys: every UPDATE will be refused", az->name);
 	log_info("%s: %zu records from %s, serial %u%s", az->name, recset_count(az->rs),
 	         az->journal_path, zone_serial(z), az->has_signer ? ", signed" : "");
+	return 0;
+fail:
+	zone_free(z);
+	zone_free_acme(az);
+	return ret < 0 ? ret : -EINVAL;
+}
+
+/*
+ * The changes `old` (the same zone, the same database, in the generation
+ * still serving) committed while this one was built, and that the build
+ * did not read: each commit bumps the serial, so they are the captured
+ * ones with a serial newer than the snapshot's.  Applied like a commit
+ * that is already on disk (commit_replay).  -ENOMEM when a change was not
+ * captured: the new generation would lack it, so it is not served.
+ */
+static int replay_captured(struct acme_zone *az, const struct acme_zone *old, char err[256])
+{
+	if (!old || !old->captured || strcmp(old->journal_path, az->journal_path) != 0)
+		return 0;
+	if (old->captured->lost) {
+		acme_errf(err, "zone %s: a change committed during the reload could not be kept "
+		          "for the new configuration (out of memory); reload again", az->name);
+		return -ENOMEM;
+	}
+	const struct zone *z = zone_table_get(az->a->t, az->apex);
+	uint32_t loaded = z ? zone_serial(z) : 0;
+	size_t n = 0;
+	for (const struct acme_change *c = old->captured->head; c; c = c->next) {
+		if (!serial_newer(c->serial, loaded))
+			continue;   /* the build read it from the database */
+		int ret = commit_replay(az, &c->cl, err);
+		if (ret < 0)
+			return ret;
+		n++;
+	}
+	if (n)
+		log_info("%s: %zu change%s committed during the reload's build applied to the new "
+		         "configuration, serial %u", az->name, n, n == 1 ? "" : "s",
+		         zone_serial(zone_table_get(az->a->t, az->apex)));
+	return 0;
+}
+
+/* What a zone needs of the loop: changes made meanwhile, serial, syncs, timers. */
+static int attach_zone(struct acme_zone *az, const struct acme *prev, char err[256])
+{
+	if (az->attached)
+		return 0;
+	int ret = replay_captured(az, prev ? acme_find_zone(prev, az->apex) : NULL, err);
+	if (ret < 0)
+		return ret;
+	az->attached = true;
 	/* Signed anew: what the journal says about signatures is from the last run. */
 	if (az->serial_per_signing && commit_bump_serial(az, true, err) < 0) {
 		/* Served as loaded; secondaries get the new signatures at the next change. */
@@ -464,18 +518,65 @@ int acme_add_zone(struct acme *a, const struct config *c, const struct config_zo
 	 */
 	if (commit_durable_setup(az) < 0)
 		log_warn("%s: UPDATEs commit with synchronous=FULL, on the loop", az->name);
-	if (a->l) {
+	if (az->a->l) {
 		/* Checkpoints too (storage/checkpoint.h); failing that, SQLite's own. */
 		char why[256];
-		if (!(az->ckpt = checkpoint_new(az->db, zc->checkpoint_pages, why)))
+		if (!(az->ckpt = checkpoint_new(az->db, az->checkpoint_pages, why)))
 			log_warn("%s: %s; SQLite checkpoints on the loop", az->name, why);
 	}
 	purge_schedule(az);
 	return 0;
-fail:
-	zone_free(z);
-	zone_free_acme(az);
-	return ret < 0 ? ret : -EINVAL;
+}
+
+int acme_add_zone(struct acme *a, const struct config *c, const struct config_zone *zc,
+                  const struct zone_signer *signer, char err[256])
+{
+	int ret = acme_load_zone(a, c, zc, signer, err);
+	return ret < 0 ? ret : attach_zone(a->zones[a->n - 1], NULL, err);
+}
+
+int acme_attach(struct acme *a, const struct acme *prev, char err[256])
+{
+	for (size_t i = 0; i < a->n; i++) {
+		int ret = attach_zone(a->zones[i], prev, err);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+void acme_capture_start(struct acme *a)
+{
+	for (size_t i = 0; a && i < a->n; i++) {
+		acme_capture_stop_zone(a->zones[i]);
+		a->zones[i]->captured = calloc(1, sizeof(*a->zones[i]->captured));
+		if (!a->zones[i]->captured)
+			log_error("%s: out of memory: a reload now would not keep this zone's changes",
+			          a->zones[i]->name);
+	}
+	if (a)
+		a->capturing = true;
+}
+
+void acme_capture_stop(struct acme *a)
+{
+	for (size_t i = 0; a && i < a->n; i++)
+		acme_capture_stop_zone(a->zones[i]);
+	if (a)
+		a->capturing = false;
+}
+
+void acme_capture_stop_zone(struct acme_zone *az)
+{
+	if (!az->captured)
+		return;
+	for (struct acme_change *c = az->captured->head, *n; c; c = n) {
+		n = c->next;
+		change_list_clear(&c->cl);
+		free(c);
+	}
+	free(az->captured);
+	az->captured = NULL;
 }
 
 struct journal_visit {

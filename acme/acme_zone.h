@@ -48,7 +48,8 @@ void acme_free(struct acme *a);
  * acme_apply_file_edits() (a bad edit: an error here), builds and signs the first snapshot,
  * adds it to the table and starts the purge timer.  `signer` may be NULL
  * (unsigned zone) and is copied; what it points to must outlive the acme.
- * Returns 0, or a negative errno with err.
+ * Returns 0, or a negative errno with err.  acme_load_zone() then
+ * acme_attach().
  */
 int acme_add_zone(struct acme *a, const struct config *c, const struct config_zone *zc,
                   const struct zone_signer *signer, char err[256]);
@@ -62,6 +63,31 @@ int acme_add_zone(struct acme *a, const struct config *c, const struct config_zo
  * and those after it are not applied).
  */
 int acme_apply_file_edits(struct acme *a, char err[256]);
+
+/*
+ * A reload in two halves (cmd/builder.h).  acme_load_zone: the database
+ * opened (seeded on first start), its records read, the snapshot built
+ * and signed, added to the table; it touches no loop and nothing another
+ * acme uses, so it may run on the builder thread while the running
+ * generation answers.  acme_attach, on the loop, before the new
+ * generation serves: the changes `prev` (the serving generation, or NULL)
+ * committed while it was built are applied to each zone loaded from the
+ * same database (prev must have called acme_capture_start() before the
+ * build began), then the serial bump of a signed transferred zone, the
+ * durable commits, checkpoints and the purge timer.  Both 0 or a negative
+ * errno with err; on error the acme is only fit for acme_free().
+ */
+int acme_load_zone(struct acme *a, const struct config *c, const struct config_zone *zc,
+                   const struct zone_signer *signer, char err[256]);
+int acme_attach(struct acme *a, const struct acme *prev, char err[256]);
+/*
+ * On the loop, before a reload's build starts: from now on every commit of
+ * a's zones is also kept (a copy of its change list), for acme_attach() of
+ * the generation being built.  acme_capture_stop: keeps no more and drops
+ * what was kept (a failed build; acme_free does it too).  NULL-safe.
+ */
+void acme_capture_start(struct acme *a);
+void acme_capture_stop(struct acme *a);
 
 /*
  * Renews the signatures near their refresh point.  With a loop and a signer

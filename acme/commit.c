@@ -148,6 +148,64 @@ static const uint8_t *ds_misplaced(const struct acme_zone *az, const struct chan
 	return NULL;
 }
 
+/*
+ * A reload builds beside us (acme_capture_start): the new generation gets
+ * this committed change too (acme_attach).  A copy that cannot be made
+ * marks the capture lost, and that reload fails rather than lose it.
+ */
+static void capture(struct acme_zone *az, const struct change_list *cl, uint32_t serial)
+{
+	struct acme_capture *cap = az->captured;
+	if (!az->a->capturing || !cap || cap->lost)
+		return;
+	struct acme_change *c = calloc(1, sizeof(*c));
+	if (!c) {
+		cap->lost = true;
+		return;
+	}
+	c->serial = serial;
+	change_list_init(&c->cl);
+	for (size_t i = 0; i < cl->n; i++) {
+		const struct change *e = &cl->v[i];
+		if (change_list_add(&c->cl, (enum change_op)e->op, e->name, e->type, e->ttl, e->rdata,
+		                    e->rdlen, e->created_at) < 0) {
+			change_list_clear(&c->cl);
+			free(c);
+			cap->lost = true;
+			return;
+		}
+	}
+	if (!cap->head)
+		cap->tail = &cap->head;
+	*cap->tail = c;
+	cap->tail = &c->next;
+}
+
+int commit_replay(struct acme_zone *az, const struct change_list *cl, char err[256])
+{
+	int ret = recset_apply(az->rs, cl, false);
+	if (ret < 0) {
+		acme_errf(err, "%s: out of memory applying a change made during the reload", az->name);
+		return ret;
+	}
+	/* The snapshot is not served yet: patched (or built) with no one watching. */
+	struct zone_patch *p = prepare_patch(az, cl);
+	if (p) {
+		zone_patch_apply(p);
+		zone_patch_free(p);
+		return 0;
+	}
+	struct zone *z = commit_build(az, err);
+	if (!z)
+		return -EINVAL;
+	ret = zone_table_replace(az->a->t, z);
+	if (ret < 0) {
+		zone_free(z);
+		acme_errf(err, "%s: the zone is no longer in the table", az->name);
+	}
+	return ret;
+}
+
 static double ms_since(const struct timespec *t0)
 {
 	struct timespec t1;
@@ -266,6 +324,7 @@ static int commit_prepared(struct acme_zone *az, struct change_list *cl, bool re
 		return ret;
 	}
 	commit_durable_started(az);
+	capture(az, cl, p ? zone_patch_serial(p) : zone_serial(z));
 	az->last_patched = p != NULL;
 	if (p) {
 		/* Between queries, all at once: no query sees half of it.  Then

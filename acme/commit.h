@@ -49,6 +49,13 @@ int commit_change(struct acme_zone *az, struct change_list *cl, uint32_t *serial
 struct file_diff;
 int commit_file_edit(struct acme_zone *az, struct file_diff *fd, bool reset);
 /*
+ * A change another connection already committed to the zone's database
+ * (the serving generation's, while a reload built this one: acme_attach),
+ * applied to the mirror and the snapshot (patched, or built whole) only;
+ * nothing is written or announced.  0, or a negative errno with err.
+ */
+int commit_replay(struct acme_zone *az, const struct change_list *cl, char err[256]);
+/*
  * A change of nothing but the serial (durable, journaled, announced), the
  * SOA patched: signatures made anew (at start, by a re-signing pass) need
  * a new serial when secondaries copy the zone.

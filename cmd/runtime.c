@@ -3,6 +3,7 @@
  * Wiring one generation together: the only place that knows every module.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <stdlib.h>
@@ -51,8 +52,10 @@
  * Signers outlive generations.  A reload that keeps a zone's key file and
  * signature settings reuses the zone's signer, and with it every cached
  * signature, so the new snapshot is built without signing what did not
- * change: with hundreds of geo sites that is the difference between a
- * reload of milliseconds and one of seconds with queries waiting.
+ * change (and secondaries see the same signatures).  The reload builder
+ * thread (cmd/builder.h) signs with it while the loop does too (UPDATEs,
+ * geo pairs on first use): the signer locks its cache (dnssec/signer.h),
+ * and the pool itself is locked here.
  */
 struct signer_slot {
 	struct signer_slot *next;
@@ -66,6 +69,7 @@ struct signer_slot {
 };
 
 static struct signer_slot *signer_pool;
+static pthread_mutex_t signer_pool_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static bool same_file(const struct stat *a, const struct stat *b)
 {
@@ -79,7 +83,7 @@ static uint64_t loop_clock(void *arg)
 	return (uint64_t)loop_wall_s(arg);
 }
 
-static struct signer *signer_acquire(const struct config *c, const struct config_zone *zc,
+static struct signer *acquire_locked(const struct config *c, const struct config_zone *zc,
                                      const char *key_path, struct loop *loop, char err[256])
 {
 	/* A key policy publishes CDS/CDNSKEY: they name the key the parent should have. */
@@ -126,7 +130,16 @@ static struct signer *signer_acquire(const struct config *c, const struct config
 	return sl->signer;
 }
 
-static void signer_release(struct signer *s)
+static struct signer *signer_acquire(const struct config *c, const struct config_zone *zc,
+                                     const char *key_path, struct loop *loop, char err[256])
+{
+	pthread_mutex_lock(&signer_pool_lock);
+	struct signer *s = acquire_locked(c, zc, key_path, loop, err);
+	pthread_mutex_unlock(&signer_pool_lock);
+	return s;
+}
+
+static void release_locked(struct signer *s)
 {
 	for (struct signer_slot **p = &signer_pool; s && *p; p = &(*p)->next) {
 		struct signer_slot *sl = *p;
@@ -141,6 +154,13 @@ static void signer_release(struct signer *s)
 		}
 		return;
 	}
+}
+
+static void signer_release(struct signer *s)
+{
+	pthread_mutex_lock(&signer_pool_lock);
+	release_locked(s);
+	pthread_mutex_unlock(&signer_pool_lock);
 }
 
 static bool is_sqlite(const struct config_zone *zc)
@@ -583,9 +603,8 @@ static void check_journal(const struct config *c, const struct config_zone *zc,
 		zone_free(zone_load_static(c, zc, NULL, hook, d));
 }
 
-struct generation *generation_new(const char *path, struct loop *loop,
-                                  const struct generation *prev, bool check_only,
-                                  struct diag *d)
+struct generation *generation_build(const char *path, struct loop *loop, bool check_only,
+                                    struct diag *d)
 {
 	size_t before = d->n;
 	struct generation *g = calloc(1, sizeof(*g));
@@ -594,6 +613,7 @@ struct generation *generation_new(const char *path, struct loop *loop,
 		return NULL;
 	}
 	g->loop = loop;
+	g->check_only = check_only;
 	/* check goes on past unreadable key and CA files to report the rest too */
 	g->cfg = check_only ? config_load_all(path, d) : config_load(path, d);
 	if (!g->cfg)
@@ -634,9 +654,7 @@ struct generation *generation_new(const char *path, struct loop *loop,
 	if (!check_only) {
 		g->acme = acme_new(g->zones, loop, err);
 		g->xfr = g->acme ? xfr_new(g->zones, loop, err) : NULL;
-		g->notify = g->xfr && loop ? notify_new(loop, &src, err) : NULL;
-		g->secondary = g->notify ? secondary_new(g->zones, loop, &src, err) : NULL;
-		if (!g->acme || !g->xfr || (loop && (!g->notify || !g->secondary))) {
+		if (!g->acme || !g->xfr) {
 			diag_add(d, c->path, 0, 0, "%s", err);
 			goto fail;
 		}
@@ -688,14 +706,11 @@ struct generation *generation_new(const char *path, struct loop *loop,
 		const struct zone_signer *hook = g->signers[i] ? signer_hook(g->signers[i]) : NULL;
 		if (g->xfr && xfr_add_zone(g->xfr, zc, err) < 0)
 			diag_add(d, config_file_of(c, zc->pos), zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
-		if (g->notify && notify_add_zone(g->notify, zc, err) < 0)
-			diag_add(d, config_file_of(c, zc->pos), zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
 		if (zc->secondary) {
-			/* Check mode reads the stored copy as serve would, and writes nothing. */
+			/* Check mode reads the stored copy as serve would, and writes
+			 * nothing; serve loads it in generation_attach(). */
 			if (check_only)
 				check_journal(c, zc, hook, d);
-			else if (g->secondary && secondary_add_zone(g->secondary, zc, err) < 0)
-				diag_add(d, config_file_of(c, zc->pos), zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
 			continue;
 		}
 		if (is_sqlite(zc)) {
@@ -709,23 +724,10 @@ struct generation *generation_new(const char *path, struct loop *loop,
 				check_journal(c, zc, hook, d);
 			else if (fresh && zc->zone_path && !zone_file_readable(c, zc, zc->zone_path, d))
 				continue;
-			else if (acme_add_zone(g->acme, c, zc, hook, err) < 0) {
+			else if (acme_load_zone(g->acme, c, zc, hook, err) < 0) {
 				diag_add(d, config_file_of(c, zc->pos), zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
 				if (fresh)
 					remove_fresh_db(zc->journal_path);
-			} else if (g->xfr) {
-				/* The IXFR history outlives restarts (storage/journal.h). */
-				uint8_t apex[DNAME_MAX];
-				if (dname_from_str(zc->zone, apex) >= 0) {
-					dname_lower(apex);
-					int rc = acme_journal_foreach(g->acme, apex, journal_to_xfr, g->xfr);
-					if (rc < 0) {
-						/* A history with a gap would answer IXFR wrongly: none at all. */
-						log_warn("zone %s: cannot read the IXFR journal (%s); secondaries "
-						         "get AXFR until the next change", zc->zone, strerror(-rc));
-						xfr_history_clear(g->xfr, apex);
-					}
-				}
 			}
 			continue;
 		}
@@ -746,7 +748,61 @@ struct generation *generation_new(const char *path, struct loop *loop,
 	}
 	if (d->n > before)
 		goto fail;
+	return g;
 
+fail:
+	generation_free(g);
+	return NULL;
+}
+
+int generation_attach(struct generation *g, const struct generation *prev, struct diag *d)
+{
+	size_t before = d->n;
+	struct loop *loop = g->loop;
+	const struct config *c = g->cfg;
+	char err[256] = "";
+	if (!g->check_only && loop) {
+		/* Read again here: the build checked it (and logged it) on its thread. */
+		struct net_source src;
+		if (net_source_init(&src, c, d) < 0)
+			return -EINVAL;
+		g->notify = notify_new(loop, &src, err);
+		g->secondary = g->notify ? secondary_new(g->zones, loop, &src, err) : NULL;
+		if (!g->notify || !g->secondary) {
+			diag_add(d, c->path, 0, 0, "%s", err);
+			return -EINVAL;
+		}
+	}
+	for (size_t i = 0; i < c->n_zones; i++) {
+		const struct config_zone *zc = &c->zones[i];
+		if (g->notify && notify_add_zone(g->notify, zc, err) < 0)
+			diag_add(d, c->path, zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
+		if (zc->secondary && g->secondary && secondary_add_zone(g->secondary, zc, err) < 0)
+			diag_add(d, c->path, zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
+	}
+	if (d->n > before)
+		return -EINVAL;
+	/* The changes committed while this generation was built, then the loop's part. */
+	if (g->acme && acme_attach(g->acme, prev ? prev->acme : NULL, err) < 0) {
+		diag_add(d, c->path, 0, 0, "%s", err);
+		return -EINVAL;
+	}
+	for (size_t i = 0; g->xfr && i < c->n_zones; i++) {
+		/* The IXFR history outlives restarts (storage/journal.h); read after
+		 * acme_attach, which may have started the journal over. */
+		const struct config_zone *zc = &c->zones[i];
+		uint8_t apex[DNAME_MAX];
+		if (zc->secondary || !is_sqlite(zc) || dname_from_str(zc->zone, apex) < 0)
+			continue;
+		dname_lower(apex);
+		int rc = acme_journal_foreach(g->acme, apex, journal_to_xfr, g->xfr);
+		if (rc < 0 && rc != -ENOENT) {
+			/* A history with a gap would answer IXFR wrongly: none at all. */
+			log_warn("zone %s: cannot read the IXFR journal (%s); secondaries "
+			         "get AXFR until the next change", zc->zone, strerror(-rc));
+			xfr_history_clear(g->xfr, apex);
+		}
+	}
 	if (loop && g->sites) {
 		/* A reload keeps what the health checks already know, by site name. */
 		if (prev && prev->sites)
@@ -754,12 +810,12 @@ struct generation *generation_new(const char *path, struct loop *loop,
 		g->health = health_new(loop, g->sites, c, err);
 		if (!g->health) {
 			diag_add(d, c->path, 0, 0, "%s", err);
-			goto fail;
+			return -EINVAL;
 		}
 		g->failing_open = calloc(GENERATION_GEO_MAX, sizeof(*g->failing_open));
 		if (!g->failing_open) {
 			diag_add(d, NULL, 0, 0, "out of memory");
-			goto fail;
+			return -EINVAL;
 		}
 		health_on_change(g->health, on_health_change, g);
 		/* After a reload that adds checked sites, they settle a moment
@@ -771,7 +827,7 @@ struct generation *generation_new(const char *path, struct loop *loop,
 	}
 	if (loop && g->geo_db && geo_db_watch(g->geo_db, loop, GEO_DB_WATCH_MS) < 0) {
 		diag_add(d, NULL, 0, 0, "geo: cannot watch the databases");
-		goto fail;
+		return -EINVAL;
 	}
 	g->env.zones = g->zones;
 	g->env.loop = loop;
@@ -782,7 +838,7 @@ struct generation *generation_new(const char *path, struct loop *loop,
 		g->query_log = query_log_new(loop, c->query_log_sample, c->query_log_rate, g->sites);
 		if (!g->query_log) {
 			diag_add(d, NULL, 0, 0, "out of memory");
-			goto fail;
+			return -EINVAL;
 		}
 		g->env.query_log = g->query_log;
 	}
@@ -800,7 +856,7 @@ struct generation *generation_new(const char *path, struct loop *loop,
 		g->dnstap = dnstap_new(loop, &dc, why);
 		if (!g->dnstap) {
 			diag_add(d, NULL, 0, 0, "%s", why);
-			goto fail;
+			return -EINVAL;
 		}
 		g->env.dnstap = g->dnstap;
 	}
@@ -817,7 +873,7 @@ struct generation *generation_new(const char *path, struct loop *loop,
 		if (!g->rrl) {
 			diag_add(d, NULL, 0, 0, "cannot set up response rate limiting (no memory or "
 			         "no random bytes)");
-			goto fail;
+			return -EINVAL;
 		}
 		g->env.rrl = g->rrl;
 	}
@@ -830,7 +886,7 @@ struct generation *generation_new(const char *path, struct loop *loop,
 			g->cookie = prev->cookie;
 		else if (cookie_secret_random(&g->cookie) < 0) {
 			diag_add(d, NULL, 0, 0, "cannot read random bytes for the cookie secret");
-			goto fail;
+			return -EINVAL;
 		}
 		g->env.cookies = &g->cookie;
 	}
@@ -864,15 +920,26 @@ struct generation *generation_new(const char *path, struct loop *loop,
 	 * runs (the loop), after whatever a build off the loop does. */
 	if (g->acme && acme_apply_file_edits(g->acme, err) < 0) {
 		diag_add(d, c->path, 0, 0, "%s", err);
-		goto fail;
+		return -EINVAL;
 	}
+	for (size_t i = 0; g->rolls && i < c->n_zones; i++)
+		if (g->rolls[i])
+			rollover_schedule_first(g->rolls[i]);
 	warn_expire(g);
 	schedule_resign(g);
-	return g;
+	return 0;
+}
 
-fail:
-	generation_free(g);
-	return NULL;
+struct generation *generation_new(const char *path, struct loop *loop,
+                                  const struct generation *prev, bool check_only,
+                                  struct diag *d)
+{
+	struct generation *g = generation_build(path, loop, check_only, d);
+	if (g && generation_attach(g, prev, d) < 0) {
+		generation_free(g);
+		return NULL;
+	}
+	return g;
 }
 
 void generation_health_settled(struct generation *g)

@@ -4,8 +4,8 @@
  * A generation: everything that follows from one reading of the config
  * (zones, signers, geo sites and databases, the ACME zones, health checks,
  * the answer environment).  SIGHUP builds a new generation beside the
- * running one and swaps it in only when it is complete; on any error the
- * old one keeps serving.
+ * running one, on a helper thread (cmd/builder.h), and swaps it in on the
+ * loop only when it is complete; on any error the old one keeps serving.
  */
 #include <stdbool.h>
 
@@ -49,6 +49,7 @@ struct generation {
 	struct dnstap *dnstap;       /* NULL: off */
 	bool *failing_open;          /* per geo name (generation_geo_names order) */
 	bool health_settled;         /* every probe has a verdict: fail open is judged */
+	bool check_only;
 };
 
 /* A geo name the generation serves, with its answer sets. */
@@ -69,6 +70,24 @@ size_t generation_geo_names(const struct generation *g, struct generation_geo *o
 struct generation *generation_new(const char *path, struct loop *loop,
                                   const struct generation *prev, bool check_only,
                                   struct diag *d);
+/*
+ * generation_new in its two halves, for a reload built off the loop
+ * (cmd/builder.h).  generation_build: the config read, the geo databases
+ * opened, signers made, every zone loaded, built and signed (the ACME
+ * zones from their databases, each through a connection of its own); it
+ * uses the loop only for its clock, so it runs on the builder thread
+ * while the running generation answers.  NULL with every problem in d.
+ * generation_attach, on the loop: what needs the loop or `prev` (the
+ * running generation, NULL at start): the ACME changes prev committed
+ * meanwhile (acme_attach; prev->acme must have captured them since before
+ * the build began), secondaries, NOTIFY, health checks and their state,
+ * database watches, logs, rate limiting, cookies, hooks and timers.
+ * 0, or -EINVAL with the problems in d; g is then only fit for
+ * generation_free().
+ */
+struct generation *generation_build(const char *path, struct loop *loop, bool check_only,
+                                    struct diag *d);
+int generation_attach(struct generation *g, const struct generation *prev, struct diag *d);
 void generation_free(struct generation *g);
 /*
  * Once every health probe has its first verdict (at once after a reload,

@@ -2,7 +2,8 @@
 /*
  * geoacme serve: bind, drop privileges, build the first generation, answer
  * until SIGTERM/SIGINT; SIGHUP rebuilds the generation beside the running
- * one and swaps it in only when it is complete.
+ * one, on the builder thread (cmd/builder.h), and swaps it in only when it
+ * is complete.  SIGHUPs during a build coalesce into one build after it.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -14,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "acme/acme_zone.h"
+#include "cmd/builder.h"
 #include "cmd/cmd.h"
 #include "cmd/ctl_commands.h"
 #include "cmd/notify.h"
@@ -35,6 +38,9 @@
 #include "core/wire/query.h"
 #include "core/zone/zone_table.h"
 
+/* `geoacme reload` clients answered per build; more get "failed busy" at once. */
+#define RELOAD_WAITERS 16
+
 struct server {
 	const char *config_path;
 	int port;                    /* -p/--port; -1 = listen_port from the config */
@@ -47,6 +53,12 @@ struct server {
 	struct control *control;     /* NULL: control_socket = "" */
 	struct site_admin *admin;    /* the sites' admin states (kept on disk) */
 	struct ctl_ctx ctl;
+	struct builder *builder;     /* reloads (builder.h) */
+	/* `geoacme reload` clients (reload.h) waiting for the build under way,
+	 * and for the one after it (SIGHUPs that came during a build). */
+	int32_t tokens[RELOAD_WAITERS], next_tokens[RELOAD_WAITERS];
+	size_t n_tokens, n_next_tokens;
+	bool reload_again;           /* a SIGHUP came during the build */
 };
 
 static void usage(FILE *out)
@@ -89,40 +101,23 @@ static void on_stop(struct loop *l, void *arg)
 	loop_stop(l);
 }
 
-/* The outcome of a SIGHUP's reload, for `geoacme reload`. */
-static void reload_done(struct loop *l, bool ok, const char *summary, const struct diag *d)
+/* The outcome of a reload, for `geoacme reload` and the service manager. */
+static void reload_done(struct server *s, bool ok, const char *summary, const struct diag *d)
 {
-	const struct loop_siginfo *si = loop_signal_info(l);
-	if (!si->queued)
-		return;
+	notify_send("READY=1\nSTATUS=%s%s", ok ? "" : "reload failed, serving the previous "
+	            "configuration: ", summary);
 	char msg[RELOAD_REPLY_MAX];
 	size_t n = (size_t)snprintf(msg, sizeof(msg), "%s %s", ok ? "ok" : "failed", summary);
 	for (size_t i = 0; d && i < d->n && n < sizeof(msg); i++)
 		n += (size_t)snprintf(msg + n, sizeof(msg) - n, "\n%s", d->msgs[i]);
-	reload_reply(si->value, msg);
+	for (size_t i = 0; i < s->n_tokens; i++)
+		reload_reply(s->tokens[i], msg);
+	s->n_tokens = 0;
 }
 
-/*
- * Builds a new generation and swaps it in (SIGHUP, `geoacme ctl reload`).
- * Returns whether it serves now; summary says so ("serving 2 zones" or
- * "3 problems") and d lists the problems.  The service manager hears of it
- * (RELOADING=1, then READY=1).
- */
-static bool reload_now(struct server *s, char *summary, size_t cap, struct diag *d)
+/* A new generation, complete, takes over between two loop iterations. */
+static void swap_in(struct server *s, struct generation *g, char *summary, size_t cap)
 {
-	struct loop *l = s->loop;
-	log_info("reloading %s", s->config_path);
-	notify_send("RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading", notify_monotonic_usec());
-	struct generation *g = generation_new(s->config_path, l, s->gen, false, d);
-	if (!g) {
-		for (size_t i = 0; i < d->n; i++)
-			log_error("%s", d->msgs[i]);
-		log_error("reload failed; still serving the previous configuration");
-		snprintf(summary, cap, "%zu problem%s", d->n, d->n == 1 ? "" : "s");
-		notify_send("READY=1\nSTATUS=reload failed, serving the previous configuration: %s",
-		            summary);
-		return false;
-	}
 	/* The operator's drains hold across reloads as across restarts. */
 	site_admin_apply(s->admin, g->sites);
 	char listen[sizeof(s->listen)];
@@ -142,6 +137,83 @@ static bool reload_now(struct server *s, char *summary, size_t cap, struct diag 
 	         zone_table_count(g->zones) == 1 ? "" : "s");
 	snprintf(summary, cap, "serving %zu zone%s", zone_table_count(g->zones),
 	         zone_table_count(g->zones) == 1 ? "" : "s");
+}
+
+static void start_build(struct server *s)
+{
+	char err[256] = "";
+	log_info("reloading %s", s->config_path);
+	notify_send("RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading", notify_monotonic_usec());
+	/* From here on the ACME zones keep what they commit, for the new
+	 * generation (acme_attach): an UPDATE answered during the build is in it. */
+	acme_capture_start(s->gen->acme);
+	if (builder_start(s->builder, s->config_path, err) < 0) {
+		acme_capture_stop(s->gen->acme);
+		log_error("reload failed: %s; still serving the previous configuration", err);
+		reload_done(s, false, err, NULL);
+	}
+}
+
+/* On the loop, once the builder thread is done: attach, then swap. */
+static void on_built(void *arg, struct generation *g, struct diag *d)
+{
+	struct server *s = arg;
+	if (g && generation_attach(g, s->gen, d) < 0) {
+		generation_free(g);
+		g = NULL;
+	}
+	if (!g) {
+		acme_capture_stop(s->gen->acme);
+		for (size_t i = 0; i < d->n; i++)
+			log_error("%s", d->msgs[i]);
+		log_error("reload failed; still serving the previous configuration");
+		char why[64];
+		snprintf(why, sizeof(why), "%zu problem%s", d->n, d->n == 1 ? "" : "s");
+		reload_done(s, false, why, d);
+	} else {
+		char summary[64];
+		swap_in(s, g, summary, sizeof(summary));
+		reload_done(s, true, summary, NULL);
+	}
+	if (!s->reload_again)
+		return;
+	/* The SIGHUPs that came meanwhile: one more build, from the config as it is now. */
+	s->reload_again = false;
+	memcpy(s->tokens, s->next_tokens, s->n_next_tokens * sizeof(*s->tokens));
+	s->n_tokens = s->n_next_tokens;
+	s->n_next_tokens = 0;
+	start_build(s);
+}
+
+/*
+ * `geoacme ctl reload`: builds a new generation on the loop and swaps it in,
+ * so the control channel can answer with the outcome (a SIGHUP builds off
+ * the loop instead: start_build).  Refused while a SIGHUP's build runs.
+ * Returns whether it serves now; summary says so ("serving 2 zones" or
+ * "3 problems") and d lists the problems.  The service manager hears of it
+ * (RELOADING=1, then READY=1).
+ */
+static bool reload_now(struct server *s, char *summary, size_t cap, struct diag *d)
+{
+	if (builder_busy(s->builder)) {
+		/* The build under way swaps in on its own; its outcome is logged. */
+		snprintf(summary, cap, "a reload is being built; its outcome is in the log");
+		diag_add(d, NULL, 0, 0, "try again once the log says reloaded or reload failed");
+		return false;
+	}
+	log_info("reloading %s", s->config_path);
+	notify_send("RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading", notify_monotonic_usec());
+	struct generation *g = generation_new(s->config_path, s->loop, s->gen, false, d);
+	if (!g) {
+		for (size_t i = 0; i < d->n; i++)
+			log_error("%s", d->msgs[i]);
+		log_error("reload failed; still serving the previous configuration");
+		snprintf(summary, cap, "%zu problem%s", d->n, d->n == 1 ? "" : "s");
+		notify_send("READY=1\nSTATUS=reload failed, serving the previous configuration: %s",
+		            summary);
+		return false;
+	}
+	swap_in(s, g, summary, cap);
 	notify_send("READY=1\nSTATUS=%s", summary);
 	return true;
 }
@@ -149,12 +221,22 @@ static bool reload_now(struct server *s, char *summary, size_t cap, struct diag 
 static void on_reload(struct loop *l, void *arg)
 {
 	struct server *s = arg;
-	struct diag d;
-	char summary[64];
-	diag_init(&d);
-	bool ok = reload_now(s, summary, sizeof(summary), &d);
-	reload_done(l, ok, summary, ok ? NULL : &d);
-	diag_clear(&d);
+	const struct loop_siginfo *si = loop_signal_info(l);
+	bool busy = builder_busy(s->builder);
+	int32_t *tokens = busy ? s->next_tokens : s->tokens;
+	size_t *n = busy ? &s->n_next_tokens : &s->n_tokens;
+	if (si->queued && *n < RELOAD_WAITERS)
+		tokens[(*n)++] = si->value;
+	else if (si->queued)
+		reload_reply(si->value, "failed busy: too many reloads waiting; try again");
+	if (!busy) {
+		start_build(s);
+		return;
+	}
+	/* It may have read the config before it changed: build once more after it. */
+	if (!s->reload_again)
+		log_info("reload requested during a reload's build; one more build follows it");
+	s->reload_again = true;
 }
 
 /* `geoacme ctl reload`: the same reload, its outcome as the answer. */
@@ -438,6 +520,10 @@ int cmd_serve(int argc, char **argv)
 		goto out;
 	if (wait_first_health_round(&s) < 0)
 		goto out;
+	if (!(s.builder = builder_new(s.loop, on_built, &s, err))) {
+		log_error("%s", err);
+		goto out;
+	}
 	generation_health_settled(s.gen);
 	net_set_handler(s.net, process_handle, &s.gen->env);
 	s.status.gen = s.gen;
@@ -483,6 +569,8 @@ int cmd_serve(int argc, char **argv)
 out:
 	notify_close();
 	diag_clear(&d);
+	/* A build under way is waited for and thrown away. */
+	builder_free(s.builder);
 	control_free(s.control);
 	site_admin_free(s.admin);
 	http_free(s.http);

@@ -16,6 +16,9 @@
  *                            settles MS ms late), "fail" (every sync fails)
  *   GEOACME_TEST_CLOCK_FILE  cmd/serve.c: a file holding how many seconds
  *                            the loop's clock runs ahead; re-read on SIGUSR2
+ *   GEOACME_TEST_RELOAD_DELAY_MS  cmd/builder.c: a reload's new generation,
+ *                            once built, waits this long on the builder
+ *                            thread before the loop swaps it in
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -32,6 +35,7 @@
 #define TEST_HOOKS_ON true
 #define TEST_HOOK_SYNC "GEOACME_TEST_SYNC"
 #define TEST_HOOK_CLOCK_FILE "GEOACME_TEST_CLOCK_FILE"
+#define TEST_HOOK_RELOAD_DELAY "GEOACME_TEST_RELOAD_DELAY_MS"
 /* The hook's value from the environment, or NULL when it is not set. */
 #define test_hook(name) getenv(name)
 /* The hook's name, for a log line. */

@@ -886,11 +886,12 @@ int rollover_attach(struct rollover *r, struct signer *s, rollover_rebuild_fn re
 	r->rebuild = rebuild;
 	r->arg = arg;
 	signer_set_dnskey_ttl(s, r->dnskey_ttl);
-	int rc = apply_keys(r, err);
-	if (rc < 0)
-		return rc;
+	return apply_keys(r, err);
+}
+
+void rollover_schedule_first(struct rollover *r)
+{
 	schedule(r, 0);
-	return 0;
 }
 
 /* --- status --- */

@@ -52,6 +52,12 @@ const char *rollover_first_key(const struct rollover *r);
  */
 int rollover_attach(struct rollover *r, struct signer *s, rollover_rebuild_fn rebuild, void *arg,
                     char err[256]);
+/*
+ * On the loop, once the generation is attached: the first step of the
+ * state machine is scheduled (rollover_attach may run on the reload
+ * builder thread, cmd/builder.h, which must not touch the loop's timers).
+ */
+void rollover_schedule_first(struct rollover *r);
 
 /* `geoacme ctl key-roll`: starts a rollover now.  -EBUSY while one runs. */
 int rollover_start(struct rollover *r, char err[256]);

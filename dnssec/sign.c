@@ -170,7 +170,7 @@ int sign_rrset(struct sign_ctx *s, const uint8_t *owner, const struct rrset *rrs
 	if (sign_der_to_raw(der, der_len, out + head) < 0)
 		return -EIO;
 	s->count++;
-	metrics.signatures_made++;
+	__atomic_fetch_add(&metrics.signatures_made, 1, __ATOMIC_RELAXED);   /* also from the reload builder */
 	return (int)(head + SIGN_ECDSA_LEN);
 fail:
 	ERR_clear_error();

@@ -5,6 +5,7 @@
 #include "dnssec/signer.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,14 @@ struct signer {
 	char *name;
 	struct signer_keyslot keys[SIGNER_KEYS_MAX];
 	size_t n_keys;
+	/*
+	 * Held around each use of the cache, the signing contexts and the
+	 * statistics: a reload's builder thread signs a new snapshot with this
+	 * signer while the loop signs patches and geo pairs with it
+	 * (cmd/builder.h).  Never across a whole build, so the loop waits at
+	 * most for one RRset's signatures.
+	 */
+	pthread_mutex_t mu;
 	struct sigcache *cache;
 	uint32_t validity, inception, refresh;
 	uint32_t dnskey_ttl;        /* 0: the SOA TTL */
@@ -82,6 +91,7 @@ struct signer *signer_new(const char *zone_name, const char *key_path, const str
 		snprintf(err, 256, "out of memory");
 		return NULL;
 	}
+	pthread_mutex_init(&s->mu, NULL);
 	if (dname_from_str(zone_name, s->apex) < 0) {
 		snprintf(err, 256, "%s: not a valid zone name", zone_name);
 		goto fail;
@@ -129,6 +139,7 @@ void signer_free(struct signer *s)
 {
 	if (!s)
 		return;
+	pthread_mutex_destroy(&s->mu);
 	sigcache_free(s->cache);
 	for (size_t i = 0; i < s->n_keys; i++)
 		slot_clear(&s->keys[i]);
@@ -176,6 +187,7 @@ int signer_set_keys(struct signer *s, const struct signer_key_spec *v, size_t n,
 			return -EINVAL;
 		}
 	}
+	pthread_mutex_lock(&s->mu);   /* a build on the reload builder may be signing */
 	for (size_t i = 0; i < n; i++) {
 		if (from[i] >= 0) {
 			next[i] = s->keys[from[i]];
@@ -188,11 +200,19 @@ int signer_set_keys(struct signer *s, const struct signer_key_spec *v, size_t n,
 			slot_clear(&s->keys[j]);
 	memcpy(s->keys, next, sizeof(next));
 	s->n_keys = n;
+	pthread_mutex_unlock(&s->mu);
 	return 0;
 }
 
 void signer_set_dnskey_ttl(struct signer *s, uint32_t ttl) { s->dnskey_ttl = ttl; }
-uint32_t signer_max_ttl(const struct signer *s) { return s->max_ttl; }
+uint32_t signer_max_ttl(const struct signer *s)
+{
+	struct signer *m = (struct signer *)s;   /* the lock only */
+	pthread_mutex_lock(&m->mu);
+	uint32_t v = s->max_ttl;
+	pthread_mutex_unlock(&m->mu);
+	return v;
+}
 
 size_t signer_keys(const struct signer *s, uint16_t *tags, unsigned *roles, size_t cap)
 {
@@ -225,8 +245,11 @@ const uint8_t *signer_dnskey(const struct signer *s, size_t *len)
 
 void signer_get_stats(const struct signer *s, struct signer_stats *out)
 {
+	struct signer *m = (struct signer *)s;   /* the lock only */
+	pthread_mutex_lock(&m->mu);
 	*out = s->stats;
 	out->cached = sigcache_count(s->cache);
+	pthread_mutex_unlock(&m->mu);
 }
 
 /* --- one build --- */
@@ -280,8 +303,10 @@ static struct walk walk_now(struct signer *s, struct arena *a, char *err)
 /* What a walk made and reused goes into the signer's statistics. */
 static void walk_count(struct signer *s, const struct walk *w)
 {
+	pthread_mutex_lock(&s->mu);
 	s->stats.made += w->made;
 	s->stats.reused += w->reused;
+	pthread_mutex_unlock(&s->mu);
 }
 
 /* An RRSIG inception at or before now (RFC 4034 3.1.5: RFC 1982 arithmetic). */
@@ -341,12 +366,23 @@ static int sign_with(struct walk *w, struct signer_keyslot *k, const uint8_t *ow
 
 /* Every signing key's RRSIG onto the RRset, in key order (double
  * signature during a rollover: RFC 7583 section 3.3). */
+static int sign_one_locked(struct walk *w, const uint8_t *owner, struct rrset *rrset);
+
 static int sign_one(void *arg, const uint8_t *owner, struct rrset *rrset)
 {
 	struct walk *w = arg;
-	struct signer *s = w->s;
 	if (rrset->count == 0 || rrset->type == RR_RRSIG)
 		return 0;
+	pthread_mutex_lock(&w->s->mu);
+	int rc = sign_one_locked(w, owner, rrset);
+	pthread_mutex_unlock(&w->s->mu);
+	return rc;
+}
+
+/* Cached signatures are copied into the snapshot before the lock goes. */
+static int sign_one_locked(struct walk *w, const uint8_t *owner, struct rrset *rrset)
+{
+	struct signer *s = w->s;
 	if (rrset->ttl > s->max_ttl)
 		s->max_ttl = rrset->ttl;
 	struct rdata sigs[RRSET_SIGS];
@@ -428,9 +464,13 @@ static int signer_run(void *ctx, struct zone_builder *b, char err[256])
 
 	struct walk w = walk_now(s, zone_builder_arena(b), err);
 	uint64_t now = w.now;
+	pthread_mutex_lock(&s->mu);
 	sigcache_begin_build(s->cache);
+	pthread_mutex_unlock(&s->mu);
 	rc = zone_builder_foreach_rrset(b, sign_one, &w);
+	pthread_mutex_lock(&s->mu);
 	sigcache_end_build(s->cache);
+	pthread_mutex_unlock(&s->mu);
 	if (rc < 0) {
 		if (!err[0])
 			snprintf(err, 256, "%s: signing failed: %s", s->name, strerror(-rc));
@@ -441,10 +481,12 @@ static int signer_run(void *ctx, struct zone_builder *b, char err[256])
 	zone_builder_set_expiry(b, w.refresh_at);
 
 	walk_count(s, &w);
+	pthread_mutex_lock(&s->mu);
 	s->stats.last_made = w.made;
 	s->stats.last_reused = w.reused;
 	s->stats.builds++;
 	s->stats.refresh_at = w.refresh_at;
+	pthread_mutex_unlock(&s->mu);
 	log_debug("%s: %llu RRsets signed (%llu new signatures, %llu reused), refresh in %llds",
 	          s->name, (unsigned long long)(w.made + w.reused), (unsigned long long)w.made,
 	          (unsigned long long)w.reused, (long long)(w.refresh_at - now));
@@ -479,9 +521,11 @@ static int signer_patch(void *ctx, struct zone_patch *p, char err[256])
 	}
 	zone_patch_set_expiry(p, w.refresh_at);
 	walk_count(s, &w);
+	pthread_mutex_lock(&s->mu);
 	s->stats.last_made = w.made;
 	s->stats.last_reused = w.reused;
 	s->stats.patches++;
+	pthread_mutex_unlock(&s->mu);
 	return 0;
 }
 

@@ -8,13 +8,14 @@
 #include "core/conf/log.h"
 #include "core/conf/sysclock.h"
 
+/* Read by the reload builder thread too (cmd/builder.h): atomic. */
 static enum log_level current_level = LOG_INFO;
 
 static const char *const level_names[] = { "error", "warn", "info", "debug" };
 
 void log_set_level(enum log_level level)
 {
-	current_level = level;
+	__atomic_store_n(&current_level, level, __ATOMIC_RELAXED);
 }
 
 bool log_level_parse(const char *s, enum log_level *out)
@@ -34,7 +35,7 @@ bool log_level_parse(const char *s, enum log_level *out)
 
 enum log_level log_get_level(void)
 {
-	return current_level;
+	return __atomic_load_n(&current_level, __ATOMIC_RELAXED);
 }
 
 static void log_vmsg(enum log_level level, const char *fmt, va_list ap)
@@ -49,7 +50,7 @@ static void log_vmsg(enum log_level level, const char *fmt, va_list ap)
 
 void log_msg(enum log_level level, const char *fmt, ...)
 {
-	if (level > current_level)
+	if (level > log_get_level())
 		return;
 	va_list ap;
 	va_start(ap, fmt);
@@ -59,7 +60,7 @@ void log_msg(enum log_level level, const char *fmt, ...)
 
 void log_limited(struct log_limit *lim, enum log_level level, const char *fmt, ...)
 {
-	if (level > current_level)
+	if (level > log_get_level())
 		return;
 	int64_t sec = sysclock_coarse_s();
 	if (sec != lim->second) {

@@ -2,9 +2,16 @@
 /*
  * The counter registry.  Series are few (zones, geo names × sites) and are
  * looked up only at start and on reload, so a linked list is enough.
+ *
+ * A reload builds its generation on a helper thread (cmd/builder.h), which
+ * looks series up while the loop counts and writes the exposition: lookups
+ * take a mutex, a new series is published with a release store after it is
+ * filled, and every walk reads the links with acquire loads.  Series are
+ * never unlinked before metrics_free() at exit.
  */
 #include "core/conf/metrics.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +36,10 @@ struct sec_series {
 	char *apex;
 	uint64_t v[METRICS_SEC_N];
 };
+
+static pthread_mutex_t registry = PTHREAD_MUTEX_INITIALIZER;
+#define LINK(p) __atomic_load_n(&(p), __ATOMIC_ACQUIRE)
+#define PUBLISH(at, v) __atomic_store_n(&(at), (v), __ATOMIC_RELEASE)
 
 static struct zone_series *zones;
 static struct sec_series *secs;
@@ -63,7 +74,7 @@ static bool same(const char *a, const char *b)
 	return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
-struct metrics_zone *metrics_zone(const char *apex)
+static struct metrics_zone *zone_locked(const char *apex)
 {
 	struct zone_series **tail = &zones;
 	for (struct zone_series *z = zones; z; z = z->next) {
@@ -78,11 +89,19 @@ struct metrics_zone *metrics_zone(const char *apex)
 		free(z);
 		return NULL;
 	}
-	*tail = z;   /* appended: the exposition keeps the configuration's order */
+	PUBLISH(*tail, z);   /* appended: the exposition keeps the configuration's order */
 	return &z->block;
 }
 
-uint64_t *metrics_geo_site(const char *geo_name, const char *site)
+struct metrics_zone *metrics_zone(const char *apex)
+{
+	pthread_mutex_lock(&registry);
+	struct metrics_zone *b = zone_locked(apex);
+	pthread_mutex_unlock(&registry);
+	return b;
+}
+
+static uint64_t *geo_locked(const char *geo_name, const char *site)
 {
 	struct geo_series **tail = &geos;
 	for (struct geo_series *g = geos; g; g = g->next) {
@@ -97,11 +116,19 @@ uint64_t *metrics_geo_site(const char *geo_name, const char *site)
 		free(g);
 		return geo_scratch;
 	}
-	*tail = g;
+	PUBLISH(*tail, g);
 	return g->rank;
 }
 
-uint64_t *metrics_secondary(const char *apex)
+uint64_t *metrics_geo_site(const char *geo_name, const char *site)
+{
+	pthread_mutex_lock(&registry);
+	uint64_t *v = geo_locked(geo_name, site);
+	pthread_mutex_unlock(&registry);
+	return v;
+}
+
+static uint64_t *secondary_locked(const char *apex)
 {
 	struct sec_series **tail = &secs;
 	for (struct sec_series *z = secs; z; z = z->next) {
@@ -114,8 +141,16 @@ uint64_t *metrics_secondary(const char *apex)
 		free(z);
 		return sec_scratch;
 	}
-	*tail = z;
+	PUBLISH(*tail, z);
 	return z->v;
+}
+
+uint64_t *metrics_secondary(const char *apex)
+{
+	pthread_mutex_lock(&registry);
+	uint64_t *v = secondary_locked(apex);
+	pthread_mutex_unlock(&registry);
+	return v;
 }
 
 void metrics_free(void)
@@ -207,7 +242,7 @@ static void write_queries(FILE *out)
 	family(out, "geoacme_queries_total", "counter",
 	       "Standard queries (opcode QUERY) resolved, by zone (\"\" when no zone matched), "
 	       "type, transport and client address family.");
-	for (struct zone_series *z = zones; z; z = z->next) {
+	for (struct zone_series *z = LINK(zones); z; z = LINK(z->next)) {
 		metrics_label_escape(z->apex ? z->apex : "", zone, sizeof(zone));
 		for (size_t t = 0; t < METRICS_QTYPES; t++)
 			for (int p = 0; p < 2; p++)
@@ -246,7 +281,7 @@ void metrics_write_counters(FILE *out)
 	char name[1024], site[256];
 	family(out, "geoacme_geo_decisions_total", "counter",
 	       "Geo answers by geo name, site and rank (1 nearest, 2 runner-up in a pair).");
-	for (struct geo_series *g = geos; g; g = g->next) {
+	for (struct geo_series *g = LINK(geos); g; g = LINK(g->next)) {
 		metrics_label_escape(g->name, name, sizeof(name));
 		metrics_label_escape(g->site, site, sizeof(site));
 		for (int r = 0; r < 2; r++)
@@ -272,7 +307,7 @@ void metrics_write_counters(FILE *out)
 	counter(out, "geoacme_signatures_made_total",
 	        "RRSIGs computed by signing (signature cache misses), at start, on UPDATE and on "
 	        "re-signing.",
-	        metrics.signatures_made);
+	        __atomic_load_n(&metrics.signatures_made, __ATOMIC_RELAXED));
 	static const char *const xfr_out[METRICS_XFR_OUT] = {
 		"axfr", "ixfr", "ixfr_full_zone", "soa_only", "refused",
 	};
@@ -297,7 +332,7 @@ void metrics_write_counters(FILE *out)
 	family(out, "geoacme_secondary_outdated_offers_total", "counter",
 	       "Offers to a secondary zone (NOTIFY, SOA, IXFR, AXFR) of a serial not newer than its "
 	       "copy's (RFC 1982), which were not taken.");
-	for (struct sec_series *z = secs; z; z = z->next) {
+	for (struct sec_series *z = LINK(secs); z; z = LINK(z->next)) {
 		metrics_label_escape(z->apex, name, sizeof(name));
 		fprintf(out, "geoacme_secondary_outdated_offers_total{zone=\"%s\"} %llu\n", name,
 		        (unsigned long long)z->v[METRICS_SEC_OUTDATED]);
@@ -305,7 +340,7 @@ void metrics_write_counters(FILE *out)
 	family(out, "geoacme_secondary_transfers_refused_total", "counter",
 	       "Transfers into a secondary zone refused (the copy kept), by reason; \"diverged\" "
 	       "is an IXFR that did not fit the copy, followed by an AXFR.");
-	for (struct sec_series *z = secs; z; z = z->next) {
+	for (struct sec_series *z = LINK(secs); z; z = LINK(z->next)) {
 		metrics_label_escape(z->apex, name, sizeof(name));
 		for (size_t i = METRICS_SEC_RECORDS_CAP; i < METRICS_SEC_N; i++)
 			fprintf(out, "geoacme_secondary_transfers_refused_total{zone=\"%s\",reason=\"%s\"} "

@@ -82,9 +82,10 @@ static uint64_t clock_ms(const struct loop *l)
 	sysclock_mono_ts(&ts);
 	uint64_t ms = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 	/* Never before the start of the monotonic clock, whatever the offset. */
-	if (l->offset_ms < 0 && (uint64_t)-l->offset_ms > ms)
+	int64_t off = loop_clock_offset(l);
+	if (off < 0 && (uint64_t)-off > ms)
 		return 0;
-	return ms + (uint64_t)l->offset_ms;
+	return ms + (uint64_t)off;
 }
 
 /* Monotonic even when the offset steps back: time then stands still
@@ -380,14 +381,15 @@ uint64_t loop_now_ms(const struct loop *l)
 
 int64_t loop_wall_s(const struct loop *l)
 {
-	int64_t off = l ? l->offset_ms : 0;
+	/* The reload builder's signers read it too (cmd/builder.h). */
+	int64_t off = l ? loop_clock_offset(l) : 0;
 	return sysclock_wall_s() + off / 1000;
 }
 
 void loop_wall_ts(const struct loop *l, struct timespec *ts)
 {
 	sysclock_wall_ts(ts);
-	int64_t off = l ? l->offset_ms : 0;
+	int64_t off = l ? loop_clock_offset(l) : 0;
 	if (off) {
 		int64_t ns = (int64_t)ts->tv_nsec + (off % 1000) * 1000000;
 		ts->tv_sec += off / 1000 + (ns < 0 ? -1 : ns >= 1000000000 ? 1 : 0);
@@ -397,7 +399,7 @@ void loop_wall_ts(const struct loop *l, struct timespec *ts)
 
 void loop_set_clock_offset(struct loop *l, int64_t offset_ms)
 {
-	l->offset_ms = offset_ms;
+	__atomic_store_n(&l->offset_ms, offset_ms, __ATOMIC_RELAXED);
 	/* The new time holds from now on: timers it made due run at the end
 	 * of this iteration, and delays added from here count from it. */
 	update_now(l);
@@ -405,7 +407,7 @@ void loop_set_clock_offset(struct loop *l, int64_t offset_ms)
 
 int64_t loop_clock_offset(const struct loop *l)
 {
-	return l->offset_ms;
+	return __atomic_load_n(&l->offset_ms, __ATOMIC_RELAXED);
 }
 
 void loop_stop(struct loop *l)

@@ -1,0 +1,164 @@
+# SPDX-License-Identifier: MIT
+"""Issue #26.1: SIGHUP builds the new configuration off the loop.
+
+The new generation (zone files, the ACME zone's records from SQLite,
+signing) is built on the reload builder thread (cmd/builder.h) while the
+running one answers; the loop only swaps.  The test hook
+GEOACME_TEST_RELOAD_DELAY_MS holds a built generation on the builder thread
+for a while before the swap, so these cases can act in that window:
+
+- queries in it get the old answers, and after the swap the new ones;
+- an UPDATE answered in it is in the new generation too (the running one
+  keeps what it commits during a build, and the swap applies it);
+- SIGHUPs and `geoacme reload` clients in it coalesce into one more build,
+  and every client is answered;
+- a build that fails keeps the old generation (and its UPDATEs).
+"""
+import os
+import re
+import signal
+import subprocess
+import unittest
+
+import dns.rcode
+
+from acme_helpers import TsigKey, seed_zone, signed_update, txt
+from harness import BASE_CONFIG, BIN, Server, example_zone, main, make_key, needs_test_hooks, rrs
+
+DELAY_MS = 2500
+
+KEY = TsigKey("lego.acme.example.", "hmac-sha256", b"reload-test-secret-0123456789abc")
+
+CONFIG = BASE_CONFIG + """
+[[zones]]
+zone = "example.com"
+zone_type = "Primary"
+file = "example.com.zone"
+
+[[zones]]
+zone = "acme.example"
+zone_type = "Primary"
+axfr_policy = "AllowAll"
+
+[[zones.keys]]
+algorithm = "ECDSAP256SHA256"
+key_path = "acme.pem"
+
+[zones.stores]
+type = "sqlite"
+allow_update = true
+journal_path = "acme.sqlite"
+zone_path = "acme.zone"
+""" + KEY.toml()
+
+ZONE = example_zone("www     IN A    192.0.2.80\n")
+ACME = seed_zone("acme.example.", serial=100)
+CHALLENGE = "_acme-challenge.www.acme.example."
+
+
+@needs_test_hooks
+class ReloadOffTheLoop(unittest.TestCase):
+    def setUp(self):
+        self.srv = Server(CONFIG, {"example.com.zone": ZONE, "acme.zone": ACME},
+                          env=dict(os.environ, GEOACME_TEST_RELOAD_DELAY_MS=str(DELAY_MS)))
+        make_key(self.srv.path("acme.pem"))
+        self.srv.start()
+
+    def tearDown(self):
+        try:
+            self.assertEqual(self.srv.stop(), 0, self.srv.log()[-3000:])
+        finally:
+            self.srv.cleanup()
+
+    def www(self):
+        return rrs(self.srv.query("www.example.com"), "answer")
+
+    def serial(self):
+        return self.srv.query("acme.example", "SOA").answer[0][0].serial
+
+    def count(self, pattern):
+        return len(re.findall(pattern, self.srv.log_since_start()))
+
+    def wait_count(self, pattern, n, timeout=30):
+        self.srv.wait_log(r"(?s)(%s.*){%d}" % (pattern, n), timeout=timeout)
+
+    def reload_built(self, n=1):
+        """Waits until the n-th build since start is done and held by the hook."""
+        self.wait_count(r"reload: the new configuration was built in \d+ ms", n)
+
+    def test_old_answers_until_the_swap(self):
+        self.assertEqual(self.www(), ["www.example.com. 3600 IN A 192.0.2.80"])
+        self.srv.write("example.com.zone", ZONE.replace("192.0.2.80", "192.0.2.81"))
+        self.srv.send_signal(signal.SIGHUP)
+        self.reload_built()
+        # Built, not yet swapped: the running generation answers, at once.
+        self.assertEqual(self.count(r"info: reloaded: "), 0)
+        self.assertEqual(self.www(), ["www.example.com. 3600 IN A 192.0.2.80"])
+        self.srv.wait_log(r"info: reloaded: 2 zones\n")
+        self.assertEqual(self.www(), ["www.example.com. 3600 IN A 192.0.2.81"])
+
+    def test_update_during_the_build_is_kept(self):
+        before = self.serial()
+        self.srv.send_signal(signal.SIGHUP)
+        # The build has read the ACME records: the UPDATE comes after it.
+        self.reload_built()
+        r = signed_update(self.srv, "acme.example", KEY, add=[(CHALLENGE, 60, "TXT", "during")])
+        self.assertEqual(dns.rcode.to_text(r.rcode()), "NOERROR")
+        during = self.serial()
+        self.assertEqual(during, before + 1)
+        self.assertEqual(txt(self.srv, CHALLENGE), ['"during"'])
+        self.srv.wait_log(r"info: reloaded: 2 zones\n")
+        # In the new generation: the record, and the serial after it (plus the
+        # bump of a signed zone that secondaries copy: new signatures).
+        self.assertEqual(txt(self.srv, CHALLENGE), ['"during"'])
+        self.assertEqual(self.serial(), during + 1)
+        self.assertIn("info: acme.example.: 1 change committed during the reload's build applied "
+                      "to the new configuration, serial %d\n" % during, self.srv.log_since_start())
+        # The new generation's own UPDATEs go on from there.
+        r = signed_update(self.srv, "acme.example", KEY, delete=[(CHALLENGE, "TXT")])
+        self.assertEqual(dns.rcode.to_text(r.rcode()), "NOERROR")
+        self.assertEqual(txt(self.srv, CHALLENGE), [])
+        self.assertEqual(self.serial(), during + 2)
+        # And a restart reads the same from the database.
+        self.srv.stop()
+        self.srv.start()
+        self.assertEqual(txt(self.srv, CHALLENGE), [])
+        self.assertEqual(self.serial(), during + 3)
+
+    def test_sighups_during_a_build_coalesce(self):
+        self.srv.send_signal(signal.SIGHUP)
+        self.srv.wait_log(r"info: reloading ")
+        # Three `geoacme reload` clients and two plain SIGHUPs while it builds.
+        clients = [subprocess.Popen([BIN, "reload", "--pid", str(self.srv.proc.pid),
+                                     "--timeout", "60"], stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True) for _ in range(3)]
+        self.srv.send_signal(signal.SIGHUP)
+        self.srv.send_signal(signal.SIGHUP)
+        outs = [c.communicate(timeout=90) for c in clients]
+        self.assertEqual([(c.returncode, o[0]) for c, o in zip(clients, outs)],
+                         [(0, "geoacme reload: ok serving 2 zones\n")] * 3, outs)
+        # Two builds: the first, and one more for everything that came during it.
+        self.wait_count(r"info: reloaded: 2 zones\n", 2)
+        log = self.srv.log_since_start()
+        self.assertEqual(self.count(r"info: reloading "), 2, log)
+        self.assertEqual(self.count(r"info: reload requested during a reload's build; one more "
+                                    r"build follows it\n"), 1, log)
+
+    def test_failed_build_keeps_the_old_generation(self):
+        self.srv.write("example.com.zone", ZONE + "broken IN A not-an-address\n")
+        self.srv.send_signal(signal.SIGHUP)
+        self.srv.wait_log(r"error: reload failed; still serving the previous configuration\n")
+        self.assertIn("example.com.zone:", self.srv.log_since_start())
+        self.assertEqual(self.www(), ["www.example.com. 3600 IN A 192.0.2.80"])
+        # UPDATEs go on in the old generation, and the next good reload keeps them.
+        r = signed_update(self.srv, "acme.example", KEY, add=[(CHALLENGE, 60, "TXT", "kept")])
+        self.assertEqual(dns.rcode.to_text(r.rcode()), "NOERROR")
+        self.srv.write("example.com.zone", ZONE.replace("192.0.2.80", "192.0.2.82"))
+        self.srv.send_signal(signal.SIGHUP)
+        self.srv.wait_log(r"info: reloaded: 2 zones\n")
+        self.assertEqual(self.www(), ["www.example.com. 3600 IN A 192.0.2.82"])
+        self.assertEqual(txt(self.srv, CHALLENGE), ['"kept"'])
+
+
+if __name__ == "__main__":
+    main()
