@@ -399,7 +399,7 @@ int svcb_from_text(const char *text, const uint8_t *origin, uint8_t *out, size_t
 	/* Parameters: decode each into its own slot of one scratch buffer. */
 	struct param params[PARAMS_MAX];
 	size_t np = 0;
-	static uint8_t scratch[2 * 65536];   /* loading is single-threaded */
+	static uint8_t scratch[2 * 65536];   /* one load at a time: at start, or on the reload builder */
 	uint8_t *raw = scratch, *enc = scratch + 65536;
 	size_t enc_used = 0;
 	for (;;) {

@@ -235,7 +235,7 @@ static void read_record(const char *path, int line_nr, char *line, uint32_t defa
 	size_t head = (size_t)(type_end - line);
 	const char *stand_in = own_types[which].stand_in;
 	char *sub = malloc(head + strlen(stand_in) + 1);
-	static uint8_t rdata[65535];   /* loading is single-threaded */
+	static uint8_t rdata[65535];   /* one load at a time: at start, or on the reload builder */
 	if (!sub) {
 		diag_add(d, path, line_nr, 0, "out of memory");
 		return;
