@@ -470,9 +470,9 @@ fail:
  */
 static int replay_captured(struct acme_zone *az, const struct acme_zone *old, char err[256])
 {
-	if (!old || !old->captured || strcmp(old->journal_path, az->journal_path) != 0)
+	if (!old || !old->a->capturing || strcmp(old->journal_path, az->journal_path) != 0)
 		return 0;
-	if (old->captured->lost) {
+	if (!old->captured || old->captured->lost) {
 		acme_errf(err, "zone %s: a change committed during the reload could not be kept "
 		          "for the new configuration (out of memory); reload again", az->name);
 		return -ENOMEM;
