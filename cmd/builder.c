@@ -70,8 +70,11 @@ static void collect(struct builder *b)
 	b->path = NULL;
 	struct generation *g = b->g;
 	b->g = NULL;
-	b->fn(b->ctx, g, &b->d);
-	diag_clear(&b->d);
+	/* Taken out first: the callback may start the next build, which fills b->d. */
+	struct diag d = b->d;
+	diag_init(&b->d);
+	b->fn(b->ctx, g, &d);
+	diag_clear(&d);
 }
 
 static void on_event(struct loop *l, int fd, int events, void *arg)
