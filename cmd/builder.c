@@ -19,6 +19,7 @@
 #include "cmd/runtime.h"
 #include "core/conf/diag.h"
 #include "core/conf/log.h"
+#include "core/conf/sysclock.h"
 #include "core/net/loop.h"
 #include "core/test_hooks.h"
 
@@ -40,9 +41,9 @@ static void *build(void *arg)
 {
 	struct builder *b = arg;
 	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	sysclock_mono_ts(&t0);
 	b->g = generation_build(b->path, b->l, false, &b->d);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
+	sysclock_mono_ts(&t1);
 	double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
 	if (b->g)
 		log_info("reload: the new configuration was built in %.0f ms beside the running one; "
