@@ -215,6 +215,16 @@ static void write_secondaries(const struct generation *g, FILE *out)
 	}
 }
 
+/* One metric family's samples for every zone with a key policy. */
+static void rollover_family(const struct generation *g, enum rollover_metric which, FILE *out)
+{
+	for (size_t i = 0; i < g->cfg->n_zones; i++) {
+		char buf[8192];
+		if (g->rolls[i] && rollover_metrics(g->rolls[i], which, buf, sizeof(buf)))
+			fputs(buf, out);
+	}
+}
+
 static void write_metrics(const struct status_ctx *st, FILE *out)
 {
 	const struct generation *g = st->gen;
@@ -271,16 +281,14 @@ static void write_metrics(const struct status_ctx *st, FILE *out)
 	for (size_t i = 0; i < g->cfg->n_zones; i++)
 		any_policy = any_policy || (g->rolls && g->rolls[i]);
 	if (any_policy) {
+		/* Each family's samples right after its HELP and TYPE. */
 		family_line(out, "geoacme_dnssec_key_state", "gauge",
 		            "1 for the state each key of a zone with a key policy is in (standby, "
 		            "incoming, active, outgoing, removed, retired; doc/dnssec.md), 0 for the others.");
+		rollover_family(g, ROLLOVER_METRIC_KEY_STATE, out);
 		family_line(out, "geoacme_dnssec_key_next_transition_seconds", "gauge",
 		            "When the zone's key rollover takes its next step, as a Unix time (0: none planned).");
-		for (size_t i = 0; i < g->cfg->n_zones; i++) {
-			char buf[8192];
-			if (g->rolls[i] && rollover_metrics(g->rolls[i], buf, sizeof(buf)))
-				fputs(buf, out);
-		}
+		rollover_family(g, ROLLOVER_METRIC_NEXT_TRANSITION, out);
 	}
 	write_secondaries(g, out);
 	family_line(out, "geoacme_zone_build_seconds", "gauge",

@@ -19,6 +19,7 @@
 
 #include "core/conf/config.h"
 #include "core/conf/log.h"
+#include "core/conf/metrics.h"
 #include "core/net/loop.h"
 #include "core/tsig/tsig.h"
 #include "core/wire/dname.h"
@@ -933,21 +934,31 @@ size_t rollover_status(const struct rollover *r, char *out, size_t cap)
 	return n < cap ? n : cap;
 }
 
-size_t rollover_metrics(const struct rollover *r, char *out, size_t cap)
+size_t rollover_metrics(const struct rollover *r, enum rollover_metric which, char *out,
+                        size_t cap)
 {
+	char zone[600];
+	metrics_label_escape(r->ks.zone, zone, sizeof(zone));
 	size_t n = 0;
+	if (cap)
+		out[0] = '\0';
+	if (which == ROLLOVER_METRIC_NEXT_TRANSITION) {
+		int w = snprintf(out, cap, "geoacme_dnssec_key_next_transition_seconds{zone=\"%s\"} %llu\n",
+		                 zone, (unsigned long long)r->next_at);
+		return w < 0 ? 0 : (size_t)w < cap ? (size_t)w : cap;
+	}
 	for (size_t i = 0; i < r->ks.n && n < cap; i++) {
 		const struct keystore_key *k = &r->ks.keys[i];
-		for (int s = KS_STANDBY; s <= KS_RETIRED && n < cap; s++)
-			n += (size_t)snprintf(out + n, cap - n,
-			                      "geoacme_dnssec_key_state{zone=\"%s\",tag=\"%u\",state=\"%s\"} %d\n",
-			                      r->ks.zone, k->tag, keystore_state_name((enum keystore_state)s),
-			                      k->state == (enum keystore_state)s);
+		for (int s = KS_STANDBY; s <= KS_RETIRED && n < cap; s++) {
+			int w = snprintf(out + n, cap - n,
+			                 "geoacme_dnssec_key_state{zone=\"%s\",tag=\"%u\",state=\"%s\"} %d\n",
+			                 zone, k->tag, keystore_state_name((enum keystore_state)s),
+			                 k->state == (enum keystore_state)s);
+			if (w < 0)
+				break;
+			n += (size_t)w;
+		}
 	}
-	if (n < cap)
-		n += (size_t)snprintf(out + n, cap - n,
-		                      "geoacme_dnssec_key_next_transition_seconds{zone=\"%s\"} %llu\n",
-		                      r->ks.zone, (unsigned long long)r->next_at);
 	return n < cap ? n : cap;
 }
 

@@ -66,9 +66,13 @@ int rollover_start(struct rollover *r, char err[256]);
  * transition, as text lines.  Returns the length written (cut at cap). */
 size_t rollover_status(const struct rollover *r, char *out, size_t cap);
 
-/* /metrics lines for this zone (geoacme_dnssec_key_state,
- * geoacme_dnssec_key_next_transition_seconds). */
-size_t rollover_metrics(const struct rollover *r, char *out, size_t cap);
+/* /metrics sample lines for this zone, of one family at a time (the text
+ * format wants each family's samples together, after its HELP and TYPE):
+ * geoacme_dnssec_key_state, or geoacme_dnssec_key_next_transition_seconds.
+ * Returns the length written (cut at cap). */
+enum rollover_metric { ROLLOVER_METRIC_KEY_STATE, ROLLOVER_METRIC_NEXT_TRANSITION };
+size_t rollover_metrics(const struct rollover *r, enum rollover_metric which, char *out,
+                        size_t cap);
 
 /*
  * Check mode: notes about the config against the key store (a [[zones.keys]]

@@ -280,6 +280,20 @@ class Rollover(unittest.TestCase):
 
         m = self.metrics()
         self.assertIn('geoacme_dnssec_key_state{zone="child.example.com.",tag="%u",state="active"} 1' % third, m)
+        # Two zones with a key policy: each family's lines are one group,
+        # HELP, TYPE, then its samples (the text format's rule, which
+        # promtool does not check; they were interleaved zone by zone).
+        r = subprocess.run(["promtool", "check", "metrics"], input=m, capture_output=True,
+                           text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        groups = []
+        for line in m.splitlines():
+            name = line.split()[2] if line.startswith("# ") else re.split(r"[{ ]", line)[0]
+            name = re.sub(r"_(bucket|sum|count)$", "", name) if not line.startswith("# ") else name
+            if not groups or groups[-1] != name:
+                groups.append(name)
+        self.assertEqual([g for g in set(groups) if groups.count(g) > 1], [])
+        self.assertRegex(m, r'geoacme_dnssec_key_next_transition_seconds\{zone="child.example.net."\} \d+\n')
 
     def run(self, result=None):
         # On a failure, the servers' logs say why.
