@@ -286,7 +286,17 @@ static int control_start(struct server *s, const struct config *c)
 	};
 	if (!c->control_socket)
 		return 0;
+	errno = 0;
 	s->control = control_new(s->loop, c->control_socket, ctl_dispatch, &s->ctl, err);
+	if (!s->control && c->control_socket_pos.line == 0 && (errno == EACCES || errno == EPERM)) {
+		/* The default place (the state directory, else the config's
+		 * folder) may not be writable by `user =` after the privilege
+		 * drop: a server that ran before the channel existed still runs,
+		 * without it, and says how to get it. */
+		log_warn("%s; the control channel is off (set [server] control_socket to a path "
+		         "this user can create, or \"\" to silence this)", err);
+		return 0;
+	}
 	if (!s->control) {
 		log_error("%s", err);
 		return -1;

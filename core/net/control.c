@@ -345,6 +345,7 @@ struct control *control_new(struct loop *l, const char *path, control_fn fn, voi
 	umask(old);
 	if (rc < 0) {
 		snprintf(err, 256, "control_socket %s: %s", path, strerror(e));
+		errno = e;
 		goto fail;
 	}
 	struct stat st;
@@ -364,9 +365,11 @@ struct control *control_new(struct loop *l, const char *path, control_fn fn, voi
 	log_info("control: listening on %s", path);
 	return c;
 fail:
+	e = errno;   /* the caller may tell "not allowed here" (EACCES) from the rest */
 	if (c->fd >= 0)
 		close(c->fd);
 	free(c);
+	errno = e;
 	return NULL;
 }
 

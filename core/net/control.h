@@ -44,6 +44,8 @@ struct control;
 typedef int (*control_fn)(void *ctx, int argc, char **argv, FILE *out);
 
 /* Binds and listens at `path` (see above).  NULL with err filled on failure. */
+/* NULL with err on failure; errno then says why (EACCES: the folder is not
+ * ours to write). */
 struct control *control_new(struct loop *l, const char *path, control_fn fn, void *ctx,
                             char err[256]);
 /* Closes every connection and the listener, removes the socket file.  NULL-safe. */

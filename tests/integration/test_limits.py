@@ -466,6 +466,10 @@ key_path = "example.com.pem"
             os.chown(srv.path("example.com.pem"), nobody.pw_uid, nobody.pw_gid)
             srv.start()
             self.assertRegex(srv.log_since_start(), r"running as user nobody")
+            # The default control socket's folder is root's: nobody cannot make
+            # it, so the channel is off with a warning, and the server runs.
+            self.assertRegex(srv.log_since_start(), r"control.sock: Permission denied; the "
+                             r"control channel is off \(set \[server\] control_socket")
             with open("/proc/%d/status" % srv.proc.pid) as f:
                 status = f.read()
             uids = re.search(r"^Uid:\s+(.*)$", status, re.M).group(1).split()
