@@ -77,3 +77,6 @@ int ctl_zone_notify(struct ctl_ctx *c, int argc, char **argv, FILE *out);
 int ctl_site_drain(struct ctl_ctx *c, int argc, char **argv, FILE *out);
 int ctl_site_undrain(struct ctl_ctx *c, int argc, char **argv, FILE *out);
 int ctl_site_auto(struct ctl_ctx *c, int argc, char **argv, FILE *out);
+/* cmd/ctl_keys.c */
+int ctl_key_status(struct ctl_ctx *c, int argc, char **argv, FILE *out);
+int ctl_key_roll(struct ctl_ctx *c, int argc, char **argv, FILE *out);

@@ -453,6 +453,26 @@ static void write_page_transfers(const struct generation *g, FILE *out)
 		fputs("</table>\n", out);
 }
 
+/* Zones under a key policy: each key's state and times, as `geoacme ctl key-status`
+ * prints them (issue #25.8: key states on the page). */
+static void write_page_keys(const struct generation *g, FILE *out)
+{
+	bool head = false;
+	for (size_t i = 0; g->rolls && i < g->cfg->n_zones; i++) {
+		if (!g->rolls[i])
+			continue;
+		if (!head)
+			fputs("<h2>DNSSEC keys</h2>\n", out);
+		head = true;
+		char buf[8192];
+		size_t n = rollover_status(g->rolls[i], buf, sizeof(buf));
+		buf[n < sizeof(buf) ? n : sizeof(buf) - 1] = '\0';
+		fputs("<pre class=\"keys\">", out);
+		status_html_escape(out, buf);
+		fputs("</pre>\n", out);
+	}
+}
+
 static void write_page(const struct status_ctx *st, const char *query, FILE *out)
 {
 	const struct generation *g = st->gen;
@@ -555,6 +575,7 @@ static void write_page(const struct status_ctx *st, const char *query, FILE *out
 	}
 	fputs("</table>\n", out);
 	write_page_transfers(g, out);
+	write_page_keys(g, out);
 	if (g->geo_db) {
 		fputs("<h2>Location databases</h2>\n<table><tr><th>file</th><th>type</th>"
 		      "<th>built</th></tr>\n", out);

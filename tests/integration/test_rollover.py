@@ -326,6 +326,26 @@ class Rollover(unittest.TestCase):
         time.sleep(3)
         self.assertEqual(key_states(geo, zone), {first: "outgoing", new: "active"})
         self.assertEqual(self.sig_tags("www.child.example.net.", "A"), sorted([first, new]))
+        # The control channel and the status page show the same states.
+        def ctl(*args):
+            return subprocess.run([self.geo_bin(), "ctl", "-c", geo.config_path] + list(args),
+                                  capture_output=True, text=True, timeout=30)
+        r = ctl("key-status", zone)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"(?m)^zone child\.example\.net\.$")
+        self.assertRegex(r.stdout, r"(?m)^key %u outgoing " % first)
+        self.assertRegex(r.stdout, r"(?m)^key %u active " % new)
+        self.assertRegex(r.stdout, r"(?m)^next ")
+        r = ctl("key-roll", zone)   # one is under way: refused, nothing changes
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertEqual(key_states(geo, zone), {first: "outgoing", new: "active"})
+        r = ctl("key-status", "nope.example")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("unknown zone", r.stderr)
+        import urllib.request
+        page = urllib.request.urlopen("http://127.0.0.1:%d/" % geo.http_port(), timeout=3).read().decode()
+        self.assertIn("<h2>DNSSEC keys</h2>", page)
+        self.assertRegex(page, r"key %u outgoing " % first)
         # The DS changed by hand at the parent (a registrar): the rollover ends.
         ds = subprocess.run([self.geo_bin(), "ds", "-c", geo.config_path, zone],
                             capture_output=True, text=True, check=True).stdout.split()
