@@ -78,10 +78,9 @@ int keystore_load(struct keystore *ks, const char *key_dir, const char *zone, ch
 		if (line[0] == '\0' || line[0] == '#')
 			continue;
 		unsigned long v;
-		char word[32];
 		int used = 0;
-		if (sscanf(line, "zone %255s", word) == 1)
-			continue;
+		if (strncmp(line, "zone ", 5) == 0)
+			continue;   /* the zone is the file's name; the line is for people */
 		if (sscanf(line, "ds_ttl %lu", &v) == 1) {
 			ks->ds_ttl = (uint32_t)v;
 			continue;
@@ -104,7 +103,6 @@ int keystore_load(struct keystore *ks, const char *key_dir, const char *zone, ch
 			         "<7 times> <file>\"");
 			break;
 		}
-		(void)word;
 		k->tag = (uint16_t)tag;
 		k->generated = strcmp(origin, "generated") == 0;
 		k->state = (enum keystore_state)state_from(state);
