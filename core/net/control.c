@@ -17,6 +17,7 @@
 
 #include "core/conf/log.h"
 #include "core/net/loop.h"
+#include "core/net/sock_drain.h"
 
 static struct log_limit control_lim;
 
@@ -151,16 +152,8 @@ static void serve(struct control_conn *k, char *line)
 
 static void conn_drain(struct control_conn *k)
 {
-	char scratch[512];
-	for (;;) {
-		ssize_t n = recv(k->fd, scratch, sizeof(scratch), 0);
-		if (n > 0 || (n < 0 && errno == EINTR))
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return;
+	if (!sock_drain(k->fd))
 		conn_close(k);
-		return;
-	}
 }
 
 static void conn_read(struct loop *l, int fd, int events, void *arg)

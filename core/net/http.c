@@ -17,6 +17,7 @@
 
 #include "core/conf/log.h"
 #include "core/net/loop.h"
+#include "core/net/sock_drain.h"
 
 #define HTTP_LISTEN_MAX 8
 
@@ -190,16 +191,8 @@ static void serve(struct http_conn *c)
 
 static void conn_drain(struct http_conn *c)
 {
-	char scratch[4096];
-	for (;;) {
-		ssize_t n = recv(c->fd, scratch, sizeof(scratch), 0);
-		if (n > 0 || (n < 0 && errno == EINTR))
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return;
+	if (!sock_drain(c->fd))
 		conn_close(c);
-		return;
-	}
 }
 
 static void conn_read(struct loop *l, int fd, int events, void *arg)
