@@ -21,7 +21,7 @@ import sys
 import tempfile
 import unittest
 
-from acme_helpers import Pebble
+from acme_helpers import Pebble, run_in_own_namespaces
 from harness import Server, free_port, main, make_key
 from resolvers import Unbound
 from secondaries import Knot
@@ -73,29 +73,6 @@ allow_names = ["no-such-name"]
 
 
 HOSTS = "127.0.0.1 localhost\n%s ns1.acme.example\n%s ns2.acme.example\n" % (PRIMARY, SECONDARY)
-
-
-def in_own_namespaces():
-    """Re-executes this file in new network and mount namespaces (root),
-    with loopback up and /etc/hosts replaced; returns its exit code.  None
-    when already inside."""
-    if os.environ.get("GEOACME_TEST_NETNS") == "1":
-        return None
-    if os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("ip"):
-        print("needs root, unshare and ip (util-linux, iproute2: scripts/deps.sh)")
-        return 1
-    fd, hosts = tempfile.mkstemp(prefix="geoacme-hosts-")
-    with os.fdopen(fd, "w") as f:
-        f.write(HOSTS)
-    os.chmod(hosts, 0o644)
-    script = 'ip link set lo up && mount --bind "$1" /etc/hosts && shift && exec "$@"'
-    env = dict(os.environ, GEOACME_TEST_NETNS="1")
-    try:
-        return subprocess.call(["unshare", "-n", "-m", "sh", "-c", script, "sh", hosts,
-                                sys.executable, os.path.abspath(__file__)] + sys.argv[1:],
-                               env=env)
-    finally:
-        os.unlink(hosts)
 
 
 class LegoWithSecondary(unittest.TestCase):
@@ -180,7 +157,7 @@ class LegoWithSecondary(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    rc = in_own_namespaces()
+    rc = run_in_own_namespaces(os.path.abspath(__file__), HOSTS)
     if rc is not None:
         sys.exit(rc)
     main()
