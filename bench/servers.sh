@@ -3,8 +3,10 @@
 #
 # Every server gets its own folder under $W, a config written here, and
 # listens on 127.0.0.1 only, on its own high port, pinned to $SERVER_CPU
-# with one worker.  <server>_setup writes files; <server>_start spawns and
+# with one worker.  ADDR (the reflector, geoacme and Knot only) changes
+# that address: bench/xdp.sh serves on a veth in a network namespace.  <server>_setup writes files; <server>_start spawns and
 # sets SERVER_PID; the caller waits for readiness and stops it by PID.
+: "${ADDR:=127.0.0.1}"
 # WRAP, when set, is a command put in front of the server (profile.sh uses
 # it to run servers under callgrind).
 
@@ -87,7 +89,7 @@ sites_toml() {
 
 reflector_setup() { :; }
 reflector_start() {
-	bench_spawn "$W/reflector.log" taskset -c "$SERVER_CPU" ${WRAP[@]+"${WRAP[@]}"} "$W/reflector" 127.0.0.1 "$1" 32
+	bench_spawn "$W/reflector.log" taskset -c "$SERVER_CPU" ${WRAP[@]+"${WRAP[@]}"} "$W/reflector" "$ADDR" "$1" 32
 	SERVER_PID=$SPAWNED_PID
 }
 # The reflector with its socket also in an epoll set it never waits on:
@@ -95,7 +97,7 @@ reflector_start() {
 reflector_epoll_setup() { :; }
 reflector_epoll_start() {
 	bench_spawn "$W/reflector_epoll.log" taskset -c "$SERVER_CPU" ${WRAP[@]+"${WRAP[@]}"} \
-		env REFLECTOR_EPOLL=1 "$W/reflector" 127.0.0.1 "$1" 32
+		env REFLECTOR_EPOLL=1 "$W/reflector" "$ADDR" "$1" 32
 	SERVER_PID=$SPAWNED_PID
 }
 
@@ -113,7 +115,7 @@ geoacme_config() {
 	acme_zone "$nacme" >"$d/acme.zone"
 	{
 		cat <<EOF
-listen_addrs_ipv4 = ["127.0.0.1"]
+listen_addrs_ipv4 = ["$ADDR"]
 listen_port = $port
 log_level = "info"
 
@@ -191,8 +193,9 @@ nsd_start() {
 
 # ---- Knot DNS: mod-geoip views, signed ahead (dnssec-signing: on) ------
 
+# knot_setup PORT [DIR]; knot_start PORT [DIR]: DIR is $W/knot unless given.
 knot_setup() {
-	local d=$W/knot port=$1
+	local d=${2:-$W/knot} port=$1
 	mkdir -p "$d"
 	write_zone >"$d/example.com.zone"
 	# Views keyed on country;city, giving the answers geoacme's rule gives
@@ -228,7 +231,7 @@ EOF
 	cat >"$d/knot.conf" <<EOF
 server:
   rundir: $d
-  listen: 127.0.0.1@$port
+  listen: $ADDR@$port
   udp-workers: 1
   tcp-workers: 1
   background-workers: 1
@@ -271,7 +274,8 @@ EOF
 		>/dev/null || die "keymgr failed"
 }
 knot_start() {
-	bench_spawn "$W/knot/out.log" taskset -c "$SERVER_CPU" ${WRAP[@]+"${WRAP[@]}"} knotd -c "$W/knot/knot.conf"
+	local d=${2:-$W/knot}
+	bench_spawn "$d/out.log" taskset -c "$SERVER_CPU" ${WRAP[@]+"${WRAP[@]}"} knotd -c "$d/knot.conf"
 	SERVER_PID=$SPAWNED_PID
 }
 
