@@ -664,7 +664,7 @@ struct generation *generation_build(const char *path, struct loop *loop, bool ch
 		if (zc->key_policy.present) {
 			/* The key store says which keys sign (doc/dnssec.md). */
 			const struct config_pos *at = &zc->key_policy.pos;
-			g->rolls[i] = rollover_new(zc, loop, err);
+			g->rolls[i] = rollover_new(zc, loop, src_ok ? &src : NULL, err);
 			const char *first = g->rolls[i] ? rollover_first_key(g->rolls[i]) : NULL;
 			if (!g->rolls[i]) {
 				diag_add(d, c->path, at->line, at->col, "zone %s: %s", zc->zone, err);

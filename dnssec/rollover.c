@@ -21,6 +21,7 @@
 #include "core/conf/log.h"
 #include "core/conf/metrics.h"
 #include "core/net/loop.h"
+#include "core/net/source.h"
 #include "core/tsig/tsig.h"
 #include "core/wire/dname.h"
 #include "core/wire/msg.h"
@@ -36,6 +37,8 @@
 #define PARENT_MAX 16
 #define ANCESTOR_MAX 8          /* SOA queries for the parent zone: up to 8 labels up */
 #define WARN_EVERY_S 3600
+/* Why a NOERROR to the push did not count (beside rcodes 1..15 in push_rcode). */
+enum { PUSH_UNSIGNED = 100, PUSH_BAD_TSIG, PUSH_BAD_FORMAT };
 
 struct probe {
 	struct sockaddr_storage sa;
@@ -62,13 +65,17 @@ struct rollover {
 	struct probe push;
 	bool has_push_key;
 	struct tsig_key push_key;
+	uint8_t push_mac[TSIG_MAC_MAX];   /* the signed push's MAC: its response's MAC covers it */
+	size_t push_mac_len;
+	struct net_source src;      /* where the push and the polls leave from (core/net/source.h) */
 	struct keystore ks;
 	int64_t timer;
 	int fd4, fd6;
 	/* Step 3: the parent zone (from SOA queries), and whether it took our UPDATE. */
 	uint8_t parent[DNAME_MAX];
 	bool parent_known, pushed;
-	int push_rcode;             /* the parent's last refusal, logged once (-1: none) */
+	int push_rcode;             /* the parent's last refusal or PUSH_*, logged once (-1: none) */
+	uint16_t push_tsig_error;   /* with PUSH_BAD_TSIG: which */
 	bool push_logged;
 	uint16_t soa_ids[ANCESTOR_MAX];
 	uint64_t next_at;           /* the next transition (0: none planned) */
@@ -360,8 +367,10 @@ static void send_push(struct rollover *r)
 	if (r->has_push_key) {
 		struct tsig_rr f;
 		tsig_rr_init(&f, &r->push_key, (uint64_t)now_s(r), r->push.id);
-		if (tsig_append(buf, &len, sizeof(buf), &f, &r->push_key, NULL, 0, NULL) < 0)
+		int mac = tsig_append(buf, &len, sizeof(buf), &f, &r->push_key, NULL, 0, r->push_mac);
+		if (mac < 0)
 			return;
+		r->push_mac_len = (size_t)mac;
 	}
 	char pz[DNAME_MAX * 4 + 2];
 	dname_to_str(r->parent, pz, sizeof(pz));
@@ -502,6 +511,40 @@ static void on_soa_answer(struct rollover *r, const uint8_t *msg, size_t len)
 	}
 }
 
+/*
+ * A NOERROR answer to our signed push counts only when its TSIG verifies
+ * against the push key, its MAC chained to the request's (RFC 8945 section
+ * 5.3, and 5.4 for the client: a response without TSIG or whose MAC fails
+ * is discarded).  Anyone on the path could forge an unsigned NOERROR and
+ * stop the pushes while the parent never took the DS.  A discarded answer
+ * is logged (once per reason, like a refusal) and the push goes again next
+ * round.  A refusal needs no proof: it changes nothing here.
+ */
+static bool push_reply_verifies(struct rollover *r, const uint8_t *msg, size_t len)
+{
+	struct tsig_rr t;
+	int found = tsig_find(msg, len, &t);
+	int why = found < 0 ? PUSH_BAD_FORMAT : found == 0 ? PUSH_UNSIGNED : 0;
+	uint16_t error = TSIG_NOERROR;
+	if (!why && tsig_verify_response(msg, &t, &r->push_key, r->push_mac, r->push_mac_len, false,
+	                                 (uint64_t)now_s(r), &error) < 0)
+		why = PUSH_BAD_TSIG;
+	if (!why)
+		return true;
+	if (why != r->push_rcode || (why == PUSH_BAD_TSIG && error != r->push_tsig_error))
+		log_warn("%s: keys: the parent's (%s) NOERROR to the DS UPDATE is discarded: %s%s "
+		         "(the push goes again each round)", r->ks.zone, r->push.str,
+		         why == PUSH_BAD_FORMAT ? "malformed TSIG"
+		         : why == PUSH_UNSIGNED ? "no TSIG, and the UPDATE was signed"
+		         : "its TSIG does not verify: ",
+		         why != PUSH_BAD_TSIG ? "" : error == TSIG_BADKEY ? "BADKEY (another key)"
+		         : error == TSIG_BADTIME ? "BADTIME" : error == TSIG_BADTRUNC ? "BADTRUNC"
+		         : "BADSIG (wrong MAC)");
+	r->push_rcode = why;
+	r->push_tsig_error = error;
+	return false;
+}
+
 static void on_answer(struct rollover *r, const uint8_t *msg, size_t len,
                       const struct sockaddr_storage *from)
 {
@@ -512,6 +555,8 @@ static void on_answer(struct rollover *r, const uint8_t *msg, size_t len,
 	if (r->has_push && same_addr(&r->push.sa, from)) {
 		if (opcode == OPCODE_UPDATE && id == r->push.id && !r->pushed) {
 			unsigned rcode = flags & 0xf;
+			if (rcode == 0 && r->has_push_key && !push_reply_verifies(r, msg, len))
+				return;
 			if (rcode == 0)
 				log_info("%s: keys: the parent (%s) took the DS", r->ks.zone, r->push.str);
 			else if ((int)rcode != r->push_rcode)
@@ -561,6 +606,13 @@ static int open_socket(struct rollover *r, int family)
 	int fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
+	/* The parent's ACL names our address, as a secondary's names the NOTIFY's. */
+	int rc = net_source_bind(&r->src, fd, family, false);
+	if (rc < 0) {
+		log_warn("%s: keys: cannot bind the source address: %s", r->ks.zone, strerror(-rc));
+		close(fd);
+		return -1;
+	}
 	if (loop_add_fd(r->loop, fd, LOOP_READ, on_read, r) < 0) {
 		close(fd);
 		return -1;
@@ -783,7 +835,8 @@ static void copy_policy(struct rollover *r, const struct config_key_policy *kp)
 	}
 }
 
-struct rollover *rollover_new(const struct config_zone *zc, struct loop *loop, char err[256])
+struct rollover *rollover_new(const struct config_zone *zc, struct loop *loop,
+                              const struct net_source *src, char err[256])
 {
 	const struct config_key_policy *kp = &zc->key_policy;
 	struct rollover *r = calloc(1, sizeof(*r));
@@ -792,6 +845,8 @@ struct rollover *rollover_new(const struct config_zone *zc, struct loop *loop, c
 		return NULL;
 	}
 	r->loop = loop;
+	if (src)
+		r->src = *src;
 	r->fd4 = r->fd6 = -1;
 	r->push_rcode = -1;
 	if (dname_from_str(zc->zone, r->apex) < 0) {

@@ -18,7 +18,10 @@
  *      deleted when geoacme generated it.
  *
  * Outgoing queries and the UPDATE are UDP datagrams through the loop,
- * never waited for.  Process objects: one per zone with a key policy and
+ * never waited for, from the server's outgoing source address
+ * (core/net/source.h), as NOTIFY and transfer requests: a parent's ACL that
+ * names our address lets the push in.  An answer to a TSIG-signed push
+ * counts only when its TSIG verifies (RFC 8945 section 5.4).  Process objects: one per zone with a key policy and
  * generation; the state is on disk, so a reload makes a new one.
  */
 #include <stddef.h>
@@ -26,6 +29,7 @@
 
 struct config_zone;
 struct loop;
+struct net_source;
 struct signer;
 
 struct rollover;
@@ -37,9 +41,12 @@ typedef void (*rollover_rebuild_fn)(void *arg, const char *zone);
  * Loads (or starts) the zone's key store: the [[zones.keys]] entries join
  * it (the first as the active key when the store has none, the others as
  * standby keys), a key is generated in key_dir when there is none at all.
- * Writes nothing when loop is NULL (check mode).  NULL with err.
+ * Writes nothing when loop is NULL (check mode).  src (copied; NULL: the
+ * kernel picks) is where queries to the parent and the push leave from.
+ * NULL with err.
  */
-struct rollover *rollover_new(const struct config_zone *zc, struct loop *loop, char err[256]);
+struct rollover *rollover_new(const struct config_zone *zc, struct loop *loop,
+                              const struct net_source *src, char err[256]);
 void rollover_free(struct rollover *r);   /* NULL-safe */
 
 /* A key file the signer can be made with (the first signing key). */

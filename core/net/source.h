@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 /*
- * Where outgoing DNS leaves from: NOTIFY, SOA checks and transfer requests
- * (issue #21.1).  Peers' ACLs name exact addresses (geoacme's axfr_from and
+ * Where outgoing DNS leaves from: NOTIFY, SOA checks, transfer requests, and
+ * a key rollover's DS queries and DS push to the parent (issue #21.1).  Peers' ACLs name exact addresses (geoacme's axfr_from and
  * primaries, Knot's acl, NSD's allow-notify and request-xfr, BIND's
  * allow-notify), so a host that answers on 192.0.2.53 must also ask from
  * it, not from whichever address the kernel's route picks.  Per family:
