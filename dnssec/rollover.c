@@ -46,6 +46,7 @@ struct probe {
 	char str[INET6_ADDRSTRLEN + 8];
 	uint16_t id;
 	bool answered, has_ds;
+	uint16_t ds_tag;            /* has_ds: the key whose DS it served */
 	uint32_t ds_ttl;
 	char why[160];              /* why it does not serve the new DS yet */
 };
@@ -381,6 +382,25 @@ static void send_push(struct rollover *r)
 	send_to(r, &r->push, buf, len);
 }
 
+/*
+ * What the parent's servers said is about one key's DS: a new key that
+ * becomes the parent's starts with none of them having answered for it.
+ * (Kept, the last round of the previous rollover, in which every server
+ * served that key's DS, passed for "every server serves the new DS" the
+ * moment the next rollover reached step 2: the old key was withdrawn
+ * while the parent still served only its DS, and validators failed.)
+ */
+static void probes_forget(struct rollover *r)
+{
+	for (size_t i = 0; i < r->n_probes; i++) {
+		struct probe *p = &r->probes[i];
+		p->id = 0;
+		p->answered = p->has_ds = false;
+		p->ds_tag = 0;
+		snprintf(p->why, sizeof(p->why), "not asked yet");
+	}
+}
+
 /* One round: the DS asked of every parent server; the parent zone found first
  * when a push is due; the push (again) until the parent took it. */
 static void poll_parents(struct rollover *r)
@@ -467,6 +487,7 @@ static void on_ds_answer(struct rollover *r, struct probe *p, const uint8_t *msg
 		const uint8_t *rd = msg + rr.rdata_off;
 		if (wlen > 0 && rr.rdlen == (uint16_t)wlen && memcmp(rd, want, (size_t)wlen) == 0) {
 			p->has_ds = true;
+			p->ds_tag = tag;
 			p->ds_ttl = rr.ttl;
 			return;
 		}
@@ -724,6 +745,7 @@ static void step(struct rollover *r)
 			r->pushed = false;
 			r->push_logged = false;
 			r->push_rcode = -1;
+			probes_forget(r);
 			take_effect(r);
 			step(r);
 			return;
@@ -735,8 +757,9 @@ static void step(struct rollover *r)
 			char why[256] = "";
 			size_t wl = 0;
 			for (size_t i = 0; i < r->n_probes; i++) {
-				all = all && r->probes[i].has_ds;
-				if (!r->probes[i].has_ds && wl < sizeof(why) - 2)
+				bool has = r->probes[i].has_ds && r->probes[i].ds_tag == act->tag;
+				all = all && has;
+				if (!has && wl < sizeof(why) - 2)
 					wl += (size_t)snprintf(why + wl, sizeof(why) - wl, "%s%s: %s",
 					                       wl ? "; " : "", r->probes[i].str,
 					                       r->probes[i].why);

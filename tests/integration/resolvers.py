@@ -6,8 +6,9 @@ a temporary directory, it listens on 127.0.0.1 on a free port, sends every
 query for the test's zones to geoacme (stub or forward zones), trusts only
 the DS records the test gives it (no root anchor), and is stopped by PID.
 
-  Unbound(stubs, anchors, subnet=False)   unbound (subnet: ECS through subnetcache)
-  Kresd(stubs, anchors)                   Knot Resolver 5 (kresd)
+  Unbound(stubs, anchors, subnet=False)   unbound (subnet: ECS through subnetcache;
+                                          validate=False: an iterator only, a relay)
+  Kresd(stubs, anchors, extra=())        Knot Resolver 5 (kresd; extra: more config lines)
   NamedResolver(stubs, anchors)           BIND 9 named, recursive
   NamedAuth(zones, address, port)         BIND 9 named, authoritative only
 
@@ -108,10 +109,12 @@ class Unbound(Daemon):
     its subnetcache module forwards the client's ECS (any prefix length)."""
     NAME = "unbound"
 
-    def __init__(self, stubs, trust_anchors, subnet=False, extra=""):
+    def __init__(self, stubs, trust_anchors, subnet=False, extra="", validate=True):
         super().__init__()
         anchors = "".join('  trust-anchor: "%s"\n' % ta for ta in trust_anchors)
         modules = "subnetcache validator iterator" if subnet else "validator iterator"
+        if not validate:
+            modules = "iterator"
         subnet_conf = ""
         if subnet:
             subnet_conf = ("  send-client-subnet: 127.0.0.1\n  send-client-subnet: ::1\n"
@@ -156,7 +159,7 @@ class Kresd(Daemon):
     """
     NAME = "kresd"
 
-    def __init__(self, stubs, anchors):
+    def __init__(self, stubs, anchors, extra=()):
         super().__init__()
         lines = ["net.listen('127.0.0.1', %d, { kind = 'dns' })" % self.port,
                  "modules.unload('priming')",
@@ -169,6 +172,7 @@ class Kresd(Daemon):
         for zone, port in stubs:
             lines.append("policy.add(policy.suffix(policy.FORWARD({'127.0.0.1@%d'}), "
                          "policy.todnames({'%s.'})))" % (port, zone.rstrip(".")))
+        lines.extend(extra)
         # Anything else is refused here rather than sent anywhere.
         lines.append("policy.add(policy.all(policy.REFUSE))")
         self.write("config", "\n".join(lines) + "\n")

@@ -5,28 +5,42 @@ One setup for every case (a module fixture, to keep the file short): a Knot
 parent on loopback serving and signing example.com (which takes our DS by
 TSIG-signed UPDATE) and example.net (which takes nothing); geoacme serving
 child.example.com and child.example.net, each with a key policy of seconds
-(dnskey_ttl 2 s, propagation_delay 1 s, lifetime 10 s).
+(dnskey_ttl 2 s, propagation_delay 1 s, lifetime 10 s); child.example.com
+copied by a geoacme secondary and a Knot secondary (NOTIFY, AXFR/IXFR).
+
+Validators ask all through child.example.com's rollovers: for each of the
+three servers (the primary and the two secondaries), an unbound whose cache
+is capped at 0 s (it fetches and validates DS and DNSKEY again for every
+answer) and a kresd with its ordinary cache (TTLs as given: its 5 s minimum
+TTL set to 0, since the test's TTLs are 2 s), both trusting only the Knot
+parent's key.  kresd validates only what it forwards, and forwards every
+query of one client question to one place, so it forwards to an unbound
+that only iterates (no validation, no cache) and fetches the DS from the
+parent and the rest from the child's server.  Every answer must be
+NOERROR with AD and the exact address (www), or NXDOMAIN with AD (nope);
+each resolver must have answered in each phase (one key, the first
+rollover, between the rollovers, the second rollover).  While the primary is killed (kill -9) and
+restarted, the resolvers that ask it wait: a dead server is not a rollover.
 
 The cases run in order (unittest sorts them by name):
   test_1_rollovers   two rollovers in a row in child.example.com, with a
                      kill -9 in the middle of the first: every RRset doubly
-                     signed during the roll; the old key withdrawn only after
-                     the parent served the new DS; the old keys' files deleted.
+                     signed during the roll, at the primary and at both
+                     secondaries; the old key withdrawn only after the
+                     parent served the new DS; the old keys' files deleted;
+                     not one validation failure.
   test_2_stuck       child.example.net: the parent refuses the push and never
                      shows the DS: the old key stays and signs, a warning says
                      why, through a kill -9; the DS set by hand at the parent
                      lets the rollover finish; the configured key file is kept
                      and `check` notes the config names a retired key.
-
-Not here yet: validating resolvers asked all through the rollover (an
-unbound with its cache capped at 0 s reported "no keys have a DS with
-algorithm ECDSAP256SHA256" bursts during these rollovers: see doc/dnssec.md).
 """
 import os
 import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 import unittest
 import base64
@@ -39,6 +53,8 @@ import dns.rdatatype
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import BASE_CONFIG, Server, free_port, main   # noqa: E402
+from resolvers import Kresd, Unbound   # noqa: E402
+import secondaries   # noqa: E402
 
 SECRET = base64.b64encode(b"geoacme-rollover-test-secret-32b").decode()
 
@@ -132,6 +148,8 @@ http_listen = ["127.0.0.1:0"]
 zone = "child.example.com"
 zone_type = "Primary"
 file = "child.example.com.zone"
+axfr_policy = "AllowAll"
+notify = ["127.0.0.1:{sport}", "127.0.0.1:{knport}"]
 [zones.key_policy]
 lifetime = "10s"
 dnskey_ttl = "2s"
@@ -162,6 +180,66 @@ def child_zone(z):
             "ns1 IN A 127.0.0.1\nwww IN A 192.0.2.1\n" % z)
 
 
+# The geoacme secondary of child.example.com.
+SECONDARY = BASE_CONFIG.replace("listen_port = 0", "listen_port = {sport}") + """
+[[zones]]
+zone = "child.example.com"
+zone_type = "Secondary"
+primaries = ["127.0.0.1:{gport}"]
+[zones.stores]
+type = "sqlite"
+journal_path = "copy.sqlite"
+"""
+
+# What the validators ask, and the one right answer: (rcode, answer records).
+QUESTIONS = (("www.child.example.com.", "A", dns.rcode.NOERROR,
+              ["www.child.example.com. A 192.0.2.1"]),
+             ("nope.child.example.com.", "A", dns.rcode.NXDOMAIN, []))
+
+
+class Asker(threading.Thread):
+    """Asks one validating resolver QUESTIONS in turn until stopped, and
+    tallies the answers by phase; anything but the right answer with AD is
+    a failure, kept with the time and the response.  `gate` (a lock) is
+    held around each question: the test takes it to stop the asking."""
+
+    def __init__(self, name, resolver, phase, gate=None):
+        super().__init__(daemon=True)
+        self.label, self.resolver, self.phase, self.gate = name, resolver, phase, gate
+        self.stopping = threading.Event()
+        self.answers = {}
+        self.failures = []
+
+    def ask(self, name, rdtype, rcode, want):
+        try:
+            r = self.resolver.query(name, rdtype, timeout=3)
+        except Exception as e:   # no answer at all is a failure too
+            return "%s %s: %r" % (name, rdtype, e)
+        got = sorted("%s %s %s" % (rrset.name, dns.rdatatype.to_text(rrset.rdtype), rd.to_text())
+                     for rrset in r.answer if rrset.rdtype != dns.rdatatype.RRSIG for rd in rrset)
+        if r.rcode() != rcode or not r.flags & dns.flags.AD or got != want:
+            return "%s %s: %s AD=%s %s" % (name, rdtype, dns.rcode.to_text(r.rcode()),
+                                          bool(r.flags & dns.flags.AD), got)
+        return None
+
+    def run(self):
+        while not self.stopping.is_set():
+            for question in QUESTIONS:
+                if self.gate:
+                    self.gate.acquire()
+                try:
+                    phase = self.phase[0]
+                    bad = self.ask(*question)
+                finally:
+                    if self.gate:
+                        self.gate.release()
+                if bad:
+                    self.failures.append("%.2f %s [%s]: %s" % (time.time(), self.label, phase, bad))
+                else:
+                    self.answers[phase] = self.answers.get(phase, 0) + 1
+            time.sleep(0.05)
+
+
 def key_states(server, zone):
     """{tag: state} from the key state file."""
     try:
@@ -182,6 +260,7 @@ def wait_for(what, pred, timeout):
 
 
 class Rollover(unittest.TestCase):
+    maxDiff = None
     @classmethod
     def setUpClass(cls):
         try:
@@ -201,8 +280,10 @@ class Rollover(unittest.TestCase):
                        stderr=subprocess.DEVNULL)
         os.chmod(cls.geo.path("first.pem"), 0o600)
         cls.knot = KnotParent(cls.geo.path("knot"))
+        gport, sport, knport = free_port(), free_port(), free_port()
         with open(cls.geo.config_path, "w") as f:
-            f.write(CONFIG.format(kport=cls.knot.port, secret=SECRET, gport=free_port()))
+            f.write(CONFIG.format(kport=cls.knot.port, secret=SECRET, gport=gport, sport=sport,
+                                  knport=knport))
         cls.geo.start()
         # The first DS of each child at its parent, by hand (knotc), as an operator does once.
         for child, parent in (("child.example.com", "example.com"),
@@ -211,6 +292,50 @@ class Rollover(unittest.TestCase):
                                  cls.geo.config_path, child], capture_output=True, text=True,
                                 check=True).stdout.split()
             cls.set_parent_ds(parent, child, " ".join(ds[3:]))
+        cls.start_validators(sport, knport)
+
+    @classmethod
+    def start_validators(cls, sport, knport):
+        """The two secondaries of child.example.com, and the validating
+        resolvers that ask the primary and each secondary (see above)."""
+        zone = "child.example.com."
+        cls.sec = Server(SECONDARY.format(sport=sport, gport=cls.geo.port))
+        cls.sec.start()
+        cls.knotsec = secondaries.Knot([zone], cls.geo.port, port=knport)
+        cls.knotsec.start()
+        serial = cls.geo.query(zone, "SOA").answer[0][0].serial
+        for sec in (cls.sec, cls.knotsec):
+            wait_for("%s serial %d at a secondary" % (zone, serial), lambda: cls.sec_serial(
+                sec.port) == serial, 20)
+        anchor = cls.knot.anchor("example.com")
+        cls.phase = ["one key"]
+        cls.primary_gate = threading.Lock()
+        cls.daemons, cls.askers = [], []
+        for label, port in (("primary", cls.geo.port), ("geoacme secondary", sport),
+                            ("knot secondary", knport)):
+            stubs = [("example.com", cls.knot.port), ("child.example.com", port)]
+            unbound = Unbound(stubs, [anchor])          # cache-max-ttl: 0
+            relay = Unbound(stubs, [], validate=False)
+            cls.daemons += [unbound, relay]
+            unbound.start()
+            relay.start()
+            kresd = Kresd([("example.com", relay.port)], [anchor], extra=["cache.min_ttl(0)"])
+            cls.daemons.append(kresd)
+            kresd.start()
+            gate = cls.primary_gate if label == "primary" else None
+            cls.askers += [Asker("unbound/" + label, unbound, cls.phase, gate),
+                           Asker("kresd/" + label, kresd, cls.phase, gate)]
+        for a in cls.askers:
+            a.start()
+
+    @classmethod
+    def sec_serial(cls, port):
+        try:
+            r = dns.query.udp(dns.message.make_query("child.example.com.", "SOA"), "127.0.0.1",
+                              port=port, timeout=1)
+            return r.answer[0][0].serial if r.answer else None
+        except Exception:
+            return None
 
     @staticmethod
     def geo_bin():
@@ -230,7 +355,24 @@ class Rollover(unittest.TestCase):
         wait_for("DS %u at %s" % (tag, parent), lambda: tag in k.ds_tags(child + "."), 15)
 
     @classmethod
+    def stop_askers(cls):
+        for a in getattr(cls, "askers", []):
+            a.stopping.set()
+        for a in getattr(cls, "askers", []):
+            a.join(10)
+
+    @classmethod
     def tearDownClass(cls):
+        cls.stop_askers()
+        for d in getattr(cls, "daemons", []):
+            d.stop()
+        cls.daemons = []
+        if getattr(cls, "knotsec", None):
+            cls.knotsec.cleanup()
+            cls.knotsec = None
+        if getattr(cls, "sec", None):
+            cls.sec.cleanup()
+            cls.sec = None
         if getattr(cls, "geo", None):
             cls.geo.stop()
             cls.geo.cleanup()
@@ -238,9 +380,9 @@ class Rollover(unittest.TestCase):
             cls.knot.stop()
             cls.knot = None
 
-    def sig_tags(self, name, rdtype):
+    def sig_tags(self, name, rdtype, port=None):
         q = dns.message.make_query(name, rdtype, want_dnssec=True)
-        r = dns.query.udp(q, "127.0.0.1", port=self.geo.port, timeout=2)
+        r = dns.query.udp(q, "127.0.0.1", port=port or self.geo.port, timeout=2)
         return sorted(rd.key_tag for rrset in r.answer if rrset.rdtype == dns.rdatatype.RRSIG
                       for rd in rrset)
 
@@ -253,14 +395,26 @@ class Rollover(unittest.TestCase):
             new = wait_for("an incoming key", lambda: [t for t, s in key_states(geo, zone).items()
                                                       if s == "incoming"], 20)[0]
             both = sorted([first, new])
+            self.phase[0] = "first rollover"
             wait_for("double signatures", lambda: self.sig_tags("www.child.example.com.", "A") == both, 5)
+            # The secondaries have them too (NOTIFY, then a transfer).
+            for port in (self.sec.port, self.knotsec.port):
+                wait_for("double signatures at the secondary on port %d" % port,
+                         lambda: self.sig_tags("www.child.example.com.", "A", port) == both, 5)
             for name, rdtype in (("child.example.com.", "SOA"), ("child.example.com.", "DNSKEY"),
                                  ("child.example.com.", "NSEC"), ("child.example.com.", "CDS")):
                 self.assertEqual(self.sig_tags(name, rdtype), both, "%s %s" % (name, rdtype))
             # kill -9 in the middle of it, and start again: it resumes.
-            geo.kill9()
-            geo.start()
+            # The resolvers that ask the primary wait meanwhile.
+            with self.primary_gate:
+                geo.kill9()
+                geo.start()
             self.assertIn(new, key_states(geo, zone))
+            wait_for("the first key withdrawn", lambda: key_states(geo, zone).get(first) in
+                     ("removed", "retired"), 20)
+            self.phase[0] = "between rollovers"
+            # The parent holds exactly the new DS (the push replaced the RRset).
+            self.assertEqual(knot.ds_tags(zone + "."), [new])
             wait_for("the first key retired", lambda: key_states(geo, zone).get(first) == "retired", 20)
             tags = self.sig_tags("www.child.example.com.", "A")
             self.assertIn(new, tags)
@@ -270,12 +424,18 @@ class Rollover(unittest.TestCase):
             # The second rollover starts by itself, lifetime after the key started signing.
             third = wait_for("a second rollover", lambda: [t for t, s in key_states(geo, zone).items()
                                                           if s == "incoming"], 20)[0]
+            self.phase[0] = "second rollover"
             wait_for("key %u retired" % new, lambda: key_states(geo, zone).get(new) == "retired", 20)
+            self.assertEqual(knot.ds_tags(zone + "."), [third])
+            self.assert_validated_all_through()
         # The old key went only after the parent served the new DS (the log says when).
         log = geo.log()
         self.assertIn("keys: the parent (127.0.0.1:%d) took the DS" % knot.port, log)
         for old, nk in ((first, new), (new, third)):
             seen = log.index("keys: every parent server serves DS %u (TTL 2)" % nk)
+            # ... which it learnt by asking, after the push (not from the
+            # answers about the previous key: see doc/dnssec.md).
+            self.assertLess(log.index("keys: pushing DS %u to " % nk), seen)
             self.assertLess(seen, log.index("keys: key %u (generated) outgoing -> removed" % old))
 
         m = self.metrics()
@@ -294,6 +454,19 @@ class Rollover(unittest.TestCase):
                 groups.append(name)
         self.assertEqual([g for g in set(groups) if groups.count(g) > 1], [])
         self.assertRegex(m, r'geoacme_dnssec_key_next_transition_seconds\{zone="child.example.net."\} \d+\n')
+
+    def assert_validated_all_through(self):
+        """No validator ever failed, and each answered in every phase."""
+        self.stop_askers()
+        failed = {a.label: len(a.failures) for a in self.askers if a.failures}
+        self.assertEqual(failed, {}, "failed answers, the first of each:\n" + "\n".join(
+            a.failures[0] for a in self.askers if a.failures))
+        for a in self.askers:
+            for phase in ("one key", "first rollover", "between rollovers", "second rollover"):
+                self.assertGreater(a.answers.get(phase, 0), 0, "%s answered nothing with %s: %s"
+                                   % (a.label, phase, a.answers))
+        print("validated answers: " + ", ".join("%s %d" % (a.label, sum(a.answers.values()))
+                                                for a in self.askers), file=sys.stderr)
 
     def run(self, result=None):
         # On a failure, the servers' logs say why.
