@@ -83,6 +83,7 @@ struct acme_zone {
 	struct checkpoint *ckpt;     /* WAL checkpoints in a helper thread; NULL: SQLite's own */
 	struct durable *dur;         /* the replies waiting for the disk */
 	bool ws_watched;             /* the sync's eventfd is in the loop */
+	char sync_why[256];          /* why commits sync in COMMIT (commit_durable_prepare) */
 	uint32_t sync_hold_ms;       /* GEOACME_TEST_SYNC=hold=MS (commit.c) */
 	bool sync_fail;              /* GEOACME_TEST_SYNC=fail */
 	int64_t sync_late_timer;
@@ -106,6 +107,7 @@ struct acme {
 	size_t n;
 	struct lockwait *lw;         /* UPDATEs waiting for a database lock (lockwait.h) */
 	bool capturing;              /* a reload builds beside us: commits are kept */
+	bool detached;               /* acme_detach() ran: nothing of ours is in the loop */
 };
 
 /* Drops what was captured of az's commits and stops capturing them. */

@@ -125,21 +125,30 @@ struct acme *acme_new(struct zone_table *t, struct loop *l, char err[256])
 	return a;
 }
 
-static void zone_free_acme(struct acme_zone *az)
+/* What the loop knows of a zone: timers, waiting UPDATEs, the sync's fd. */
+static void zone_detach_acme(struct acme_zone *az)
 {
-	if (!az)
-		return;
 	purge_cancel(az);
 	acme_capture_stop_zone(az);
 	if (az->resign_timer > 0 && az->a->l)
 		loop_timer_cancel(az->a->l, az->resign_timer);
+	az->resign_timer = 0;
+	lockwait_forget(az->a->lw, az);
+	commit_durable_clear(az);
+}
+
+static void zone_free_acme(struct acme_zone *az)
+{
+	if (!az)
+		return;
+	if (!az->a->detached)
+		zone_detach_acme(az);
 	for (size_t i = 0; i < az->n_keys; i++) {
 		policy_clear(&az->keys[i].pol);
 		replay_free(az->keys[i].replay);
 	}
 	free(az->keys);
-	lockwait_forget(az->a->lw, az);
-	commit_durable_clear(az);
+	commit_durable_free(az);
 	checkpoint_free(az->ckpt);
 	recset_free(az->rs);
 	db_close(az->db);
@@ -151,13 +160,24 @@ static void zone_free_acme(struct acme_zone *az)
 	free(az);
 }
 
+void acme_detach(struct acme *a)
+{
+	if (!a || a->detached)
+		return;
+	for (size_t i = 0; i < a->n; i++)
+		zone_detach_acme(a->zones[i]);
+	lockwait_free(a->lw);
+	a->lw = NULL;
+	a->detached = true;
+}
+
 void acme_free(struct acme *a)
 {
 	if (!a)
 		return;
+	acme_detach(a);
 	for (size_t i = 0; i < a->n; i++)
 		zone_free_acme(a->zones[i]);
-	lockwait_free(a->lw);
 	free(a->zones);
 	free(a);
 }
@@ -449,6 +469,15 @@ int acme_load_zone(struct acme *a, const struct config *c, const struct config_z
 		goto fail;
 	}
 	a->zones[a->n++] = az;
+	if (a->l) {
+		/* What the loop will use, made here, beside it while a reload builds:
+		 * the disk sync (its io_setup and probe) and the checkpoint thread
+		 * with its connection (tens of ms, measured in the swap before). */
+		char why[256];
+		commit_durable_prepare(az);
+		if (!(az->ckpt = checkpoint_new(az->db, az->checkpoint_pages, why)))
+			log_warn("%s: %s; SQLite checkpoints on the loop", az->name, why);
+	}
 	if (az->allow_update && !az->n_keys)
 		log_warn("%s: allow_update without TSIG keys: every UPDATE will be refused", az->name);
 	log_info("%s: %zu records from %s, serial %u%s", az->name, recset_count(az->rs),
@@ -495,7 +524,7 @@ static int replay_captured(struct acme_zone *az, const struct acme_zone *old, ch
 	return 0;
 }
 
-/* What a zone needs of the loop: changes made meanwhile, serial, syncs, timers. */
+/* What a zone needs of the loop: changes made meanwhile, syncs, serial, timers. */
 static int attach_zone(struct acme_zone *az, const struct acme *prev, char err[256])
 {
 	if (az->attached)
@@ -504,21 +533,22 @@ static int attach_zone(struct acme_zone *az, const struct acme *prev, char err[2
 	if (ret < 0)
 		return ret;
 	az->attached = true;
+	/*
+	 * From here on commits sync off the loop (commit.h), the serial bump
+	 * below too.  When that cannot be set up (-EIO, the reason logged
+	 * there) the database stays as db_open() left it, synchronous=FULL,
+	 * and no reply is held: every COMMIT syncs on the loop before its
+	 * UPDATE is answered.  Slower, not less durable, so the zone is
+	 * served; say which mode it runs in.
+	 */
+	if (commit_durable_setup(az) < 0)
+		log_warn("%s: UPDATEs commit with synchronous=FULL, on the loop", az->name);
 	/* Signed anew: what the journal says about signatures is from the last run. */
 	if (az->serial_per_signing && commit_bump_serial(az, true, err) < 0) {
 		/* Served as loaded; secondaries get the new signatures at the next change. */
 		log_error("%s: %s", az->name, err);
 	}
-	/*
-	 * From here on commits sync off the loop (commit.h).  When that cannot
-	 * be set up (-EIO, the reason logged there) the database stays as
-	 * db_open() left it, synchronous=FULL, and no reply is held: every
-	 * COMMIT syncs on the loop before its UPDATE is answered.  Slower, not
-	 * less durable, so the zone is served; say which mode it runs in.
-	 */
-	if (commit_durable_setup(az) < 0)
-		log_warn("%s: UPDATEs commit with synchronous=FULL, on the loop", az->name);
-	if (az->a->l) {
+	if (az->a->l && !az->ckpt) {
 		/* Checkpoints too (storage/checkpoint.h); failing that, SQLite's own. */
 		char why[256];
 		if (!(az->ckpt = checkpoint_new(az->db, az->checkpoint_pages, why)))

@@ -40,6 +40,15 @@ struct zone_table;
 struct acme *acme_new(struct zone_table *t, struct loop *l, char err[256]);
 /* Cancels the timers and closes the databases; the zones stay in the table.  NULL-safe. */
 void acme_free(struct acme *a);
+/*
+ * acme_free's first half, on the loop: the timers cancelled, the UPDATEs
+ * waiting for a lock dropped, the replies waiting for a disk sync synced
+ * on the spot and sent, the syncs' fds out of the loop.  acme_free() may
+ * then run on another thread (a reload frees the old generation on the
+ * builder's, cmd/builder.h): what is left is memory, the databases'
+ * connections and the checkpoint threads.  NULL-safe; once.
+ */
+void acme_detach(struct acme *a);
 
 /*
  * Opens (creating) the zone's database at zc->journal_path, seeds it from

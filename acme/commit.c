@@ -650,9 +650,10 @@ static void commit_durable_started(struct acme_zone *az)
 		sync_start(az);
 }
 
-int commit_durable_setup(struct acme_zone *az)
+void commit_durable_prepare(struct acme_zone *az)
 {
-	static bool told;
+	if (az->ws)
+		return;
 	/*
 	 * A test hook, not a setting (core/test_hooks.h; NULL unless built
 	 * with GEOACME_TEST_HOOKS): "blocking" makes every commit durable in
@@ -666,10 +667,21 @@ int commit_durable_setup(struct acme_zone *az)
 	if (knob && strncmp(knob, "hold=", 5) == 0)
 		az->sync_hold_ms = (uint32_t)strtoul(knob + 5, NULL, 10);
 	az->sync_fail = knob && strcmp(knob, "fail") == 0;
-	char why[256];
-	az->ws = wal_sync_new(az->db, !blocking, why);
+	/* io_setup, and a probe that syncs once: tens of ms on a busy disk. */
+	az->ws = wal_sync_new(az->db, !blocking, az->sync_why);
+	if (!az->ws)
+		return;
+	if (!az->sync_why[0] && !wal_sync_async(az->ws) && knob)   /* asked by the test hook */
+		snprintf(az->sync_why, sizeof(az->sync_why), "%s=%s", test_hook_name(TEST_HOOK_SYNC),
+		         knob);
+}
+
+int commit_durable_setup(struct acme_zone *az)
+{
+	static bool told;
+	commit_durable_prepare(az);
 	if (!az->ws) {
-		log_error("%s: %s", az->name, why);
+		log_error("%s: %s", az->name, az->sync_why);
 		return -EIO;
 	}
 	if (wal_sync_async(az->ws)) {
@@ -680,7 +692,7 @@ int commit_durable_setup(struct acme_zone *az)
 			durable_free(az->dur);
 			az->dur = NULL;
 			wal_sync_free(az->ws);
-			az->ws = wal_sync_new(az->db, false, why);
+			az->ws = wal_sync_new(az->db, false, az->sync_why);
 			return az->ws ? 0 : -EIO;
 		}
 		az->ws_watched = true;
@@ -688,9 +700,7 @@ int commit_durable_setup(struct acme_zone *az)
 			log_info("durable commits: the WAL's fdatasync runs off the loop (Linux AIO); "
 			         "UPDATE replies wait for it");
 	} else if (az->a->l && !told) {
-		if (!why[0] && knob)   /* asked by the test hook */
-			snprintf(why, sizeof(why), "%s=%s", test_hook_name(TEST_HOOK_SYNC), knob);
-		log_info("durable commits: SQLite syncs in COMMIT, on the loop (%s)", why);
+		log_info("durable commits: SQLite syncs in COMMIT, on the loop (%s)", az->sync_why);
 	}
 	told = told || az->a->l;
 	return 0;
@@ -719,6 +729,11 @@ void commit_durable_clear(struct acme_zone *az)
 	if (az->ws_watched)
 		loop_del_fd(az->a->l, wal_sync_event_fd(az->ws));
 	az->ws_watched = false;
+}
+
+void commit_durable_free(struct acme_zone *az)
+{
+	/* io_destroy waits for the kernel: tens of ms, off the loop after a reload. */
 	wal_sync_free(az->ws);
 	az->ws = NULL;
 }

@@ -89,12 +89,18 @@ int commit_update(struct acme *a, struct query *q, const struct acme_key *key, u
  * test knob) or where AIO cannot fsync, SQLite syncs in every COMMIT, on
  * the loop, as before.
  *
- * commit_durable_setup: after the zone is loaded; 0 or -EIO (logged).
- * commit_durable_clear: what still waits is synced on the spot and
- * answered; then the sync is closed.  NULL-safe fields, may run twice.
+ * commit_durable_prepare: the sync made (io_setup and a probe), on the
+ * builder thread while a reload builds, or by commit_durable_setup; it
+ * touches no loop.  commit_durable_setup: on the loop, after the zone is
+ * loaded, before its first commit; 0 or -EIO (logged).
+ * commit_durable_clear, on the loop: what still waits is synced on the
+ * spot and answered; the sync's fd leaves the loop.  commit_durable_free
+ * then closes the sync, on any thread.  NULL-safe fields, may run twice.
  */
+void commit_durable_prepare(struct acme_zone *az);
 int commit_durable_setup(struct acme_zone *az);
 void commit_durable_clear(struct acme_zone *az);
+void commit_durable_free(struct acme_zone *az);
 /* Every commit of the zone is on disk. */
 bool commit_durable(const struct acme_zone *az);
 /*

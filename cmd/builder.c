@@ -35,6 +35,13 @@ struct builder {
 	struct generation *g;
 	struct diag d;
 	uint32_t delay_ms;         /* GEOACME_TEST_RELOAD_DELAY_MS (core/test_hooks.h) */
+	/* Swapped-out generations, detached, freed by the reaper thread. */
+	pthread_mutex_t lock;
+	struct generation **trash; /* under lock */
+	size_t n_trash, cap_trash; /* under lock */
+	bool reaping;              /* under lock: the reaper runs and will look again */
+	bool reaper_made;          /* loop side: a reaper thread to join */
+	pthread_t reaper;
 };
 
 static void *build(void *arg)
@@ -60,6 +67,83 @@ static void *build(void *arg)
 	 * wait for a build that ended, and later SIGHUPs only queue. */
 	(void)!write(b->efd, &one, sizeof(one));
 	return NULL;
+}
+
+/* The reaper: frees what builder_dispose() handed over until none is left. */
+static void *reap(void *arg)
+{
+	struct builder *b = arg;
+	for (;;) {
+		pthread_mutex_lock(&b->lock);
+		if (!b->n_trash) {
+			b->reaping = false;
+			pthread_mutex_unlock(&b->lock);
+			return NULL;
+		}
+		struct generation *g = b->trash[--b->n_trash];
+		pthread_mutex_unlock(&b->lock);
+		struct timespec t0, t1;
+		sysclock_mono_ts(&t0);
+		generation_free(g);
+		sysclock_mono_ts(&t1);
+		log_info("reload: the previous configuration was freed in %.0f ms beside the running "
+		         "one", (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+		                (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+	}
+}
+
+/* A thread that takes no signal: they are the loop's (signalfd), and one
+ * delivered to it would take its default action. */
+static int thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int ret = pthread_create(t, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return ret;
+}
+
+void builder_dispose(struct builder *b, struct generation *g)
+{
+	if (!g)
+		return;
+	generation_detach(g);
+	if (!b)
+		goto here;
+	pthread_mutex_lock(&b->lock);
+	if (b->n_trash == b->cap_trash) {
+		size_t cap = b->cap_trash ? 2 * b->cap_trash : 4;
+		struct generation **v = realloc(b->trash, cap * sizeof(*v));
+		if (!v) {
+			pthread_mutex_unlock(&b->lock);
+			goto here;
+		}
+		b->trash = v;
+		b->cap_trash = cap;
+	}
+	b->trash[b->n_trash++] = g;
+	bool running = b->reaping;
+	b->reaping = true;
+	pthread_mutex_unlock(&b->lock);
+	if (running)
+		return;   /* it looks again before it ends */
+	if (b->reaper_made)
+		pthread_join(b->reaper, NULL);   /* done, or about to return */
+	b->reaper_made = false;
+	int ret = thread_start(&b->reaper, reap, b);
+	if (ret == 0) {
+		b->reaper_made = true;
+		return;
+	}
+	log_warn("cannot start a thread to free the previous configuration (%s); freeing it on "
+	         "the loop", strerror(ret));
+	pthread_mutex_lock(&b->lock);
+	b->reaping = false;
+	b->n_trash--;   /* g: nobody else takes from the list */
+	pthread_mutex_unlock(&b->lock);
+here:
+	generation_free(g);
 }
 
 /* The thread has finished: joined, and its result handed over. */
@@ -97,11 +181,13 @@ struct builder *builder_new(struct loop *l, builder_done_fn fn, void *ctx, char 
 	}
 	*b = (struct builder){ .l = l, .fn = fn, .ctx = ctx };
 	diag_init(&b->d);
+	pthread_mutex_init(&b->lock, NULL);
 	b->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (b->efd < 0 || loop_add_fd(l, b->efd, LOOP_READ, on_event, b) < 0) {
 		snprintf(err, 256, "reload builder: cannot make its eventfd: %s", strerror(errno));
 		if (b->efd >= 0)
 			close(b->efd);
+		pthread_mutex_destroy(&b->lock);
 		free(b);
 		return NULL;
 	}
@@ -122,13 +208,7 @@ int builder_start(struct builder *b, const char *path, char err[256])
 	diag_clear(&b->d);
 	diag_init(&b->d);
 	b->g = NULL;
-	/* The builder takes no signal: they are the loop's (signalfd), and one
-	 * delivered to this thread would take its default action. */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int ret = pthread_create(&b->thread, NULL, build, b);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	int ret = thread_start(&b->thread, build, b);
 	if (ret != 0) {
 		snprintf(err, 256, "cannot start the reload builder thread: %s", strerror(ret));
 		free(b->path);
@@ -153,6 +233,10 @@ void builder_free(struct builder *b)
 		generation_free(b->g);
 		free(b->path);
 	}
+	if (b->reaper_made)
+		pthread_join(b->reaper, NULL);   /* it frees everything handed over first */
+	free(b->trash);
+	pthread_mutex_destroy(&b->lock);
 	diag_clear(&b->d);
 	loop_del_fd(b->l, b->efd);
 	close(b->efd);

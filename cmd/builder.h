@@ -12,7 +12,9 @@
  * What the thread touches: its own generation (fresh signers, SQLite
  * connections of its own), the loop's clock (an atomic read), the metrics
  * registry (locked, core/conf/metrics.c) and the log.  Never the running
- * generation.
+ * generation.  The reaper thread frees swapped-out generations after
+ * generation_detach() (builder_dispose): their memory, SQLite connections
+ * and the signers they alone held (the pool is locked, cmd/runtime.c).
  */
 #include <stdbool.h>
 
@@ -35,3 +37,11 @@ void builder_free(struct builder *b);
 /* Starts building from the config at path.  0, -EBUSY (one runs), or -errno with err. */
 int builder_start(struct builder *b, const char *path, char err[256]);
 bool builder_busy(const struct builder *b);
+/*
+ * A generation swapped out (or built and not used), on the loop: detached
+ * there (generation_detach), then freed on a thread of the builder's (the
+ * reaper, one at a time, beside builds), so the loop does not spend the
+ * time it takes (0.7 s at 100 000 records).  b NULL, or no thread to be
+ * had: freed on the spot.  builder_free() waits until all are freed.
+ */
+void builder_dispose(struct builder *b, struct generation *g);

@@ -951,29 +951,50 @@ void generation_health_settled(struct generation *g)
 	log_sites(g);
 }
 
-void generation_free(struct generation *g)
+void generation_detach(struct generation *g)
 {
-	if (!g)
+	if (!g || g->detached)
 		return;
+	g->detached = true;
 	if (g->loop && g->resign_timer > 0)
 		loop_timer_cancel(g->loop, g->resign_timer);
+	g->resign_timer = 0;
 	query_log_free(g->query_log);
+	g->query_log = NULL;
 	dnstap_free(g->dnstap);
+	g->dnstap = NULL;
 	health_free(g->health);
-	free(g->failing_open);
-	rrl_free(g->rrl);
-	acme_free(g->acme);
-	xfr_free(g->xfr);
+	g->health = NULL;
+	acme_detach(g->acme);
 	secondary_free(g->secondary);
+	g->secondary = NULL;
 	if (g->zones) {
 		zone_table_watch(g->zones, NULL, NULL);
 		zone_table_watch_patches(g->zones, NULL);
 	}
 	notify_free(g->notify);
-	zone_table_free(g->zones);
+	g->notify = NULL;
 	if (g->cfg && g->rolls)
-		for (size_t i = 0; i < g->cfg->n_zones; i++)
+		for (size_t i = 0; i < g->cfg->n_zones; i++) {
 			rollover_free(g->rolls[i]);
+			g->rolls[i] = NULL;
+		}
+	geo_db_unwatch(g->geo_db);
+}
+
+void generation_free(struct generation *g)
+{
+	if (!g)
+		return;
+	/* On the loop, unless a generation_detach() there came first. */
+	generation_detach(g);
+	free(g->failing_open);
+	rrl_free(g->rrl);
+	/* The records' mirrors and the databases' connections (acme_zone.h). */
+	acme_free(g->acme);
+	xfr_free(g->xfr);
+	/* A zone a transfer still sends stays until it is sent (zone.h). */
+	zone_table_free(g->zones);
 	free(g->rolls);
 	if (g->cfg && g->signers)
 		for (size_t i = 0; i < g->cfg->n_zones; i++)

@@ -29,6 +29,7 @@
 #include "core/conf/diag.h"
 #include "core/conf/log.h"
 #include "core/conf/metrics.h"
+#include "core/conf/sysclock.h"
 #include "core/geo/health.h"
 #include "core/net/control.h"
 #include "core/net/http.h"
@@ -128,7 +129,8 @@ static void swap_in(struct server *s, struct generation *g, char *summary, size_
 	generation_log_changes(s->gen, g);
 	/* Between two loop iterations: no query holds a pointer into the old one. */
 	net_set_handler(s->net, process_handle, &g->env);
-	generation_free(s->gen);
+	/* Let go of on the loop, freed beside it (0.7 s at 100 000 records). */
+	builder_dispose(s->builder, s->gen);
 	s->gen = g;
 	s->status.gen = g;
 	s->ctl.gen = g;
@@ -158,8 +160,10 @@ static void start_build(struct server *s)
 static void on_built(void *arg, struct generation *g, struct diag *d)
 {
 	struct server *s = arg;
+	struct timespec T0, T1;
+	sysclock_mono_ts(&T0);
 	if (g && generation_attach(g, s->gen, d) < 0) {
-		generation_free(g);
+		builder_dispose(s->builder, g);
 		g = NULL;
 	}
 	if (!g) {
@@ -173,6 +177,9 @@ static void on_built(void *arg, struct generation *g, struct diag *d)
 	} else {
 		char summary[64];
 		swap_in(s, g, summary, sizeof(summary));
+		sysclock_mono_ts(&T1);
+		log_info("reload: swapped in on the loop in %.1f ms",
+		         (double)(T1.tv_sec - T0.tv_sec) * 1e3 + (double)(T1.tv_nsec - T0.tv_nsec) / 1e6);
 		reload_done(s, true, summary, NULL);
 	}
 	if (!s->reload_again)

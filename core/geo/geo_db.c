@@ -800,7 +800,7 @@ int geo_db_watch(struct geo_db *db, struct loop *l, uint32_t interval_ms)
 	return 0;
 }
 
-void geo_db_free(struct geo_db *db)
+void geo_db_unwatch(struct geo_db *db)
 {
 	if (!db)
 		return;
@@ -808,9 +808,19 @@ void geo_db_free(struct geo_db *db)
 		loop_timer_cancel(db->loop, db->timer);
 	if (db->loop && db->slice_timer)
 		loop_timer_cancel(db->loop, db->slice_timer);
-	for (size_t i = 0; i < db->n; i++) {
+	db->timer = db->slice_timer = 0;
+	db->loop = NULL;
+	for (size_t i = 0; i < db->n; i++)
 		if (db->f[i].copying)
 			copy_end(db, &db->f[i]);
+}
+
+void geo_db_free(struct geo_db *db)
+{
+	if (!db)
+		return;
+	geo_db_unwatch(db);
+	for (size_t i = 0; i < db->n; i++) {
 		if (db->f[i].open)
 			MMDB_close(&db->f[i].mmdb);
 		free(db->f[i].path);

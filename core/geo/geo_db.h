@@ -65,6 +65,12 @@ int geo_db_locate(const struct geo_db *db, int family, const uint8_t *addr,
  * errno.
  */
 int geo_db_watch(struct geo_db *db, struct loop *l, uint32_t interval_ms);
+/*
+ * Stops the watch and drops a copy under way, on the loop; geo_db_free()
+ * may then run on any thread (a reload frees the old databases on the
+ * builder's, cmd/builder.h).  NULL-safe.
+ */
+void geo_db_unwatch(struct geo_db *db);
 /* For diagnostics (`geoacme explain`). */
 size_t geo_db_count(const struct geo_db *db);
 const char *geo_db_path(const struct geo_db *db, size_t i);

@@ -39,7 +39,10 @@ struct zone {
 	uint64_t expires_at;           /* earliest RRSIG refresh point (unix s); 0 unsigned */
 	struct metrics_zone *metrics;  /* its query counters (process lifetime, by name) */
 	double build_seconds;          /* from zone_builder_new() to the frozen snapshot */
-	uint32_t refs;                 /* holders: the zone table, and transfers still sending it */
+	/* Holders: the zone table, and transfers still sending it.  Atomic: a
+	 * reload's old table is let go of on another thread (cmd/builder.h)
+	 * while a transfer on the loop may still hold one of its zones. */
+	_Atomic uint32_t refs;
 	size_t built_bytes;            /* arena bytes at build; patches only add (zone_patch.h) */
 	void *nsec_heap;               /* the NSEC arrays once a patch remade them (malloc'd
 	                                  block, freed by zone_free); NULL: in the arena */
