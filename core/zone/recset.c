@@ -424,6 +424,17 @@ long recset_first_missed_delete(const struct recset *rs, const struct change_lis
 	return -1;
 }
 
+int recset_change_effect(const struct recset *rs, const struct change_list *cl, size_t i)
+{
+	if (rs->undo_of != cl || rs->undo_n != cl->n || i >= cl->n)
+		return -EINVAL;
+	switch (rs->undo[i].kind) {
+	case UNDO_REMOVE: return 1;    /* undone by removing what it added */
+	case UNDO_READD: return -1;    /* undone by adding back what it removed */
+	default: return 0;
+	}
+}
+
 int recset_add_to_builder(void *builder, const struct recset_name *n)
 {
 	struct zone_builder *b = builder;

@@ -71,6 +71,15 @@ int recset_apply(struct recset *rs, const struct change_list *cl, bool reverse);
  * divergence (xfr/copy_mirror.h).
  */
 long recset_first_missed_delete(const struct recset *rs, const struct change_list *cl);
+/*
+ * After a forward recset_apply() of cl (and before anything else changes
+ * the set): what its change i did to the set, 1 added a record, -1 removed
+ * one, 0 neither (a deletion that found nothing, an addition that only
+ * set a TTL); -EINVAL when cl was not the list last applied.  Lets a caller
+ * keep figures over the set in time proportional to the change
+ * (xfr/copy_sigs.h).
+ */
+int recset_change_effect(const struct recset *rs, const struct change_list *cl, size_t i);
 
 /* Adds one record, as a CHANGE_ADD would (used to load the database). */
 int recset_add(struct recset *rs, const uint8_t *name, uint16_t type, uint32_t ttl,
