@@ -54,12 +54,14 @@ int ctl_zone_status(struct ctl_ctx *c, int argc, char **argv, FILE *out)
 		fprintf(out, "serial %u\n", zone_serial(z));
 	else
 		fputs("serial - (not served)\n", out);
-	uint64_t exp = z && zone_is_signed(z) && zone_expires_at(z)
-	               ? zone_expires_at(z) + c->gen->cfg->sig_refresh_s : 0;
-	fprintf(out, "signature_expiry %llu\n", (unsigned long long)exp);
 	struct secondary_state st;
-	if (zc->secondary && c->gen->secondary &&
-	    secondary_zone_state(c->gen->secondary, apex, &st)) {
+	bool copy = zc->secondary && c->gen->secondary &&
+	            secondary_zone_state(c->gen->secondary, apex, &st);
+	/* A copy's, also while it is not served (expired: what it held). */
+	uint64_t exp = copy ? (uint64_t)(st.signature_expiry > 0 ? st.signature_expiry : 0)
+	               : z ? generation_signature_expiry(c->gen, z) : 0;
+	fprintf(out, "signature_expiry %llu\n", (unsigned long long)exp);
+	if (copy) {
 		fprintf(out, "last_refresh %lld\nnext_refresh %lld\nexpires_at %lld\n"
 		        "soa_refresh %u\nsoa_retry %u\nsoa_expire %u\n", (long long)st.refreshed_at,
 		        (long long)st.next_check_at,

@@ -341,6 +341,15 @@ size_t generation_geo_names(const struct generation *g, struct generation_geo *o
 	return n;
 }
 
+uint64_t generation_signature_expiry(const struct generation *g, const struct zone *z)
+{
+	struct secondary_state st;
+	if (g->secondary && secondary_zone_state(g->secondary, zone_apex(z), &st))
+		return st.signature_expiry > 0 ? (uint64_t)st.signature_expiry : 0;
+	return zone_is_signed(z) && zone_expires_at(z) ? zone_expires_at(z) + g->cfg->sig_refresh_s
+	                                               : 0;
+}
+
 /* True when some candidate of the geo name (either family) is alive. */
 static bool geo_name_has_alive(const struct geo_sets *sets, const struct geo_sites *sites)
 {

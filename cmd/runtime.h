@@ -8,6 +8,7 @@
  * loop only when it is complete; on any error the old one keeps serving.
  */
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "core/net/cookie.h"
 #include "core/zone/process.h"
@@ -61,6 +62,15 @@ struct generation_geo {
 };
 /* Fills out with the geo names in configuration order; returns how many. */
 size_t generation_geo_names(const struct generation *g, struct generation_geo *out, size_t cap);
+
+/*
+ * The earliest RRSIG expiration of a served zone, as a unix time; 0 when it
+ * is unsigned.  A secondary's copy: from its RRSIGs as received
+ * (xfr/copy_sigs.h); a zone signed here: when its re-signing is due plus
+ * signature_refresh.  /metrics, /status.json, the page and ctl zone-status.
+ */
+struct zone;
+uint64_t generation_signature_expiry(const struct generation *g, const struct zone *z);
 
 /*
  * Builds a generation from the config at `path`.  loop may be NULL (check

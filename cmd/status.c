@@ -82,10 +82,10 @@ static double cpu_seconds(void)
 	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
-/* The earliest RRSIG expiration of a signed snapshot (unix seconds), or 0. */
+/* The earliest RRSIG expiration of a served zone (unix seconds), or 0. */
 static uint64_t signature_expiry(const struct generation *g, const struct zone *z)
 {
-	return zone_is_signed(z) && zone_expires_at(z) ? zone_expires_at(z) + g->cfg->sig_refresh_s : 0;
+	return generation_signature_expiry(g, z);
 }
 
 static uint64_t site_answers(const struct generation_geo *refs, size_t n_refs, const char *site)
@@ -316,6 +316,69 @@ static void write_metrics(const struct status_ctx *st, FILE *out)
 	fprintf(out, "process_start_time_seconds %lld\n", (long long)st->started);
 }
 
+/*
+ * "copies": each secondary zone configured, served or not, with its timers
+ * (unix seconds, 0: never / none); "notify_targets": each NOTIFY target of
+ * a primary zone with its state, "answered" (at acknowledged_serial),
+ * "unanswered" (since unanswered_since; acknowledged_serial is the last
+ * answer before, or null) or "not sent".  Issue #21.4.
+ */
+static void write_json_transfers(const struct generation *g, FILE *out)
+{
+	const struct config *c = g->cfg;
+	uint8_t apex[DNAME_BUF];
+	char name[256];
+	struct secondary_state st;
+	bool first = true;
+	fputs("],\"copies\":[", out);
+	for (size_t i = 0; g->secondary && i < c->n_zones; i++) {
+		memset(apex, 0, sizeof(apex));
+		if (!c->zones[i].secondary || dname_from_str(c->zones[i].zone, apex) < 0 ||
+		    !secondary_zone_state(g->secondary, apex, &st))
+			continue;
+		dname_to_str(apex, name, sizeof(name));
+		fputs(first ? "{\"zone\":" : ",{\"zone\":", out);
+		first = false;
+		json_string(out, name);
+		fprintf(out, ",\"role\":\"secondary\",\"have_copy\":%s,\"serving\":%s,\"serial\":",
+		        st.have_copy ? "true" : "false", st.serving ? "true" : "false");
+		if (st.have_copy)
+			fprintf(out, "%u", st.serial);
+		else
+			fputs("null", out);
+		fprintf(out, ",\"last_refresh\":%lld,\"next_refresh\":%lld,\"checking\":%s,"
+		        "\"expires_at\":%lld,\"signature_expiry\":%lld,\"soa_refresh\":%u,"
+		        "\"soa_retry\":%u,\"soa_expire\":%u}", (long long)st.refreshed_at,
+		        (long long)st.next_check_at, st.checking ? "true" : "false",
+		        (long long)(st.refreshed_at ? st.refreshed_at + st.expire : 0),
+		        (long long)st.signature_expiry, st.refresh, st.retry, st.expire);
+	}
+	fputs("],\"notify_targets\":[", out);
+	first = true;
+	struct notify_target_state t[64];
+	for (size_t i = 0; g->notify && i < c->n_zones; i++) {
+		memset(apex, 0, sizeof(apex));
+		if (c->zones[i].secondary || dname_from_str(c->zones[i].zone, apex) < 0)
+			continue;
+		size_t n = notify_targets(g->notify, apex, t, 64);
+		dname_to_str(apex, name, sizeof(name));
+		for (size_t k = 0; k < n && k < 64; k++) {
+			fputs(first ? "{\"zone\":" : ",{\"zone\":", out);
+			first = false;
+			json_string(out, name);
+			fputs(",\"target\":", out);
+			json_string(out, t[k].target);
+			fprintf(out, ",\"state\":\"%s\",\"acknowledged_serial\":",
+			        t[k].unanswered_since ? "unanswered" : t[k].acked ? "answered" : "not sent");
+			if (t[k].acked)
+				fprintf(out, "%u", t[k].acked_serial);
+			else
+				fputs("null", out);
+			fprintf(out, ",\"unanswered_since\":%lld}", (long long)t[k].unanswered_since);
+		}
+	}
+}
+
 static void write_json(const struct status_ctx *st, FILE *out)
 {
 	const struct generation *g = st->gen;
@@ -347,9 +410,13 @@ static void write_json(const struct status_ctx *st, FILE *out)
 		const struct zone *z = zone_table_at(g->zones, i);
 		fprintf(out, "%s{\"zone\":", i ? "," : "");
 		json_string(out, zone_name(z));
-		fprintf(out, ",\"serial\":%u,\"signed\":%s,\"signature_expiry\":%llu}", zone_serial(z),
+		struct secondary_state ss;
+		bool copy = g->secondary && secondary_zone_state(g->secondary, zone_apex(z), &ss);
+		fprintf(out, ",\"role\":\"%s\",\"serial\":%u,\"signed\":%s,\"signature_expiry\":%llu}",
+		        copy ? "secondary" : "primary", zone_serial(z),
 		        zone_is_signed(z) ? "true" : "false", (unsigned long long)signature_expiry(g, z));
 	}
+	write_json_transfers(g, out);
 	fputs("],\"geo_names\":[", out);
 	for (size_t i = 0; i < n_refs; i++) {
 		fputs(i ? "," : "", out);
@@ -409,7 +476,8 @@ static void write_page_transfers(const struct generation *g, FILE *out)
 			continue;
 		if (!head)
 			fputs("<h2>Copies (secondary zones)</h2>\n<table id=\"copies\"><tr><th>zone</th>"
-			      "<th>serial</th><th>last refresh</th><th>expires</th></tr>\n", out);
+			      "<th>serial</th><th>last refresh</th><th>expires</th><th>next refresh</th>"
+			      "<th>earliest signature expiry</th></tr>\n", out);
 		head = true;
 		dname_to_str(apex, name, sizeof(name));
 		fmt_time((uint64_t)st.refreshed_at, when, sizeof(when));
@@ -417,7 +485,12 @@ static void write_page_transfers(const struct generation *g, FILE *out)
 		         sizeof(when2));
 		fputs("<tr><td>", out);
 		status_html_escape(out, name);
-		fprintf(out, "</td><td>%u</td><td>%s</td><td>%s</td></tr>\n", st.serial, when, when2);
+		fprintf(out, "</td><td>%u</td><td>%s</td><td>%s</td><td>", st.serial, when, when2);
+		fmt_time((uint64_t)st.next_check_at, when, sizeof(when));
+		fputs(st.checking ? "checking now" : when, out);
+		fmt_time((uint64_t)(st.signature_expiry > 0 ? st.signature_expiry : 0), when,
+		         sizeof(when));
+		fprintf(out, "</td><td>%s</td></tr>\n", st.signature_expiry > 0 ? when : "unsigned");
 	}
 	if (head)
 		fputs("</table>\n", out);
@@ -571,7 +644,7 @@ static void write_page(const struct status_ctx *st, const char *query, FILE *out
 		fputs("<tr><td>", out);
 		status_html_escape(out, zone_name(z));
 		fprintf(out, "</td><td>%u</td><td>%s</td></tr>\n", zone_serial(z),
-		        zone_is_signed(z) ? when : "unsigned");
+		        signature_expiry(g, z) ? when : zone_is_signed(z) ? "-" : "unsigned");
 	}
 	fputs("</table>\n", out);
 	write_page_transfers(g, out);

@@ -40,6 +40,7 @@
 #include "storage/db.h"
 #include "storage/records.h"
 #include "xfr/copy_mirror.h"
+#include "xfr/copy_sigs.h"
 #include "xfr/secondary.h"
 #include "xfr/xfr_internal.h"
 
@@ -98,6 +99,7 @@ struct sec_zone {
 	char *path;
 	struct db *db;
 	struct recset *rs;
+	struct copy_sigs sigs;       /* the earliest RRSIG expiration of rs */
 	bool have_data;
 	uint32_t serial, refresh, retry, expire;
 	int64_t refreshed_at;        /* unix s: the copy was last confirmed current */
@@ -505,6 +507,10 @@ static void conn_done(struct sec_conn *c)
 	uint32_t old = sz->serial;
 	bool had = sz->have_data;
 	read_soa(sz);
+	if (c->incremental)
+		copy_sigs_applied(&sz->sigs, sz->rs, &c->cl, now);
+	else
+		copy_sigs_scan(&sz->sigs, sz->rs, now);
 	sz->refreshed_at = now;
 	sz->force_axfr = false;
 	sz->force_serial = false;
@@ -893,7 +899,7 @@ bool secondary_zone_state(const struct secondary *s, const uint8_t *apex,
 		.have_copy = sz->have_data, .serving = sz->serving, .serial = sz->serial,
 		.refresh = sz->refresh, .retry = sz->retry, .expire = sz->expire,
 		.refreshed_at = sz->refreshed_at, .next_check_at = sz->conn ? 0 : sz->next_at,
-		.checking = sz->conn != NULL,
+		.checking = sz->conn != NULL, .signature_expiry = sz->sigs.earliest,
 	};
 	return true;
 }
@@ -1140,6 +1146,7 @@ int secondary_add_zone(struct secondary *s, const struct config_zone *zc, char e
 		goto fail;
 	}
 	read_soa(sz);
+	copy_sigs_scan(&sz->sigs, sz->rs, now_s(sz->s));
 	if (sz->have_data) {
 		if (copy_refreshed_at(sz->db, &sz->refreshed_at) < 0)
 			sz->refreshed_at = 0;

@@ -57,6 +57,8 @@ struct secondary_state {
 	int64_t refreshed_at;       /* unix s the copy was last confirmed current; 0: never */
 	int64_t next_check_at;      /* unix s of the next check; 0 while one runs */
 	bool checking;              /* a check or transfer is in flight */
+	int64_t signature_expiry;   /* unix s: the copy's earliest RRSIG expiration
+	                             * (xfr/copy_sigs.h); 0 when it holds no RRSIG */
 };
 /* false when apex (lowercase wire name) is not a secondary zone here. */
 bool secondary_zone_state(const struct secondary *s, const uint8_t *apex,

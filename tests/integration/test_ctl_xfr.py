@@ -6,6 +6,7 @@ the wrong role, the secondaries' metrics with exact values, and the
 warning for a NOTIFY target that never answers (a loopback port nobody
 listens on), logged once per episode.
 """
+import json
 import re
 import time
 import unittest
@@ -64,6 +65,12 @@ def metrics(server):
         return r.read().decode()
 
 
+def status_json(server):
+    url = "http://127.0.0.1:%d/status.json" % server.http_port()
+    with urllib.request.urlopen(url, timeout=10) as r:
+        return json.loads(r.read().decode())
+
+
 class PrimaryAndSecondary(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -119,7 +126,19 @@ class PrimaryAndSecondary(unittest.TestCase):
         with urllib.request.urlopen(url, timeout=10) as r:
             page = r.read().decode()
         self.assertRegex(page, r'(?s)<table id="copies">.*<tr><td>short\.example\.</td><td>10</td>'
-                         r'<td>\d{4}-\d\d-\d\d \d\d:\d\d UTC</td><td>\d{4}-')
+                         r'<td>\d{4}-\d\d-\d\d \d\d:\d\d UTC</td><td>\d{4}-\d\d-\d\d \d\d:\d\d '
+                         r'UTC</td><td>\d{4}-\d\d-\d\d \d\d:\d\d UTC</td><td>unsigned</td></tr>')
+        # /status.json: the copy with the same times as zone-status, exactly
+        doc = status_json(self.secondary)
+        self.assertEqual(doc["copies"], [{
+            "zone": "short.example.", "role": "secondary", "have_copy": True, "serving": True,
+            "serial": 10, "last_refresh": last, "next_refresh": int(f["next_refresh"]),
+            "checking": False, "expires_at": last + 86400, "signature_expiry": 0,
+            "soa_refresh": 3600, "soa_retry": 600, "soa_expire": 86400}])
+        self.assertEqual(doc["zones"], [{"zone": "short.example.", "role": "secondary",
+                                         "serial": 10, "signed": False,
+                                         "signature_expiry": 0}])
+        self.assertEqual(doc["notify_targets"], [])
         # the status line of the whole server
         self.assertIn("zone short.example. serial 10 role secondary",
                       ctl(self.secondary, "status").stdout)
@@ -157,6 +176,14 @@ class PrimaryAndSecondary(unittest.TestCase):
                       "at serial 10</td>" % self.sp, page)
         self.assertIn("<td>short.example.</td><td>%s</td><td class=\"down\">unanswered "
                       "since " % dead, page)
+        doc = status_json(self.primary)
+        self.assertEqual(doc["notify_targets"], [
+            {"zone": "short.example.", "target": "127.0.0.1:%d" % self.sp, "state": "answered",
+             "acknowledged_serial": 10, "unanswered_since": 0},
+            {"zone": "short.example.", "target": dead, "state": "unanswered",
+             "acknowledged_serial": None, "unanswered_since": since}])
+        self.assertEqual(doc["copies"], [])
+        self.assertEqual(doc["zones"][0]["role"], "primary")
         # zone-notify sends again: the same episode, no second warning
         out = ctl(self.primary, "zone-notify", "short.example")
         self.assertEqual(out.stdout, "NOTIFY of short.example sent to 2 targets (answers: "

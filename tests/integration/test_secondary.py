@@ -8,6 +8,7 @@ SQLite while the primary is down, and stops being served once the SOA
 expire has run out."""
 import base64
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -29,6 +30,7 @@ import dns.update
 from acme_helpers import TsigKey, signed_update
 from harness import BASE_CONFIG, BIN, Server, free_port, main, make_key
 from secondaries import sorted_records
+from test_ctl import ctl
 
 XFR_KEY = "xfr.example."
 XFR_SECRET = base64.b64encode(b"transfer-secret-for-the-secondaries").decode()
@@ -203,6 +205,56 @@ class OfGeoacme(unittest.TestCase):
         r = self.secondary.query("_acme-challenge.n%d.acme.example." % before, "TXT")
         self.assertEqual(r.answer[0][0].to_text(), '"via-ixfr"')
 
+    def copy_signature_expiry(self):
+        """The copy's earliest RRSIG expiration, computed here from an AXFR of what the
+        secondary serves, with the serial it was read at."""
+        rrsets = [rrset for m in dns.query.xfr("127.0.0.1", "acme.example.", port=self.sp,
+                                               timeout=20, relativize=False)
+                  for rrset in m.answer]
+        sigs = [rd for rrset in rrsets if rrset.rdtype == dns.rdatatype.RRSIG for rd in rrset]
+        self.assertGreaterEqual(len(sigs), 4)   # SOA, NS, DNSKEY, NSEC at least
+        self.assertEqual(rrsets[0].rdtype, dns.rdatatype.SOA)
+        self.expirations = set(rd.expiration for rd in sigs)
+        return min(self.expirations), rrsets[0][0].serial
+
+    def observed_signature_expiry(self):
+        """signature_expiry of acme.example. as ctl, /metrics and /status.json say it."""
+        out = ctl(self.secondary, "zone-status", "acme.example")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        f = dict(l.split(" ", 1) for l in out.stdout.splitlines())
+        base = "http://127.0.0.1:%d" % self.secondary.http_port()
+        with urllib.request.urlopen(base + "/metrics", timeout=10) as r:
+            m = re.search(r'(?m)^geoacme_zone_signature_expiry_timestamp_seconds\{zone='
+                          r'"acme\.example\."\} (\d+)$', r.read().decode())
+        with urllib.request.urlopen(base + "/status.json", timeout=10) as r:
+            doc = json.loads(r.read().decode())
+        copy = [c for c in doc["copies"] if c["zone"] == "acme.example."]
+        zone = [z for z in doc["zones"] if z["zone"] == "acme.example."]
+        self.assertEqual(len(copy), 1, doc)
+        self.assertEqual(zone[0]["role"], "secondary")
+        self.assertEqual(copy[0]["serial"], int(f["serial"]))
+        return (int(f["serial"]), int(f["signature_expiry"]), int(m.group(1)) if m else None,
+                copy[0]["signature_expiry"], zone[0]["signature_expiry"])
+
+    def test_copy_signature_expiry_is_its_earliest_rrsig(self):
+        # Built whole by AXFR at start, then patched by IXFR: the earliest
+        # RRSIG expiration of the copy, the same in ctl, /metrics and /status.json.
+        for step in range(2):
+            if step:
+                time.sleep(1.1)   # the re-signed RRsets' expirations come later
+                before = self.serial(self.primary, "acme.example")
+                r = self.update("_acme-challenge.sig%d.acme.example." % before, '"expiry"')
+                self.assertEqual(r.rcode(), 0)
+                serial = self.serial(self.primary, "acme.example")
+                self.wait_serial("acme.example", serial)
+                self.secondary.wait_log(r"acme\.example\.: IXFR from 127\.0\.0\.1:%d, serial "
+                                        r"%d -> %d: .* copy patched" % (self.pp, before, serial))
+            want, serial = self.copy_signature_expiry()
+            self.assertGreater(want, time.time())
+            if step:   # the earliest, not the SOA's (re-signed): they differ now
+                self.assertGreater(len(self.expirations), 1)
+            self.assertEqual(self.observed_signature_expiry(), (serial, want, want, want, want))
+
     def test_check_reads_the_copy_and_writes_nothing(self):
         path = os.path.join(self.secondary.dir, "acme-copy.sqlite")
         with open(path, "rb") as f:
@@ -253,6 +305,7 @@ class OfGeoacme(unittest.TestCase):
 
     def test_zz_kill9_restart_serves_copy_then_expires(self):
         serial = self.serial(self.primary, "acme.example")
+        expiry = self.copy_signature_expiry()
         self.secondary.kill9()
         self.primary.stop()
         self.secondary.start()
@@ -260,6 +313,9 @@ class OfGeoacme(unittest.TestCase):
         self.assertEqual(self.serial(self.secondary, "acme.example"), serial)
         self.assertEqual(self.serial(self.secondary, "short.example"), 1)
         self.secondary.wait_log(r"acme\.example\.: serving the copy from .*, serial %d" % serial)
+        # ... and its signature expiry read again from the copy in SQLite
+        self.assertEqual(self.copy_signature_expiry(), expiry)
+        self.assertEqual(self.observed_signature_expiry(), (serial,) + (expiry[0],) * 4)
         # short.example's SOA expire is 4 s: once past it, no longer served.
         self.secondary.wait_log(r"short\.example\.: the copy expired", timeout=15)
         r = self.secondary.query("short.example", "SOA")
