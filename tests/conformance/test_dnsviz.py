@@ -17,6 +17,10 @@ signatures and NSEC proofs of each are analysed.  `dnsviz grok` then
 assesses the probe with the zone's DS as the trust anchor: every name must be
 SECURE, and there must be no error and no warning anywhere in its output.  A
 run with a wrong DS must report errors (so the check can fail).
+
+DNSVizMidRollover does the same for example.com caught mid-rollover
+(harness.demo_mid_rollover): both keys published and signing everything,
+CDS and CDNSKEY naming the new key, the parent still holding the old DS.
 """
 import json
 import os
@@ -27,7 +31,12 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../integration"))
 
-from harness import demo_server, ds_records, enter_private_netns, main, netns_add_address  # noqa: E402
+import dns.message  # noqa: E402
+import dns.query  # noqa: E402
+import dns.rdatatype  # noqa: E402
+
+from harness import (demo_mid_rollover, demo_server, ds_records, enter_private_netns,  # noqa: E402
+                     main, netns_add_address)
 from wildcards import demo_with_wildcards  # noqa: E402
 
 NS = (("ns1.example.com", "192.0.2.53"), ("ns1.example.com", "2001:db8::53"),
@@ -79,15 +88,26 @@ def statuses(node, out=None):
     return out
 
 
-class DNSViz(unittest.TestCase):
+ADDED = []   # the namespace's addresses, put on lo once for every class
+
+
+class DNSVizBase(unittest.TestCase):
+    """A demo server on the name servers' addresses, port 53; no cases."""
+
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="geoacme-dnsviz-")
         for _, addr in NS:
-            netns_add_address(addr)
+            if addr not in ADDED:
+                netns_add_address(addr)
+                ADDED.append(addr)
         cls.server = demo_server(listen_v4=[a for _, a in NS if ":" not in a],
                                  listen_v6=[a for _, a in NS if ":" in a], port=53,
                                  edit_zone=demo_with_wildcards)
+        cls.prepare()
+
+    @classmethod
+    def prepare(cls):
         cls.server.start()
         cls.ds = dict(zip(NAMES, ds_records(cls.server, *NAMES)))
 
@@ -130,6 +150,8 @@ class DNSViz(unittest.TestCase):
                          "geoacme log:\n%s" % self.server.log()[-3000:])
         return result
 
+
+class DNSViz(DNSVizBase):
     def test_geo_zone(self):
         result = self.check_zone("example.com")
         # What was analysed is what the names are for: a wildcard proof for
@@ -150,6 +172,31 @@ class DNSViz(unittest.TestCase):
         result = self.grok("example.com", " ".join(f))
         self.assertNotEqual(find_problems(result), [])
         self.assertNotIn("SECURE", statuses(result.get("example.com.", {}).get("delegation", {})))
+
+
+class DNSVizMidRollover(DNSVizBase):
+    """example.com in the middle of a key rollover that a parent which never
+    shows the new DS holds there: clean, from the DS the parent still has."""
+
+    @classmethod
+    def prepare(cls):
+        old_ds, cls.old, cls.new = demo_mid_rollover(cls.server)
+        cls.ds = {"example.com": old_ds}
+
+    def test_geo_zone_mid_rollover(self):
+        # The state is what the test is about: two keys, both signing, CDS
+        # naming the new one, the old DS at the parent.
+        def sets(name, rdtype):
+            q = dns.message.make_query(name, rdtype, want_dnssec=True)
+            r = dns.query.udp(q, NS[0][1], port=53, timeout=3)
+            return {rrset.rdtype: sorted(rd.key_tag for rd in rrset) for rrset in r.answer
+                    if rrset.rdtype in (dns.rdatatype.RRSIG, dns.rdatatype.CDS)}
+        both = sorted([self.old, self.new])
+        self.assertEqual(sets("www.example.com.", "A")[dns.rdatatype.RRSIG], both)
+        self.assertEqual(sets("example.com.", "CDS"),
+                         {dns.rdatatype.CDS: [self.new], dns.rdatatype.RRSIG: both})
+        self.assertEqual(int(self.ds["example.com"].split()[3]), self.old)
+        self.check_zone("example.com")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,10 @@ LOOPBACK_ONLY below, each with the reason it cannot happen on a real
 deployment.  A run with a wrong DS must report DNSSEC errors (the check can
 fail), and every query zonemaster sent must have gone to an address of the
 namespace.
+
+ZonemasterMidRollover does the same for example.com caught mid-rollover
+(harness.demo_mid_rollover): both keys published and signing everything,
+CDS and CDNSKEY naming the new key, com. still holding the old key's DS.
 """
 import ipaddress
 import json
@@ -32,7 +36,12 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../integration"))
 
-from harness import demo_server, ds_records, enter_private_netns, main, netns_add_address  # noqa: E402
+import dns.message  # noqa: E402
+import dns.query  # noqa: E402
+import dns.rdatatype  # noqa: E402
+
+from harness import (demo_mid_rollover, demo_server, ds_records, enter_private_netns,  # noqa: E402
+                     main, netns_add_address)
 from resolvers import NamedAuth  # noqa: E402
 from wildcards import demo_with_wildcards  # noqa: E402
 
@@ -91,18 +100,25 @@ def ds_arg(ds):
     return ",".join(f[3:6] + ["".join(f[6:])])
 
 
-class Zonemaster(unittest.TestCase):
+ADDED = []   # the namespace's addresses, put on lo once for every class
+
+
+class ZonemasterBase(unittest.TestCase):
+    """The demo server, the root, com. and net. with the DS; no cases."""
+
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="geoacme-zonemaster-")
         for _, addr in NS:
-            netns_add_address(addr)
+            if addr not in ADDED:
+                netns_add_address(addr)
+                ADDED.append(addr)
         cls.server = demo_server(listen_v4=[a for _, a in NS if ":" not in a],
                                  listen_v6=[a for _, a in NS if ":" in a], port=53,
                                  edit_zone=demo_with_wildcards)
-        cls.server.start()
         cls.ds = dict(zip(("example.com", "acme.example.net"),
                           ds_records(cls.server, "example.com", "acme.example.net")))
+        cls.prepare()
         glue = "".join("%s. %s %s\n" % (name, "AAAA" if ":" in addr else "A", addr) for name, addr in NS)
         zones = [(".", ROOT_ZONE.format(root=ROOT)),
                  ("com", COM_ZONE.format(glue=glue, ds=cls.ds["example.com"])),
@@ -173,6 +189,12 @@ class Zonemaster(unittest.TestCase):
         # The allow-listed tags are still there (the set-up is what we think).
         self.assertTrue(LOOPBACK_ONLY <= tags)
 
+    @classmethod
+    def prepare(cls):
+        cls.server.start()
+
+
+class Zonemaster(ZonemasterBase):
     def test_geo_zone(self):
         self.check_zone("example.com")
 
@@ -185,6 +207,29 @@ class Zonemaster(unittest.TestCase):
         msgs = self.zonemaster("example.com", wrong)
         errors = {m["tag"] for m in msgs if m["level"] in ("ERROR", "CRITICAL")}
         self.assertEqual(errors - LOOPBACK_ONLY, {"DS02_NO_MATCH_DS_DNSKEY"})
+
+
+class ZonemasterMidRollover(ZonemasterBase):
+    """example.com in the middle of a key rollover that a parent which never
+    shows the new DS holds there: no error, from the DS com. still has."""
+
+    @classmethod
+    def prepare(cls):
+        old_ds, cls.old, cls.new = demo_mid_rollover(cls.server)
+        assert old_ds == cls.ds["example.com"]
+
+    def test_geo_zone_mid_rollover(self):
+        def tags(name, rdtype):
+            q = dns.message.make_query(name, rdtype, want_dnssec=True)
+            r = dns.query.udp(q, NS[0][1], port=53, timeout=3)
+            return {rrset.rdtype: sorted(rd.key_tag for rd in rrset) for rrset in r.answer
+                    if rrset.rdtype in (dns.rdatatype.RRSIG, dns.rdatatype.CDS)}
+        both = sorted([self.old, self.new])
+        self.assertEqual(tags("www.example.com.", "A")[dns.rdatatype.RRSIG], both)
+        self.assertEqual(tags("example.com.", "CDS"),
+                         {dns.rdatatype.CDS: [self.new], dns.rdatatype.RRSIG: both})
+        self.assertEqual(int(self.ds["example.com"].split()[3]), self.old)
+        self.check_zone("example.com")
 
 
 if __name__ == "__main__":

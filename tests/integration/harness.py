@@ -540,3 +540,51 @@ def ds_records(server, *zones):
     """The DS record `geoacme ds` prints for each of the server's zones."""
     return [subprocess.run([BIN, "ds", "-c", server.config_path, zone], capture_output=True,
                            text=True, check=True).stdout.strip() for zone in zones]
+
+
+def demo_mid_rollover(server):
+    """Catches demo_server's example.com (not started) mid-rollover, as a parent
+    that never shows the new DS leaves it (doc/dnssec.md, steps 2-3): a key
+    policy is turned on (the example's commented block, with lifetime 0, TTLs
+    of an hour and a parent that never answers), `geoacme ctl key-roll`
+    starts a rollover, and the key state file is moved one step on (the new
+    key active, so CDS and CDNSKEY name it; the first key outgoing), as the
+    server writes it once the new key has been in every cache.  Both keys
+    are published and sign every RRset.  The server is left running.
+    Returns (the DS the parent still holds: the first key's, its tag, the
+    new key's tag)."""
+    old_ds = ds_records(server, "example.com")[0]
+    with open(server.config_path) as f:
+        conf = f.read()
+    policy = ('[zones.key_policy]\nlifetime = "0"\ndnskey_ttl = "1h"\npropagation_delay = "1h"\n'
+              'key_dir = "demo/run/keys"\nparent = ["127.0.0.1:1"]\n')
+    conf, n = re.subn(r"(?m)^# ds_push_key = .*\n", lambda m: m.group(0) + policy, conf)
+    assert n == 1, "config.toml.example's commented [zones.key_policy] block moved"
+    with open(server.config_path, "w") as f:
+        f.write(conf)
+    os.makedirs(server.path("demo/run/keys"), mode=0o700)
+    server.start()
+    r = subprocess.run([BIN, "ctl", "-c", server.config_path, "key-roll", "example.com"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stdout + r.stderr
+    server.stop()
+    state = server.path("demo/run/keys/example.com.keys")
+    with open(state) as f:
+        lines = f.read().splitlines()
+    tags = {}
+    for i, line in enumerate(lines):
+        m = re.match(r"key (\d+) (\S+) (active|incoming) (\d+),(\d+),(\d+),(\d+),(.*)", line)
+        if not m:
+            continue
+        tag, origin, st, created, published, signing = m.groups()[:6]
+        rest = m.group(8)
+        times = "%s,%s,%s,%s,%s" % (created, published, signing,
+                                    signing if st == "incoming" else m.group(7), rest)
+        tags[st] = int(tag)
+        lines[i] = "key %s %s %s %s" % (tag, origin, "active" if st == "incoming" else "outgoing",
+                                        times)
+    assert sorted(tags) == ["active", "incoming"], lines
+    with open(state, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    server.start()
+    return old_ds, tags["active"], tags["incoming"]
