@@ -327,12 +327,24 @@ int acme_apply_file_edits(struct acme *a, char err[256])
 		struct acme_zone *az = a->zones[i];
 		if (!az->edit)
 			continue;
-		int ret = commit_file_edit(az, az->edit, false);
+		/* Computed against the SOA the build read; UPDATEs replayed since,
+		 * or a signed zone's bump, moved it on (file_diff_rebase). */
+		const struct recset_rrset *soa =
+			recset_name_rrset(recset_find(az->rs, az->apex), RR_SOA);
+		if (!soa || soa->count != 1) {
+			acme_errf(err, "%s: the database holds no SOA record at the apex",
+			          az->journal_path);
+			return -EINVAL;
+		}
+		int ret = file_diff_rebase(az->edit, soa->rr[0].rdata, soa->rr[0].rdlen,
+		                           soa->rr[0].ttl);
+		if (ret == 0)
+			ret = commit_file_edit(az, az->edit, false);
 		if (ret < 0) {
 			acme_errf(err, "%s: the edit of %s could not be applied (%s); nothing changed",
 			          az->name, az->zone_path, ret == -EPERM ? "a DS record where none may be"
 			          : ret == -EBUSY ? "another process holds the database's lock"
-			          : "see the log");
+			          : ret == -ENOMEM ? "out of memory" : "see the log");
 			return ret;
 		}
 		log_info("%s: zone file %s applied as a difference: %zu record%s removed, %zu added%s, "

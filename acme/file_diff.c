@@ -186,6 +186,7 @@ static int compare(const uint8_t *apex, const struct change_list *stored,
 	 * one (RFC 1982 3.2), else the served one + 1 (RFC 1982 3.1).  A file
 	 * whose serial is exactly 2^31 away is not newer (serial.h).
 	 */
+	fd->file_serial = file_serial;
 	fd->serial_from = soa_serial(soa_now, soa_now_len);
 	fd->serial_to = serial_newer(file_serial, fd->serial_from) ? file_serial
 	                                                            : fd->serial_from + 1u;
@@ -204,6 +205,36 @@ out:
 	free(b);
 	free(v);
 	return ret;
+}
+
+int file_diff_rebase(struct file_diff *fd, const uint8_t *soa, uint16_t soa_len,
+                     uint32_t soa_ttl)
+{
+	struct change_list *cl = &fd->records;
+	if (cl->n < 2 || soa_len < 22)
+		return 0;
+	/* compare() put the served SOA's deletion and the new SOA last. */
+	struct change *del = &cl->v[cl->n - 2], *add = &cl->v[cl->n - 1];
+	if (del->op != CHANGE_DEL || del->type != RR_SOA || add->op != CHANGE_ADD ||
+	    add->type != RR_SOA || add->rdlen < 22)
+		return 0;
+	if (del->ttl == soa_ttl && del->rdlen == soa_len && memcmp(del->rdata, soa, soa_len) == 0)
+		return 0;   /* nothing came between */
+	uint8_t *mem = malloc((size_t)del->name_len + soa_len);
+	if (!mem)
+		return -ENOMEM;
+	memcpy(mem, del->name, del->name_len);
+	memcpy(mem + del->name_len, soa, soa_len);
+	free(del->name);   /* name and rdata are one allocation (change.h) */
+	del->name = mem;
+	del->rdata = mem + del->name_len;
+	del->rdlen = soa_len;
+	del->ttl = soa_ttl;
+	fd->serial_from = soa_serial(soa, soa_len);
+	fd->serial_to = serial_newer(fd->file_serial, fd->serial_from) ? fd->file_serial
+	                                                                : fd->serial_from + 1u;
+	wire_set_u32(add->rdata + add->rdlen - 20, fd->serial_to);
+	return 0;
 }
 
 int file_diff_compute(const char *path, const uint8_t *apex, const struct change_list *stored,

@@ -36,6 +36,7 @@ struct file_diff {
 	struct change_list records;   /* for the records: deletions, additions, the SOA last */
 	struct change_list file;      /* for the stored zone file (the same without the serial) */
 	uint32_t serial_from, serial_to;
+	uint32_t file_serial;         /* the file's own, for file_diff_rebase */
 	size_t n_del, n_add;          /* records the edit removed and added, the SOA apart */
 	bool soa;                     /* the SOA's fields or TTL changed (not just its serial) */
 };
@@ -58,6 +59,19 @@ int file_diff_collect(void *arg, const struct records_row *row);
 int file_diff_compute(const char *path, const uint8_t *apex, const struct change_list *stored,
                       const uint8_t *soa, uint16_t soa_len, uint32_t soa_ttl,
                       struct file_diff *fd, struct diag *d);
+
+/*
+ * Moves an edit onto the SOA served now (rdata, TTL) when another change
+ * came after the one it was computed against: a reload applies its edit
+ * after the UPDATEs committed during its build and, for a signed zone
+ * that is transferred, after the serial bump of its new signatures
+ * (acme_zone.c).  The deleted SOA becomes the served one and the serial is
+ * chosen again by the rule above, so the edit gets a serial of its own
+ * (without this it repeated the bump's, or, with a raised file serial,
+ * left two SOA records and was refused).  0, or -ENOMEM with fd unchanged.
+ */
+int file_diff_rebase(struct file_diff *fd, const uint8_t *soa, uint16_t soa_len,
+                     uint32_t soa_ttl);
 
 /* "- owner ttl IN TYPE rdata" and "+ ..." lines, the SOA last, to out. */
 void file_diff_print(const struct file_diff *fd, FILE *out);

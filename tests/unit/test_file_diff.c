@@ -3,7 +3,8 @@
  * acme/file_diff: a zone-file edit as a difference against what the file
  * said when it was last applied: removed, added and re-TTLed records, the
  * serial rule (RFC 1982), a file that says the same, a migrated database
- * whose stored SOA is ahead of the file, bad edits refused at their line,
+ * whose stored SOA is ahead of the file, an edit moved onto a later served
+ * SOA (file_diff_rebase), bad edits refused at their line,
  * and the printed difference.
  */
 #include <errno.h>
@@ -124,11 +125,35 @@ int main(void)
 			file_soa = wire_get_u32(fd.file.v[i].rdata + fd.file.v[i].rdlen - 20) == 10;
 	ok(file_soa, "the stored file takes the file's own SOA, serial 10");
 
+	/* Served 59 by the time it is applied (an UPDATE replayed, a signed
+	 * zone's bump): moved onto 59, and a serial of its own, 60. */
+	uint8_t soa[600];
+	uint16_t soa_len = served_soa(&stored, 57, soa);
+	is_int(file_diff_rebase(&fd, soa, soa_len, 300), 0, "rebase onto the same SOA");
+	is_int((int)fd.serial_to, 58, "nothing came between: still 58");
+	soa_len = served_soa(&stored, 59, soa);
+	is_int(file_diff_rebase(&fd, soa, soa_len, 300), 0, "rebase onto serial 59");
+	is_int((int)fd.serial_from, 59, "rebased: from 59");
+	is_int((int)fd.serial_to, 60, "rebased: to 60");
+	ok(strstr(printed(&fd),
+	          "- acme.example. 300 IN SOA ns1.example. h.example. 59 3600 600 86400 60\n"
+	          "+ acme.example. 300 IN SOA ns1.example. h.example. 60 3600 600 86400 60\n") != NULL,
+	   "deletes the SOA served now, adds serial 60: %s", printed(&fd));
+	is_int((int)(fd.n_add + fd.n_del), 4, "the records' part unchanged");
+
 	/* A raised serial alone is a change, and the file's newer serial wins. */
 	snprintf(text, sizeof(text), HEAD "@ NS ns1.example.\nwww A 192.0.2.1\nold TXT \"x\"\n", 100);
 	is_int(diff(text, &stored, 57, &fd, &d), 1, "serial raised to 100");
 	is_int((int)fd.serial_to, 100, "the file's 100, newer than 57");
 	is_int((int)(fd.n_add + fd.n_del), 0, "no record changed");
+	soa_len = served_soa(&stored, 58, soa);
+	is_int(file_diff_rebase(&fd, soa, soa_len, 300), 0, "raised, rebased onto 58");
+	ok(fd.serial_from == 58 && fd.serial_to == 100, "the file's 100 still wins over 58");
+	ok(strstr(printed(&fd), "- acme.example. 300 IN SOA ns1.example. h.example. 58 ") != NULL,
+	   "the served SOA 58 is the one deleted: one SOA after the edit");
+	soa_len = served_soa(&stored, 100, soa);
+	is_int(file_diff_rebase(&fd, soa, soa_len, 300), 0, "rebased onto 100");
+	is_int((int)fd.serial_to, 101, "served 100 already: 101");
 	/* Across the wrap (RFC 1982 3.2): 5 is newer than 4294967290. */
 	snprintf(text, sizeof(text), HEAD "@ NS ns1.example.\nwww A 192.0.2.1\nold TXT \"x\"\n", 5);
 	is_int(diff(text, &stored, 4294967290u, &fd, &d), 0, "5 is not newer than the stored 10");
