@@ -425,8 +425,10 @@ class Rollover(unittest.TestCase):
             third = wait_for("a second rollover", lambda: [t for t, s in key_states(geo, zone).items()
                                                           if s == "incoming"], 20)[0]
             self.phase[0] = "second rollover"
-            wait_for("key %u retired" % new, lambda: key_states(geo, zone).get(new) == "retired", 20)
+            wait_for("key %u withdrawn" % new, lambda: key_states(geo, zone).get(new) in
+                     ("removed", "retired"), 20)
             self.assertEqual(knot.ds_tags(zone + "."), [third])
+            wait_for("key %u retired" % new, lambda: key_states(geo, zone).get(new) == "retired", 20)
             self.assert_validated_all_through()
         # The old key went only after the parent served the new DS (the log says when).
         log = geo.log()
