@@ -19,6 +19,10 @@
  *   GEOACME_TEST_RELOAD_DELAY_MS  cmd/builder.c: a reload's new generation,
  *                            once built, waits this long on the builder
  *                            thread before the loop swaps it in
+ *   GEOACME_TEST_XFR_BUILD_DELAY_MS  xfr/secondary.c: a secondary's copy,
+ *                            once built whole and stored beside the loop
+ *                            (xfr/copy_build.h), waits this long on its
+ *                            thread before the loop serves it
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -36,6 +40,7 @@
 #define TEST_HOOK_SYNC "GEOACME_TEST_SYNC"
 #define TEST_HOOK_CLOCK_FILE "GEOACME_TEST_CLOCK_FILE"
 #define TEST_HOOK_RELOAD_DELAY "GEOACME_TEST_RELOAD_DELAY_MS"
+#define TEST_HOOK_XFR_BUILD_DELAY "GEOACME_TEST_XFR_BUILD_DELAY_MS"
 /* The hook's value from the environment, or NULL when it is not set. */
 #define test_hook(name) getenv(name)
 /* The hook's name, for a log line. */

@@ -486,6 +486,12 @@ void db_close(struct db *db)
 	free(db);
 }
 
+void db_interrupt(struct db *db)
+{
+	if (db && db->sql)
+		sqlite3_interrupt(db->sql);
+}
+
 int db_schema_version(struct db *db)
 {
 	long long v;

@@ -95,6 +95,13 @@ int db_quick_check(const char *path, char err[256]);
  */
 struct db *db_open(const char *path, char err[256]);
 void db_close(struct db *db);   /* NULL-safe */
+/*
+ * Makes the statement running on db (on another thread) fail at once with
+ * SQLITE_INTERRUPT, so its caller rolls back: how a copy built beside the
+ * loop is stopped (xfr/copy_build.h).  The one call here that may come
+ * from a thread other than the connection's user.  NULL-safe.
+ */
+void db_interrupt(struct db *db);
 
 /*
  * 0 when a write transaction could start now, -EBUSY when another

@@ -22,6 +22,7 @@
 #include "core/conf/sysclock.h"
 #include "core/net/loop.h"
 #include "core/net/source.h"
+#include "core/test_hooks.h"
 #include "core/tsig/tsig.h"
 #include "core/wire/change.h"
 #include "core/wire/dname.h"
@@ -39,6 +40,7 @@
 #include "storage/copy.h"
 #include "storage/db.h"
 #include "storage/records.h"
+#include "xfr/copy_build.h"
 #include "xfr/copy_mirror.h"
 #include "xfr/copy_sigs.h"
 #include "xfr/secondary.h"
@@ -110,7 +112,20 @@ struct sec_zone {
 	int64_t next_at;             /* unix s of the next scheduled check (0: none) */
 	struct sec_conn *conn;
 	size_t next_primary, tries;
-	bool again;                  /* a NOTIFY came during a transfer */
+	bool again;                  /* a NOTIFY came during a transfer or a build */
+	/* A copy built whole beside the loop (copy_build.h), and what the loop
+	 * finishes with when it is done; sz->rs (the base of an IXFR's build),
+	 * sz->cl and sz->db are the thread's until then. */
+	struct copy_build *build;
+	struct change_list cl;       /* the transfer's records, taken from its conn */
+	struct sec_done {
+		bool incremental, confirm_only;
+		char who[INET6_ADDRSTRLEN + 8];
+		uint32_t serial;             /* the primary's */
+		size_t records, messages, bytes;
+		int64_t now;
+		struct timespec t0;
+	} done;
 	bool outdated;               /* in an episode of older offers (logged once) */
 	uint32_t max_records, max_bytes;   /* caps on one received transfer */
 	uint64_t *mx;                /* metrics_secondary(): by enum metrics_secondary */
@@ -122,6 +137,7 @@ struct secondary {
 	struct net_source src;       /* where requests leave from (core/net/source.h) */
 	struct sec_zone **zones;
 	size_t n;
+	uint32_t build_delay_ms;     /* GEOACME_TEST_XFR_BUILD_DELAY_MS (core/test_hooks.h) */
 };
 
 static struct log_limit lim_notify;
@@ -168,25 +184,7 @@ static void read_soa(struct sec_zone *sz)
 /* A snapshot of the records as received, signatures attached as they came. */
 static struct zone *build(struct sec_zone *sz, const struct recset *rs, char err[256])
 {
-	struct zone_builder *b = zone_builder_new(sz->apex);
-	if (!b) {
-		xfr_errf(err, "out of memory");
-		return NULL;
-	}
-	zone_builder_set_presigned(b);
-	int ret = recset_foreach(rs, recset_add_to_builder, b);
-	if (ret < 0) {
-		zone_builder_free(b);
-		xfr_errf(err, "a received record cannot be served (%s)", strerror(-ret));
-		return NULL;
-	}
-	struct diag d;
-	diag_init(&d);
-	struct zone *z = zone_builder_finish(b, NULL, sz->path, &d);
-	if (!z)
-		xfr_errf(err, "%s", d.n ? d.msgs[0] : "cannot build the zone");
-	diag_clear(&d);
-	return z;
+	return copy_build_zone(sz->apex, rs, sz->path, err);
 }
 
 /*
@@ -419,7 +417,125 @@ static void unapply(struct sec_zone *sz, const struct change_list *cl)
 	}
 }
 
-/* The transfer is complete: store it, then serve it. */
+/*
+ * The copy is current again with what the transfer brought (sz->rs and the
+ * database hold it): its timers, and the news in the log.
+ */
+static void taken(struct sec_zone *sz, const struct copy_sigs *sigs, bool patched, double loop_ms,
+                  const char *beside)
+{
+	const struct sec_done *dn = &sz->done;
+	uint32_t old = sz->serial;
+	bool had = sz->have_data;
+	read_soa(sz);
+	if (sigs)
+		sz->sigs = *sigs;   /* an AXFR's, read on the build's thread */
+	else
+		copy_sigs_applied(&sz->sigs, sz->rs, &sz->cl, dn->now);
+	sz->refreshed_at = dn->now;
+	sz->force_axfr = false;
+	sz->force_serial = false;
+	METRICS_INC(metrics.xfr_in[dn->incremental ? METRICS_XFRIN_IXFR : METRICS_XFRIN_AXFR]);
+	if (patched)
+		METRICS_INC(metrics.xfr_in_patched);
+	log_info("%s: %s from %s, serial %u -> %u: %zu records in %zu messages, %zu bytes; copy %s "
+	         "in %.1f ms%s", sz->name, dn->incremental ? "IXFR" : "AXFR", dn->who,
+	         had ? old : 0, sz->serial, dn->records, dn->messages, dn->bytes,
+	         patched ? "patched" : "built whole", loop_ms, beside);
+}
+
+/* A build beside the loop ended (copy_build.h): serve its copy, or say why not. */
+static void build_done(void *ctx, struct copy_build_out *out)
+{
+	struct sec_zone *sz = ctx;
+	const struct sec_done *dn = &sz->done;
+	sz->build = NULL;
+	if (dn->confirm_only) {
+		if (out->z)
+			serve(sz, out->z);
+		else
+			log_error("%s: the stored copy cannot be served (%s)", sz->name, out->err);
+		change_list_clear(&sz->cl);
+		round_end(sz, out->z != NULL);
+		return;
+	}
+	if (!out->z) {
+		if (dn->incremental) {
+			unapply(sz, &sz->cl);   /* the database never saw it */
+			sz->force_axfr = true;
+		}
+		change_list_clear(&sz->cl);
+		log_warn("%s: transfer from %s failed: %s (%s)", sz->name, dn->who,
+		         dn->incremental ? "the difference cannot be applied"
+		                         : "the zone cannot be stored or served", out->err);
+		METRICS_INC(metrics.xfr_in[METRICS_XFRIN_FAILED]);
+		next_primary(sz);
+		return;
+	}
+	bool axfr = out->rs != NULL;
+	if (axfr) {
+		recset_free(sz->rs);
+		sz->rs = out->rs;
+		out->rs = NULL;
+	}
+	serve(sz, out->z);
+	out->z = NULL;
+	char beside[128];
+	snprintf(beside, sizeof(beside), " (beside the loop: built in %.1f ms, stored in %.1f ms)",
+	         out->build_ms, out->store_ms);
+	/* The difference is still the one sz->rs last applied (copy_sigs.h). */
+	taken(sz, axfr ? &out->sigs : NULL, false, ms_since(&dn->t0), beside);
+	change_list_clear(&sz->cl);
+	round_end(sz, true);
+}
+
+/*
+ * Builds the copy whole beside the loop from `base` (NULL: from sz->cl, an
+ * AXFR), then stores it as `store` says; build_done() serves it.  false
+ * when no build could start (err says why).
+ */
+static bool start_build(struct sec_zone *sz, const struct recset *base,
+                        enum copy_build_store store, char err[256])
+{
+	struct copy_build_in in = {
+		.apex = sz->apex, .path = sz->path, .db = sz->db, .base = base, .cl = &sz->cl,
+		.store = store, .now = sz->done.now, .delay_ms = sz->s->build_delay_ms,
+	};
+	sz->build = copy_build_start(sz->s->l, &in, build_done, sz, err);
+	if (!sz->build)
+		return false;
+	const struct sec_done *dn = &sz->done;
+	if (dn->confirm_only)
+		log_info("%s: building the stored copy (serial %u) beside the loop, to serve it "
+		         "again", sz->name, sz->serial);
+	else
+		log_info("%s: %s from %s, serial %u: %zu records received; building the copy whole "
+		         "beside the loop (%s meanwhile)", sz->name, dn->incremental ? "IXFR" : "AXFR",
+		         dn->who, dn->serial, dn->records,
+		         sz->serving ? "the old copy answers" : "not served");
+	return true;
+}
+
+/* What conn_done needs to know of c once it is gone; c->cl moves to sz->cl. */
+static void keep_done(struct sec_zone *sz, struct sec_conn *c, int64_t now,
+                      const struct timespec *t0)
+{
+	struct sec_done *dn = &sz->done;
+	*dn = (struct sec_done){
+		.incremental = c->incremental, .serial = c->serial, .records = c->records,
+		.messages = c->messages, .bytes = c->bytes, .now = now, .t0 = *t0,
+	};
+	memcpy(dn->who, c->who, sizeof(dn->who));
+	change_list_clear(&sz->cl);
+	sz->cl = c->cl;
+	change_list_init(&c->cl);
+}
+
+/*
+ * The transfer is complete: store it, then serve it.  A patch (the cost of
+ * the difference) is made here; a copy built whole is built and stored
+ * beside the loop (start_build), which serves it when done.
+ */
 static void conn_done(struct sec_conn *c)
 {
 	struct sec_zone *sz = c->sz;
@@ -440,13 +556,19 @@ static void conn_done(struct sec_conn *c)
 		if (o == SERIAL_EQUAL) {
 			if (copy_touch(sz->db, now) == 0)
 				sz->refreshed_at = now;
-			if (!sz->serving) {
-				struct zone *z = build(sz, sz->rs, err);
-				if (z)
-					serve(sz, z);
-			}
 			log_debug("%s: serial %u is current (%s)", sz->name, c->serial, c->who);
 			METRICS_INC(metrics.xfr_in[METRICS_XFRIN_CURRENT]);
+			if (!sz->serving) {
+				/* A copy that had expired is confirmed: served again once built. */
+				keep_done(sz, c, now, &t0);
+				sz->done.confirm_only = true;
+				conn_close(c);
+				if (!start_build(sz, sz->rs, COPY_STORE_NONE, err)) {
+					log_error("%s: the stored copy cannot be served (%s)", sz->name, err);
+					round_end(sz, false);
+				}
+				return;
+			}
 			conn_close(c);
 			round_end(sz, true);
 			return;
@@ -462,69 +584,56 @@ static void conn_done(struct sec_conn *c)
 		conn_fail(c, "the SOA alone, for serial %u: asking for the whole zone", c->serial);
 		return;
 	}
-	struct zone *z = NULL;
-	struct zone_patch *p = NULL;
-	if (c->incremental) {
-		/* The served copy patched in place when it can be (the cost of
-		 * the difference), else built whole; either before the copy is
-		 * stored, so what is stored is always servable. */
-		int ret = copy_mirror_apply_ixfr(&sz->rs, sz->db, &c->cl, sz->apex, c->serial, err);
-		if (ret == -ESTALE) {
-			/* RFC 1995 gives no recovery; the whole zone is the safe one. */
-			log_warn("%s: IXFR from %s, serial %u -> %u, diverges from our copy: %s; asking "
-			         "for the whole zone (AXFR)", sz->name, c->who, sz->serial, c->serial, err);
-			METRICS_INC(sz->mx[METRICS_SEC_DIVERGED]);
-			METRICS_INC(metrics.xfr_in[METRICS_XFRIN_FAILED]);
-			sz->force_axfr = true;
-			conn_close(c);
-			conn_open(sz);   /* the same primary, at once */
+	keep_done(sz, c, now, &t0);
+	struct change_list *cl = &sz->cl;
+	if (!c->incremental) {
+		if (!start_build(sz, NULL, COPY_STORE_REPLACE, err)) {
+			change_list_clear(cl);
+			conn_fail(c, "the zone cannot be stored or served (%s)", err);
 			return;
 		}
-		if (ret == 0 && !(p = prepare_patch(sz, &c->cl)))
-			z = build(sz, sz->rs, err);
-		if (ret < 0 || (!z && !p) || copy_apply(sz->db, &c->cl, now) < 0) {
-			if (ret == 0) {
-				zone_free(z);
-				zone_patch_free(p);   /* never applied: the served copy is as it was */
-				unapply(sz, &c->cl);
-			}
-			sz->force_axfr = true;
-			conn_fail(c, "the difference cannot be applied (%s)", err[0] ? err : "storage");
-			return;
-		}
-	} else {
-		struct recset *rs = recset_new();
-		if (!rs || recset_apply(rs, &c->cl, false) < 0 || !(z = build(sz, rs, err)) ||
-		    copy_replace(sz->db, &c->cl, sz->apex, now) < 0) {
-			recset_free(rs);
-			zone_free(z);
-			conn_fail(c, "the zone cannot be stored or served (%s)", err[0] ? err : "storage");
-			return;
-		}
-		recset_free(sz->rs);
-		sz->rs = rs;
+		conn_close(c);
+		return;
 	}
-	uint32_t old = sz->serial;
-	bool had = sz->have_data;
-	read_soa(sz);
-	if (c->incremental)
-		copy_sigs_applied(&sz->sigs, sz->rs, &c->cl, now);
-	else
-		copy_sigs_scan(&sz->sigs, sz->rs, now);
-	sz->refreshed_at = now;
-	sz->force_axfr = false;
-	sz->force_serial = false;
-	if (p)
-		apply_patch(sz, p);
-	else
-		serve(sz, z);
-	METRICS_INC(metrics.xfr_in[c->incremental ? METRICS_XFRIN_IXFR : METRICS_XFRIN_AXFR]);
-	if (p)
-		METRICS_INC(metrics.xfr_in_patched);
-	log_info("%s: %s from %s, serial %u -> %u: %zu records in %zu messages, %zu bytes; copy %s "
-	         "in %.1f ms", sz->name, c->incremental ? "IXFR" : "AXFR", c->who, had ? old : 0,
-	         sz->serial, c->records, c->messages, c->bytes, p ? "patched" : "built whole",
-	         ms_since(&t0));
+	/* The served copy patched in place when it can be (the cost of the
+	 * difference), else built whole beside the loop; either before the
+	 * copy is stored, so what is stored is always servable. */
+	int ret = copy_mirror_apply_ixfr(&sz->rs, sz->db, cl, sz->apex, c->serial, err);
+	if (ret == -ESTALE) {
+		/* RFC 1995 gives no recovery; the whole zone is the safe one. */
+		log_warn("%s: IXFR from %s, serial %u -> %u, diverges from our copy: %s; asking "
+		         "for the whole zone (AXFR)", sz->name, c->who, sz->serial, c->serial, err);
+		METRICS_INC(sz->mx[METRICS_SEC_DIVERGED]);
+		METRICS_INC(metrics.xfr_in[METRICS_XFRIN_FAILED]);
+		change_list_clear(cl);
+		sz->force_axfr = true;
+		conn_close(c);
+		conn_open(sz);   /* the same primary, at once */
+		return;
+	}
+	struct zone_patch *p = ret == 0 ? prepare_patch(sz, cl) : NULL;
+	if (ret == 0 && !p) {
+		if (start_build(sz, sz->rs, COPY_STORE_APPLY, err)) {
+			conn_close(c);
+			return;
+		}
+		ret = -ENOMEM;
+		unapply(sz, cl);
+	} else if (ret == 0 && copy_apply(sz->db, cl, now) < 0) {
+		zone_patch_free(p);   /* never applied: the served copy is as it was */
+		unapply(sz, cl);
+		ret = -EIO;
+		xfr_errf(err, "storage");
+	}
+	if (ret < 0) {
+		change_list_clear(cl);
+		sz->force_axfr = true;
+		conn_fail(c, "the difference cannot be applied (%s)", err[0] ? err : "storage");
+		return;
+	}
+	apply_patch(sz, p);
+	taken(sz, NULL, true, ms_since(&t0), "");
+	change_list_clear(cl);
 	conn_close(c);
 	round_end(sz, true);
 }
@@ -881,7 +990,7 @@ static void conn_open(struct sec_zone *sz)
 
 static void start_refresh(struct sec_zone *sz)
 {
-	if (sz->conn) {
+	if (sz->conn || sz->build) {
 		sz->again = true;
 		return;
 	}
@@ -898,8 +1007,10 @@ bool secondary_zone_state(const struct secondary *s, const uint8_t *apex,
 	*out = (struct secondary_state){
 		.have_copy = sz->have_data, .serving = sz->serving, .serial = sz->serial,
 		.refresh = sz->refresh, .retry = sz->retry, .expire = sz->expire,
-		.refreshed_at = sz->refreshed_at, .next_check_at = sz->conn ? 0 : sz->next_at,
-		.checking = sz->conn != NULL, .signature_expiry = sz->sigs.earliest,
+		.refreshed_at = sz->refreshed_at,
+		.next_check_at = sz->conn || sz->build ? 0 : sz->next_at,
+		.checking = sz->conn != NULL || sz->build != NULL,
+		.signature_expiry = sz->sigs.earliest,
 	};
 	return true;
 }
@@ -1024,8 +1135,9 @@ static int notify_handle(void *ctx, struct query *q)
 	if (hint >= 0 && sz->have_data && serial_compare((uint32_t)hint, sz->serial) != SERIAL_EQUAL &&
 	    !serial_newer((uint32_t)hint, sz->serial))
 		outdated_offer(sz, "NOTIFY", who, (uint32_t)hint);
-	log_info("%s: NOTIFY from %s%s; checking now", sz->name, who, req ? " (TSIG)" : "");
-	if (sz->conn)
+	log_info("%s: NOTIFY from %s%s; checking %s", sz->name, who, req ? " (TSIG)" : "",
+	         sz->build ? "once the copy under way is built" : "now");
+	if (sz->conn || sz->build)
 		sz->again = true;
 	else
 		schedule(sz, 0);
@@ -1050,6 +1162,9 @@ struct secondary *secondary_new(struct zone_table *t, struct loop *l,
 	s->t = t;
 	s->l = l;
 	s->src = *src;
+	const char *delay = test_hook(TEST_HOOK_XFR_BUILD_DELAY);
+	if (delay)
+		s->build_delay_ms = (uint32_t)strtoul(delay, NULL, 10);
 	return s;
 }
 
@@ -1059,6 +1174,12 @@ static void zone_free_sec(struct sec_zone *sz)
 		return;
 	if (sz->conn)
 		conn_close(sz->conn);
+	if (sz->build) {
+		/* Stopped and joined before the recset and database it uses go. */
+		copy_build_cancel(sz->build);
+		sz->build = NULL;
+	}
+	change_list_clear(&sz->cl);
 	if (sz->timer > 0)
 		loop_timer_cancel(sz->s->l, sz->timer);
 	explicit_bzero(&sz->key, sizeof(sz->key));
@@ -1096,6 +1217,7 @@ int secondary_add_zone(struct secondary *s, const struct config_zone *zc, char e
 		return -ENOMEM;
 	}
 	sz->s = s;
+	change_list_init(&sz->cl);
 	int ret = -EINVAL;
 	if (dname_from_str(zc->zone, sz->apex) < 0) {
 		xfr_errf(err, "'%s' is not a valid zone name", zc->zone);

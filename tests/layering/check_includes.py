@@ -11,7 +11,7 @@ allows; the map allows a little more, noted where it does):
                core/hooks.h, core/test_hooks.h  (the map also allows dnssec:
                unused today)
     xfr     -> storage; core/wire, core/conf, core/tsig, core/net, core/zone,
-               core/hooks.h  (acme and xfr are siblings: neither includes
+               core/hooks.h, core/test_hooks.h  (acme and xfr are siblings: neither includes
                the other; cmd wires them together)
     dnssec  -> core/wire, core/conf, core/tsig, core/net, core/zone, core/hooks.h
                (tsig and net: the key rollover asks the parent for the DS
@@ -46,7 +46,8 @@ TOP = {
 CORE_USE = {
     "acme": {"core/wire", "core/conf", "core/tsig", "core/net", "core/zone", "core/hooks.h",
              "core/test_hooks.h"},
-    "xfr": {"core/wire", "core/conf", "core/tsig", "core/net", "core/zone", "core/hooks.h"},
+    "xfr": {"core/wire", "core/conf", "core/tsig", "core/net", "core/zone", "core/hooks.h",
+            "core/test_hooks.h"},
     "dnssec": {"core/wire", "core/conf", "core/tsig", "core/net", "core/zone", "core/hooks.h"},
     "storage": {"core/wire", "core/conf"},
 }

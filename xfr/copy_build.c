@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A secondary's copy built whole on a helper thread (see copy_build.h).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/conf/diag.h"
+#include "core/conf/sysclock.h"
+#include "core/net/loop.h"
+#include "core/wire/change.h"
+#include "core/zone/recset.h"
+#include "core/zone/zone.h"
+#include "storage/copy.h"
+#include "storage/db.h"
+#include "xfr/copy_build.h"
+#include "xfr/xfr_internal.h"
+
+struct copy_build {
+	struct loop *l;
+	copy_build_done_fn fn;
+	void *ctx;
+	int efd;
+	pthread_t thread;
+	struct copy_build_in in;
+	uint8_t apex[DNAME_MAX];
+	char *path;
+	atomic_bool stop;                /* set by the loop: give up as soon as it can */
+	/* Written by the thread before it signals efd, read by the loop after. */
+	struct copy_build_out out;
+};
+
+struct feed {
+	struct zone_builder *b;
+	const atomic_bool *stop;
+};
+
+/* A recset_fn: one name into the builder, unless the build is to stop. */
+static int feed_name(void *arg, const struct recset_name *n)
+{
+	struct feed *f = arg;
+	if (f->stop && atomic_load_explicit(f->stop, memory_order_relaxed))
+		return -ECANCELED;
+	return recset_add_to_builder(f->b, n);
+}
+
+static struct zone *build_zone(const uint8_t *apex, const struct recset *rs, const char *path,
+                               const atomic_bool *stop, char err[256])
+{
+	struct zone_builder *b = zone_builder_new(apex);
+	if (!b) {
+		xfr_errf(err, "out of memory");
+		return NULL;
+	}
+	zone_builder_set_presigned(b);
+	struct feed f = { b, stop };
+	int ret = recset_foreach(rs, feed_name, &f);
+	if (ret < 0) {
+		zone_builder_free(b);
+		if (ret == -ECANCELED)
+			xfr_errf(err, "stopped");
+		else
+			xfr_errf(err, "a received record cannot be served (%s)", strerror(-ret));
+		return NULL;
+	}
+	struct diag d;
+	diag_init(&d);
+	struct zone *z = zone_builder_finish(b, NULL, path, &d);
+	if (!z)
+		xfr_errf(err, "%s", d.n ? d.msgs[0] : "cannot build the zone");
+	diag_clear(&d);
+	return z;
+}
+
+struct zone *copy_build_zone(const uint8_t *apex, const struct recset *rs, const char *path,
+                             char err[256])
+{
+	return build_zone(apex, rs, path, NULL, err);
+}
+
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec t1;
+	sysclock_mono_ts(&t1);
+	return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+static bool stopping(struct copy_build *cb)
+{
+	return atomic_load_explicit(&cb->stop, memory_order_relaxed);
+}
+
+/* The records of an AXFR as a new recset; NULL with err. */
+static struct recset *received(struct copy_build *cb)
+{
+	struct recset *rs = recset_new();
+	if (!rs || recset_apply(rs, cb->in.cl, false) < 0) {
+		recset_free(rs);
+		xfr_errf(cb->out.err, "out of memory");
+		return NULL;
+	}
+	return rs;
+}
+
+static void run(struct copy_build *cb)
+{
+	struct copy_build_out *out = &cb->out;
+	struct timespec t0;
+	sysclock_mono_ts(&t0);
+	struct recset *rs = NULL;
+	const struct recset *from = cb->in.base;
+	if (!from && !(from = rs = received(cb)))
+		return;
+	struct zone *z = build_zone(cb->apex, from, cb->path, &cb->stop, out->err);
+	out->build_ms = ms_since(&t0);
+	if (!z || stopping(cb)) {
+		if (z)
+			xfr_errf(out->err, "stopped");
+		zone_free(z);
+		recset_free(rs);
+		return;
+	}
+	/* Stored before it is served, so what is stored is always servable. */
+	sysclock_mono_ts(&t0);
+	int ret = 0;
+	if (cb->in.store == COPY_STORE_REPLACE)
+		ret = copy_replace(cb->in.db, cb->in.cl, cb->apex, cb->in.now);
+	else if (cb->in.store == COPY_STORE_APPLY)
+		ret = copy_apply(cb->in.db, cb->in.cl, cb->in.now);
+	out->store_ms = ms_since(&t0);
+	if (ret < 0 || stopping(cb)) {
+		xfr_errf(out->err, "%s", ret < 0 ? "storage" : "stopped");
+		zone_free(z);
+		recset_free(rs);
+		return;
+	}
+	if (rs)
+		copy_sigs_scan(&out->sigs, rs, cb->in.now);
+	out->z = z;
+	out->rs = rs;
+}
+
+static void *thread_main(void *arg)
+{
+	struct copy_build *cb = arg;
+	run(cb);
+	if (cb->in.delay_ms && cb->out.z) {
+		/* A test hook: the copy is built and stored but not yet served, so
+		 * a test can see the old copy answer (and NOTIFYs arrive) meanwhile.
+		 * Slept in short steps, so a stop does not wait for it. */
+		uint32_t left = cb->in.delay_ms;
+		while (left > 0 && !stopping(cb)) {
+			uint32_t step = left < 50 ? left : 50;
+			struct timespec ts = { 0, (long)step * 1000000L };
+			nanosleep(&ts, NULL);
+			left -= step;
+		}
+	}
+	uint64_t one = 1;
+	/* An eventfd write of 1 cannot fail short of a bug (the loop would then
+	 * wait for a build that ended: the zone stays on its old copy). */
+	(void)!write(cb->efd, &one, sizeof(one));
+	return NULL;
+}
+
+static void release(struct copy_build *cb)
+{
+	loop_del_fd(cb->l, cb->efd);
+	close(cb->efd);
+	free(cb->path);
+	free(cb);
+}
+
+static void on_event(struct loop *l, int fd, int events, void *arg)
+{
+	struct copy_build *cb = arg;
+	uint64_t n;
+	(void)l;
+	(void)events;
+	if (read(fd, &n, sizeof(n)) != (ssize_t)sizeof(n))
+		return;
+	pthread_join(cb->thread, NULL);
+	cb->fn(cb->ctx, &cb->out);
+	release(cb);
+}
+
+struct copy_build *copy_build_start(struct loop *l, const struct copy_build_in *in,
+                                    copy_build_done_fn fn, void *ctx, char err[256])
+{
+	struct copy_build *cb = calloc(1, sizeof(*cb));
+	char *path = in->path ? strdup(in->path) : NULL;
+	if (!cb || (in->path && !path)) {
+		free(cb);
+		free(path);
+		xfr_errf(err, "out of memory");
+		return NULL;
+	}
+	cb->l = l;
+	cb->fn = fn;
+	cb->ctx = ctx;
+	cb->in = *in;
+	cb->path = path;
+	memcpy(cb->apex, in->apex, dname_len(in->apex));
+	cb->in.apex = cb->apex;
+	cb->in.path = path;
+	atomic_init(&cb->stop, false);
+	cb->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (cb->efd < 0 || loop_add_fd(l, cb->efd, LOOP_READ, on_event, cb) < 0) {
+		xfr_errf(err, "cannot make an eventfd: %s", strerror(errno));
+		if (cb->efd >= 0)
+			close(cb->efd);
+		free(path);
+		free(cb);
+		return NULL;
+	}
+	/* The thread takes no signal: they are the loop's (signalfd). */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int ret = pthread_create(&cb->thread, NULL, thread_main, cb);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret != 0) {
+		xfr_errf(err, "cannot start a thread: %s", strerror(ret));
+		release(cb);
+		return NULL;
+	}
+	return cb;
+}
+
+void copy_build_cancel(struct copy_build *cb)
+{
+	if (!cb)
+		return;
+	atomic_store(&cb->stop, true);
+	/* A statement under way fails at once (SQLITE_INTERRUPT) and
+	 * copy_replace/copy_apply roll their transaction back. */
+	db_interrupt(cb->in.db);
+	pthread_join(cb->thread, NULL);
+	zone_free(cb->out.z);
+	recset_free(cb->out.rs);
+	release(cb);
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+/*
+ * A secondary's copy built whole beside the loop (issue #26.1): a received
+ * AXFR, or an IXFR the served copy cannot be patched with (compaction, a
+ * copy not served yet), is turned into a snapshot and written to its
+ * database on a helper thread, while the loop keeps answering from the old
+ * copy (or REFUSED for a zone not served yet); the loop then only swaps
+ * the snapshot in.  One thread per build, joined by the loop when the
+ * build signals its eventfd, as the reload builder does (cmd/builder.h).
+ *
+ * What the thread touches: the job's inputs, which the caller leaves
+ * alone until the done callback (the change list, the base recset, the
+ * database connection: the loop uses none of them meanwhile), what it
+ * makes itself (a new recset, the snapshot), the metrics registry (locked)
+ * and the log.  Never the zone table or anything the loop serves.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "xfr/copy_sigs.h"
+
+struct change_list;
+struct db;
+struct loop;
+struct recset;
+struct zone;
+
+/* What is written to the database once the snapshot is built. */
+enum copy_build_store {
+	COPY_STORE_NONE,      /* nothing: the database holds the copy already */
+	COPY_STORE_REPLACE,   /* an AXFR: every row replaced by cl (storage/copy.h) */
+	COPY_STORE_APPLY,     /* an IXFR already applied to base: cl applied to the rows */
+};
+
+struct copy_build_in {
+	const uint8_t *apex;
+	const char *path;                /* the database, for messages */
+	struct db *db;                   /* used by the thread only, until done */
+	const struct recset *base;       /* build from this (read only); NULL: from cl */
+	const struct change_list *cl;    /* COPY_STORE_REPLACE: the zone, else the difference */
+	enum copy_build_store store;
+	int64_t now;                     /* unix s: the copy's refreshed_at */
+	uint32_t delay_ms;               /* a test hook: held this long before done */
+};
+
+/* What a build made, for the done callback to take (it owns rs and z then). */
+struct copy_build_out {
+	struct zone *z;                  /* NULL when the build or the store failed */
+	struct recset *rs;               /* a new recset when base was NULL and z is set */
+	struct copy_sigs sigs;           /* with rs: its earliest RRSIG expiration */
+	char err[256];                   /* why z is NULL */
+	double build_ms, store_ms;       /* time on the thread */
+};
+
+struct copy_build;
+
+/*
+ * Called on the loop when the build ends: out is the job's, to be taken;
+ * the job is freed after the call returns.
+ */
+typedef void (*copy_build_done_fn)(void *ctx, struct copy_build_out *out);
+
+/*
+ * Starts a build.  The inputs must stay as they are until the callback
+ * (or copy_build_cancel).  NULL with err (no thread, no eventfd).
+ */
+struct copy_build *copy_build_start(struct loop *l, const struct copy_build_in *in,
+                                    copy_build_done_fn fn, void *ctx, char err[256]);
+
+/*
+ * Stops a build under way (the server stops, the secondary goes away):
+ * the thread is told to stop, its database statement interrupted (a
+ * transaction is rolled back), and it is joined; what it made is freed and
+ * the callback is not called.  NULL-safe.
+ */
+void copy_build_cancel(struct copy_build *cb);
+
+/*
+ * The build itself, on the calling thread: a snapshot of rs as received
+ * (presigned: RRSIGs attached as they came).  NULL with err.  Also used at
+ * start, when the stored copy is served before the loop runs.
+ */
+struct zone *copy_build_zone(const uint8_t *apex, const struct recset *rs, const char *path,
+                             char err[256]);
