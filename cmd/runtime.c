@@ -670,6 +670,10 @@ struct generation *generation_build(const char *path, struct loop *loop, bool ch
 	}
 	for (size_t i = 0; i < c->n_zones; i++) {
 		const struct config_zone *zc = &c->zones[i];
+		/* A key that cannot be used is one problem; the zone's other ones
+		 * (its file above all) are still looked for, so one `check` names
+		 * them all.  The generation fails either way (d has a problem). */
+		bool key_failed = false;
 		if (zc->key_policy.present) {
 			/* The key store says which keys sign (doc/dnssec.md). */
 			const struct config_pos *at = &zc->key_policy.pos;
@@ -677,28 +681,27 @@ struct generation *generation_build(const char *path, struct loop *loop, bool ch
 			const char *first = g->rolls[i] ? rollover_first_key(g->rolls[i]) : NULL;
 			if (!g->rolls[i]) {
 				diag_add(d, c->path, at->line, at->col, "zone %s: %s", zc->zone, err);
-				continue;
+				key_failed = true;
 			}
 			char notes[1024];
-			if (check_only && rollover_check_notes(zc, notes, sizeof(notes)) > 0)
+			if (!key_failed && check_only && rollover_check_notes(zc, notes, sizeof(notes)) > 0)
 				fprintf(stderr, "%s:%d:%d: note: %s\n", c->path, at->line, at->col, notes);
-			if (first) {
+			if (!key_failed && first) {
 				g->signers[i] = signer_acquire(c, zc, first, loop, err);
 				if (g->signers[i] &&
 				    rollover_attach(g->rolls[i], g->signers[i], keys_changed, g, err) < 0) {
 					diag_add(d, c->path, at->line, at->col, "zone %s: %s", zc->zone, err);
-					continue;
-				}
-				if (!g->signers[i]) {
+					key_failed = true;
+				} else if (!g->signers[i]) {
 					diag_add(d, c->path, at->line, at->col, "%s", err);
-					continue;
+					key_failed = true;
 				}
 			}
 		} else if (zc->n_keys > 0) {
 			g->signers[i] = signer_acquire(c, zc, zc->keys[0].key_path, loop, err);
 			if (!g->signers[i]) {
 				diag_add(d, config_file_of(c, zc->keys[0].pos), zc->keys[0].pos.line, zc->keys[0].pos.col, "%s", err);
-				continue;
+				key_failed = true;
 			}
 			/* A second [[zones.keys]] entry is a standby key: published, not signing. */
 			struct signer_key_spec v[SIGNER_KEYS_MAX];
@@ -707,12 +710,13 @@ struct generation *generation_build(const char *path, struct loop *loop, bool ch
 				v[n++] = (struct signer_key_spec){
 					zc->keys[k].key_path,
 					k == 0 ? SIGNER_PUBLISH | SIGNER_SIGN | SIGNER_CDS : SIGNER_PUBLISH };
-			if (n > 1 && signer_set_keys(g->signers[i], v, n, err) < 0) {
+			if (!key_failed && n > 1 && signer_set_keys(g->signers[i], v, n, err) < 0) {
 				diag_add(d, c->path, zc->keys[1].pos.line, zc->keys[1].pos.col, "%s", err);
-				continue;
+				key_failed = true;
 			}
 		}
-		const struct zone_signer *hook = g->signers[i] ? signer_hook(g->signers[i]) : NULL;
+		const struct zone_signer *hook =
+			g->signers[i] && !key_failed ? signer_hook(g->signers[i]) : NULL;
 		if (g->xfr && xfr_add_zone(g->xfr, zc, err) < 0)
 			diag_add(d, config_file_of(c, zc->pos), zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
 		if (zc->secondary) {
@@ -733,7 +737,8 @@ struct generation *generation_build(const char *path, struct loop *loop, bool ch
 				check_journal(c, zc, hook, d);
 			else if (fresh && zc->zone_path && !zone_file_readable(c, zc, zc->zone_path, d))
 				continue;
-			else if (acme_load_zone(g->acme, c, zc, hook, err) < 0) {
+			/* After a key problem the generation fails: its database is not touched. */
+			else if (!key_failed && acme_load_zone(g->acme, c, zc, hook, err) < 0) {
 				diag_add(d, config_file_of(c, zc->pos), zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
 				if (fresh)
 					remove_fresh_db(zc->journal_path);

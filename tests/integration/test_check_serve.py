@@ -41,6 +41,28 @@ algorithm = "hmac-sha256"
 key_file = "update.key"
 """
 
+# Two signed zones whose key and zone file are both missing.
+KEYED = """listen_addrs_ipv4 = ["127.0.0.1"]
+[[zones]]
+zone = "signed.example"
+file = "gone.zone"
+[[zones.keys]]
+key_path = "gone.pem"
+[[zones]]
+zone = "acme.example.net"
+[[zones.keys]]
+key_path = "gone-acme.pem"
+[zones.stores]
+type = "sqlite"
+allow_update = true
+journal_path = "{journal}"
+zone_path = "acme.zone"
+[[zones.stores.tsig_keys]]
+name = "update.acme.example.net."
+algorithm = "hmac-sha256"
+key_file = "update.key"
+"""
+
 
 def sha256(path):
     with open(path, "rb") as f:
@@ -123,6 +145,35 @@ class CheckServeTest(unittest.TestCase):
         self.assertEqual(sorted(os.listdir(self.dir)), before)
         rc, log = self.serve()
         self.assertEqual(rc, 3, log)
+        self.assertEqual(sorted(os.listdir(self.dir)), before, log)
+
+    def test_missing_key_and_zone_file_of_one_zone(self):
+        """A zone's signing key and its zone file both missing, for a file zone and
+        for an ACME zone's seed: check names all four, not only the keys; serve
+        refuses with the same four and leaves no database behind."""
+        os.remove(os.path.join(self.dir, "acme.zone"))
+        with open(self.cfg, "w") as f:
+            f.write(KEYED.format(journal="acme.sqlite"))
+        d, f = self.dir, self.cfg
+        hint = ("; relative paths are resolved against directory = \"%s\"; a Hickory config "
+                "without `directory` means /var/named: set directory = \"/var/named\" if the "
+                "zone files are there\n" % d)
+        want = "".join([
+            "%s:5:1: %s/gone.pem: No such file or directory\n" % (f, d),
+            "%s:4:8: zone signed.example: cannot read zone file '%s/gone.zone': No such file or "
+            "directory" % (f, d) + hint,
+            "%s:9:1: %s/gone-acme.pem: No such file or directory\n" % (f, d),
+            "%s:15:13: zone acme.example.net: cannot read zone file '%s/acme.zone': No such "
+            "file or directory" % (f, d) + hint,
+            "%s: 4 problems found\n" % f])
+        before = sorted(os.listdir(self.dir))
+        c = self.check()
+        self.maxDiff = None
+        self.assertEqual((c.returncode, c.stderr), (3, want))
+        rc, log = self.serve()
+        self.assertEqual(rc, 3, log)
+        for line in want.splitlines()[:4]:
+            self.assertIn(line.split(": ", 1)[1], log)
         self.assertEqual(sorted(os.listdir(self.dir)), before, log)
 
     def test_failed_serve_leaves_no_empty_database(self):
