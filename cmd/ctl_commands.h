@@ -32,7 +32,9 @@ struct ctl_ctx {
 	struct loop *loop;
 	int64_t started;               /* when the server started, unix seconds */
 	struct site_admin *admin;      /* the sites' admin states, kept on disk */
-	/* Reloads like SIGHUP and writes the outcome; 0 or a negative errno. */
+	/* Reloads like SIGHUP, built beside the loop: CONTROL_LATER (the
+	 * outcome is the deferred answer, core/net/control.h), or a negative
+	 * errno with the reason written. */
 	int (*reload)(void *arg, FILE *out);
 	void *reload_arg;
 };

@@ -30,6 +30,7 @@ const struct ctl_command ctl_commands[] = {
 	{ "key-roll", 1, 1, ctl_key_roll, "key-roll ZONE",
 	  "a zone with a key policy: start a key rollover now (an emergency roll)" },
 	{ "reload", 0, 0, ctl_reload, "reload",
-	  "reload the configuration and zone files, as SIGHUP; answers with the outcome" },
+	  "reload the configuration and zone files, as SIGHUP (built beside the loop); answers "
+	  "with the outcome once it is swapped in" },
 	{ NULL, 0, 0, NULL, NULL, NULL },
 };

@@ -59,6 +59,9 @@ struct server {
 	 * and for the one after it (SIGHUPs that came during a build). */
 	int32_t tokens[RELOAD_WAITERS], next_tokens[RELOAD_WAITERS];
 	size_t n_tokens, n_next_tokens;
+	/* `geoacme ctl reload` connections waiting likewise (control.h tokens). */
+	uint64_t ctl_tokens[RELOAD_WAITERS], next_ctl_tokens[RELOAD_WAITERS];
+	size_t n_ctl_tokens, n_next_ctl_tokens;
 	bool reload_again;           /* a SIGHUP came during the build */
 };
 
@@ -114,6 +117,15 @@ static void reload_done(struct server *s, bool ok, const char *summary, const st
 	for (size_t i = 0; i < s->n_tokens; i++)
 		reload_reply(s->tokens[i], msg);
 	s->n_tokens = 0;
+	/* `geoacme ctl reload` says it as it did when it built on the loop. */
+	char text[RELOAD_REPLY_MAX];
+	n = (size_t)snprintf(text, sizeof(text), "%s%s", ok ? "reloaded: " : "reload failed, still "
+	                     "serving the previous configuration: ", summary);
+	for (size_t i = 0; !ok && d && i < d->n && n < sizeof(text); i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "\n%s", d->msgs[i]);
+	for (size_t i = 0; i < s->n_ctl_tokens; i++)
+		control_answer(s->control, s->ctl_tokens[i], ok, text);
+	s->n_ctl_tokens = 0;
 }
 
 /* A new generation, complete, takes over between two loop iterations. */
@@ -189,40 +201,23 @@ static void on_built(void *arg, struct generation *g, struct diag *d)
 	memcpy(s->tokens, s->next_tokens, s->n_next_tokens * sizeof(*s->tokens));
 	s->n_tokens = s->n_next_tokens;
 	s->n_next_tokens = 0;
+	memcpy(s->ctl_tokens, s->next_ctl_tokens, s->n_next_ctl_tokens * sizeof(*s->ctl_tokens));
+	s->n_ctl_tokens = s->n_next_ctl_tokens;
+	s->n_next_ctl_tokens = 0;
 	start_build(s);
 }
 
-/*
- * `geoacme ctl reload`: builds a new generation on the loop and swaps it in,
- * so the control channel can answer with the outcome (a SIGHUP builds off
- * the loop instead: start_build).  Refused while a SIGHUP's build runs.
- * Returns whether it serves now; summary says so ("serving 2 zones" or
- * "3 problems") and d lists the problems.  The service manager hears of it
- * (RELOADING=1, then READY=1).
- */
-static bool reload_now(struct server *s, char *summary, size_t cap, struct diag *d)
+/* A reload asked for: a build now, or one more after the one under way. */
+static void request_reload(struct server *s)
 {
-	if (builder_busy(s->builder)) {
-		/* The build under way swaps in on its own; its outcome is logged. */
-		snprintf(summary, cap, "a reload is being built; its outcome is in the log");
-		diag_add(d, NULL, 0, 0, "try again once the log says reloaded or reload failed");
-		return false;
+	if (!builder_busy(s->builder)) {
+		start_build(s);
+		return;
 	}
-	log_info("reloading %s", s->config_path);
-	notify_send("RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading", notify_monotonic_usec());
-	struct generation *g = generation_new(s->config_path, s->loop, s->gen, false, d);
-	if (!g) {
-		for (size_t i = 0; i < d->n; i++)
-			log_error("%s", d->msgs[i]);
-		log_error("reload failed; still serving the previous configuration");
-		snprintf(summary, cap, "%zu problem%s", d->n, d->n == 1 ? "" : "s");
-		notify_send("READY=1\nSTATUS=reload failed, serving the previous configuration: %s",
-		            summary);
-		return false;
-	}
-	swap_in(s, g, summary, cap);
-	notify_send("READY=1\nSTATUS=%s", summary);
-	return true;
+	/* It may have read the config before it changed: build once more after it. */
+	if (!s->reload_again)
+		log_info("reload requested during a reload's build; one more build follows it");
+	s->reload_again = true;
 }
 
 static void on_reload(struct loop *l, void *arg)
@@ -236,30 +231,37 @@ static void on_reload(struct loop *l, void *arg)
 		tokens[(*n)++] = si->value;
 	else if (si->queued)
 		reload_reply(si->value, "failed busy: too many reloads waiting; try again");
-	if (!busy) {
-		start_build(s);
-		return;
-	}
-	/* It may have read the config before it changed: build once more after it. */
-	if (!s->reload_again)
-		log_info("reload requested during a reload's build; one more build follows it");
-	s->reload_again = true;
+	request_reload(s);
 }
 
-/* `geoacme ctl reload`: the same reload, its outcome as the answer. */
-static int ctl_reload_now(void *arg, FILE *out)
+/*
+ * `geoacme ctl reload`: the same reload as SIGHUP, built beside the loop
+ * (coalesced with one under way as SIGHUPs are); the connection is
+ * answered with the outcome once the new configuration is swapped in or
+ * refused (reload_done).
+ */
+static int ctl_reload_later(void *arg, FILE *out)
 {
 	struct server *s = arg;
-	struct diag d;
-	char summary[64];
-	diag_init(&d);
-	bool ok = reload_now(s, summary, sizeof(summary), &d);
-	fprintf(out, "%s%s\n", ok ? "reloaded: " : "reload failed, still serving the previous "
-	        "configuration: ", summary);
-	for (size_t i = 0; !ok && i < d.n; i++)
-		fprintf(out, "%s\n", d.msgs[i]);
-	diag_clear(&d);
-	return ok ? 0 : -EINVAL;
+	if (!s->builder) {
+		fputs("the server is starting; try again", out);
+		return -EAGAIN;
+	}
+	bool busy = builder_busy(s->builder);
+	uint64_t *tokens = busy ? s->next_ctl_tokens : s->ctl_tokens;
+	size_t *n = busy ? &s->n_next_ctl_tokens : &s->n_ctl_tokens;
+	if (*n == RELOAD_WAITERS) {
+		fputs("too many reloads waiting; try again", out);
+		return -EBUSY;
+	}
+	uint64_t token = control_defer(s->control);
+	if (!token) {
+		fputs("no connection to answer on", out);
+		return -EINVAL;
+	}
+	tokens[(*n)++] = token;
+	request_reload(s);
+	return CONTROL_LATER;
 }
 
 /*
@@ -289,7 +291,7 @@ static int control_start(struct server *s, const struct config *c)
 			         geo_admin_name(geo_site_admin(s->gen->sites, i)));
 	s->ctl = (struct ctl_ctx){
 		.gen = s->gen, .loop = s->loop, .started = loop_wall_s(s->loop), .admin = s->admin,
-		.reload = ctl_reload_now, .reload_arg = s,
+		.reload = ctl_reload_later, .reload_arg = s,
 	};
 	if (!c->control_socket)
 		return 0;

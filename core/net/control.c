@@ -31,6 +31,8 @@ struct control_conn {
 	char *resp;                     /* malloc'd: "ok\n..." or "error\n..." */
 	size_t resp_len, resp_sent;
 	bool draining;                  /* answered: read to EOF, then close */
+	bool deferred;                  /* the answer comes later (control_defer) */
+	uint32_t serial;                /* which connection this slot holds: tokens name it */
 };
 
 struct control {
@@ -42,6 +44,8 @@ struct control {
 	dev_t dev;                      /* the socket file we made, to remove only ours */
 	ino_t ino;
 	struct control_conn conn[CONTROL_CONN_MAX];
+	struct control_conn *current;   /* the one whose command runs (control_defer) */
+	uint32_t serial;
 };
 
 static void conn_close(struct control_conn *k)
@@ -54,6 +58,7 @@ static void conn_close(struct control_conn *k)
 	free(k->resp);
 	k->resp = NULL;
 	k->fd = -1;
+	k->deferred = false;
 }
 
 static void conn_write(struct loop *l, int fd, int events, void *arg)
@@ -113,6 +118,8 @@ static void respond_str(struct control_conn *k, bool ok, const char *text)
 	respond(k, ok, text, strlen(text));
 }
 
+static void conn_timeout(struct loop *l, void *arg);
+
 /* A whole line has arrived: split it into words and run it. */
 static void serve(struct control_conn *k, char *line)
 {
@@ -140,14 +147,52 @@ static void serve(struct control_conn *k, char *line)
 		respond_str(k, false, "out of memory");
 		return;
 	}
+	k->c->current = k;
 	int rc = k->c->fn(k->c->ctx, argc, argv, out);
-	if (fclose(out) != 0) {
+	k->c->current = NULL;
+	bool later = rc == CONTROL_LATER;
+	if (fclose(out) != 0 && !later) {
 		free(text);
 		respond_str(k, false, "out of memory");
 		return;
 	}
-	respond(k, rc == 0, text, len);
+	if (later && k->deferred) {
+		/* No idle limit while the command runs: a reload may take minutes.
+		 * What the client sends meanwhile is read and dropped; its EOF
+		 * closes the connection (the answer then goes nowhere). */
+		loop_timer_cancel(k->c->loop, k->timer);
+		k->timer = 0;
+	} else if (!later) {
+		k->deferred = false;
+		respond(k, rc == 0, text, len);
+	}
+	/* later and not deferred: control_answer() ran in the handler already. */
 	free(text);
+}
+
+uint64_t control_defer(struct control *c)
+{
+	struct control_conn *k = c ? c->current : NULL;
+	if (!k)
+		return 0;
+	k->deferred = true;
+	return (uint64_t)k->serial << 8 | (uint64_t)(k - c->conn);
+}
+
+bool control_answer(struct control *c, uint64_t token, bool ok, const char *text)
+{
+	size_t i = (size_t)(token & 0xff);
+	if (!c || !token || i >= CONTROL_CONN_MAX)
+		return false;
+	struct control_conn *k = &c->conn[i];
+	if (k->fd < 0 || !k->deferred || k->serial != (uint32_t)(token >> 8))
+		return false;   /* the client went away */
+	k->deferred = false;
+	/* The write and the drain that follows get a limit again. */
+	loop_timer_cancel(c->loop, k->timer);
+	k->timer = loop_timer_add(c->loop, CONTROL_IDLE_MS, conn_timeout, k);
+	respond_str(k, ok, text);
+	return true;
 }
 
 static void conn_drain(struct control_conn *k)
@@ -161,7 +206,7 @@ static void conn_read(struct loop *l, int fd, int events, void *arg)
 	struct control_conn *k = arg;
 	(void)l;
 	(void)events;
-	if (k->draining) {
+	if (k->draining || k->deferred) {
 		conn_drain(k);
 		return;
 	}
@@ -232,6 +277,8 @@ static void on_accept(struct loop *l, int fd, int events, void *arg)
 			continue;
 		}
 		k->fd = cfd;
+		/* Never 0: a token is never 0. */
+		k->serial = ++c->serial ? c->serial : ++c->serial;
 		k->uid = (unsigned)cred.uid;
 		k->req_len = 0;
 		k->req[0] = '\0';

@@ -26,6 +26,8 @@
  * listening"), and so is a path that exists and is not a socket.  The file
  * is removed at control_free() when it is still ours.
  */
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 struct loop;
@@ -42,6 +44,16 @@ struct control;
  * to `out` ("error").  Runs on the loop: it must not block.
  */
 typedef int (*control_fn)(void *ctx, int argc, char **argv, FILE *out);
+/*
+ * A command that answers later (a reload being built beside the loop):
+ * its handler calls control_defer() and returns CONTROL_LATER; what it
+ * wrote to `out` is dropped.  The connection then waits with no idle
+ * limit; control_answer() sends "ok"/"error" and text, once.  A token
+ * whose client went away (or was answered) is refused: false.
+ */
+#define CONTROL_LATER 1
+uint64_t control_defer(struct control *c);   /* 0: no command runs */
+bool control_answer(struct control *c, uint64_t token, bool ok, const char *text);
 
 /* Binds and listens at `path` (see above).  NULL with err filled on failure. */
 /* NULL with err on failure; errno then says why (EACCES: the folder is not

@@ -12,7 +12,11 @@ for a while before the swap, so these cases can act in that window:
   keeps what it commits during a build, and the swap applies it);
 - SIGHUPs and `geoacme reload` clients in it coalesce into one more build,
   and every client is answered;
-- a build that fails keeps the old generation (and its UPDATEs).
+- a build that fails keeps the old generation (and its UPDATEs);
+- `geoacme ctl reload` is the same build: the client is answered with the
+  outcome once the new generation is swapped in, and the old one answers
+  meanwhile (before, it built on the loop, and refused while a SIGHUP's
+  build ran).
 """
 import os
 import re
@@ -143,6 +147,26 @@ class ReloadOffTheLoop(unittest.TestCase):
         self.assertEqual(self.count(r"info: reloading "), 2, log)
         self.assertEqual(self.count(r"info: reload requested during a reload's build; one more "
                                     r"build follows it\n"), 1, log)
+
+    def ctl_reload(self):
+        return subprocess.Popen([BIN, "ctl", "-c", self.srv.config_path, "reload"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def test_ctl_reload_is_built_beside_the_loop(self):
+        self.srv.write("example.com.zone", ZONE.replace("192.0.2.80", "192.0.2.83"))
+        first = self.ctl_reload()
+        self.reload_built()
+        # Built, held by the hook: the old generation answers, the client waits.
+        self.assertEqual(self.www(), ["www.example.com. 3600 IN A 192.0.2.80"])
+        self.assertIsNone(first.poll())
+        # A second client during the build: one more build after it.
+        second = self.ctl_reload()
+        outs = [c.communicate(timeout=90) for c in (first, second)]
+        self.assertEqual([(c.returncode, o) for c, o in zip((first, second), outs)],
+                         [(0, ("reloaded: serving 2 zones\n", ""))] * 2, outs)
+        self.assertEqual(self.www(), ["www.example.com. 3600 IN A 192.0.2.83"])
+        self.wait_count(r"info: reloaded: 2 zones\n", 2)
+        self.assertEqual(self.count(r"info: reloading "), 2, self.srv.log_since_start())
 
     def test_failed_build_keeps_the_old_generation(self):
         self.srv.write("example.com.zone", ZONE + "broken IN A not-an-address\n")
