@@ -154,10 +154,10 @@ class ChildCase(unittest.TestCase):
         wait_for("double signatures", lambda: self.sig_tags("www." + zone, "A") == both, 5)
         for name, rdtype in (("www." + zone, "A"), (zone, "DNSKEY"), (zone, "SOA")):
             self.assertEqual(self.sig_tags(name, rdtype), both, "%s %s" % (name, rdtype))
-        r = self.ctl("key-roll", zone)   # one runs: refused, nothing changes
+        r = self.ctl("key-roll", zone)   # one runs: refused, no third key
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertIn("a rollover is already running", r.stdout + r.stderr)
-        self.assertEqual(key_states(geo, zone), {first: "active", new: "incoming"})
+        self.assertEqual(set(key_states(geo, zone)), {first, new})
         return first, new
 
     def finish_roll(self, zone, first, new):
@@ -250,8 +250,9 @@ zone:
 
     def test_push_from_the_source_address(self):
         zone = self.ZONE
+        # The first key's DS, set by hand at the parent (its zone file).
+        self.assertEqual(self.knot_ds(), tagged(key_states(self.geo, zone), "active"))
         first, new = self.start_roll(zone)
-        self.assertEqual(self.knot_ds(), [first])
         self.geo.wait_log(r"keys: the parent \(127\.0\.0\.1:%d\) took the DS" % self.kport, 20)
         self.assertEqual(self.knot_ds(), [new])
         self.assertIn("keys: the parent zone is example.com. (SOA at 127.0.0.1:%d)" % self.kport,
