@@ -8,8 +8,12 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <linux/capability.h>
+#include <net/if.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +23,7 @@
 #include "core/conf/config.h"
 #include "core/conf/diag.h"
 #include "core/conf/log.h"
+#include "core/net/xdp.h"
 #include "core/wire/dname.h"
 #include "core/wire/rrset.h"
 #include "core/zone/svcb.h"
@@ -102,6 +107,49 @@ static void usage(FILE *out)
 	        "  -h, --help          this help\n");
 }
 
+/* Whether the process has capability `cap` in its effective set. */
+static bool has_cap(unsigned cap)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2];
+	if (syscall(SYS_capget, &h, data) < 0)
+		return false;
+	return cap < 64 && (data[cap / 32].effective >> (cap % 32) & 1);
+}
+
+/*
+ * xdp_listen never stops serve (it falls back to the sockets, core/net/
+ * xdp.h), so what would make it fall back is a warning here: a build
+ * without AF_XDP, an interface that does not exist, missing capabilities
+ * (CAP_BPF, CAP_NET_ADMIN, CAP_NET_RAW; CAP_SYS_ADMIN stands for CAP_BPF on
+ * older kernels).  A driver that refuses both modes shows only at start.
+ */
+static size_t warn_xdp(const struct config *c)
+{
+	if (!c->n_xdp_listen)
+		return 0;
+	if (!xdp_built()) {
+		fprintf(stderr, "%s: warning: xdp_listen: this geoacme was built without AF_XDP "
+		        "(GEOACME_XDP); the sockets will answer all UDP\n", c->path);
+		return 1;
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < c->n_xdp_listen; i++)
+		if (!if_nametoindex(c->xdp_listen[i])) {
+			fprintf(stderr, "%s: warning: xdp_listen: no interface \"%s\" here; the sockets "
+			        "will answer its UDP\n", c->path, c->xdp_listen[i]);
+			n++;
+		}
+	bool bpf = has_cap(39 /* CAP_BPF */) || has_cap(CAP_SYS_ADMIN);
+	if (!bpf || !has_cap(CAP_NET_ADMIN) || !has_cap(CAP_NET_RAW)) {
+		fprintf(stderr, "%s: warning: xdp_listen: needs CAP_BPF (or CAP_SYS_ADMIN), "
+		        "CAP_NET_ADMIN and CAP_NET_RAW, which this process lacks; without them the "
+		        "sockets will answer all UDP\n", c->path);
+		n++;
+	}
+	return n;
+}
+
 /* The check proper, as the current user: the generation serve would build. */
 static int run_check(const char *path, const char *as_user)
 {
@@ -114,7 +162,7 @@ static int run_check(const char *path, const char *as_user)
 		diag_clear(&d);
 		return EXIT_CONFIG;
 	}
-	size_t warnings = warn_zone_files(g->cfg);
+	size_t warnings = warn_zone_files(g->cfg) + warn_xdp(g->cfg);
 	printf("%s: ok (%zu zone%s", path, g->cfg->n_zones, g->cfg->n_zones == 1 ? "" : "s");
 	if (warnings)
 		printf(", %zu warning%s", warnings, warnings == 1 ? "" : "s");

@@ -92,6 +92,8 @@ static void listen_summary(const struct config *c, int port, char *out, size_t c
 		n += (size_t)snprintf(out + n, cap - n, " %s", c->listen_addrs_ipv4[i]);
 	for (size_t i = 0; i < c->n_listen_ipv6 && n < cap; i++)
 		n += (size_t)snprintf(out + n, cap - n, " %s", c->listen_addrs_ipv6[i]);
+	for (size_t i = 0; i < c->n_xdp_listen && n < cap; i++)
+		n += (size_t)snprintf(out + n, cap - n, "%s%s", i ? " " : "; xdp ", c->xdp_listen[i]);
 	if (n < cap)
 		snprintf(out + n, cap - n, "; user %s; control_socket %s", c->user ? c->user : "(none)",
 		         c->control_socket ? c->control_socket : "(off)");
@@ -514,6 +516,8 @@ int cmd_serve(int argc, char **argv)
 		.tcp_idle_timeout_ms = boot->tcp_idle_timeout_ms,
 		.tcp_max_per_prefix = boot->tcp_max_connections_per_prefix,
 		.tcp_lifetime_ms = boot->tcp_lifetime_ms,
+		.xdp_ifaces = (const char *const *)boot->xdp_listen,
+		.n_xdp_ifaces = boot->n_xdp_listen,
 	};
 	/* The handler context is set once the first generation exists. */
 	s.net = net_new(s.loop, &nc, process_handle, NULL, err);

@@ -11,9 +11,11 @@
 #                              browsers or monitoring on what may be a DNS host
 #   --list                     prints the package names and installs nothing
 set -eu
-# Build and run: compiler, CMake, and the four libraries.
+# Build and run: compiler, CMake, and the four libraries; libxdp, libbpf
+# and clang (-target bpf) for the AF_XDP path (GEOACME_XDP, on when found).
 BUILD_PACKAGES="build-essential cmake pkg-config
-libldns-dev libssl-dev libsqlite3-dev libmaxminddb-dev"
+libldns-dev libssl-dev libsqlite3-dev libmaxminddb-dev
+libxdp-dev libbpf-dev clang llvm"
 # The demo's geo database (scripts/fetch-geo-data.sh: npm pack, mmdblookup).
 # Debian's npm only where there is no npm already (a nodejs from elsewhere,
 # such as NodeSource's, carries its own and conflicts with Debian's).

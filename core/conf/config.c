@@ -296,6 +296,40 @@ static void load_http_listen(struct loader *l, struct toml_node *t)
 	c->http_listen = conf_copy_strs(l, arr, false, &c->n_http_listen);
 }
 
+/* An interface name as the kernel takes it: 1 to 15 bytes, no '/', no
+ * blank (IFNAMSIZ; dev_valid_name in the kernel). */
+static bool ifname_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > 15 || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
+		return false;
+	for (; *s; s++)
+		if (*s == '/' || *s == ':' || *s <= ' ' || *s == 0x7f)
+			return false;
+	return true;
+}
+
+static void load_xdp_listen(struct loader *l, struct toml_node *t)
+{
+	struct config *c = l->c;
+	struct toml_node *arr = conf_get_str_array(l, t, "xdp_listen");
+	if (!arr)
+		return;
+	for (size_t i = 0; i < arr->u.arr.n; i++) {
+		struct toml_node *it = arr->u.arr.items[i];
+		if (!ifname_ok(it->u.s))
+			conf_err_node(l, it, "expected an interface name (1 to 15 characters, no '/', ':' "
+			              "or blank) in 'xdp_listen', found '%s'", it->u.s);
+		for (size_t k = 0; k < i; k++)
+			if (strcmp(arr->u.arr.items[k]->u.s, it->u.s) == 0)
+				conf_err_node(l, it, "expected each interface once in 'xdp_listen', found "
+				              "'%s' twice", it->u.s);
+	}
+	if (arr->u.arr.n > 8)
+		conf_err_node(l, arr, "expected at most 8 interfaces in 'xdp_listen'");
+	c->xdp_listen = conf_copy_strs(l, arr, false, &c->n_xdp_listen);
+}
+
 /* ---- the control channel's socket (one block: control_socket_default() runs after the zones) ---- */
 
 /* sun_path's size, less the NUL: longer paths cannot be bound. */
@@ -391,6 +425,7 @@ static void load_server(struct loader *l, struct toml_node *root)
 	else if (io && strcmp(io->u.s, "epoll") != 0)
 		conf_err_node(l, io, "expected 'udp_io' to be \"epoll\", found '%s'", io->u.s);
 	load_http_listen(l, t);
+	load_xdp_listen(l, t);
 	load_control_socket(l, t);
 	load_sources(l, t);
 	config_schema_unknown(l, "[server]", t, "[server]");
@@ -1185,6 +1220,7 @@ void config_free(struct config *c)
 	free(c->directory);
 	free_strs(c->listen_addrs_ipv4, c->n_listen_ipv4);
 	free_strs(c->http_listen, c->n_http_listen);
+	free_strs(c->xdp_listen, c->n_xdp_listen);
 	free_strs(c->listen_addrs_ipv6, c->n_listen_ipv6);
 	free(c->user);
 	free(c->group);

@@ -248,6 +248,10 @@ struct config {
 	/* [server] observability */
 	char **http_listen;             /* "127.0.0.1:9153"; none = no HTTP endpoint */
 	size_t n_http_listen;
+	/* [server] xdp_listen: interfaces whose UDP queries AF_XDP takes
+	 * (core/net/xdp.h); none = the sockets answer all UDP. */
+	char **xdp_listen;
+	size_t n_xdp_listen;
 	uint32_t query_log_sample;      /* log one query in N; 0 = off */
 	uint32_t query_log_rate;        /* at most this many sampled lines a second: 10 */
 	char *dnstap_socket;            /* Frame Streams collector (Unix socket); NULL = off */

@@ -117,6 +117,9 @@ static const struct config_key keys[] = {
 	  .hi = 128, .def = 56, .doc = "IPv6 prefix length that groups clients for rate limiting" },
 	{ KEY(SERVER, "cookies", BOOL), AT(struct config, cookies), .def = true,
 	  .doc = "answer DNS cookies (RFC 7873)" },
+	{ KEY(SERVER, "xdp_listen", CUSTOM),
+	  .doc = "interfaces whose UDP queries are answered through AF_XDP, at most 8; "
+	         "doc/config.md says what it needs" },
 	{ KEY(SERVER, "http_listen", CUSTOM),
 	  .doc = "\"address:port\" of the HTTP endpoint (/metrics, status), at most 8" },
 	{ KEY(SERVER, "query_log_sample", INT), AT(struct config, query_log_sample), .lo = 0,

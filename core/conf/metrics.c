@@ -235,7 +235,7 @@ const char *metrics_rcode_name(unsigned rcode, char buf[16])
 
 static void write_queries(FILE *out)
 {
-	static const char *const transports[2] = { "udp", "tcp" };
+	static const char *const transports[3] = { "udp", "tcp", "xdp" };
 	static const char *const families[2] = { "ipv4", "ipv6" };
 	char zone[1024];
 
@@ -245,7 +245,7 @@ static void write_queries(FILE *out)
 	for (struct zone_series *z = LINK(zones); z; z = LINK(z->next)) {
 		metrics_label_escape(z->apex ? z->apex : "", zone, sizeof(zone));
 		for (size_t t = 0; t < METRICS_QTYPES; t++)
-			for (int p = 0; p < 2; p++)
+			for (int p = 0; p < 3; p++)
 				for (int f = 0; f < 2; f++)
 					if (z->block.queries[t][p][f])
 						fprintf(out, "geoacme_queries_total{zone=\"%s\",qtype=\"%s\","
@@ -360,6 +360,14 @@ void metrics_write_counters(FILE *out)
 	family(out, "geoacme_udp_busy_sockets", "gauge",
 	       "UDP sockets being waited on in recvmmsg now (0: all are in the epoll set).");
 	fprintf(out, "geoacme_udp_busy_sockets %llu\n", (unsigned long long)metrics.udp_busy_now);
+	family(out, "geoacme_xdp_sockets", "gauge",
+	       "AF_XDP sockets answering UDP (one per receive queue of each xdp_listen interface "
+	       "served; 0: the sockets answer all UDP).");
+	fprintf(out, "geoacme_xdp_sockets %llu\n", (unsigned long long)metrics.xdp_sockets);
+	counter(out, "geoacme_xdp_dropped_total",
+	        "Frames the XDP program handed to geoacme that got no reply: malformed (bad "
+	        "lengths or checksums) or a full transmit ring.",
+	        metrics.xdp_dropped);
 	family(out, "geoacme_loop_busy_max_seconds", "gauge",
 	       "Longest time the event loop spent on one round of events and timers since start "
 	       "(the longest any query can have waited for it).");

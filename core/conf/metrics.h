@@ -84,12 +84,14 @@ struct metrics_global {
 	uint64_t xfr_in[METRICS_XFR_IN];     /* by enum metrics_xfr_in */
 	uint64_t xfr_in_patched;             /* ... IXFRs applied by patching the copy in place */
 	uint64_t dnstap_sent, dnstap_dropped; /* dnstap frames written, or lost (core/net/dnstap.c) */
+	uint64_t xdp_sockets;                /* AF_XDP sockets answering (one per interface queue) */
+	uint64_t xdp_dropped;                /* frames the XDP program handed over but not answered */
 };
 extern struct metrics_global metrics;
 
 /* Queries of one zone, by qtype label, transport (udp, tcp), family (4, 6). */
 struct metrics_zone {
-	uint64_t queries[METRICS_QTYPES][2][2];
+	uint64_t queries[METRICS_QTYPES][3][2];   /* transport: udp, tcp, xdp */
 };
 
 /* Label helpers for the fixed sets.  The index is inline: it runs for

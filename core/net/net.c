@@ -22,6 +22,7 @@
 #include "core/conf/log.h"
 #include "core/net/loop.h"
 #include "core/net/net_internal.h"
+#include "core/net/xdp.h"
 #include "core/wire/edns.h"
 
 #define NET_UDP_RCVBUF (4 << 20)
@@ -50,6 +51,7 @@ struct net {
 	size_t n_ls;
 	struct udp *udp;
 	struct tcp *tcp;
+	struct xdp *xdp;     /* NULL: no interface answered through AF_XDP */
 };
 
 /* --- addresses and sockets --- */
@@ -301,6 +303,15 @@ struct net *net_new(struct loop *l, const struct net_config *cfg, net_handler_fn
 	}
 	for (size_t i = 0; i < n->n_ls; i++)
 		log_info("listening on %s (udp, tcp)", n->ls[i].name);
+	/* After the sockets: whatever the XDP program passes on, and every
+	 * interface it cannot take, they answer.  Never fails the start. */
+	struct xdp_config xc = {
+		.ifaces = cfg->xdp_ifaces, .n_ifaces = cfg->n_xdp_ifaces,
+		.addrs = cfg->addrs, .n_addrs = cfg->n_addrs,
+		.port = n->port,
+		.max_size = cfg->udp_max_size ? cfg->udp_max_size : EDNS_UDP_DEFAULT,
+	};
+	n->xdp = xdp_new(l, &n->h, &xc);
 	return n;
 
 oom:
@@ -314,6 +325,7 @@ void net_free(struct net *n)
 {
 	if (!n)
 		return;
+	xdp_free(n->xdp);
 	tcp_free(n->tcp);
 	udp_free(n->udp);
 	if (n->ls)

@@ -33,6 +33,8 @@ struct net_config {
 	uint32_t tcp_idle_timeout_ms;
 	uint32_t tcp_max_per_prefix;   /* per IPv4 /24 or IPv6 /56; 0 = the default (16) */
 	uint32_t tcp_lifetime_ms;      /* the progress window (tcp.c); 0 = the default (120 s) */
+	const char *const *xdp_ifaces; /* UDP through AF_XDP on these too (xdp.h); may fail safe */
+	size_t n_xdp_ifaces;
 };
 
 struct net;

@@ -13,6 +13,7 @@ void query_reset(struct query *q)
 	 */
 	q->rx = NULL;
 	q->rx_len = 0;
+	q->xdp = false;
 	q->id = 0;
 	q->flags = 0;
 	q->opcode = 0;

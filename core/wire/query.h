@@ -75,6 +75,7 @@ struct query {
 	struct sockaddr_storage client;
 	socklen_t client_len;
 	enum query_transport transport;
+	bool xdp;                    /* UDP that came over AF_XDP: counted apart, answered alike */
 
 	/* Parsed by packet_parse(). */
 	uint16_t id;

@@ -41,7 +41,8 @@ static void count_query(const struct query *q, struct metrics_zone *m)
 		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)&q->client;
 		v6 = !IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr);
 	}
-	METRICS_INC(m->queries[metrics_qtype_index(q->qtype)][q->transport == QUERY_TCP][v6]);
+	int transport = q->transport == QUERY_TCP ? 1 : q->xdp ? 2 : 0;
+	METRICS_INC(m->queries[metrics_qtype_index(q->qtype)][transport][v6]);
 }
 
 void process_query(struct query *q, struct process_env *env)
@@ -120,6 +121,11 @@ static void respond(struct process_env *env, struct query *q)
 			size = q->edns.udp_size;
 		if (size > env->udp_max_size)
 			size = env->udp_max_size;
+		/* Over AF_XDP the answer is one frame: the network layer's
+		 * max_size is what the interface's MTU leaves (core/net/xdp.c),
+		 * where the socket path would have the kernel fragment. */
+		if (q->xdp && size > q->max_size)
+			size = q->max_size;
 		q->max_size = size;
 	}
 	if (err == -EOPNOTSUPP) {

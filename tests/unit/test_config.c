@@ -884,6 +884,26 @@ static void test_zone_errors(void)
 		         bad_http[i]);
 		problem(text, want, bad_http[i]);
 	}
+	/* xdp_listen: interface names as the kernel takes them, each once, at most 8. */
+	static const char *const bad_ifaces[] = { "eth0/1", "eth 0", "eth0:1", "sixteen-chars-xx",
+	                                          ".." };
+	for (size_t i = 0; i < sizeof(bad_ifaces) / sizeof(bad_ifaces[0]); i++) {
+		char text[256], want[256];
+		snprintf(text, sizeof(text), LISTEN "[server]\nxdp_listen = [\"%s\"]\n", bad_ifaces[i]);
+		snprintf(want, sizeof(want),
+		         "3:15: expected an interface name (1 to 15 characters, no '/', ':' or blank) in "
+		         "'xdp_listen', found '%s'", bad_ifaces[i]);
+		problem(text, want, bad_ifaces[i]);
+	}
+	problem(LISTEN "[server]\nxdp_listen = [\"eth0\", \"eth0\"]\n",
+	        "3:23: expected each interface once in 'xdp_listen', found 'eth0' twice", "xdp twice");
+	{
+		struct config *c = load_text(LISTEN "[server]\nxdp_listen = [\"eth0\", \"veth-geo.1\"]\n");
+		is_int(c ? (int)c->n_xdp_listen : -1, 2, "xdp_listen: two interfaces");
+		ok(c && c->n_xdp_listen == 2 && strcmp(c->xdp_listen[1], "veth-geo.1") == 0,
+		   "xdp_listen keeps the names");
+		config_free(c);
+	}
 	{
 		struct config *c = load_text(LISTEN "[[zones]]\nzone = \"a.test\"\nfile = \"z\"\n"
 		                             "allow_axfr = true\naxfr_from = [\"0.0.0.0/0\", \"::/0\", "

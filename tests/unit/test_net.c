@@ -146,7 +146,7 @@ static struct server server_start(const char *const *addrs, uint32_t max_conns,
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		close(p[0]);
 		log_set_level(LOG_WARN);
-		struct net_config cfg = { addrs, 2, 0, UDP_MAX, max_conns, idle_ms, server_per_prefix, 0 };
+		struct net_config cfg = { addrs, 2, 0, UDP_MAX, max_conns, idle_ms, server_per_prefix, 0, NULL, 0 };
 		char err[256] = "";
 		struct loop *l = loop_new(err);
 		uint16_t port = 0;
@@ -398,7 +398,7 @@ static void test_setup_errors(void)
 	int before = count_fds();
 
 	static const char *const bad[] = { "127.0.0.1", "not-an-address" };
-	struct net_config cfg = { bad, 2, 0, UDP_MAX, 4, 1000, 0, 0 };
+	struct net_config cfg = { bad, 2, 0, UDP_MAX, 4, 1000, 0, 0, NULL, 0 };
 	struct net *n = net_new(l, &cfg, echo, NULL, err);
 	ok(n == NULL, "bad address refused");
 	ok(strstr(err, "not-an-address") != NULL, "error names the address: %s", err);
@@ -415,7 +415,7 @@ static void test_setup_errors(void)
 	getsockname(busy, (struct sockaddr *)&ss, &len);
 	static const char *const lo[] = { "127.0.0.1" };
 	struct net_config taken = { lo, 1, ntohs(((struct sockaddr_in *)&ss)->sin_port), UDP_MAX,
-	                            4, 1000, 0, 0 };
+	                            4, 1000, 0, 0, NULL, 0 };
 	before = count_fds();
 	n = net_new(l, &taken, echo, NULL, err);
 	ok(n == NULL, "port in use refused");
@@ -427,7 +427,7 @@ static void test_setup_errors(void)
 	/* Success and cleanup: every socket closed by net_free. */
 	before = count_fds();
 	static const char *const both[] = { "127.0.0.1", "::1" };
-	struct net_config good = { both, 2, 0, UDP_MAX, 4, 1000, 0, 0 };
+	struct net_config good = { both, 2, 0, UDP_MAX, 4, 1000, 0, 0, NULL, 0 };
 	n = net_new(l, &good, echo, NULL, err);
 	ok(n != NULL, "net_new on 127.0.0.1 and ::1: %s", n ? "ok" : err);
 	ok(n && net_bound_port(n) != 0, "port 0 became a real port");
