@@ -19,6 +19,10 @@ messages change with the clock).
   fuzz_update_answer  mode byte 0 or 1 (see fuzz_update_answer.c) + an
                  UPDATE adding many types, delegations, CNAME chains, and the
                  malformed rdata of issue #16
+  fuzz_xdp_frame Ethernet frames as the XDP program hands them over: IPv4
+                 and IPv6 UDP to port 53 (checksums valid, in the offload
+                 form, zero), VLAN tags, IPv4 options and fragments, IPv6
+                 extension headers, TCP, ARP, Ethernet padding, cut short
 
   make_corpus.py [TARGET...]   writes only the named targets' seeds
 """
@@ -494,9 +498,80 @@ def zones():
         put("fuzz_zonefile", name + "_other", (text + " ").encode())
 
 
+# --- frames (fuzz_xdp_frame) ---
+
+def csum(data):
+    if len(data) % 2:
+        data += b"\0"
+    s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
+    while s >> 16:
+        s = (s & 0xffff) + (s >> 16)
+    return s
+
+
+def frame(v6=False, payload=None, sport=40000, dport=53, proto=17, udp_sum="valid", ethertype=None,
+          ihl=5, frag=0, pad=0):
+    """An Ethernet frame carrying UDP (or proto) from the client to the server."""
+    payload = payload if payload is not None else query("www.example.com")
+    eth = bytes.fromhex("020000000001" "020000000002")
+    src = bytes(15) + b"\2" if v6 else bytes([192, 0, 2, 2])
+    dst = bytes(15) + b"\1" if v6 else bytes([192, 0, 2, 1])
+    if v6:
+        src = bytes.fromhex("20010db8000000000000000000000002")
+        dst = bytes.fromhex("20010db8000000000000000000000001")
+    ulen = 8 + len(payload)
+    pseudo = src + dst + struct.pack("!HH", proto, ulen) if not v6 else src + dst + struct.pack("!IxxxB", ulen, proto)
+    udp = struct.pack("!HHHH", sport, dport, ulen, 0) + payload
+    if udp_sum == "valid":
+        c = 0xffff - csum(pseudo + udp)
+        udp = udp[:6] + struct.pack("!H", c or 0xffff) + udp[8:]
+    elif udp_sum == "partial":
+        udp = udp[:6] + struct.pack("!H", csum(pseudo)) + udp[8:]
+    elif udp_sum == "wrong":
+        udp = udp[:6] + b"\x12\x34" + udp[8:]
+    if v6:
+        ip = struct.pack("!IHBB", 6 << 28, ulen, proto, 64) + src + dst
+        et = 0x86dd
+    else:
+        opts = bytes(4 * (ihl - 5))
+        hdr = struct.pack("!BBHHHBBH", 0x40 | ihl, 0, 4 * ihl + ulen, 1, frag, 64, proto, 0) + src + dst + opts
+        hdr = hdr[:10] + struct.pack("!H", 0xffff - csum(hdr)) + hdr[12:]
+        ip = hdr
+        et = 0x0800
+    body = ip + udp
+    if ethertype is not None:
+        return eth + struct.pack("!HHH", ethertype, 7, et) + body
+    return eth + struct.pack("!H", et) + body + bytes(pad)
+
+
+def frames():
+    seeds = {
+        "ip4_a": frame(),
+        "ip4_partial_sum": frame(udp_sum="partial"),
+        "ip4_no_sum": frame(udp_sum="none"),
+        "ip4_wrong_sum": frame(udp_sum="wrong"),
+        "ip4_padded": frame(payload=b"\x12\x34", pad=20),
+        "ip4_options": frame(ihl=6),
+        "ip4_fragment": frame(frag=0x2000),
+        "ip4_other_port": frame(dport=54),
+        "ip4_tcp": frame(proto=6),
+        "ip6_aaaa_do": frame(v6=True, payload=query("www.example.com", "AAAA", dnssec=True)),
+        "ip6_partial_sum": frame(v6=True, udp_sum="partial"),
+        "ip6_zero_sum": frame(v6=True, udp_sum="none"),
+        "ip6_ext_header": frame(v6=True, proto=0),
+        "vlan": frame(ethertype=0x8100),
+        "qinq": frame(ethertype=0x88a8),
+        "arp": bytes.fromhex("ffffffffffff020000000002") + b"\x08\x06" + bytes(28),
+        "short": frame()[:30],
+        "empty_payload": frame(payload=b""),
+    }
+    for name, data in seeds.items():
+        put("fuzz_xdp_frame", name, data)
+
+
 TARGETS = {"fuzz_query": lambda: queries(), "fuzz_update": lambda: updates(),
            "fuzz_toml": lambda: configs(), "fuzz_zonefile": lambda: zones(),
-           "fuzz_update_answer": lambda: update_answers()}
+           "fuzz_update_answer": lambda: update_answers(), "fuzz_xdp_frame": lambda: frames()}
 
 
 def main():
