@@ -24,17 +24,19 @@
 #   reflector    bench/reflector.c on the veth address: what dnsperf can send
 #                and receive at all (the sender's limit), and the kernel's UDP
 #                path alone
-#   knot_xdp     knotd with `xdp: listen: IFACE@PORT` (its XDP workers answer
-#                UDP; Debian's knot 3.2 attaches natively to a veth), the same
+#   knot_xdp     knotd with `xdp: listen: IFACE@PORT`: one more XDP worker
+#                thread per queue of the interface (a veth has one) answers
+#                UDP; Debian's knot 3.2 attaches natively to a veth; the same
 #                zone and mod-geoip views as bench/run.sh, signed
 #   knot         the same configuration without the xdp section
 #   geoacme      sockets, bench/run.sh's configuration
 #   geoacme_xdp  the same plus [server] xdp_listen = ["IFACE"], when the build
 #                has it; otherwise its rows say "not available" and why
-# Knot needs CAP_NET_ADMIN, CAP_SYS_ADMIN, CAP_IPC_LOCK and CAP_NET_RAW for
-# XDP (it runs as root here and drops them after start) and leaves its XDP
-# program attached when it stops: the script detaches whatever a server
-# left (ip link set dev IFACE xdp off) before the next one starts.
+# Knot's "Mode XDP" documentation: it needs CAP_NET_RAW, CAP_NET_ADMIN,
+# CAP_SYS_ADMIN, CAP_IPC_LOCK (and CAP_SYS_RESOURCE before Linux 5.11), has
+# them here as root and drops them once started; and it does not unload
+# its XDP program when it stops: the script detaches whatever a server left
+# (ip link set dev IFACE xdp off) before the next one starts.
 #
 # Query classes: static A (www.example.com A), and geo A +ECS +DO
 # (geo.example.com A from ECS 192.0.2.0/24 with DO: the Paris/Nuremberg
