@@ -200,15 +200,16 @@ geoacme_xdp_setup() {
 	local d=$W/geoacme_xdp out
 	geoacme_config "$d" "$1" 7 10
 	printf '\n[server]\nxdp_listen = ["%s"]\n' "$IF_S" >>"$d/geoacme.toml"
-	if ! out=$(in_s "$GEOACME" check -c "$d/geoacme.toml" 2>&1); then
+	local rc=0
+	out=$(in_s "$GEOACME" check -c "$d/geoacme.toml" 2>&1) || rc=1
+	out=$(strip_paths <<<"$out")
+	if [ $rc != 0 ]; then
 		NOT_AVAILABLE[geoacme_xdp]="this geoacme has no AF_XDP path (\`geoacme check\`: $(grep -m1 -i 'xdp' <<<"$out" || head -1 <<<"$out"))"
 	elif grep -qi 'xdp' <<<"$out"; then
 		# A warning (no capability, built without libxdp, ...): it runs
 		# anyway, and its kernel UDP column shows which path answered.
 		NOTE_XDP="\`geoacme check\` said: $(grep -m1 -i 'xdp' <<<"$out")"
-		NOTE_XDP=${NOTE_XDP//"$W/"/}
 	fi
-	[ -n "${NOT_AVAILABLE[geoacme_xdp]:-}" ] && NOT_AVAILABLE[geoacme_xdp]=${NOT_AVAILABLE[geoacme_xdp]//"$W/"/}
 	return 0
 }
 geoacme_xdp_start() {
@@ -216,6 +217,9 @@ geoacme_xdp_start() {
 		"$GEOACME" serve -c "$W/geoacme_xdp/geoacme.toml"
 	SERVER_PID=$SPAWNED_PID
 }
+
+# Paths under $W (which name geoacme_xdp) out of a message: FILE instead.
+strip_paths() { sed -E "s#$W/[^ :\"]*#FILE#g"; }
 
 # ---- measuring ---------------------------------------------------------------
 
@@ -406,7 +410,8 @@ report() {
 		[ -n "${NOT_AVAILABLE[$s]}" ] && echo "$s: not available: ${NOT_AVAILABLE[$s]}."
 	done
 	[ -n "$NOTE_XDP" ] && echo "geoacme_xdp: $NOTE_XDP"
-	grep -i -m3 'xdp' "$W/geoacme_xdp/geoacme.log" 2>/dev/null | sed 's/^/geoacme_xdp log: /'
+	[ -f "$W/geoacme_xdp/geoacme.log" ] &&
+		strip_paths <"$W/geoacme_xdp/geoacme.log" | grep -i -m2 'xdp' | sed 's/^/geoacme_xdp log: /'
 	targets
 }
 
@@ -436,7 +441,7 @@ targets() {
 main() {
 	[ "$(id -u)" -eq 0 ] || die "run as root (namespaces, veth, XDP)"
 	install_packages
-	W=$(mktemp -d /tmp/geoacme-xdp.XXXXXX) || die "mktemp failed"
+	W=$(mktemp -d /tmp/geoacme-veth.XXXXXX) || die "mktemp failed"
 	trap 'bench_cleanup; net_down; [ "${BENCH_KEEP:-0}" = 1 ] && say "kept $W" || rm -rf "$W"' EXIT
 	trap 'exit 130' INT TERM
 	: >"$W/results.tsv"
