@@ -541,6 +541,16 @@ static int attach_zone(struct acme_zone *az, const struct acme *prev, char err[2
 {
 	if (az->attached)
 		return 0;
+	/*
+	 * Signed anew at start, and at a reload that made new signatures (a new
+	 * key or signature settings, a new signer; or some came due): what the
+	 * journal says about signatures is then out of date, so the serial is
+	 * bumped and the journal starts over.  A reload that took every
+	 * signature from the signer's cache serves the very signatures the
+	 * secondaries hold: the journal stays true and they go on by IXFR.
+	 */
+	const struct zone *built = zone_table_get(az->a->t, az->apex);
+	bool resigned = !prev || !built || zone_signatures_made(built) > 0;
 	int ret = replay_captured(az, prev ? acme_find_zone(prev, az->apex) : NULL, err);
 	if (ret < 0)
 		return ret;
@@ -555,8 +565,7 @@ static int attach_zone(struct acme_zone *az, const struct acme *prev, char err[2
 	 */
 	if (commit_durable_setup(az) < 0)
 		log_warn("%s: UPDATEs commit with synchronous=FULL, on the loop", az->name);
-	/* Signed anew: what the journal says about signatures is from the last run. */
-	if (az->serial_per_signing && commit_bump_serial(az, true, err) < 0) {
+	if (az->serial_per_signing && resigned && commit_bump_serial(az, true, err) < 0) {
 		/* Served as loaded; secondaries get the new signatures at the next change. */
 		log_error("%s: %s", az->name, err);
 	}

@@ -45,7 +45,8 @@ struct xfr_handler {
  * Signs a snapshot while it is being built: adds DNSKEY (and CDS/CDNSKEY),
  * the NSEC chain, and an RRSIG on every authoritative RRset, reusing cached
  * signatures by RRset content.  Sets the zone's refresh point through
- * zone_builder_set_expiry().  Returns 0 or a negative errno, with a message
+ * zone_builder_set_expiry(), and what it made anew through
+ * zone_builder_set_signatures_made().  Returns 0 or a negative errno, with a message
  * in err.
  */
 struct zone_signer {
@@ -82,3 +83,6 @@ struct zone_signer {
 };
 
 void zone_builder_set_expiry(struct zone_builder *b, uint64_t refresh_at);
+/* How many of its signatures the signer made anew, not from its cache
+ * (zone_signatures_made(): a reload that kept every signature). */
+void zone_builder_set_signatures_made(struct zone_builder *b, uint64_t n);

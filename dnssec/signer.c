@@ -479,6 +479,7 @@ static int signer_run(void *ctx, struct zone_builder *b, char err[256])
 	if (w.refresh_at == UINT64_MAX)
 		w.refresh_at = now + s->validity - s->refresh;
 	zone_builder_set_expiry(b, w.refresh_at);
+	zone_builder_set_signatures_made(b, w.made);
 
 	walk_count(s, &w);
 	pthread_mutex_lock(&s->mu);

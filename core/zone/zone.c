@@ -58,6 +58,7 @@ struct zone_builder {
 	bool structured;         /* ENTs, cuts and glue computed */
 	size_t n_dirty;          /* nodes with pending records: 0 = nothing to normalise */
 	uint64_t expiry;
+	uint64_t sigs_made;      /* signatures the signer made anew, not from its cache */
 	bool presigned;          /* RRSIGs come with the records (a secondary's copy) */
 	bool has_sigs;
 	size_t n_dname;          /* DNAME records added: names below them are looked for */
@@ -152,6 +153,11 @@ struct arena *zone_builder_arena(struct zone_builder *b)
 void zone_builder_set_expiry(struct zone_builder *b, uint64_t refresh_at)
 {
 	b->expiry = refresh_at;
+}
+
+void zone_builder_set_signatures_made(struct zone_builder *b, uint64_t n)
+{
+	b->sigs_made = n;
 }
 
 static struct bnode *lookup(struct zone_builder *b, const uint8_t *name, size_t len)
@@ -752,6 +758,7 @@ struct zone *zone_builder_finish(struct zone_builder *b, const struct zone_signe
 	z->serial = zone_soa_serial(z->soa);
 	z->signed_zone = signer != NULL || b->has_sigs;
 	z->expires_at = b->expiry;
+	z->sigs_made = b->sigs_made;
 	z->refs = 1;
 
 	uint32_t nb = 16;
@@ -954,6 +961,11 @@ bool zone_is_signed(const struct zone *z)
 uint32_t zone_nsec_count(const struct zone *z)
 {
 	return z->nsec_count;
+}
+
+uint64_t zone_signatures_made(const struct zone *z)
+{
+	return z->sigs_made;
 }
 
 uint64_t zone_expires_at(const struct zone *z)

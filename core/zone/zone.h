@@ -119,6 +119,9 @@ bool zone_is_signed(const struct zone *z);
 uint32_t zone_nsec_count(const struct zone *z);        /* names that carry an NSEC */
 /* Earliest RRSIG refresh point (unix seconds); 0 for an unsigned zone. */
 uint64_t zone_expires_at(const struct zone *z);
+/* Signatures its build made anew rather than took from the signer's cache
+ * (0 for an unsigned zone, or one whose every signature was cached). */
+uint64_t zone_signatures_made(const struct zone *z);
 /* Its query counters (core/conf/metrics.h); NULL when it has no name. */
 struct metrics_zone *zone_metrics(const struct zone *z);
 /* Seconds from zone_builder_new() to the frozen snapshot. */

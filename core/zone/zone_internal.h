@@ -37,6 +37,7 @@ struct zone {
 	bool signed_zone;
 	uint32_t serial;
 	uint64_t expires_at;           /* earliest RRSIG refresh point (unix s); 0 unsigned */
+	uint64_t sigs_made;            /* signatures its build made anew (zone_signatures_made) */
 	struct metrics_zone *metrics;  /* its query counters (process lifetime, by name) */
 	double build_seconds;          /* from zone_builder_new() to the frozen snapshot */
 	/* Holders: the zone table, and transfers still sending it.  Atomic: a

@@ -15,7 +15,7 @@ import unittest
 
 import dns.rcode
 
-from acme_helpers import TsigKey, acme_files, acme_zone_toml, signed_update
+from acme_helpers import TsigKey, acme_files, acme_zone_toml, ixfr_soas, signed_update
 from harness import BASE_CONFIG, BIN, Server, free_port, main, make_key
 from harness import rrs as section
 from secondaries import Nsd, sorted_records
@@ -232,14 +232,15 @@ class SignedZoneFileEdit(unittest.TestCase):
             before = server.query("acme.example.", "SOA").answer[0][0].serial
             server.write("acme.zone", THREE_NS + "www IN A 192.0.2.9\n")
             server.send_signal(signal.SIGHUP)
-            # The reload signs anew and bumps the serial (before + 1, the
-            # IXFR history starts over: doc/operations.md); the edit comes
-            # after it, with a serial of its own (file_diff_rebase; it used
-            # to repeat the bump's).
+            # The reload takes every signature from the signer's cache, so it
+            # makes no serial bump of its own: the edit is the next serial, and
+            # goes out as a difference (it used to be the whole zone).
             server.wait_log(r"applied as a difference: 0 records removed, 3 added, serial %d -> %d"
-                            % (before + 1, before + 2))
+                            % (before, before + 1))
             server.wait_log(r"reloaded: 1 zone\b")
-            self.assertEqual(server.query("acme.example.", "SOA").answer[0][0].serial, before + 2)
+            self.assertEqual(server.query("acme.example.", "SOA").answer[0][0].serial, before + 1)
+            soas, _ = ixfr_soas(server, "acme.example", before)
+            self.assertEqual(soas, [before + 1, before, before + 1, before + 1])
             out = subprocess.run(["kdig", "@127.0.0.1", "-p", str(server.port), "+nocomments",
                                   "+nostats", "+noheader", "+noquestion", "acme.example.", "AXFR"],
                                  capture_output=True, text=True, timeout=30)
@@ -262,20 +263,22 @@ class SignedZoneFileEdit(unittest.TestCase):
             self.assertEqual(v.returncode, 0, v.stdout + v.stderr)
             self.assertIn("Zone is verified and complete", v.stdout + v.stderr)
 
-            # The operator raises the file's serial: the edit takes it, after
-            # the reload's bump.  (It was refused, "the zone needs exactly one
-            # SOA record at its apex": the edit deleted the SOA of before the
-            # bump and added its own.)
+            # An edit found at start comes after the start's serial bump (new
+            # signatures), with a serial of its own: the file's, raised by the
+            # operator.  (It was refused, "the zone needs exactly one SOA
+            # record at its apex": the edit deleted the SOA of before the bump
+            # and added its own; with the serial left alone it repeated the
+            # bump's serial.)
+            server.stop()
             server.write("acme.zone", (THREE_NS + "www IN A 192.0.2.10\n").replace(" 100 ", " 500 "))
-            mark = len(server.log())
-            server.send_signal(signal.SIGHUP)
-            server.wait_log(r"applied as a difference: 1 record removed, 1 added, serial %d -> 500"
-                            % (before + 3))
-            server.wait_log(r"reloaded: 1 zone\b")
-            self.assertNotIn("exactly one SOA", server.log()[mark:])
+            server.start()
+            log = server.log_since_start()
+            self.assertIn("applied as a difference: 1 record removed, 1 added, serial %d -> 500"
+                          % (before + 2), log)
+            self.assertNotIn("exactly one SOA", log)
             r = server.query("acme.example.", "SOA")
             self.assertEqual(section(r, "answer"), ["acme.example. 300 IN SOA ns1.example.com. "
-                                                "hostmaster.example.com. 500 3600 600 86400 60"])
+                                                    "hostmaster.example.com. 500 3600 600 86400 60"])
             r = server.query("www.acme.example.", "A")
             self.assertEqual(section(r, "answer"), ["www.acme.example. 300 IN A 192.0.2.10"])
         finally:
