@@ -17,8 +17,10 @@
 #include "core/conf/sysclock.h"
 #include "core/net/loop.h"
 #include "core/wire/change.h"
+#include "core/wire/serial.h"
 #include "core/zone/recset.h"
 #include "core/zone/zone.h"
+#include "core/zone/zone_diff.h"
 #include "storage/copy.h"
 #include "storage/db.h"
 #include "xfr/copy_build.h"
@@ -144,6 +146,17 @@ static void run(struct copy_build *cb)
 	}
 	if (rs)
 		copy_sigs_scan(&out->sigs, rs, cb->in.now);
+	/* The IXFR history's entry, as the zone table's watcher would make it
+	 * on the loop (xfr_zone_changed): only for a serial that moved forward
+	 * (RFC 1982).  The old snapshot is not changed meanwhile: a secondary's
+	 * copy is patched only by its own transfers, and none runs. */
+	const struct zone *old = cb->in.old;
+	if (old && zone_serial(old) != zone_serial(z) &&
+	    serial_newer(zone_serial(z), zone_serial(old))) {
+		out->newer = true;
+		if (zone_diff(old, z, &out->diff, &out->diff_len) < 0)
+			out->diff = NULL;
+	}
 	out->z = z;
 	out->rs = rs;
 }
@@ -189,6 +202,7 @@ static void on_event(struct loop *l, int fd, int events, void *arg)
 		return;
 	pthread_join(cb->thread, NULL);
 	cb->fn(cb->ctx, &cb->out);
+	free(cb->out.diff);
 	release(cb);
 }
 
@@ -246,5 +260,6 @@ void copy_build_cancel(struct copy_build *cb)
 	pthread_join(cb->thread, NULL);
 	zone_free(cb->out.z);
 	recset_free(cb->out.rs);
+	free(cb->out.diff);
 	release(cb);
 }

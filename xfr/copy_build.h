@@ -41,6 +41,10 @@ struct copy_build_in {
 	const struct change_list *cl;    /* COPY_STORE_REPLACE: the zone, else the difference */
 	enum copy_build_store store;
 	int64_t now;                     /* unix s: the copy's refreshed_at */
+	/* The copy served now, held (zone_hold) by the caller until done: the
+	 * IXFR history's difference from it is made on the thread too.  NULL:
+	 * none is served. */
+	const struct zone *old;
 	uint32_t delay_ms;               /* a test hook: held this long before done */
 };
 
@@ -50,6 +54,11 @@ struct copy_build_out {
 	struct recset *rs;               /* a new recset when base was NULL and z is set */
 	struct copy_sigs sigs;           /* with rs: its earliest RRSIG expiration */
 	char err[256];                   /* why z is NULL */
+	/* With z and old: whether the serial moved forward from old's, and
+	 * then z's difference from old (zone_diff.h; NULL when it failed). */
+	bool newer;
+	uint8_t *diff;
+	size_t diff_len;
 	double build_ms, store_ms;       /* time on the thread */
 };
 

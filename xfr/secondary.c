@@ -117,6 +117,7 @@ struct sec_zone {
 	 * finishes with when it is done; sz->rs (the base of an IXFR's build),
 	 * sz->cl and sz->db are the thread's until then. */
 	struct copy_build *build;
+	struct zone *held;           /* the copy served when the build started, held */
 	struct change_list cl;       /* the transfer's records, taken from its conn */
 	struct sec_done {
 		bool incremental, confirm_only;
@@ -444,6 +445,30 @@ static void taken(struct sec_zone *sz, const struct copy_sigs *sigs, bool patche
 	         patched ? "patched" : "built whole", loop_ms, beside);
 }
 
+/*
+ * Serves a copy built beside the loop.  Its IXFR history entry was made
+ * there too (out->diff), so the swap does not compare the two snapshots
+ * on the loop: the served one is replaced with the difference, or with
+ * none when the serial did not move forward (the history starts over), as
+ * the zone table's watcher would.
+ */
+static void serve_built(struct sec_zone *sz, struct copy_build_out *out)
+{
+	struct zone *z = out->z;
+	out->z = NULL;
+	bool moved = sz->held && zone_serial(sz->held) != zone_serial(z);
+	if (!sz->serving || !moved) {
+		serve(sz, z);   /* added, or the same serial: the watcher has nothing to compare */
+		return;
+	}
+	int ret = zone_table_replace_diffed(sz->s->t, z, out->newer ? out->diff : NULL,
+	                                    out->newer ? out->diff_len : 0);
+	if (ret < 0) {
+		log_error("%s: cannot serve the copy (%s)", sz->name, strerror(-ret));
+		zone_free(z);
+	}
+}
+
 /* A build beside the loop ended (copy_build.h): serve its copy, or say why not. */
 static void build_done(void *ctx, struct copy_build_out *out)
 {
@@ -451,6 +476,8 @@ static void build_done(void *ctx, struct copy_build_out *out)
 	const struct sec_done *dn = &sz->done;
 	sz->build = NULL;
 	if (dn->confirm_only) {
+		zone_free(sz->held);
+		sz->held = NULL;
 		if (out->z)
 			serve(sz, out->z);
 		else
@@ -460,6 +487,8 @@ static void build_done(void *ctx, struct copy_build_out *out)
 		return;
 	}
 	if (!out->z) {
+		zone_free(sz->held);
+		sz->held = NULL;
 		if (dn->incremental) {
 			unapply(sz, &sz->cl);   /* the database never saw it */
 			sz->force_axfr = true;
@@ -478,8 +507,9 @@ static void build_done(void *ctx, struct copy_build_out *out)
 		sz->rs = out->rs;
 		out->rs = NULL;
 	}
-	serve(sz, out->z);
-	out->z = NULL;
+	serve_built(sz, out);
+	zone_free(sz->held);
+	sz->held = NULL;
 	char beside[128];
 	snprintf(beside, sizeof(beside), " (beside the loop: built in %.1f ms, stored in %.1f ms)",
 	         out->build_ms, out->store_ms);
@@ -501,9 +531,15 @@ static bool start_build(struct sec_zone *sz, const struct recset *base,
 		.apex = sz->apex, .path = sz->path, .db = sz->db, .base = base, .cl = &sz->cl,
 		.store = store, .now = sz->done.now, .delay_ms = sz->s->build_delay_ms,
 	};
+	const struct zone *served = sz->serving ? zone_table_get(sz->s->t, sz->apex) : NULL;
+	sz->held = served ? zone_hold(served) : NULL;
+	in.old = sz->held;
 	sz->build = copy_build_start(sz->s->l, &in, build_done, sz, err);
-	if (!sz->build)
+	if (!sz->build) {
+		zone_free(sz->held);
+		sz->held = NULL;
 		return false;
+	}
 	const struct sec_done *dn = &sz->done;
 	if (dn->confirm_only)
 		log_info("%s: building the stored copy (serial %u) beside the loop, to serve it "
@@ -1179,6 +1215,7 @@ static void zone_free_sec(struct sec_zone *sz)
 		copy_build_cancel(sz->build);
 		sz->build = NULL;
 	}
+	zone_free(sz->held);
 	change_list_clear(&sz->cl);
 	if (sz->timer > 0)
 		loop_timer_cancel(sz->s->l, sz->timer);

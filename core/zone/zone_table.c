@@ -130,6 +130,20 @@ int zone_table_replace(struct zone_table *t, struct zone *z)
 	return 0;
 }
 
+int zone_table_replace_diffed(struct zone_table *t, struct zone *z, const uint8_t *diff,
+                              size_t len)
+{
+	ssize_t i = index_of(t, zone_apex(z));
+	if (i < 0)
+		return zone_table_add(t, z);
+	struct zone *old = t->zones[i];
+	t->zones[i] = z;
+	t->apex[i] = zone_apex(z);
+	zone_table_patched(t, z, diff, len);
+	zone_free(old);
+	return 0;
+}
+
 const struct zone *zone_table_find(const struct zone_table *t, const uint8_t *name)
 {
 	uint8_t off[DNAME_LABELS_MAX];

@@ -19,6 +19,14 @@ void zone_table_free(struct zone_table *t);
 int zone_table_add(struct zone_table *t, struct zone *z);
 /* Swaps the zone with the same apex for `z` and frees the old one. */
 int zone_table_replace(struct zone_table *t, struct zone *z);
+/*
+ * The same, for a snapshot whose IXFR difference from the one it replaces
+ * was made beside the loop (a secondary's copy built whole, xfr/copy_build.h):
+ * the patch watcher gets it (diff NULL: the history starts over) instead of
+ * the replace watcher, which would compare the two snapshots on the loop.
+ */
+int zone_table_replace_diffed(struct zone_table *t, struct zone *z, const uint8_t *diff,
+                              size_t len);
 /* Stops serving a zone and frees its snapshot (a secondary's copy expired); -ENOENT. */
 int zone_table_remove(struct zone_table *t, const uint8_t *apex);
 /* The zone whose apex is the longest suffix of `name`, or NULL. */

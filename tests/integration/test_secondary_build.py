@@ -12,7 +12,8 @@ that window:
   server answers its other zone meanwhile;
 - during a later build the old copy answers (its serial, its records, and
   NXDOMAIN for a name only the new copy has), and after the swap the new
-  one does;
+  one does; the IXFR history it serves goes on from the old copy (the
+  difference is made beside the loop too);
 - a NOTIFY and a `ctl zone-refresh` during a build start no second
   transfer: one check follows the build;
 - the server stops cleanly (exit 0, and so no leak under ASan) during a
@@ -67,6 +68,7 @@ SECONDARY = """
 zone = "acme.example"
 zone_type = "Secondary"
 primaries = ["127.0.0.1:{pp}"]
+allow_axfr = true
 [zones.stores]
 type = "sqlite"
 journal_path = "acme-copy.sqlite"
@@ -173,6 +175,16 @@ class CopyBuiltBesideTheLoop(unittest.TestCase):
         r = self.secondary.query("_acme-challenge.new.acme.example", "TXT")
         self.assertEqual(dns.rcode.to_text(r.rcode()), "NOERROR")
         self.assertEqual(rrs(r, "answer"), ['_acme-challenge.new.acme.example. 60 IN TXT "token"'])
+        # The IXFR history the secondary serves its own secondaries goes on
+        # from the old copy: the difference made beside the loop (RFC 1995 4).
+        msgs = dns.query.xfr("127.0.0.1", "acme.example", rdtype="IXFR", serial=want,
+                             port=self.sp, timeout=10, lifetime=20, relativize=False)
+        lines = [rr for m in msgs for rrset in m.answer for rr in rrset.to_text().splitlines()]
+        soas = [int(l.split()[6]) for l in lines if l.split()[3] == "SOA"]
+        self.assertEqual(soas[:3], [new, want, new], lines)
+        self.assertEqual(soas[-1], new, lines)
+        self.assertIn('_acme-challenge.new.acme.example. 60 IN TXT "token"', lines)
+        self.assertLess(len(lines), 40, lines)   # a difference, not the zone
         # One check follows the build (the NOTIFY and the refresh, coalesced):
         # the copy is current, and no third build starts.
         self.secondary.wait_log(r"acme\.example\.: serial %d is current" % new, timeout=10)
