@@ -10,10 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "core/conf/diag.h"
+#include "core/conf/log.h"
 #include "core/conf/sysclock.h"
 #include "core/net/loop.h"
 #include "core/wire/change.h"
@@ -138,6 +140,8 @@ static void run(struct copy_build *cb)
 	else if (cb->in.store == COPY_STORE_APPLY)
 		ret = copy_apply(cb->in.db, cb->in.cl, cb->in.now);
 	out->store_ms = ms_since(&t0);
+	if (cb->in.store == COPY_STORE_REPLACE)
+		change_list_clear(cb->in.cl);
 	if (ret < 0 || stopping(cb)) {
 		xfr_errf(out->err, "%s", ret < 0 ? "storage" : "stopped");
 		zone_free(z);
@@ -146,6 +150,10 @@ static void run(struct copy_build *cb)
 	}
 	if (rs)
 		copy_sigs_scan(&out->sigs, rs, cb->in.now);
+	if (cb->in.dispose) {
+		recset_free(cb->in.dispose);
+		out->disposed = true;
+	}
 	/* The IXFR history's entry, as the zone table's watcher would make it
 	 * on the loop (xfr_zone_changed): only for a serial that moved forward
 	 * (RFC 1982).  The old snapshot is not changed meanwhile: a secondary's
@@ -164,6 +172,10 @@ static void run(struct copy_build *cb)
 static void *thread_main(void *arg)
 {
 	struct copy_build *cb = arg;
+	/* Below the loop's priority (Linux: nice is per thread), so that where
+	 * both share a core the loop's rounds come first. */
+	if (setpriority(PRIO_PROCESS, (id_t)gettid(), 10) < 0)
+		log_debug("copy build: cannot lower the thread's priority: %s", strerror(errno));
 	run(cb);
 	if (cb->in.delay_ms && cb->out.z) {
 		/* A test hook: the copy is built and stored but not yet served, so
@@ -249,10 +261,10 @@ struct copy_build *copy_build_start(struct loop *l, const struct copy_build_in *
 	return cb;
 }
 
-void copy_build_cancel(struct copy_build *cb)
+bool copy_build_cancel(struct copy_build *cb)
 {
 	if (!cb)
-		return;
+		return false;
 	atomic_store(&cb->stop, true);
 	/* A statement under way fails at once (SQLITE_INTERRUPT) and
 	 * copy_replace/copy_apply roll their transaction back. */
@@ -261,5 +273,7 @@ void copy_build_cancel(struct copy_build *cb)
 	zone_free(cb->out.z);
 	recset_free(cb->out.rs);
 	free(cb->out.diff);
+	bool disposed = cb->out.disposed;
 	release(cb);
+	return disposed;
 }

@@ -38,13 +38,21 @@ struct copy_build_in {
 	const char *path;                /* the database, for messages */
 	struct db *db;                   /* used by the thread only, until done */
 	const struct recset *base;       /* build from this (read only); NULL: from cl */
-	const struct change_list *cl;    /* COPY_STORE_REPLACE: the zone, else the difference */
+	/* COPY_STORE_REPLACE: the zone, emptied by the thread when it is done
+	 * with it (its records are in the new recset then; freeing 400 000 of
+	 * them is no work for the loop); else the difference, left as it is. */
+	struct change_list *cl;
 	enum copy_build_store store;
 	int64_t now;                     /* unix s: the copy's refreshed_at */
 	/* The copy served now, held (zone_hold) by the caller until done: the
 	 * IXFR history's difference from it is made on the thread too.  NULL:
 	 * none is served. */
 	const struct zone *old;
+	/* COPY_STORE_REPLACE: the recset the new one replaces, freed by the
+	 * thread once the build and the store succeeded (out->disposed); the
+	 * loop's free of 400 000 records took over a second.  The caller
+	 * must not use it meanwhile. */
+	struct recset *dispose;
 	uint32_t delay_ms;               /* a test hook: held this long before done */
 };
 
@@ -57,6 +65,7 @@ struct copy_build_out {
 	/* With z and old: whether the serial moved forward from old's, and
 	 * then z's difference from old (zone_diff.h; NULL when it failed). */
 	bool newer;
+	bool disposed;                   /* in->dispose was freed */
 	uint8_t *diff;
 	size_t diff_len;
 	double build_ms, store_ms;       /* time on the thread */
@@ -81,9 +90,10 @@ struct copy_build *copy_build_start(struct loop *l, const struct copy_build_in *
  * Stops a build under way (the server stops, the secondary goes away):
  * the thread is told to stop, its database statement interrupted (a
  * transaction is rolled back), and it is joined; what it made is freed and
- * the callback is not called.  NULL-safe.
+ * the callback is not called.  Returns whether in->dispose was freed (the
+ * build had succeeded).  NULL-safe.
  */
-void copy_build_cancel(struct copy_build *cb);
+bool copy_build_cancel(struct copy_build *cb);
 
 /*
  * The build itself, on the calling thread: a snapshot of rs as received

@@ -503,7 +503,8 @@ static void build_done(void *ctx, struct copy_build_out *out)
 	}
 	bool axfr = out->rs != NULL;
 	if (axfr) {
-		recset_free(sz->rs);
+		if (!out->disposed)
+			recset_free(sz->rs);
 		sz->rs = out->rs;
 		out->rs = NULL;
 	}
@@ -534,6 +535,8 @@ static bool start_build(struct sec_zone *sz, const struct recset *base,
 	const struct zone *served = sz->serving ? zone_table_get(sz->s->t, sz->apex) : NULL;
 	sz->held = served ? zone_hold(served) : NULL;
 	in.old = sz->held;
+	if (store == COPY_STORE_REPLACE)
+		in.dispose = sz->rs;   /* sz->rs is not read meanwhile: no transfer runs */
 	sz->build = copy_build_start(sz->s->l, &in, build_done, sz, err);
 	if (!sz->build) {
 		zone_free(sz->held);
@@ -1212,7 +1215,8 @@ static void zone_free_sec(struct sec_zone *sz)
 		conn_close(sz->conn);
 	if (sz->build) {
 		/* Stopped and joined before the recset and database it uses go. */
-		copy_build_cancel(sz->build);
+		if (copy_build_cancel(sz->build))
+			sz->rs = NULL;   /* freed with the build: its own went too */
 		sz->build = NULL;
 	}
 	zone_free(sz->held);
