@@ -16,6 +16,7 @@
  * and the log.  Never the zone table or anything the loop serves.
  */
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "xfr/copy_sigs.h"
