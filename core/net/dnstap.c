@@ -373,6 +373,13 @@ void dnstap_note(struct dnstap *d, const struct query *q, const struct timespec 
 		m.query_port = ntohs(sin6->sin6_port);
 	}
 	m.family = query_client_addr(q, m.query_addr);
+	/* Our side: the address the query arrived on (a wildcard socket's from
+	 * its packet info), unknown only when the kernel did not say. */
+	if (q->local.family == m.family) {
+		m.has_response_addr = true;
+		memcpy(m.response_addr, q->local.addr, sizeof(m.response_addr));
+		m.response_port = q->local.port;
+	}
 	m.tcp = q->transport == QUERY_TCP;
 	m.query_sec = (uint64_t)received->tv_sec;
 	m.query_nsec = (uint32_t)received->tv_nsec;

@@ -125,6 +125,7 @@ struct tcp_conn {
 	uint64_t read_at_start;    /* peer_read() when the window started */
 	struct sockaddr_storage peer;
 	socklen_t peer_len;
+	struct query_addr local;   /* where it was accepted: our address and port */
 	size_t in_len;
 	size_t out_off, out_len;   /* unsent bytes are out[out_off .. out_len) */
 	struct query_stream stream;   /* next != NULL: a multi-message answer in progress */
@@ -308,6 +309,7 @@ static struct query *out_slot(struct tcp_conn *c)
 	memcpy(&q->client, &c->peer, c->peer_len);
 	q->client_len = c->peer_len;
 	q->transport = QUERY_TCP;
+	q->local = c->local;
 	q->tx = c->out + c->out_len + 2;
 	q->tx_cap = NET_TX_SIZE;
 	q->max_size = QUERY_MSG_MAX;
@@ -537,6 +539,10 @@ static int conn_new(struct tcp *t, int fd, const struct sockaddr_storage *peer, 
 	c->out = c->in + TCP_IN_SIZE;
 	memcpy(&c->peer, peer, len);
 	c->peer_len = len;
+	struct sockaddr_storage here;
+	socklen_t here_len = sizeof(here);
+	if (getsockname(fd, (struct sockaddr *)&here, &here_len) == 0)
+		query_addr_from(&c->local, &here);
 	c->window_start = c->last_active = loop_now_ms(t->loop);
 	int rc = loop_add_fd(t->loop, fd, LOOP_READ, on_conn, c);
 	if (rc < 0) {

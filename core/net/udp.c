@@ -66,6 +66,7 @@ struct udp_socket {
 	int fd;
 	bool pktinfo;        /* bound to a wildcard address */
 	bool can_block;      /* has its receive timeout: may be waited on (busy_enter) */
+	struct query_addr local;   /* its address; a wildcard's: the port, family 0 */
 	char name[NET_NAME_MAX];
 };
 
@@ -158,9 +159,32 @@ static void udp_send(struct udp *u, int fd, unsigned count)
 	}
 }
 
-/* Fills slot i's query context: the datagram rx, from address name. */
-static struct query *udp_query(struct udp *u, unsigned i, const uint8_t *rx, size_t rx_len,
-                               const void *name, socklen_t namelen)
+/* A wildcard socket's arrival address, from the packet-info control message. */
+static void arrival_addr(const struct msghdr *rx, struct query_addr *local)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(rx); c; c = CMSG_NXTHDR((struct msghdr *)rx, c)) {
+		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+			struct in_pktinfo in;
+			memcpy(&in, CMSG_DATA(c), sizeof(in));
+			local->family = 4;
+			memcpy(local->addr, &in.ipi_addr, 4);
+			return;
+		}
+		if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_PKTINFO) {
+			struct in6_pktinfo pi;
+			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+			bool mapped = IN6_IS_ADDR_V4MAPPED(&pi.ipi6_addr);
+			local->family = mapped ? 4 : 6;
+			memcpy(local->addr, pi.ipi6_addr.s6_addr + (mapped ? 12 : 0), mapped ? 4 : 16);
+			return;
+		}
+	}
+}
+
+/* Fills slot i's query context: the datagram rx, from address name, to socket s. */
+static struct query *udp_query(struct udp *u, const struct udp_socket *s, unsigned i,
+                               const uint8_t *rx, size_t rx_len, const void *name,
+                               socklen_t namelen)
 {
 	struct query *q = &u->qs[i];
 
@@ -170,6 +194,9 @@ static struct query *udp_query(struct udp *u, unsigned i, const uint8_t *rx, siz
 	memcpy(&q->client, name, namelen);
 	q->client_len = namelen;
 	q->transport = QUERY_UDP;
+	q->local = s->local;
+	if (s->pktinfo)
+		arrival_addr(&u->rx_msgs[i].msg_hdr, &q->local);
 	q->tx = u->bufs + (size_t)i * UDP_SLOT_SIZE + UDP_RX_SIZE;
 	q->tx_cap = NET_TX_SIZE;
 	q->max_size = u->max_size;
@@ -262,7 +289,7 @@ static void udp_serve(struct udp *u, struct udp_socket *s, unsigned got)
 		const struct msghdr *h = &u->rx_msgs[i].msg_hdr;
 		if (h->msg_flags & MSG_TRUNC)
 			continue;   /* cannot happen with 64 KiB buffers; never answer a partial message */
-		struct query *q = udp_query(u, i, u->rx_iov[i].iov_base, u->rx_msgs[i].msg_len,
+		struct query *q = udp_query(u, s, i, u->rx_iov[i].iov_base, u->rx_msgs[i].msg_len,
 		                            &u->names[i], h->msg_namelen);
 		u->h->fn(u->h->ctx, q);
 		if (udp_later(s, q, h) || !udp_has_reply(q))
@@ -394,6 +421,12 @@ int udp_listen(struct udp *u, int fd, bool pktinfo, const char *name)
 	struct udp_socket *s = &u->socks[u->n_socks];
 	*s = (struct udp_socket){ .u = u, .fd = fd, .pktinfo = pktinfo };
 	snprintf(s->name, sizeof(s->name), "%s", name);
+	struct sockaddr_storage sa;
+	socklen_t sa_len = sizeof(sa);
+	if (getsockname(fd, (struct sockaddr *)&sa, &sa_len) == 0)
+		query_addr_from(&s->local, &sa);
+	if (pktinfo)
+		s->local.family = 0;   /* each datagram says where it arrived */
 	/* Only a blocking read uses it (busy_wait); the others do not wait. */
 	struct timeval idle = { .tv_sec = 0, .tv_usec = UDP_IDLE_US };
 	s->can_block = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &idle, sizeof(idle)) == 0;

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Per-query context reset. */
+#include <arpa/inet.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "core/wire/arena.h"
@@ -37,6 +39,23 @@ void query_reset(struct query *q)
 	q->nsid_out_len = 0;
 	if (q->arena)
 		arena_reset(q->arena);
+}
+
+void query_addr_from(struct query_addr *out, const struct sockaddr_storage *sa)
+{
+	memset(out, 0, sizeof(*out));
+	if (sa->ss_family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)sa;
+		out->family = 4;
+		out->port = ntohs(sin->sin_port);
+		memcpy(out->addr, &sin->sin_addr, 4);
+	} else if (sa->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)sa;
+		bool mapped = IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr);
+		out->family = mapped ? 4 : 6;
+		out->port = ntohs(sin6->sin6_port);
+		memcpy(out->addr, sin6->sin6_addr.s6_addr + (mapped ? 12 : 0), mapped ? 4 : 16);
+	}
 }
 
 int query_client_addr(const struct query *q, uint8_t addr[16])

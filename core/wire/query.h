@@ -68,6 +68,13 @@ enum {
 };
 enum { OPCODE_QUERY = 0, OPCODE_NOTIFY = 4, OPCODE_UPDATE = 5 };
 
+/* An address and port as dnstap records them (4 or 16 bytes). */
+struct query_addr {
+	uint8_t family;              /* 4 or 6; 0: unknown */
+	uint16_t port;
+	uint8_t addr[16];
+};
+
 struct query {
 	/* Input, set by the network layer. */
 	const uint8_t *rx;
@@ -76,6 +83,7 @@ struct query {
 	socklen_t client_len;
 	enum query_transport transport;
 	bool xdp;                    /* UDP that came over AF_XDP: counted apart, answered alike */
+	struct query_addr local;     /* where it arrived: our address and port (dnstap) */
 
 	/* Parsed by packet_parse(). */
 	uint16_t id;
@@ -121,3 +129,5 @@ struct query {
 void query_reset(struct query *q);
 /* Client address as family + bytes (IPv4-mapped IPv6 is unwrapped). */
 int query_client_addr(const struct query *q, uint8_t addr[16]);   /* returns 4 or 6 */
+/* A socket address as a query_addr (IPv4-mapped IPv6 unwrapped); family 0 for another kind. */
+void query_addr_from(struct query_addr *out, const struct sockaddr_storage *sa);

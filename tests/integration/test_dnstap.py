@@ -93,12 +93,13 @@ DROPPED = 'geoacme_dnstap_frames_total{result="dropped"}'
 
 class DnstapTestCase(unittest.TestCase):
     settings = ""
+    listen = BASE_CONFIG
 
     def setUp(self):
         self.server = Server(BASE_CONFIG, {"example.com.zone": ZONE + BIG_TXT})
         self.collector = Collector(self.server.dir, "capture.fstrm").start()
         self.addCleanup(self.cleanup)
-        cfg = (BASE_CONFIG + '[server]\nhttp_listen = ["127.0.0.1:0"]\ndnstap_socket = "%s"\n'
+        cfg = (self.listen + '[server]\nhttp_listen = ["127.0.0.1:0"]\ndnstap_socket = "%s"\n'
                'udp_max_size = 4096\n' % self.collector.sock + self.settings + geo_config(["city.mmdb"]))
         self.server.write("config.toml", cfg)
         make_mmdb(self.server.dir, "city")
@@ -124,8 +125,10 @@ class DnstapTestCase(unittest.TestCase):
             time.sleep(0.05)
         self.fail("%s stayed %s:\n%s" % (key, metric(self.port, key), self.server.log()[-3000:]))
 
-    def ask(self, name, rdtype, tcp=False, addr="127.0.0.1", **kw):
-        """Sends a query from a socket of our own; returns (response, source port)."""
+    def ask(self, name, rdtype, tcp=False, addr="127.0.0.1", to=None, **kw):
+        """Sends a query from a socket of our own bound to addr, to the server at `to`
+        (addr by default); returns (query, response, source port)."""
+        to = to or addr
         fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
         s = socket.socket(fam, socket.SOCK_STREAM if tcp else socket.SOCK_DGRAM)
         s.bind((addr, 0))
@@ -133,10 +136,10 @@ class DnstapTestCase(unittest.TestCase):
         q = self.server.make_query(name, rdtype, **kw)
         try:
             if tcp:
-                s.connect((addr, self.server.port))
-                r = dns.query.tcp(q, addr, port=self.server.port, sock=s, timeout=5)
+                s.connect((to, self.server.port))
+                r = dns.query.tcp(q, to, port=self.server.port, sock=s, timeout=5)
             else:
-                r = dns.query.udp(q, addr, port=self.server.port, sock=s, timeout=5)
+                r = dns.query.udp(q, to, port=self.server.port, sock=s, timeout=5)
         finally:
             s.close()
         return q, r, port
@@ -144,6 +147,28 @@ class DnstapTestCase(unittest.TestCase):
 
 def question(q):
     return ["%s IN %s" % (q.question[0].name.to_text(), dns.rdatatype.to_text(q.question[0].rdtype))]
+
+
+class OnAWildcardAddress(DnstapTestCase):
+    """Listening on 0.0.0.0: each UDP datagram's packet info, and each TCP
+    connection's own address, say which address the query came to."""
+    listen = BASE_CONFIG.replace('listen_addrs_ipv4 = ["127.0.0.1"]',
+                                 'listen_addrs_ipv4 = ["0.0.0.0"]')
+
+    def test_response_address_is_the_one_asked(self):
+        sent = [self.ask("www.example.com", "A", to="127.0.0.2"),
+                self.ask("www.example.com", "A", tcp=True, to="127.0.0.3"),
+                self.ask("example.org", "A", to="127.0.0.1")]
+        self.wait_metric(SENT, lambda v: v == 2 * len(sent))
+        got = [d["message"] for d in self.collector.messages()]
+        self.assertEqual([(m["type"], m["socket_protocol"], m["query_address"],
+                           m["query_port"], m["response_address"], m["response_port"])
+                          for m in got],
+                         [(kind, proto, "127.0.0.1", port, to, self.server.port)
+                          for (_, _, port), proto, to in zip(sent, ("UDP", "TCP", "UDP"),
+                                                             ("127.0.0.2", "127.0.0.3",
+                                                              "127.0.0.1"))
+                          for kind in ("AUTH_QUERY", "AUTH_RESPONSE")])
 
 
 class Stream(DnstapTestCase):
@@ -168,6 +193,9 @@ class Stream(DnstapTestCase):
                     self.assertEqual(m["socket_family"], "INET6" if ":" in addr else "INET")
                     self.assertEqual(m["query_address"], addr)
                     self.assertEqual(m["query_port"], port)
+                    # our side: the listen address and port the query came to
+                    self.assertEqual(m["response_address"], addr)
+                    self.assertEqual(m["response_port"], self.server.port)
             qd = got[2 * i]["message"]["query_message_data"]
             self.assertEqual(qd["id"], q.id)
             self.assertEqual(qd["QUESTION_SECTION"], question(q))
