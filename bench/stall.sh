@@ -241,7 +241,7 @@ act_sighup() {
 		kill -0 "$PPID_" 2>/dev/null || break
 		sleep 0.1
 	done
-	echo "$(grep -c '^info: reloaded' "$W/p.log") reloads done ($(grep -c 'one more build follows' "$W/p.log") for SIGHUPs during a build), built off the loop in $(grep 'reload: the new configuration was built' "$W/p.log" | sed 's/.*built in \([0-9]*\) ms.*/\1/' | paste -sd/ -) ms"
+	echo "$(grep -c '^info: reloaded' "$W/p.log") reloads done ($(grep -c 'one more build follows' "$W/p.log") for SIGHUPs during a build), built off the loop in $(grep 'reload: the new configuration was built' "$W/p.log" | sed 's/.*built in \([0-9]*\) ms.*/\1/' | paste -sd/ -) ms, swapped in on the loop in $(grep 'reload: swapped in on the loop in' "$W/p.log" | sed 's/.* in \([0-9.]*\) ms.*/\1/' | paste -sd/ -) ms, the old one freed beside it in $(grep 'previous configuration was freed in' "$W/p.log" | sed 's/.* in \([0-9]*\) ms.*/\1/' | paste -sd/ -) ms"
 }
 
 act_geo() {   # act_geo MB
