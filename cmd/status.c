@@ -150,22 +150,47 @@ static void write_admin_states(const struct generation *g, FILE *out)
 	}
 }
 
+/*
+ * Config zone i as a copy (a secondary zone the server has state for): its
+ * name as text and its timers.  False for a primary zone or no state.
+ */
+static bool copy_at(const struct generation *g, size_t i, char name[256],
+                    struct secondary_state *st)
+{
+	uint8_t apex[DNAME_BUF] = {0};
+	if (!g->secondary || !g->cfg->zones[i].secondary ||
+	    dname_from_str(g->cfg->zones[i].zone, apex) < 0 ||
+	    !secondary_zone_state(g->secondary, apex, st))
+		return false;
+	dname_to_str(apex, name, 256);
+	return true;
+}
+
+/* Config zone i's NOTIFY targets, at most cap, when it is a primary zone; 0 otherwise. */
+static size_t notify_targets_at(const struct generation *g, size_t i, char name[256],
+                                struct notify_target_state *t, size_t cap)
+{
+	uint8_t apex[DNAME_BUF] = {0};
+	if (!g->notify || g->cfg->zones[i].secondary ||
+	    dname_from_str(g->cfg->zones[i].zone, apex) < 0)
+		return 0;
+	dname_to_str(apex, name, 256);
+	size_t n = notify_targets(g->notify, apex, t, cap);
+	return n < cap ? n : cap;
+}
+
 /* Copied zones' refresh and expiry; NOTIFY targets' answers (issue #21.4). */
 static void write_secondaries(const struct generation *g, FILE *out)
 {
 	char a[1024], b[256];
 	const struct config *c = g->cfg;
 	struct secondary_state st;
-	uint8_t apex[DNAME_BUF];
 	family_line(out, "geoacme_secondary_last_refresh_timestamp_seconds", "gauge",
 	            "When a copied zone was last confirmed current with its primary (a check or "
 	            "a transfer), as a Unix time; 0 before the first.");
-	for (size_t i = 0; g->secondary && i < c->n_zones; i++) {
-		memset(apex, 0, sizeof(apex));
-		if (!c->zones[i].secondary || dname_from_str(c->zones[i].zone, apex) < 0 ||
-		    !secondary_zone_state(g->secondary, apex, &st))
+	for (size_t i = 0; i < c->n_zones; i++) {
+		if (!copy_at(g, i, b, &st))
 			continue;
-		dname_to_str(apex, b, sizeof(b));
 		metrics_label_escape(b, a, sizeof(a));
 		fprintf(out, "geoacme_secondary_last_refresh_timestamp_seconds{zone=\"%s\"} %lld\n", a,
 		        (long long)st.refreshed_at);
@@ -173,12 +198,9 @@ static void write_secondaries(const struct generation *g, FILE *out)
 	family_line(out, "geoacme_secondary_expire_timestamp_seconds", "gauge",
 	            "When a copied zone stops being served unless a primary confirms it first: "
 	            "the last refresh plus the SOA expire, as a Unix time; 0 without a copy.");
-	for (size_t i = 0; g->secondary && i < c->n_zones; i++) {
-		memset(apex, 0, sizeof(apex));
-		if (!c->zones[i].secondary || dname_from_str(c->zones[i].zone, apex) < 0 ||
-		    !secondary_zone_state(g->secondary, apex, &st))
+	for (size_t i = 0; i < c->n_zones; i++) {
+		if (!copy_at(g, i, b, &st))
 			continue;
-		dname_to_str(apex, b, sizeof(b));
 		metrics_label_escape(b, a, sizeof(a));
 		fprintf(out, "geoacme_secondary_expire_timestamp_seconds{zone=\"%s\"} %lld\n", a,
 		        (long long)(st.refreshed_at ? st.refreshed_at + st.expire : 0));
@@ -194,14 +216,10 @@ static void write_secondaries(const struct generation *g, FILE *out)
 			family_line(out, "geoacme_notify_target_unanswered_since_timestamp_seconds",
 			            "gauge", "Since when a secondary (target) has left a NOTIFY "
 			            "unanswered, as a Unix time; 0 when it has answered the latest.");
-		for (size_t i = 0; g->notify && i < c->n_zones; i++) {
-			memset(apex, 0, sizeof(apex));
-			if (c->zones[i].secondary || dname_from_str(c->zones[i].zone, apex) < 0)
-				continue;
-			size_t n = notify_targets(g->notify, apex, t, 64);
-			dname_to_str(apex, b, sizeof(b));
+		for (size_t i = 0; i < c->n_zones; i++) {
+			size_t n = notify_targets_at(g, i, b, t, 64);
 			metrics_label_escape(b, a, sizeof(a));
-			for (size_t k = 0; k < n && k < 64; k++) {
+			for (size_t k = 0; k < n; k++) {
 				metrics_label_escape(t[k].target, tl, sizeof(tl));
 				if (pass == 0 && t[k].acked)
 					fprintf(out, "geoacme_notify_target_acknowledged_serial{zone=\"%s\","
@@ -326,17 +344,13 @@ static void write_metrics(const struct status_ctx *st, FILE *out)
 static void write_json_transfers(const struct generation *g, FILE *out)
 {
 	const struct config *c = g->cfg;
-	uint8_t apex[DNAME_BUF];
 	char name[256];
 	struct secondary_state st;
 	bool first = true;
 	fputs("],\"copies\":[", out);
-	for (size_t i = 0; g->secondary && i < c->n_zones; i++) {
-		memset(apex, 0, sizeof(apex));
-		if (!c->zones[i].secondary || dname_from_str(c->zones[i].zone, apex) < 0 ||
-		    !secondary_zone_state(g->secondary, apex, &st))
+	for (size_t i = 0; i < c->n_zones; i++) {
+		if (!copy_at(g, i, name, &st))
 			continue;
-		dname_to_str(apex, name, sizeof(name));
 		fputs(first ? "{\"zone\":" : ",{\"zone\":", out);
 		first = false;
 		json_string(out, name);
@@ -356,13 +370,9 @@ static void write_json_transfers(const struct generation *g, FILE *out)
 	fputs("],\"notify_targets\":[", out);
 	first = true;
 	struct notify_target_state t[64];
-	for (size_t i = 0; g->notify && i < c->n_zones; i++) {
-		memset(apex, 0, sizeof(apex));
-		if (c->zones[i].secondary || dname_from_str(c->zones[i].zone, apex) < 0)
-			continue;
-		size_t n = notify_targets(g->notify, apex, t, 64);
-		dname_to_str(apex, name, sizeof(name));
-		for (size_t k = 0; k < n && k < 64; k++) {
+	for (size_t i = 0; i < c->n_zones; i++) {
+		size_t n = notify_targets_at(g, i, name, t, 64);
+		for (size_t k = 0; k < n; k++) {
 			fputs(first ? "{\"zone\":" : ",{\"zone\":", out);
 			first = false;
 			json_string(out, name);
@@ -465,21 +475,17 @@ static void fmt_time(uint64_t t, char *out, size_t cap)
 static void write_page_transfers(const struct generation *g, FILE *out)
 {
 	const struct config *c = g->cfg;
-	uint8_t apex[DNAME_BUF];
 	char name[256], when[64], when2[64];
 	struct secondary_state st;
 	bool head = false;
-	for (size_t i = 0; g->secondary && i < c->n_zones; i++) {
-		memset(apex, 0, sizeof(apex));
-		if (!c->zones[i].secondary || dname_from_str(c->zones[i].zone, apex) < 0 ||
-		    !secondary_zone_state(g->secondary, apex, &st))
+	for (size_t i = 0; i < c->n_zones; i++) {
+		if (!copy_at(g, i, name, &st))
 			continue;
 		if (!head)
 			fputs("<h2>Copies (secondary zones)</h2>\n<table id=\"copies\"><tr><th>zone</th>"
 			      "<th>serial</th><th>last refresh</th><th>expires</th><th>next refresh</th>"
 			      "<th>earliest signature expiry</th></tr>\n", out);
 		head = true;
-		dname_to_str(apex, name, sizeof(name));
 		fmt_time((uint64_t)st.refreshed_at, when, sizeof(when));
 		fmt_time(st.refreshed_at ? (uint64_t)(st.refreshed_at + st.expire) : 0, when2,
 		         sizeof(when2));
@@ -496,13 +502,9 @@ static void write_page_transfers(const struct generation *g, FILE *out)
 		fputs("</table>\n", out);
 	head = false;
 	struct notify_target_state t[64];
-	for (size_t i = 0; g->notify && i < c->n_zones; i++) {
-		memset(apex, 0, sizeof(apex));
-		if (c->zones[i].secondary || dname_from_str(c->zones[i].zone, apex) < 0)
-			continue;
-		size_t n = notify_targets(g->notify, apex, t, 64);
-		dname_to_str(apex, name, sizeof(name));
-		for (size_t k = 0; k < n && k < 64; k++) {
+	for (size_t i = 0; i < c->n_zones; i++) {
+		size_t n = notify_targets_at(g, i, name, t, 64);
+		for (size_t k = 0; k < n; k++) {
 			if (!head)
 				fputs("<h2>NOTIFY targets</h2>\n<table id=\"notify\"><tr><th>zone</th>"
 				      "<th>secondary</th><th>state</th></tr>\n", out);
