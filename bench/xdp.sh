@@ -70,6 +70,9 @@
 #   BENCH_XDP_OUT=build-bench/xdp-results.md   BENCH_KEEP=0 (1 keeps the temp dir)
 #   BENCH_NO_INSTALL=0    1 skips scripts/deps.sh and apt-get
 #   BENCH_NO_BUILD=0      1 uses build-bench/cmd/geoacme as it is
+#   BENCH_XDP_SYSCALLS=0  1: perf stat counts each server's system calls and CPU
+#                         (task-clock) over the fixed-load runs, printed per
+#                         answered query (perf must be installed)
 set -uo pipefail
 
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
@@ -273,6 +276,23 @@ check_class() {
 	[ -n "$why" ] && echo "✗ ($why)" || echo "✓"
 }
 
+# BENCH_XDP_SYSCALLS=1: the server's system calls over each fixed-load run
+# (perf stat on its tracepoints, every thread), per answered query.
+SYSCALL_EVENTS=task-clock,raw_syscalls:sys_enter,syscalls:sys_enter_sendto,syscalls:sys_enter_recvfrom
+SYSCALL_EVENTS+=,syscalls:sys_enter_epoll_wait,syscalls:sys_enter_epoll_pwait,syscalls:sys_enter_poll
+SYSCALL_EVENTS+=,syscalls:sys_enter_ppoll,syscalls:sys_enter_recvmmsg,syscalls:sys_enter_sendmmsg
+[ "${BENCH_XDP_SYSCALLS:-0}" != 1 ] || command -v perf >/dev/null || die "BENCH_XDP_SYSCALLS=1 needs perf (linux-perf)"
+syscalls_per_query() {   # syscalls_per_query PERF_CSV ANSWERED
+	awk -F, -v n="$2" '
+		n > 0 && $3 == "task-clock" { cpu = sprintf("task-clock %.2f µs", $1 * 1000 / n) }
+		n > 0 && $3 == "raw_syscalls:sys_enter" { all = sprintf("syscalls %.2f", $1 / n) }
+		n > 0 && $3 ~ /^syscalls:sys_enter_/ && $1 > 0 {
+			name = $3; sub(/^syscalls:sys_enter_/, "", name)
+			each = each sprintf("%s%s %.2f", each == "" ? "" : ", ", name, $1 / n)
+		}
+		END { if (n > 0) printf "%s, %s (%s)", cpu, all, each; else print "-" }' "$1"
+}
+
 # measure_once SERVER PID PORT CLASS ROUND -> a line of $W/rounds.tsv:
 # server class round qps us_at_max us_at_load answered_at_load udp_in_per_query rcodes_at_max
 measure_once() {
@@ -288,15 +308,27 @@ measure_once() {
 	rc=$(perf_field "$out" rcodes)
 	usmax=$(us_per_query $((t1 - t0)) "${n:-0}")
 	udpq=$(awk -v u=$((u1 - u0)) -v n="${n:-0}" 'BEGIN { if (n > 0) printf "%.2f", u / n; else print "-" }')
+	local sc= sys=
+	if [ "${BENCH_XDP_SYSCALLS:-0}" = 1 ] && [ "$server" != reflector ]; then
+		perf stat -x, -o "$W/raw/$server.$class.sys.$r" -e "$SYSCALL_EVENTS" -p "$pid" &
+		sc=$!
+		sleep 0.3   # perf attached to every thread
+	fi
 	t0=$(tree_ticks "$pid")
 	out=$(dnsperf_ns "$port" "$SECS" "$LOAD" $(class_args "$class"))
 	t1=$(tree_ticks "$pid")
 	echo "$out" >"$W/raw/$server.$class.load.$r"
 	nl=$(perf_field "$out" completed)
 	usload=$(us_per_query $((t1 - t0)) "${nl:-0}")
+	if [ -n "$sc" ]; then
+		kill -INT "$sc"
+		wait "$sc"
+		sys=$(syscalls_per_query "$W/raw/$server.$class.sys.$r" "${nl:-0}")
+	fi
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$server" "$class" "$r" "${qps:-0}" "$usmax" "$usload" \
 		"${nl:-0}" "$udpq" "$rc" >>"$W/rounds.tsv"
-	say "  $(printf '%-16s' "${CLASS_LABEL[$class]}") qps ${qps:-0}  us/q@max $usmax  us/q@$LOAD $usload  kernel UDP in/q $udpq"
+	say "  $(printf '%-16s' "${CLASS_LABEL[$class]}") qps ${qps:-0}  us/q@max $usmax  us/q@$LOAD $usload  kernel UDP in/q $udpq${sys:+
+    @$LOAD qps, per answered query: $sys}"
 }
 
 bench_round() {   # bench_round SERVER ROUND
