@@ -624,14 +624,11 @@ static void on_read(struct loop *l, int fd, int events, void *arg)
 
 static int open_socket(struct rollover *r, int family)
 {
-	int fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
 	/* The parent's ACL names our address, as a secondary's names the NOTIFY's. */
-	int rc = net_source_bind(&r->src, fd, family, false);
-	if (rc < 0) {
-		log_warn("%s: keys: cannot bind the source address: %s", r->ks.zone, strerror(-rc));
-		close(fd);
+	int fd = net_source_socket(&r->src, family, false);
+	if (fd < 0) {
+		log_warn("%s: keys: no socket from the source address: %s", r->ks.zone,
+		         strerror(-fd));
 		return -1;
 	}
 	if (loop_add_fd(r->loop, fd, LOOP_READ, on_read, r) < 0) {

@@ -333,13 +333,9 @@ static void on_read(struct loop *l, int fd, int events, void *arg)
 
 static int open_socket(struct notify *n, int family)
 {
-	int fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	int rc = net_source_bind(&n->src, fd, family, false);
-	if (rc < 0) {
-		log_warn("notify: cannot bind the source address: %s", strerror(-rc));
-		close(fd);
+	int fd = net_source_socket(&n->src, family, false);
+	if (fd < 0) {
+		log_warn("notify: no socket from the source address: %s", strerror(-fd));
 		return -1;
 	}
 	if (loop_add_fd(n->l, fd, LOOP_READ, on_read, n) < 0) {

@@ -1001,16 +1001,12 @@ static void conn_open(struct sec_zone *sz)
 		conn_fail(c, "cannot build the request");
 		return;
 	}
-	c->fd = socket(sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (c->fd < 0) {
-		conn_fail(c, "socket: %s", strerror(errno));
+	int fd = net_source_socket(&sz->s->src, sa.ss_family, true);
+	if (fd < 0) {
+		conn_fail(c, "no socket from the source address: %s", strerror(-fd));
 		return;
 	}
-	int brc = net_source_bind(&sz->s->src, c->fd, sa.ss_family, true);
-	if (brc < 0) {
-		conn_fail(c, "cannot bind the source address: %s", strerror(-brc));
-		return;
-	}
+	c->fd = fd;
 	if (connect(c->fd, (struct sockaddr *)&sa, sa_len) < 0 && errno != EINPROGRESS) {
 		conn_fail(c, "connect: %s", strerror(errno));
 		return;

@@ -51,6 +51,19 @@ int net_source_bind(const struct net_source *s, int fd, int family, bool stream)
 	return bind(fd, (struct sockaddr *)&ss, len) < 0 ? -errno : 0;
 }
 
+int net_source_socket(const struct net_source *s, int family, bool stream)
+{
+	int fd = socket(family, (stream ? SOCK_STREAM : SOCK_DGRAM) | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	int rc = net_source_bind(s, fd, family, stream);
+	if (rc < 0) {
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
 /* Sets *has and addr from `text` unless it is the wildcard. */
 static void choose(const char *text, int af, bool *has, uint8_t *addr)
 {

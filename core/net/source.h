@@ -42,5 +42,13 @@ int net_source_init(struct net_source *s, const struct config *c, struct diag *d
  */
 int net_source_bind(const struct net_source *s, int fd, int family, bool stream);
 
+/*
+ * A new non-blocking, close-on-exec socket of `family` (a datagram socket,
+ * or a stream socket when `stream`) bound by net_source_bind: what every
+ * outgoing query, NOTIFY and transfer request is sent from.  The fd or
+ * -errno.
+ */
+int net_source_socket(const struct net_source *s, int family, bool stream);
+
 /* "127.0.0.11 (IPv4, first listen address), kernel's choice (IPv6)": one log line. */
 void net_source_describe(const struct net_source *s, char *buf, size_t size);
