@@ -337,6 +337,9 @@ EOF
 	bench_stop "$P2ID"
 fi
 
+# The table's folder: build-bench/ is made only by the build above, which a
+# run with GEOACME set skips.
+mkdir -p "$(dirname "$OUT")" || die "cannot make the folder of $OUT"
 {
 	echo "## Stalls (bench/stall.sh, $(date -u '+%Y-%m-%d %H:%M UTC'), geoacme $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null), $QPS queries/s, $N records, secondary copy $N2)"
 	echo
