@@ -13,6 +13,7 @@
 
 #include "acme/acme_zone.h"
 #include "acme/file_diff.h"
+#include "acme/update.h"
 #include "cmd/runtime.h"
 #include "core/conf/config.h"
 #include "core/conf/diag.h"
@@ -530,9 +531,15 @@ static int peek_record(void *arg, const struct records_row *row)
 /*
  * Check mode, a seeded database: the zone file compared with what it said
  * when last applied (acme/file_diff.h), read-only; the difference serve
- * would apply is printed, a bad edit is an error at its line.
+ * would apply is printed, a bad edit is an error at its line.  `bumped`:
+ * a signed zone that is transferred, whose serial serve raises by one
+ * before it applies the edit when it signs anew (always at start, at a
+ * reload only when some signature is new: acme_zone.c attach_zone).  A
+ * reload usually takes every signature from the cache, so the difference
+ * is printed as it applies then, and one more line gives the serials of a
+ * start, worked out as serve does (file_diff_rebase onto the raised SOA).
  */
-static void check_edit(const struct config_zone *zc, struct diag *d)
+static void check_edit(const struct config_zone *zc, bool bumped, struct diag *d)
 {
 	struct check_peek p = { .soa_len = 0 };
 	uint8_t apex[DNAME_MAX];
@@ -557,6 +564,13 @@ static void check_edit(const struct config_zone *zc, struct diag *d)
 		       "(%zu removed, %zu added%s, serial %u -> %u):\n", zc->zone, zc->zone_path,
 		       fd.n_del, fd.n_add, fd.soa ? ", SOA changed" : "", fd.serial_from, fd.serial_to);
 		file_diff_print(&fd, stdout);
+		uint32_t stored = fd.serial_from;
+		wire_set_u32(p.soa + p.soa_len - 20, update_serial_next(stored));
+		if (bumped && file_diff_rebase(&fd, p.soa, p.soa_len, p.soa_ttl) == 0)
+			printf("zone %s: serve signs it anew at start (and at a reload that makes new "
+			       "signatures), raising the serial %u -> %u first; the difference then gets "
+			       "serial %u -> %u\n", zc->zone, stored, fd.serial_from, fd.serial_from,
+			       fd.serial_to);
 	}
 	file_diff_clear(&fd);
 out:
@@ -601,7 +615,7 @@ static void check_journal(const struct config *c, const struct config_zone *zc,
 		/* No file: serve warns and serves the database (acme_zone.c). */
 		if (zc->zone_path && !(access(zc->zone_path, F_OK) < 0 && errno == ENOENT) &&
 		    zone_file_readable(c, zc, zc->zone_path, d))
-			check_edit(zc, d);
+			check_edit(zc, hook && zc->axfr_policy != AXFR_DENY, d);
 		return;
 	}
 	if (!zc->zone_path)

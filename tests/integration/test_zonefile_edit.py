@@ -281,6 +281,36 @@ class SignedZoneFileEdit(unittest.TestCase):
                                                     "hostmaster.example.com. 500 3600 600 86400 60"])
             r = server.query("www.acme.example.", "A")
             self.assertEqual(section(r, "answer"), ["www.acme.example. 300 IN A 192.0.2.10"])
+
+            # `check` prints the serials serve will serve: at a reload that
+            # reuses every signature the edit is 500 -> 501; at a start serve
+            # first raises 500 to 501 for its new signatures, so the edit is
+            # 501 -> 502.  (check used to say 500 -> 501 alone, one lower than
+            # a start served.)
+            server.stop()
+            server.write("acme.zone", (THREE_NS + "www IN A 192.0.2.11\n").replace(" 100 ", " 500 "))
+            out = subprocess.run([BIN, "check", "-c", server.config_path], capture_output=True,
+                                 text=True, timeout=60, cwd=server.dir)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            soa = "acme.example. 300 IN SOA ns1.example.com. hostmaster.example.com. " \
+                  "%d 3600 600 86400 60"
+            self.assertEqual(out.stdout.splitlines(), [
+                "zone acme.example: %s changed since it was applied; serve applies this "
+                "difference (1 removed, 1 added, serial 500 -> 501):" % server.path("acme.zone"),
+                "- www.acme.example. 300 IN A 192.0.2.10",
+                "+ www.acme.example. 300 IN A 192.0.2.11",
+                "- " + soa % 500,
+                "+ " + soa % 501,
+                "zone acme.example: serve signs it anew at start (and at a reload that makes "
+                "new signatures), raising the serial 500 -> 501 first; the difference then "
+                "gets serial 501 -> 502",
+                "%s: ok (1 zone)" % server.config_path,
+            ])
+            server.start()
+            self.assertIn("applied as a difference: 1 record removed, 1 added, serial 501 -> 502",
+                          server.log_since_start())
+            r = server.query("acme.example.", "SOA")
+            self.assertEqual(section(r, "answer"), [soa % 502])
         finally:
             server.cleanup()
 
