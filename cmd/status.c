@@ -215,7 +215,8 @@ static void write_secondaries(const struct generation *g, FILE *out)
 		else
 			family_line(out, "geoacme_notify_target_unanswered_since_timestamp_seconds",
 			            "gauge", "Since when a secondary (target) has left a NOTIFY "
-			            "unanswered, as a Unix time; 0 when it has answered the latest.");
+			            "unanswered (the first send of those it did not answer in time), as a "
+			            "Unix time; 0 when it has answered the latest, or is not late yet.");
 		for (size_t i = 0; i < c->n_zones; i++) {
 			size_t n = notify_targets_at(g, i, b, t, 64);
 			metrics_label_escape(b, a, sizeof(a));
@@ -338,8 +339,9 @@ static void write_metrics(const struct status_ctx *st, FILE *out)
  * "copies": each secondary zone configured, served or not, with its timers
  * (unix seconds, 0: never / none); "notify_targets": each NOTIFY target of
  * a primary zone with its state, "answered" (at acknowledged_serial),
- * "unanswered" (since unanswered_since; acknowledged_serial is the last
- * answer before, or null) or "not sent".  Issue #21.4.
+ * "pending" (a NOTIFY is out and its first wait for an answer has not
+ * ended), "unanswered" (since unanswered_since; acknowledged_serial is the
+ * last answer before, or null) or "not sent".  Issue #21.4.
  */
 static void write_json_transfers(const struct generation *g, FILE *out)
 {
@@ -379,7 +381,8 @@ static void write_json_transfers(const struct generation *g, FILE *out)
 			fputs(",\"target\":", out);
 			json_string(out, t[k].target);
 			fprintf(out, ",\"state\":\"%s\",\"acknowledged_serial\":",
-			        t[k].unanswered_since ? "unanswered" : t[k].acked ? "answered" : "not sent");
+			        t[k].unanswered_since ? "unanswered" : t[k].pending ? "pending"
+			        : t[k].acked ? "answered" : "not sent");
 			if (t[k].acked)
 				fprintf(out, "%u", t[k].acked_serial);
 			else
@@ -516,6 +519,9 @@ static void write_page_transfers(const struct generation *g, FILE *out)
 			if (t[k].unanswered_since) {
 				fmt_time((uint64_t)t[k].unanswered_since, when, sizeof(when));
 				fprintf(out, "</td><td class=\"down\">unanswered since %s</td></tr>\n", when);
+			} else if (t[k].pending) {
+				fprintf(out, "</td><td class=\"unchecked\">pending: serial %u sent</td></tr>\n",
+				        t[k].pending_serial);
 			} else if (t[k].acked) {
 				fprintf(out, "</td><td class=\"up\">answered at serial %u</td></tr>\n",
 				        t[k].acked_serial);

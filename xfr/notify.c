@@ -52,8 +52,9 @@ struct notify_target {
 	uint64_t first_sent_ms;
 	bool acked;              /* answered at least once: acked_serial is its serial */
 	uint32_t acked_serial;
-	uint64_t episode_ms;     /* loop ms since it has been unanswered; 0: answered */
+	uint64_t episode_ms;     /* loop ms of the episode's first NOTIFY; 0: answered */
 	int64_t episode_wall;    /* the same in unix seconds */
+	bool timed_out;          /* a try of the episode went unanswered past its wait */
 	int64_t warn_timer;
 	bool warned;
 };
@@ -151,6 +152,9 @@ static void retry(struct loop *l, void *arg)
 	t->timer = 0;
 	if (!t->pending)
 		return;
+	/* RFC 1996 3.6: no answer within the wait, so the target has left it
+	 * unanswered (until now it was only pending). */
+	t->timed_out = true;
 	if (t->tries == 5)
 		log_warn("%s: NOTIFY serial %u to %s: no answer after %u tries; still trying",
 		         t->nz->name, t->serial, t->str, t->tries);
@@ -193,6 +197,7 @@ static void announce(struct notify_zone *nz)
 			/* An episode starts with the first NOTIFY left unanswered. */
 			t->episode_ms = t->first_sent_ms ? t->first_sent_ms : 1;
 			t->episode_wall = loop_wall_s(n->l);
+			t->timed_out = false;
 			t->warned = false;
 			int64_t wid = loop_timer_add(n->l, NOTIFY_WARN_MS, warn_unanswered, t);
 			t->warn_timer = wid > 0 ? wid : 0;
@@ -240,7 +245,8 @@ size_t notify_targets(const struct notify *n, const uint8_t *apex,
 		const struct notify_target *t = &nz->targets[k];
 		out[k] = (struct notify_target_state){
 			.acked = t->acked, .acked_serial = t->acked_serial, .pending = t->pending,
-			.pending_serial = t->serial, .unanswered_since = t->episode_ms ? t->episode_wall : 0,
+			.pending_serial = t->serial,
+			.unanswered_since = t->episode_ms && t->timed_out ? t->episode_wall : 0,
 		};
 		snprintf(out[k].target, sizeof(out[k].target), "%s", t->str);
 	}
@@ -304,6 +310,7 @@ static void on_answer(struct notify *n, const uint8_t *msg, size_t len,
 				         (unsigned long long)((loop_now_ms(n->l) - t->episode_ms) / 1000));
 			t->episode_ms = 0;
 			t->episode_wall = 0;
+			t->timed_out = false;
 			t->warned = false;
 			log_info("%s: NOTIFY serial %u answered by %s (rcode %u) after %llu ms",
 			         nz->name, t->serial, t->str, rcode,

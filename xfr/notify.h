@@ -40,6 +40,9 @@ void notify_zone_changed(struct notify *n, const struct zone *z);
  * Each target's state (`geoacme ctl zone-status`, /metrics): the last
  * serial it acknowledged, and since when it has left a NOTIFY unanswered
  * (an episode: from the first NOTIFY it did not answer to its next answer).
+ * A NOTIFY is only pending until its first wait for an answer (1 s) ends
+ * without one (RFC 1996 3.6: then it is sent again); from then on the
+ * target is unanswered, since the episode's first NOTIFY was sent.
  * NOTIFY_WARN_MS into an episode one warning names the target, once per
  * episode.  The state is the generation's: a reload starts it afresh.
  */
@@ -49,7 +52,8 @@ struct notify_target_state {
 	uint32_t acked_serial;
 	bool pending;               /* a NOTIFY is out, unanswered; pending_serial is its serial */
 	uint32_t pending_serial;
-	int64_t unanswered_since;   /* unix s the episode began; 0 when not in one */
+	int64_t unanswered_since;   /* unix s the episode's first NOTIFY was sent; 0 when not in
+	                               one, or while that NOTIFY is still only pending */
 };
 /* Fills at most cap; returns the zone's number of targets (0: none, or not a zone here). */
 size_t notify_targets(const struct notify *n, const uint8_t *apex,

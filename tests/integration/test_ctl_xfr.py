@@ -3,14 +3,19 @@
 #21.4): zone-status of both roles, zone-refresh, zone-retransfer (and
 --force with a serial that went backwards), zone-notify, the commands on
 the wrong role, the secondaries' metrics with exact values, and the
-warning for a NOTIFY target that never answers (a loopback port nobody
-listens on), logged once per episode.
+warning for a NOTIFY target that never answers (a loopback socket of the
+test's that reads and says nothing), logged once per episode; that
+target is "pending" until the first wait for its answer ends (RFC 1996
+3.6), then "unanswered" since that first NOTIFY.
 """
 import json
 import re
+import socket
 import time
 import unittest
 import urllib.request
+
+import dns.message
 
 from harness import BASE_CONFIG, Server, free_port, main
 from test_ctl import ctl
@@ -74,7 +79,12 @@ def status_json(server):
 class PrimaryAndSecondary(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.pp, cls.sp, cls.dead = free_port(), free_port(), free_port()
+        cls.pp, cls.sp = free_port(), free_port()
+        # The target that never answers unless a test makes it: it receives
+        # every NOTIFY, so a test sees each try arrive.
+        cls.silent = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        cls.silent.bind(("127.0.0.1", 0))
+        cls.dead = cls.silent.getsockname()[1]
         fmt = dict(pp=cls.pp, sp=cls.sp, dead=cls.dead)
         cls.t0 = int(time.time())
         cls.primary = Server(listen(cls.pp) + PRIMARY.format(**fmt),
@@ -89,6 +99,7 @@ class PrimaryAndSecondary(unittest.TestCase):
     def tearDownClass(cls):
         cls.secondary.cleanup()
         cls.primary.cleanup()
+        cls.silent.close()
 
     @classmethod
     def wait_serial(cls, serial, timeout=20):
@@ -243,6 +254,84 @@ class PrimaryAndSecondary(unittest.TestCase):
         self.assertIn("taking serial 5, not newer than our 10, as asked (geoacme ctl "
                       "zone-retransfer --force)", self.secondary.log_since_start()[mark:])
         self.assertIn('geoacme_zone_serial{zone="short.example."} 5\n', metrics(self.secondary))
+
+    def notifies(self, wait):
+        """The NOTIFYs the silent target holds: waits up to `wait` s for the
+        first ([] when none came), then takes what else is queued."""
+        got = []
+        self.silent.settimeout(wait)
+        try:
+            while True:
+                data, self.notifier = self.silent.recvfrom(4096)
+                got.append(dns.message.from_wire(data))
+                self.silent.settimeout(0)
+        except (BlockingIOError, socket.timeout):
+            return got
+
+    def answer(self, notify):
+        """The silent target answers a NOTIFY (RFC 1996 4.7), to where it came from."""
+        self.silent.sendto(dns.message.make_response(notify).to_wire(), self.notifier)
+
+    def target_state(self):
+        target = "127.0.0.1:%d" % self.dead
+        return [t for t in status_json(self.primary)["notify_targets"] if t["target"] == target][0]
+
+    def wait_answered(self, serial):
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            t = self.target_state()
+            if t["state"] == "answered" and t["acknowledged_serial"] == serial:
+                return t
+            time.sleep(0.05)
+        self.fail("the answer to NOTIFY serial %d was not taken: %s" % (serial, t))
+
+    def test_6_notify_pending_until_its_first_try_times_out(self):
+        target = "127.0.0.1:%d" % self.dead
+        serial = int(fields(status(self.primary))["serial"])
+        # End the episode the earlier tests left: answer a NOTIFY.
+        self.notifies(0)
+        self.assertEqual(ctl(self.primary, "zone-notify", "short.example").returncode, 0)
+        self.answer(self.notifies(10)[-1])
+        self.wait_answered(serial)
+        # A new episode.  Until the first try's wait (1 s) has ended, the
+        # target is pending, not unanswered.  The state is read between the
+        # first try and the retry: a retry already queued at the target
+        # when the state came back means the server was too slow to see it
+        # pending, so that round is answered and tried again.
+        for _ in range(5):
+            self.notifies(0)
+            before = int(time.time())
+            self.assertEqual(ctl(self.primary, "zone-notify", "short.example").returncode, 0)
+            first = self.notifies(10)
+            after = int(time.time())
+            state = self.target_state()
+            retried = self.notifies(0)
+            if len(first) == 1 and not retried:
+                break
+            self.answer((first + retried)[-1])
+            self.wait_answered(serial)
+        else:
+            self.fail("never read the state before the first retry")
+        self.assertEqual(state, {"zone": "short.example.", "target": target, "state": "pending",
+                                 "acknowledged_serial": serial, "unanswered_since": 0})
+        # The retry (RFC 1996 3.6): from now on unanswered, since the first try.
+        retry = self.notifies(10)
+        self.assertTrue(retry, "no retry of the NOTIFY")
+        self.assertEqual(retry[0].id, first[0].id)
+        state = self.target_state()
+        since = state["unanswered_since"]
+        self.assertTrue(before <= since <= after, (before, since, after))
+        self.assertEqual(state, {"zone": "short.example.", "target": target,
+                                 "state": "unanswered", "acknowledged_serial": serial,
+                                 "unanswered_since": since})
+        self.assertIn("notify_target %s acknowledged_serial %d unanswered_since %d\n"
+                      % (target, serial, since), status(self.primary))
+        self.assertIn('geoacme_notify_target_unanswered_since_timestamp_seconds{zone='
+                      '"short.example.",target="%s"} %d\n' % (target, since),
+                      metrics(self.primary))
+        # Its answer ends the episode.
+        self.answer(retry[-1])
+        self.assertEqual(self.wait_answered(serial)["unanswered_since"], 0)
 
 
 if __name__ == "__main__":
