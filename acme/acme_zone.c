@@ -72,14 +72,14 @@ uint64_t acme_now(const struct acme *a)
 
 /* --- what acme_zone.h offers, done by the other files --- */
 
-int acme_resign(struct acme *a, const uint8_t *apex, char err[256])
+int acme_resign(struct acme *a, const uint8_t *apex, bool keys, char err[256])
 {
 	struct acme_zone *az = acme_find_zone(a, apex);
 	if (!az) {
 		acme_errf(err, "not an ACME zone");
 		return -ENOENT;
 	}
-	return commit_rebuild(az, err);
+	return keys ? commit_rekey(az, err) : commit_rebuild(az, err);
 }
 
 int acme_purge_stale(struct acme *a, const uint8_t *apex, int64_t now)

@@ -103,9 +103,13 @@ void acme_capture_stop(struct acme *a);
  * that renews in place, in slices over the next loop rounds (a few ms each;
  * the log says when the pass is done; zone->resigning is set until then);
  * otherwise by building the snapshot whole.  0 also when a pass is already
- * under way.  -ENOENT: not ours.
+ * under way.  `keys`: the signer's key set changed (a rollover step): every
+ * RRset is signed with the new keys and the DNSKEY RRset follows them, which
+ * renewing in place does not do (it renews only what is due, with the
+ * apex's keys as they were), so the snapshot is built whole, and served
+ * when this returns 0.  -ENOENT: not ours.
  */
-int acme_resign(struct acme *a, const uint8_t *apex, char err[256]);
+int acme_resign(struct acme *a, const uint8_t *apex, bool keys, char err[256]);
 
 /*
  * Removes the zone's TXT records added by UPDATE at least stale_txt_age_s

@@ -70,6 +70,12 @@ int commit_bump_serial(struct acme_zone *az, bool reset, char err[256]);
  */
 int commit_rebuild(struct acme_zone *az, char err[256]);
 /*
+ * The signer's keys changed: built whole and re-signed with them, swapped
+ * in (with a new serial, journaled as a difference, when secondaries copy
+ * the zone).  On the loop: at 100 000 names, seconds.
+ */
+int commit_rekey(struct acme_zone *az, char err[256]);
+/*
  * Handles an UPDATE whose TSIG (if any) was verified and matched to `key`
  * (NULL: unsigned).  The response's RCODE goes in q->rcode; returns 0
  * (NOERROR: committed, or nothing to change) or a negative errno:

@@ -14,6 +14,7 @@
 #include "acme/acme_zone.h"
 #include "acme/file_diff.h"
 #include "acme/update.h"
+#include "cmd/resign_job.h"
 #include "cmd/runtime.h"
 #include "core/conf/config.h"
 #include "core/conf/diag.h"
@@ -171,9 +172,83 @@ static bool is_sqlite(const struct config_zone *zc)
 
 static void resign_check(struct loop *l, void *arg);
 
-/* A signed zone rebuilt from what it serves, signed anew (the cache keeps
- * what did not change), and swapped in. */
-static void rebuild_signed(struct generation *g, size_t i)
+/*
+ * A zone from a file re-signed (a key change, or signatures that came due):
+ * one job at a time per zone, beside the loop (cmd/resign_job.h).  A key
+ * change during a job makes it run again once it ends, with the keys as
+ * they are then; what the first made is not served (the signer may have
+ * changed keys halfway through it), its signatures stay in the cache.
+ */
+struct resign_slot {
+	struct generation *g;
+	size_t i;
+	struct resign_job *job;
+	bool again;           /* the key set changed during the job */
+};
+
+static void resign_start(struct generation *g, size_t i, const struct zone *cur);
+
+static void resign_done(void *ctx, struct resign_job_out *out)
+{
+	struct resign_slot *sl = ctx;
+	struct generation *g = sl->g;
+	const struct config_zone *zc = &g->cfg->zones[sl->i];
+	sl->job = NULL;
+	for (size_t k = 0; k < out->d.n; k++)
+		log_error("%s", out->d.msgs[k]);
+	uint8_t apex[DNAME_MAX];
+	const struct zone *cur = NULL;
+	if (dname_from_str(zc->zone, apex) >= 0) {
+		dname_lower(apex);
+		cur = zone_table_get(g->zones, apex);
+	}
+	if (sl->again && cur) {
+		sl->again = false;
+		log_info("%s: the key set changed again meanwhile; re-signing again", zc->zone);
+		resign_start(g, sl->i, cur);
+		return;
+	}
+	if (!out->z || !cur) {
+		/* Still due, or still awaited by the rollover: the re-sign check
+		 * tries again. */
+		log_error("%s: re-signing failed; keeping the current snapshot", zc->zone);
+		return;
+	}
+	struct zone *z = out->z;
+	out->z = NULL;
+	log_info("%s: re-signed beside the loop in %.0f ms (%llu new signatures), serial %u; "
+	         "swapping it in", zc->zone, out->ms, (unsigned long long)zone_signatures_made(z),
+	         zone_serial(z));
+	/* The difference was made from the snapshot served now (a zone from a
+	 * file changes only here, or by a reload, which ends this generation). */
+	if (zone_table_replace_diffed(g->zones, z, out->diff, out->diff_len) < 0) {
+		zone_free(z);
+		return;
+	}
+	if (g->rolls && g->rolls[sl->i])
+		rollover_resigned(g->rolls[sl->i]);
+}
+
+static void resign_start(struct generation *g, size_t i, const struct zone *cur)
+{
+	const struct config_zone *zc = &g->cfg->zones[i];
+	struct resign_slot *sl = &g->resigns[i];
+	struct resign_job_in in = {
+		.cfg = g->cfg, .zc = zc, .sites = g->sites, .signer = signer_hook(g->signers[i]),
+		.cur = cur, .diff = zc->axfr_policy != AXFR_DENY,
+	};
+	char err[256] = "";
+	sl->g = g;
+	sl->i = i;
+	sl->job = resign_job_start(g->loop, &in, resign_done, sl, err);
+	if (!sl->job)
+		log_error("%s: cannot re-sign beside the loop (%s); trying again at the next check",
+		          zc->zone, err);
+}
+
+/* A signed zone signed anew from what it serves (the cache keeps what did
+ * not change) and swapped in; `keys`: because its key set changed. */
+static void rebuild_signed(struct generation *g, size_t i, bool keys)
 {
 	const struct config_zone *zc = &g->cfg->zones[i];
 	uint8_t apex[DNAME_MAX];
@@ -185,8 +260,18 @@ static void rebuild_signed(struct generation *g, size_t i)
 		return;
 	if (is_sqlite(zc)) {
 		char err[256] = "";
-		if (acme_resign(g->acme, apex, err) < 0)
+		if (acme_resign(g->acme, apex, keys, err) < 0)
 			log_error("%s: re-signing failed: %s", zc->zone, err);
+		else if (keys && g->rolls[i])
+			rollover_resigned(g->rolls[i]);   /* built whole: served already */
+		return;
+	}
+	if (g->resigns && g->loop) {
+		if (g->resigns[i].job) {
+			g->resigns[i].again = g->resigns[i].again || keys;
+			return;   /* one at a time; a due re-sign is what it does anyway */
+		}
+		resign_start(g, i, z);
 		return;
 	}
 	struct diag d;
@@ -200,6 +285,8 @@ static void rebuild_signed(struct generation *g, size_t i)
 	for (size_t k = 0; k < d.n; k++)
 		log_error("%s", d.msgs[k]);
 	diag_clear(&d);
+	if (nz && keys && g->rolls[i])
+		rollover_resigned(g->rolls[i]);
 }
 
 static int journal_to_xfr(void *arg, const uint8_t *apex, const uint8_t *diff, size_t len)
@@ -297,10 +384,18 @@ static void resign_check(struct loop *l, void *arg)
 		if (dname_from_str(zc->zone, apex) < 0)
 			continue;
 		const struct zone *z = zone_table_get(g->zones, apex);
+		if (g->resigns && g->resigns[i].job)
+			continue;   /* being re-signed beside the loop */
+		if (z && rollover_awaits_resign(g->rolls[i]) && !zone_resigning(z)) {
+			/* The key change's re-signing failed: again. */
+			log_info("%s: re-signing with the new key set again", zc->zone);
+			rebuild_signed(g, i, true);
+			continue;
+		}
 		if (!z || !zone_expires_at(z) || now < zone_expires_at(z) || zone_resigning(z))
 			continue;   /* unsigned, not due, or being renewed in slices */
 		log_info("%s: signatures reach their refresh point; re-signing", zc->zone);
-		rebuild_signed(g, i);
+		rebuild_signed(g, i, false);
 	}
 	schedule_resign(g);
 }
@@ -315,7 +410,7 @@ static void keys_changed(void *arg, const char *zone)
 		    !dname_equal(a, b))
 			continue;
 		log_info("%s: the key set changed; re-signing", g->cfg->zones[i].zone);
-		rebuild_signed(g, i);
+		rebuild_signed(g, i, true);
 		return;
 	}
 }
@@ -660,8 +755,9 @@ struct generation *generation_build(const char *path, struct loop *loop, bool ch
 	}
 	g->signers = calloc(c->n_zones ? c->n_zones : 1, sizeof(*g->signers));
 	g->rolls = calloc(c->n_zones ? c->n_zones : 1, sizeof(*g->rolls));
+	g->resigns = calloc(c->n_zones ? c->n_zones : 1, sizeof(*g->resigns));
 	g->zones = zone_table_new();
-	if (!g->signers || !g->rolls || !g->zones) {
+	if (!g->signers || !g->rolls || !g->resigns || !g->zones) {
 		diag_add(d, NULL, 0, 0, "out of memory");
 		goto fail;
 	}
@@ -1007,6 +1103,9 @@ void generation_detach(struct generation *g)
 			rollover_free(g->rolls[i]);
 			g->rolls[i] = NULL;
 		}
+	/* A re-signing under way ends beside the loop (generation_free). */
+	for (size_t i = 0; g->cfg && g->resigns && i < g->cfg->n_zones; i++)
+		resign_job_detach(g->resigns[i].job);
 	geo_db_unwatch(g->geo_db);
 }
 
@@ -1016,6 +1115,10 @@ void generation_free(struct generation *g)
 		return;
 	/* On the loop, unless a generation_detach() there came first. */
 	generation_detach(g);
+	/* First: a re-signing thread reads the config, sites and signers. */
+	for (size_t i = 0; g->cfg && g->resigns && i < g->cfg->n_zones; i++)
+		resign_job_free(g->resigns[i].job);
+	free(g->resigns);
 	free(g->failing_open);
 	rrl_free(g->rrl);
 	/* The records' mirrors and the databases' connections (acme_zone.h). */

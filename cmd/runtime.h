@@ -20,6 +20,7 @@ struct geo_sites;
 struct geo_db;
 struct health;
 struct signer;
+struct resign_slot;
 struct zone_table;
 struct acme;
 struct query_log;
@@ -36,6 +37,7 @@ struct generation {
 	struct health *health;
 	struct signer **signers;     /* per config zone; NULL when unsigned */
 	struct rollover **rolls;     /* per config zone; NULL without [zones.key_policy] */
+	struct resign_slot *resigns; /* per config zone: a re-signing beside the loop (runtime.c) */
 	struct zone_table *zones;
 	struct acme *acme;
 	struct xfr *xfr;              /* zone transfers out */

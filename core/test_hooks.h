@@ -23,6 +23,10 @@
  *                            once built whole and stored beside the loop
  *                            (xfr/copy_build.h), waits this long on its
  *                            thread before the loop serves it
+ *   GEOACME_TEST_RESIGN_DELAY_MS  cmd/resign_job.c: a zone from a file,
+ *                            re-signed beside the loop (a key change),
+ *                            waits this long on its thread before the
+ *                            loop serves it
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -41,6 +45,7 @@
 #define TEST_HOOK_CLOCK_FILE "GEOACME_TEST_CLOCK_FILE"
 #define TEST_HOOK_RELOAD_DELAY "GEOACME_TEST_RELOAD_DELAY_MS"
 #define TEST_HOOK_XFR_BUILD_DELAY "GEOACME_TEST_XFR_BUILD_DELAY_MS"
+#define TEST_HOOK_RESIGN_DELAY "GEOACME_TEST_RESIGN_DELAY_MS"
 /* The hook's value from the environment, or NULL when it is not set. */
 #define test_hook(name) getenv(name)
 /* The hook's name, for a log line. */

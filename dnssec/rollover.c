@@ -81,6 +81,16 @@ struct rollover {
 	uint16_t soa_ids[ANCESTOR_MAX];
 	uint64_t next_at;           /* the next transition (0: none planned) */
 	const char *next_what;
+	/*
+	 * A key change is being re-signed (rebuild called, rollover_resigned
+	 * not yet): nothing moves on until the new signatures are served, and
+	 * then the time of the step just taken (stamp_t of key stamp_tag) is
+	 * moved to that moment, so every wait counts from what resolvers
+	 * could actually see.
+	 */
+	bool awaiting, in_effect;
+	uint16_t stamp_tag;
+	enum keystore_time stamp_t;
 	char last_warn[256];
 	int64_t last_warn_at;
 };
@@ -126,8 +136,13 @@ static bool save(struct rollover *r)
 	return false;
 }
 
-/* After the key set changed in the store (already saved): sign with it. */
-static void take_effect(struct rollover *r)
+/*
+ * After the key set changed in the store (already saved): sign with it.
+ * k's time t is the step's; it moves to when the new signatures are
+ * served (rollover_resigned), which may be after this returns: the
+ * re-signing runs beside the loop.
+ */
+static void take_effect(struct rollover *r, const struct keystore_key *k, enum keystore_time t)
 {
 	char err[256];
 	if (!r->signer)
@@ -136,8 +151,14 @@ static void take_effect(struct rollover *r)
 		log_error("%s: keys: %s", r->ks.zone, err);
 		return;
 	}
-	if (r->rebuild)
-		r->rebuild(r->arg, r->ks.zone);
+	if (!r->rebuild)
+		return;
+	r->awaiting = true;
+	r->stamp_tag = k->tag;
+	r->stamp_t = t;
+	r->in_effect = true;
+	r->rebuild(r->arg, r->ks.zone);
+	r->in_effect = false;
 }
 
 static const char *origin(const struct keystore_key *k)
@@ -693,7 +714,7 @@ static int start_roll(struct rollover *r, char err[256])
 		return -EIO;
 	}
 	log_info("%s: keys: rollover started: key %u signs beside the old one", r->ks.zone, nk->tag);
-	take_effect(r);
+	take_effect(r, nk, KT_SIGNING);
 	return 0;
 }
 
@@ -706,6 +727,12 @@ static void step(struct rollover *r)
 	struct keystore_key *out = keystore_first(&r->ks, KS_OUTGOING);
 	uint64_t due = 0;
 	plan(r, 0, NULL);
+	if (r->awaiting) {
+		/* rollover_resigned() steps on. */
+		plan(r, (uint64_t)now, "re-signing with the new key set (the next step waits until it "
+		     "is served)");
+		return;
+	}
 
 	/* 5. A withdrawn key has left every cache: retired, its file gone if ours. */
 	for (size_t i = 0; i < r->ks.n; i++) {
@@ -743,7 +770,7 @@ static void step(struct rollover *r)
 			r->push_logged = false;
 			r->push_rcode = -1;
 			probes_forget(r);
-			take_effect(r);
+			take_effect(r, in, KT_PARENT);
 			step(r);
 			return;
 		}
@@ -792,7 +819,7 @@ static void step(struct rollover *r)
 			if (!save(r))
 				return;
 			log_info("%s: keys: rollover done: key %u alone signs", r->ks.zone, act->tag);
-			take_effect(r);
+			take_effect(r, out, KT_WITHDRAWN);
 			step(r);
 			return;
 		}
@@ -817,6 +844,35 @@ static void step(struct rollover *r)
 		plan(r, due, "retire the withdrawn key");
 	if (r->next_at)
 		schedule(r, ((uint64_t)(r->next_at > (uint64_t)now ? r->next_at - (uint64_t)now : 0)) * 1000);
+}
+
+void rollover_resigned(struct rollover *r)
+{
+	if (!r->awaiting)
+		return;
+	r->awaiting = false;
+	struct keystore_key *k = NULL;
+	for (size_t i = 0; i < r->ks.n && !k; i++)
+		if (r->ks.keys[i].tag == r->stamp_tag)
+			k = &r->ks.keys[i];
+	int64_t now = now_s(r);
+	if (k && k->t[r->stamp_t] && k->t[r->stamp_t] < now) {
+		/* A key that starts to sign was published with it (not a standby
+		 * key, published long before). */
+		if (r->stamp_t == KT_SIGNING && k->t[KT_PUBLISHED] == k->t[KT_SIGNING])
+			k->t[KT_PUBLISHED] = now;
+		k->t[r->stamp_t] = now;
+		if (!save(r))
+			return;
+	}
+	log_info("%s: keys: the new key set is served", r->ks.zone);
+	if (!r->in_effect)
+		step(r);
+}
+
+bool rollover_awaits_resign(const struct rollover *r)
+{
+	return r && r->awaiting;
 }
 
 static void tick(struct loop *l, void *arg)

@@ -24,6 +24,7 @@
  * counts only when its TSIG verifies (RFC 8945 section 5.4).  Process objects: one per zone with a key policy and
  * generation; the state is on disk, so a reload makes a new one.
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,7 +35,12 @@ struct signer;
 
 struct rollover;
 
-/* Called when the key set changed: rebuild and serve the zone's snapshot. */
+/*
+ * Called when the key set changed: re-sign the zone with the signer's new
+ * keys and serve it, then call rollover_resigned() (at once, or later when
+ * the re-signing runs beside the loop).  The rollover does not move on
+ * meanwhile: each step's waits count from when its signatures are served.
+ */
 typedef void (*rollover_rebuild_fn)(void *arg, const char *zone);
 
 /*
@@ -65,6 +71,15 @@ int rollover_attach(struct rollover *r, struct signer *s, rollover_rebuild_fn re
  * builder thread, cmd/builder.h, which must not touch the loop's timers).
  */
 void rollover_schedule_first(struct rollover *r);
+
+/*
+ * The zone is served signed with the key set of the last rebuild call: the
+ * step's time is set to now (and written), and the rollover goes on.
+ * Nothing when no re-signing was awaited.
+ */
+void rollover_resigned(struct rollover *r);
+/* A rebuild call not yet followed by rollover_resigned() (NULL-safe). */
+bool rollover_awaits_resign(const struct rollover *r);
 
 /* `geoacme ctl key-roll`: starts a rollover now.  -EBUSY while one runs. */
 int rollover_start(struct rollover *r, char err[256]);

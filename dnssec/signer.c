@@ -455,7 +455,11 @@ static int signer_run(void *ctx, struct zone_builder *b, char err[256])
 		snprintf(err, 256, "%s: no SOA at the apex", s->name);
 		return rc < 0 ? rc : -EINVAL;
 	}
+	/* Under the lock: the loop may set new keys meanwhile (a rollover step
+	 * while this build runs beside it), freeing the ones it drops. */
+	pthread_mutex_lock(&s->mu);
 	rc = add_apex_keys(s, b, soa.ttl, err);
+	pthread_mutex_unlock(&s->mu);
 	if (rc < 0)
 		return rc;
 	rc = denial_build(b, soa.ttl < soa.minimum ? soa.ttl : soa.minimum, err);

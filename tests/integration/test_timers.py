@@ -144,6 +144,8 @@ class Resign(unittest.TestCase):
         # Past the refresh point (validity 2d - refresh 1d): re-signed.
         self.clock.advance(DAY // 2 + 3600)
         self.server.wait_log(r"example.com: signatures reach their refresh point; re-signing")
+        # Signed on a thread beside the loop, then swapped in (cmd/resign_job.h).
+        self.server.wait_log(r"example.com: re-signed beside the loop in \d+ ms")
         soa1 = self.validate("example.com.", "SOA")
         dnskey1 = self.validate("example.com.", "DNSKEY")
         ns1 = self.validate("ns1.example.com.", "A")
@@ -163,6 +165,7 @@ class Resign(unittest.TestCase):
         self.server.write("example.com.zone", EDITED[:len(EDITED) // 2])
         self.clock.advance(DAY + 60)
         self.server.wait_log(r"(?s)(refresh point; re-signing.*){2}", timeout=10)
+        self.server.wait_log(r"(?s)(re-signed beside the loop in.*){2}", timeout=10)
         soa2 = self.validate("example.com.", "SOA")
         self.assertAlmostEqual(soa2.expiration - soa1.expiration, DAY + 60, delta=5)
         self.assertEqual(self.server.query("example.com.", "SOA").answer[0][0].serial, 1)

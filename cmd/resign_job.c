@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A zone from a file re-signed on a helper thread (see resign_job.h).
+ */
+#include "cmd/resign_job.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/conf/config.h"
+#include "core/conf/log.h"
+#include "core/conf/sysclock.h"
+#include "core/net/loop.h"
+#include "core/test_hooks.h"
+#include "core/wire/serial.h"
+#include "core/zone/zone.h"
+#include "core/zone/zone_diff.h"
+#include "core/zone/zone_load.h"
+
+struct resign_job {
+	struct loop *l;
+	resign_job_done_fn fn;
+	void *ctx;
+	int efd;
+	bool detached;              /* loop side: efd no longer watched */
+	pthread_t thread;
+	struct resign_job_in in;    /* in.cur held (zone_hold) until the job is freed */
+	struct resign_job_out out;  /* the thread's, read by the loop after efd */
+	uint32_t delay_ms;          /* GEOACME_TEST_RESIGN_DELAY_MS (core/test_hooks.h) */
+};
+
+static void run(struct resign_job *j)
+{
+	struct resign_job_out *out = &j->out;
+	struct timespec t0, t1;
+	sysclock_mono_ts(&t0);
+	struct zone *z = zone_load_resign(j->in.cfg, j->in.zc, j->in.cur, j->in.sites, j->in.signer,
+	                                  &out->d);
+	/* The IXFR history's entry, as the zone table's watcher would make it
+	 * on the loop (xfr_zone_changed): for a serial that moved forward. */
+	const struct zone *old = j->in.cur;
+	if (z && j->in.diff && serial_newer(zone_serial(z), zone_serial(old)) &&
+	    zone_diff(old, z, &out->diff, &out->diff_len) < 0) {
+		log_error("%s: cannot record the re-signing for IXFR; secondaries will use AXFR",
+		          j->in.zc->zone);
+		out->diff = NULL;
+	}
+	out->z = z;
+	sysclock_mono_ts(&t1);
+	out->ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+}
+
+static void *thread_main(void *arg)
+{
+	struct resign_job *j = arg;
+	/* Below the loop's priority (Linux: nice is per thread), so that where
+	 * both share a core the loop's rounds come first. */
+	if (setpriority(PRIO_PROCESS, (id_t)gettid(), 10) < 0)
+		log_debug("re-signing: cannot lower the thread's priority: %s", strerror(errno));
+	run(j);
+	if (j->delay_ms) {
+		/* A test hook: the zone is re-signed but not yet served, so a test
+		 * can see the old signatures answer (and the rollover wait). */
+		struct timespec ts = { j->delay_ms / 1000, (long)(j->delay_ms % 1000) * 1000000L };
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+	}
+	uint64_t one = 1;
+	/* An eventfd write of 1 cannot fail short of a bug (the zone would then
+	 * keep its snapshot, and a rollover wait for it). */
+	(void)!write(j->efd, &one, sizeof(one));
+	return NULL;
+}
+
+void resign_job_detach(struct resign_job *j)
+{
+	if (!j || j->detached)
+		return;
+	j->detached = true;
+	loop_del_fd(j->l, j->efd);
+}
+
+void resign_job_free(struct resign_job *j)
+{
+	if (!j)
+		return;
+	resign_job_detach(j);
+	pthread_join(j->thread, NULL);
+	zone_free(j->out.z);
+	free(j->out.diff);
+	diag_clear(&j->out.d);
+	zone_free((struct zone *)j->in.cur);
+	close(j->efd);
+	free(j);
+}
+
+static void on_event(struct loop *l, int fd, int events, void *arg)
+{
+	struct resign_job *j = arg;
+	uint64_t n;
+	(void)l;
+	(void)events;
+	if (read(fd, &n, sizeof(n)) != (ssize_t)sizeof(n))
+		return;
+	resign_job_detach(j);
+	pthread_join(j->thread, NULL);
+	j->fn(j->ctx, &j->out);
+	/* Whatever the callback did not take. */
+	zone_free(j->out.z);
+	free(j->out.diff);
+	diag_clear(&j->out.d);
+	zone_free((struct zone *)j->in.cur);
+	close(j->efd);
+	free(j);
+}
+
+struct resign_job *resign_job_start(struct loop *l, const struct resign_job_in *in,
+                                    resign_job_done_fn fn, void *ctx, char err[256])
+{
+	struct resign_job *j = calloc(1, sizeof(*j));
+	if (!j) {
+		snprintf(err, 256, "out of memory");
+		return NULL;
+	}
+	*j = (struct resign_job){ .l = l, .fn = fn, .ctx = ctx, .in = *in };
+	diag_init(&j->out.d);
+	const char *delay = test_hook(TEST_HOOK_RESIGN_DELAY);
+	if (delay)
+		j->delay_ms = (uint32_t)strtoul(delay, NULL, 10);
+	j->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (j->efd < 0 || loop_add_fd(l, j->efd, LOOP_READ, on_event, j) < 0) {
+		snprintf(err, 256, "cannot make an eventfd: %s", strerror(errno));
+		if (j->efd >= 0)
+			close(j->efd);
+		free(j);
+		return NULL;
+	}
+	j->in.cur = zone_hold(in->cur);
+	/* The thread takes no signal: they are the loop's (signalfd). */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int ret = pthread_create(&j->thread, NULL, thread_main, j);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret != 0) {
+		snprintf(err, 256, "cannot start a thread: %s", strerror(ret));
+		loop_del_fd(l, j->efd);
+		close(j->efd);
+		zone_free((struct zone *)j->in.cur);
+		free(j);
+		return NULL;
+	}
+	return j;
+}
