@@ -13,12 +13,26 @@
  *
  * Wake-ups: the socket's fd is one more descriptor in the loop's epoll set
  * (readable when the rx ring has descriptors); no thread polls.  The
- * sockets are bound with XDP_USE_NEED_WAKEUP: a sendto() kicks the tx ring
- * only when the kernel asks for it (in copy mode, which veth and generic
- * mode use, it always does: the send happens in that call), and a
- * recvfrom() wakes the driver for the fill ring only when it asks.  A busy
- * queue is read XDP_ROUNDS batches a wake-up, so it cannot starve TCP and
- * the timers; the level-triggered loop comes back for the rest.
+ * sockets are bound with XDP_USE_NEED_WAKEUP, so the kernel says when the
+ * tx ring needs a kick (in copy mode, which veth and generic mode use,
+ * always: the send happens in the call that kicks) and when the fill ring
+ * needs a recvfrom() (never in copy mode).
+ *
+ * The kick of a wake-up's last batch costs no system call of its own: an
+ * AF_XDP socket's poll kicks its tx ring as a sendto() would (in copy mode
+ * it sends right there), and epoll polls a level-triggered descriptor it
+ * reported again at the start of the next epoll_wait(), the loop's next
+ * call, before it sleeps.  So the replies go out in that call, and a
+ * wake-up costs one system call instead of two; a reply waits for the
+ * rest of its loop round (the other ready descriptors, due timers).  A poll sends at most
+ * XDP_POLL_SENDS frames: beyond that, what waits is kicked with sendto()
+ * before more is put on the ring; and everything is, when the loop blocks
+ * elsewhere (a busy UDP socket's waiter, loop.h), where epoll is looked at
+ * only now and then.  After a batch the rx ring is looked at again before
+ * going back to the loop: what came meanwhile is served without a
+ * wake-up, and its replies go out with the others'.  A busy queue is read
+ * XDP_ROUNDS batches a wake-up, so it cannot starve TCP and the timers;
+ * the level-triggered loop comes back for the rest.
  *
  * Detaching: the program is attached through a bpf_link owned by this
  * process, so it leaves the interface when the process exits, however it
@@ -74,6 +88,7 @@ extern const size_t xdp_prog_obj_len;
 #define XDP_ROUNDS 8
 #define XDP_MAX_QUEUES 64                /* the program's XSKMAP */
 #define XDP_KICKS 8                      /* sendto()s a batch may take (copy mode sends 32 each) */
+#define XDP_POLL_SENDS 32                /* what one poll sends in copy mode (the kernel's TX_BATCH_SIZE) */
 
 struct xdp_iface;
 
@@ -235,7 +250,8 @@ static void xdp_read(struct loop *l, int fd, int events, void *arg)
 	static struct log_limit lim;
 	struct xdp_queue *xq = arg;
 	struct xdp *x = xq->x;
-	(void)l, (void)fd, (void)events;
+	unsigned unsent = 0;   /* replies on the tx ring that no kick has sent */
+	(void)fd, (void)events;
 	for (int round = 0; round < XDP_ROUNDS; round++) {
 		reclaim(xq);
 		uint32_t ridx;
@@ -256,8 +272,13 @@ static void xdp_read(struct loop *l, int fd, int events, void *arg)
 		}
 		xsk_ring_cons__release(&xq->rx, got);
 		uint32_t tidx;
+		if (n_out && unsent + n_out > XDP_POLL_SENDS) {
+			kick_tx(xq);   /* what the poll could not send at once goes now */
+			unsent = 0;
+		}
 		if (n_out && xsk_ring_prod__reserve(&xq->tx, n_out, &tidx) != n_out) {
 			kick_tx(xq);
+			unsent = 0;
 			reclaim(xq);
 			if (xsk_ring_prod__reserve(&xq->tx, n_out, &tidx) != n_out) {
 				log_limited(&lim, LOG_WARN, "xdp %s queue %u: tx ring full, %u repl%s dropped",
@@ -272,12 +293,14 @@ static void xdp_read(struct loop *l, int fd, int events, void *arg)
 			for (unsigned k = 0; k < n_out; k++)
 				*xsk_ring_prod__tx_desc(&xq->tx, tidx + k) = x->out[k];
 			xsk_ring_prod__submit(&xq->tx, n_out);
-			kick_tx(xq);
+			unsent += n_out;
 		}
 		refill(xq, x->back, n_back);
-		if (got < XDP_BATCH)
-			break;
 	}
+	/* The rest: the loop's next epoll_wait() polls this socket, which
+	 * sends it; unless the loop waits elsewhere. */
+	if (unsent && loop_has_waiter(l))
+		kick_tx(xq);
 	if (xsk_ring_prod__needs_wakeup(&xq->fill))
 		recvfrom(xq->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
 }
