@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The HTTP endpoint: accept, read one request head, call the handler, write
- * the response, close.  See http.h for the limits.
+ * The HTTP endpoint: a slot for each connection within the limits, the
+ * request line parsed, the handler called, the response built.  The
+ * connections' bytes (accept, read, write, idle limit, close) are
+ * conn_table.c's.  See http.h for the limits.
  */
 #include "core/net/http.h"
 
@@ -16,24 +18,17 @@
 #include <unistd.h>
 
 #include "core/conf/log.h"
+#include "core/net/conn_table.h"
 #include "core/net/loop.h"
-#include "core/net/sock_drain.h"
 
 #define HTTP_LISTEN_MAX 8
 
 static struct log_limit http_lim;
 
+/* What the endpoint keeps of a connection; the bytes are the table's. */
 struct http_conn {
-	struct http *h;
-	int fd;                          /* -1: free slot */
-	int64_t timer;
 	uint64_t seq;                    /* accept order: the lowest is the oldest */
 	struct sockaddr_storage peer;    /* the client's address (its port zeroed) */
-	char req[HTTP_REQUEST_MAX + 1];
-	size_t req_len;
-	char *resp;                      /* malloc'd response (head + body) */
-	size_t resp_len, resp_sent;
-	bool draining;                   /* response sent: read to EOF, then close */
 };
 
 struct http {
@@ -44,50 +39,9 @@ struct http {
 	size_t n_listen;
 	unsigned port;
 	uint64_t seq;
-	struct http_conn conn[HTTP_CONN_MAX];
+	struct conn_table *conns;
+	struct http_conn conn[HTTP_CONN_MAX];   /* by conn_index() */
 };
-
-static void conn_close(struct http_conn *c)
-{
-	if (c->fd < 0)
-		return;
-	loop_del_fd(c->h->loop, c->fd);
-	close(c->fd);
-	loop_timer_cancel(c->h->loop, c->timer);
-	free(c->resp);
-	c->resp = NULL;
-	c->fd = -1;
-}
-
-static void conn_write(struct loop *l, int fd, int events, void *arg)
-{
-	struct http_conn *c = arg;
-	while (c->resp_sent < c->resp_len) {
-		ssize_t n = send(fd, c->resp + c->resp_sent, c->resp_len - c->resp_sent, MSG_NOSIGNAL);
-		if (n > 0) {
-			c->resp_sent += (size_t)n;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return;   /* resumed when the socket is writable again */
-		conn_close(c);   /* the client went away */
-		return;
-	}
-	/*
-	 * Sent.  Closing now, with request bytes still unread (a 431, a body
-	 * after a 405), would make the kernel send RST and the client could lose
-	 * the response: half-close, read what is left, close at EOF or deadline.
-	 */
-	if (shutdown(fd, SHUT_WR) < 0) {
-		conn_close(c);   /* ENOTCONN: the client is gone already */
-		return;
-	}
-	c->draining = true;
-	if (loop_mod_fd(l, fd, LOOP_READ) < 0)
-		conn_close(c);
-}
 
 static const char *reason(int status)
 {
@@ -103,7 +57,7 @@ static const char *reason(int status)
 }
 
 /* Builds the whole response and starts writing it. */
-static void respond(struct http_conn *c, int status, const char *type, const char *body,
+static void respond(struct conn *c, int status, const char *type, const char *body,
                     size_t body_len, bool head_only)
 {
 	char *out = NULL;
@@ -128,20 +82,12 @@ static void respond(struct http_conn *c, int status, const char *type, const cha
 		fwrite(body, 1, body_len, f);
 	if (fclose(f) != 0) {
 		free(out);
-		conn_close(c);
-		return;
+		out = NULL;
 	}
-	c->resp = out;
-	c->resp_len = out_len;
-	c->resp_sent = 0;
-	if (loop_mod_fd(c->h->loop, c->fd, LOOP_WRITE) < 0) {
-		conn_close(c);
-		return;
-	}
-	conn_write(c->h->loop, c->fd, LOOP_WRITE, c);
+	conn_respond(c, out, out_len);
 }
 
-static void respond_error(struct http_conn *c, int status)
+static void respond_error(struct conn *c, int status)
 {
 	char body[64];
 	int n = snprintf(body, sizeof(body), "%d %s\n", status, reason(status));
@@ -149,16 +95,18 @@ static void respond_error(struct http_conn *c, int status)
 }
 
 /* The request head is complete: parse the request line and answer. */
-static void serve(struct http_conn *c)
+static void serve(void *arg, struct conn *c, char *req, char *head_end)
 {
-	char *line_end = strstr(c->req, "\r\n");
+	struct http *h = arg;
+	(void)head_end;
+	char *line_end = strstr(req, "\r\n");
 	char method[8], target[1024], version[16];
-	if (!line_end || line_end - c->req > 1100) {
+	if (!line_end || line_end - req > 1100) {
 		respond_error(c, 400);
 		return;
 	}
 	*line_end = '\0';
-	if (sscanf(c->req, "%7s %1023s %15s", method, target, version) != 3 ||
+	if (sscanf(req, "%7s %1023s %15s", method, target, version) != 3 ||
 	    strncmp(version, "HTTP/1.", 7) != 0 || target[0] != '/') {
 		respond_error(c, 400);
 		return;
@@ -179,7 +127,7 @@ static void serve(struct http_conn *c)
 		return;
 	}
 	const char *type = "text/plain; charset=utf-8";
-	int status = c->h->fn(c->h->ctx, target, query ? query : "", f, &type);
+	int status = h->fn(h->ctx, target, query ? query : "", f, &type);
 	if (fclose(f) != 0)
 		status = 500;
 	if (status == 200)
@@ -189,52 +137,15 @@ static void serve(struct http_conn *c)
 	free(body);
 }
 
-static void conn_drain(struct http_conn *c)
+static char *head_end(char *req)
 {
-	if (!sock_drain(c->fd))
-		conn_close(c);
+	return strstr(req, "\r\n\r\n");
 }
 
-static void conn_read(struct loop *l, int fd, int events, void *arg)
+static void bad_request(void *arg, struct conn *c, enum conn_bad why)
 {
-	struct http_conn *c = arg;
-	if (c->draining) {
-		conn_drain(c);
-		return;
-	}
-	for (;;) {
-		if (c->req_len == HTTP_REQUEST_MAX) {
-			respond_error(c, 431);
-			return;
-		}
-		ssize_t n = recv(fd, c->req + c->req_len, HTTP_REQUEST_MAX - c->req_len, 0);
-		if (n > 0) {
-			c->req_len += (size_t)n;
-			c->req[c->req_len] = '\0';
-			if (memchr(c->req, '\0', c->req_len)) {
-				respond_error(c, 400);
-				return;
-			}
-			if (strstr(c->req, "\r\n\r\n")) {
-				serve(c);
-				return;
-			}
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return;
-		conn_close(c);   /* closed or failed before a whole request */
-		return;
-	}
-}
-
-static void conn_timeout(struct loop *l, void *arg)
-{
-	struct http_conn *c = arg;
-	c->timer = 0;
-	conn_close(c);
+	(void)arg;
+	respond_error(c, why == CONN_TOO_LONG ? 431 : 400);
 }
 
 /* The address without the port: the key of the per-client cap. */
@@ -265,21 +176,21 @@ static bool same_client(const struct sockaddr_storage *a, const struct sockaddr_
  * hold every slot, and a client whose old connection hangs still gets in);
  * otherwise the first free slot.  NULL when every slot is held by others.
  */
-static struct http_conn *conn_slot(struct http *h, const struct sockaddr_storage *peer)
+static struct conn *conn_slot(struct http *h, const struct sockaddr_storage *peer)
 {
-	struct http_conn *free_slot = NULL, *oldest = NULL;
+	struct conn *free_slot = NULL, *oldest = NULL;
 	unsigned mine = 0;
 	for (size_t i = 0; i < HTTP_CONN_MAX; i++) {
-		struct http_conn *c = &h->conn[i];
-		if (c->fd < 0) {
+		struct conn *c = conn_table_slot(h->conns, i);
+		if (!conn_is_open(c)) {
 			if (!free_slot)
 				free_slot = c;
 			continue;
 		}
-		if (!same_client(&c->peer, peer))
+		if (!same_client(&h->conn[i].peer, peer))
 			continue;
 		mine++;
-		if (!oldest || c->seq < oldest->seq)
+		if (!oldest || h->conn[i].seq < h->conn[conn_index(oldest)].seq)
 			oldest = c;
 	}
 	if (mine >= HTTP_CONN_PER_CLIENT) {
@@ -291,38 +202,17 @@ static struct http_conn *conn_slot(struct http *h, const struct sockaddr_storage
 	return free_slot;
 }
 
-static void on_accept(struct loop *l, int fd, int events, void *arg)
+static struct conn *admit(void *arg, int fd, const struct sockaddr_storage *addr)
 {
 	struct http *h = arg;
-	for (;;) {
-		struct sockaddr_storage peer;
-		socklen_t len = sizeof(peer);
-		memset(&peer, 0, sizeof(peer));
-		int cfd = accept4(fd, (struct sockaddr *)&peer, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (cfd < 0)
-			return;   /* EAGAIN, or an error the next readiness will show again */
-		client_key(&peer);
-		struct http_conn *c = conn_slot(h, &peer);
-		if (!c) {
-			/* Full: this endpoint is for an operator and a scraper. */
-			close(cfd);
-			continue;
-		}
-		c->fd = cfd;
-		c->peer = peer;
-		c->seq = ++h->seq;
-		c->req_len = 0;
-		c->req[0] = '\0';
-		c->resp = NULL;
-		c->draining = false;
-		c->timer = loop_timer_add(l, HTTP_IDLE_MS, conn_timeout, c);
-		if (c->timer < 0 || loop_add_fd(l, cfd, LOOP_READ, conn_read, c) < 0) {
-			if (c->timer > 0)
-				loop_timer_cancel(l, c->timer);
-			close(cfd);
-			c->fd = -1;
-		}
-	}
+	(void)fd;
+	struct sockaddr_storage peer = *addr;
+	client_key(&peer);
+	struct conn *c = conn_slot(h, &peer);
+	if (!c)
+		return NULL;   /* full: this endpoint is for an operator and a scraper */
+	h->conn[conn_index(c)] = (struct http_conn){ .seq = ++h->seq, .peer = peer };
+	return c;
 }
 
 /* "127.0.0.1:9153" or "[::1]:9153" -> a bound, listening socket. */
@@ -391,9 +281,15 @@ struct http *http_new(struct loop *l, char *const *addrs, size_t n_addrs, http_h
 	h->loop = l;
 	h->fn = fn;
 	h->ctx = ctx;
-	for (size_t i = 0; i < HTTP_CONN_MAX; i++) {
-		h->conn[i].fd = -1;
-		h->conn[i].h = h;
+	const struct conn_table_ops ops = {
+		.ctx = h, .admit = admit, .request_end = head_end, .request = serve,
+		.bad = bad_request,   /* idle: closed */
+	};
+	h->conns = conn_table_new(l, HTTP_CONN_MAX, HTTP_REQUEST_MAX, HTTP_IDLE_MS, &ops);
+	if (!h->conns) {
+		snprintf(err, 256, "http: out of memory");
+		free(h);
+		return NULL;
 	}
 	for (size_t i = 0; i < n_addrs; i++) {
 		unsigned port = 0;
@@ -403,7 +299,7 @@ struct http *http_new(struct loop *l, char *const *addrs, size_t n_addrs, http_h
 		h->listen_fd[h->n_listen++] = fd;
 		if (i == 0)
 			h->port = port;
-		int rc = loop_add_fd(l, fd, LOOP_READ, on_accept, h);
+		int rc = conn_table_listen(h->conns, fd);
 		if (rc < 0) {
 			snprintf(err, 256, "http_listen \"%s\": %s", addrs[i], strerror(-rc));
 			goto fail;
@@ -420,8 +316,7 @@ void http_free(struct http *h)
 {
 	if (!h)
 		return;
-	for (size_t i = 0; i < HTTP_CONN_MAX; i++)
-		conn_close(&h->conn[i]);
+	conn_table_free(h->conns);
 	for (size_t i = 0; i < h->n_listen; i++) {
 		loop_del_fd(h->loop, h->listen_fd[i]);
 		close(h->listen_fd[i]);
