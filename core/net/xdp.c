@@ -225,6 +225,7 @@ static size_t serve_frame(struct xdp *x, struct xdp_queue *xq, unsigned i, uint8
 	q->rx = frame + f.payload_off;
 	q->rx_len = f.payload_len;
 	xdp_frame_client(frame, &f, &q->client, &q->client_len);
+	xdp_frame_local(frame, &f, &q->local);
 	q->transport = QUERY_UDP;   /* answered as UDP in every respect */
 	q->xdp = true;              /* counted as XDP */
 	q->tx = x->bufs + (size_t)i * NET_TX_SIZE;

@@ -155,6 +155,21 @@ void xdp_frame_client(const uint8_t *frame, const struct xdp_frame *f,
 	}
 }
 
+void xdp_frame_local(const uint8_t *frame, const struct xdp_frame *f, struct query_addr *local)
+{
+	const uint8_t *ip = frame + XDP_FRAME_ETH_LEN;
+	const uint8_t *udp = frame + f->payload_off - XDP_FRAME_UDP_LEN;
+	memset(local, 0, sizeof(*local));
+	if (f->family == AF_INET) {
+		local->family = 4;
+		memcpy(local->addr, ip + 16, 4);
+	} else {
+		local->family = 6;
+		memcpy(local->addr, ip + 24, 16);
+	}
+	local->port = (uint16_t)get16(udp + 2);
+}
+
 static void swap(uint8_t *a, uint8_t *b, size_t n)
 {
 	uint8_t t[16];

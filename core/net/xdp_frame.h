@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "core/wire/query.h"
+
 #define XDP_FRAME_ETH_LEN 14
 #define XDP_FRAME_IP4_LEN 20
 #define XDP_FRAME_IP6_LEN 40
@@ -45,6 +47,10 @@ int xdp_frame_parse(const uint8_t *frame, size_t len, uint16_t port, struct xdp_
 /* The client's address and port, as a socket would give them. */
 void xdp_frame_client(const uint8_t *frame, const struct xdp_frame *f,
                       struct sockaddr_storage *ss, socklen_t *ss_len);
+
+/* Our side: the address and port the query was sent to (dnstap's
+ * response_address and response_port), as the socket path records them. */
+void xdp_frame_local(const uint8_t *frame, const struct xdp_frame *f, struct query_addr *local);
 
 /*
  * Rewrites the parsed frame (cap bytes of room from its start) into the

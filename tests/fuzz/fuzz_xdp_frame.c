@@ -8,7 +8,8 @@
  * the frame; the reply built from it (the payload echoed, as a DNS answer
  * would be) parses again, as a datagram to the client's port, with a
  * valid UDP checksum (not the offload form the parser tolerates) and the
- * payload intact; the client address is the frame's source.
+ * payload intact; the client address is the frame's source; our side
+ * (dnstap's response address and port) is where the reply comes from.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -69,6 +70,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	                                           : ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
 	if (ss.ss_family != f.family)
 		fuzz_fail("client address of another family", data, size, NULL, 0);
+	struct query_addr local;
+	xdp_frame_local(frame, &f, &local);
+	if (local.family != (f.family == AF_INET ? 4 : 6) || local.port != 53)
+		fuzz_fail("our side of another family or port", data, size, NULL, 0);
 	size_t len = f.payload_len;
 	memcpy(payload, frame + f.payload_off, len);
 	size_t out = xdp_frame_reply(frame, ROOM, &f, payload, len, 0x1234);
@@ -84,5 +89,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_fail("the reply's UDP checksum is wrong", data, size, frame, out);
 	if (get16(frame + g.payload_off - 2) == 0)
 		fuzz_fail("the reply has no UDP checksum", data, size, frame, out);
+	struct sockaddr_storage from;
+	xdp_frame_client(frame, &g, &from, &ss_len);
+	const void *from_addr = g.family == AF_INET ? (const void *)&((struct sockaddr_in *)&from)->sin_addr
+	                                            : (const void *)&((struct sockaddr_in6 *)&from)->sin6_addr;
+	uint16_t from_port = g.family == AF_INET ? ntohs(((struct sockaddr_in *)&from)->sin_port)
+	                                         : ntohs(((struct sockaddr_in6 *)&from)->sin6_port);
+	if (memcmp(from_addr, local.addr, local.family == 4 ? 4 : 16) || from_port != local.port)
+		fuzz_fail("the reply does not come from the address asked", data, size, frame, out);
 	return 0;
 }

@@ -21,12 +21,18 @@ attached the old way (ip link ... xdp obj) is replaced; a missing
 interface falls back to the sockets with one log line, and `geoacme
 check` warns about it.
 
+dnstap: a query answered through AF_XDP is logged with the frame's
+addresses, our side (response_address/port) included, as the socket path
+logs it.
+
 Root only (exit 77 otherwise, or where a veth pair or a namespace cannot
-be made).  About 5 s.
+be made).  About 6 s.
 """
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 import time
 import unittest
 import urllib.request
@@ -38,6 +44,7 @@ import dns.update
 
 import harness
 import xdp_net
+from test_dnstap import Collector
 
 harness.enter_private_netns()
 xdp_net.setup()
@@ -224,6 +231,51 @@ class XdpRecovery(unittest.TestCase):
             self.assertIn("1 warning", check.stdout)
         finally:
             server.cleanup()
+
+
+@unittest.skipIf(QUERIES is None, "no fixture database (libmaxmind-db-writer-perl)")
+class XdpDnstap(unittest.TestCase):
+    """dnstap of queries answered through AF_XDP: the addresses and ports
+    come from the frame, and are those the socket path logs."""
+
+    def test_addresses_from_the_frame(self):
+        tmp = tempfile.mkdtemp(prefix="geoacme-xdp-dnstap-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        collector = Collector(tmp, "capture.fstrm").start()
+        self.addCleanup(lambda: collector.proc.poll() is None and collector.kill())
+        server = make_server(extra='dnstap_socket = "%s"\n' % collector.sock)
+        self.addCleanup(server.cleanup)
+        server.start()
+        server.wait_log(r"info: dnstap: streaming to ")
+        before = xdp_queries(metrics(server))
+        sent = [("xdp", False, 40001), ("xdp", True, 40002), ("sockets", False, 40003),
+                ("sockets", True, 40004)]
+        msgs = [dns.message.make_query("www.example.com", "A") for _ in sent]
+        jobs = [(xdp_net.xdp_job if path == "xdp" else xdp_net.sock_job)(m.to_wire(), v6)
+                for (path, v6, _), m in zip(sent, msgs)]
+        for job, (_, _, sport) in zip(jobs, sent):
+            job[6:] = [sport]
+        replies = xdp_net.exchange(jobs)
+        self.assertNotIn(None, replies)
+        self.assertEqual(xdp_queries(metrics(server)) - before, 2)
+        deadline = time.time() + 10
+        while 'geoacme_dnstap_frames_total{result="sent"} 8\n' not in metrics(server):
+            self.assertLess(time.time(), deadline, metrics(server))
+            time.sleep(0.05)
+        got = [d["message"] for d in collector.messages()]
+        want = []
+        for (_, v6, sport), m in zip(sent, msgs):
+            for kind in ("AUTH_QUERY", "AUTH_RESPONSE"):
+                want.append((kind, "INET6" if v6 else "INET", "UDP",
+                             xdp_net.CLIENT6 if v6 else xdp_net.CLIENT4, sport,
+                             xdp_net.SERVER6 if v6 else xdp_net.SERVER4, 53, m.id))
+        self.assertEqual([(g["type"], g["socket_family"], g["socket_protocol"], g["query_address"],
+                           g["query_port"], g["response_address"], g["response_port"],
+                           (g.get("query_message_data") or g.get("response_message_data"))["id"])
+                          for g in got], want)
+        for g, reply in zip(got[1::2], replies):
+            self.assertEqual(g["response_message_data"]["status"],
+                             dns.rcode.to_text(dns.message.from_wire(reply).rcode()))
 
 
 if __name__ == "__main__":

@@ -112,8 +112,8 @@ def setup():
 
 
 # The client, run in C: each job is [device, source, server, port, hex,
-# tcp]; sends it from source over device and prints the reply's hex (None
-# when none came in the timeout), one JSON list for all.
+# tcp, source port (0: any)]; sends it from source over device and prints
+# the reply's hex (None when none came in the timeout), one JSON list for all.
 _CLIENT = r"""
 import json, socket, struct, sys
 jobs, timeout = json.load(sys.stdin)
@@ -126,11 +126,11 @@ def recv_exact(s, n):
             raise OSError("closed")
         b += c
     return b
-for dev, src, dst, port, data, tcp in jobs:
+for dev, src, dst, port, data, tcp, sport in jobs:
     fam = socket.AF_INET6 if ":" in dst else socket.AF_INET
     s = socket.socket(fam, socket.SOCK_STREAM if tcp else socket.SOCK_DGRAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, dev.encode())
-    s.bind((src, 0))
+    s.bind((src, sport))
     s.settimeout(timeout)
     msg = bytes.fromhex(data)
     try:
@@ -151,8 +151,9 @@ json.dump(out, sys.stdout)
 
 def exchange(jobs, timeout=1.0):
     """Runs the client in C over jobs ([device, source, server, port, wire
-    bytes, tcp]); returns the replies' bytes (None: no reply)."""
-    wire = [[d, s, a, p, m.hex(), t] for d, s, a, p, m, t in jobs]
+    bytes, tcp] and optionally the source port); returns the replies' bytes
+    (None: no reply)."""
+    wire = [[d, s, a, p, m.hex(), t, rest[0] if rest else 0] for d, s, a, p, m, t, *rest in jobs]
     r = subprocess.run(["ip", "netns", "exec", NETNS, sys.executable, "-c", _CLIENT],
                        input=json.dumps([wire, timeout]), capture_output=True, text=True,
                        timeout=60 + timeout * len(jobs))
@@ -161,9 +162,10 @@ def exchange(jobs, timeout=1.0):
     return [bytes.fromhex(h) if h is not None else None for h in json.loads(r.stdout)]
 
 
-def xdp_job(msg, v6=False, port=53):
-    """A UDP query over the XDP pair from the client's main address."""
-    return [XDP_C, CLIENT6 if v6 else CLIENT4, SERVER6 if v6 else SERVER4, port, msg, False]
+def xdp_job(msg, v6=False, port=53, sport=0):
+    """A UDP query over the XDP pair from the client's main address (from
+    source port sport, 0: any)."""
+    return [XDP_C, CLIENT6 if v6 else CLIENT4, SERVER6 if v6 else SERVER4, port, msg, False, sport]
 
 
 def sock_job(msg, v6=False, port=53):
