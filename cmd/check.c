@@ -24,6 +24,7 @@
 #include "core/conf/diag.h"
 #include "core/conf/log.h"
 #include "core/net/xdp.h"
+#include "core/net/xdp_memlock.h"
 #include "core/wire/dname.h"
 #include "core/wire/rrset.h"
 #include "core/zone/svcb.h"
@@ -122,7 +123,9 @@ static bool has_cap(unsigned cap)
  * xdp.h), so what would make it fall back is a warning here: a build
  * without AF_XDP, an interface that does not exist, missing capabilities
  * (CAP_BPF, CAP_NET_ADMIN, CAP_NET_RAW; CAP_SYS_ADMIN stands for CAP_BPF on
- * older kernels).  A driver that refuses both modes shows only at start.
+ * older kernels), too little locked memory for the sockets (RLIMIT_MEMLOCK
+ * without CAP_IPC_LOCK).  A driver that refuses both modes shows only at
+ * start.
  */
 static size_t warn_xdp(const struct config *c)
 {
@@ -133,13 +136,21 @@ static size_t warn_xdp(const struct config *c)
 		        "(GEOACME_XDP); the sockets will answer all UDP\n", c->path);
 		return 1;
 	}
-	size_t n = 0;
-	for (size_t i = 0; i < c->n_xdp_listen; i++)
+	size_t n = 0, need = 0;
+	for (size_t i = 0; i < c->n_xdp_listen; i++) {
 		if (!if_nametoindex(c->xdp_listen[i])) {
 			fprintf(stderr, "%s: warning: xdp_listen: no interface \"%s\" here; the sockets "
 			        "will answer its UDP\n", c->path, c->xdp_listen[i]);
 			n++;
 		}
+		need += xdp_memlock_need(c->xdp_listen[i]);
+	}
+	char why[256];
+	if (need && !xdp_memlock_ok(0, need, false, why)) {
+		fprintf(stderr, "%s: warning: xdp_listen: %s; the sockets will answer the UDP of "
+		        "what does not fit\n", c->path, why);
+		n++;
+	}
 	bool bpf = has_cap(39 /* CAP_BPF */) || has_cap(CAP_SYS_ADMIN);
 	if (!bpf || !has_cap(CAP_NET_ADMIN) || !has_cap(CAP_NET_RAW)) {
 		fprintf(stderr, "%s: warning: xdp_listen: needs CAP_BPF (or CAP_SYS_ADMIN), "

@@ -70,6 +70,7 @@
 #include "core/net/loop.h"
 #include "core/net/net_internal.h"
 #include "core/net/xdp_frame.h"
+#include "core/net/xdp_memlock.h"
 #include "core/wire/arena.h"
 #include "core/wire/query.h"
 
@@ -80,6 +81,7 @@ extern const size_t xdp_prog_obj_len;
 #define XDP_PROG_NAME "geoacme_xdp"
 #define XDP_FRAME_SIZE 4096              /* room for any UDP answer we send (4096 at most) */
 #define XDP_FRAMES 2048                  /* per queue: 8 MiB of UMEM */
+#define XDP_UMEM_SIZE ((size_t)XDP_FRAMES * XDP_FRAME_SIZE)
 #define XDPQ_RX_RING 1024
 #define XDPQ_TX_RING 512                  /* rx + tx + completion never hold every frame */
 #define XDPQ_COMP_RING 512
@@ -121,6 +123,7 @@ struct xdp {
 	uint16_t ip_id;              /* IPv4 identification of the next reply */
 	struct xdp_iface *ifs;
 	size_t n_ifs;
+	size_t locked;               /* bytes of UMEM the open interfaces pinned */
 	/* The batch, made at start. */
 	uint8_t *bufs;               /* XDP_BATCH tx buffers of NET_TX_SIZE */
 	struct query qs[XDP_BATCH];
@@ -376,7 +379,7 @@ static int fill_maps(struct xdp_iface *ifc, const struct xdp_config *cfg, char e
 static int queue_open(struct xdp *x, struct xdp_iface *ifc, struct xdp_queue *xq, int map_fd,
                       char err[256])
 {
-	size_t size = (size_t)XDP_FRAMES * XDP_FRAME_SIZE;
+	size_t size = XDP_UMEM_SIZE;
 	xq->x = x;
 	xq->ifc = ifc;
 	xq->fd = -1;
@@ -389,6 +392,15 @@ static int queue_open(struct xdp *x, struct xdp_iface *ifc, struct xdp_queue *xq
 	struct xsk_umem_config uc = { .fill_size = XDPQ_FILL_RING, .comp_size = XDPQ_COMP_RING,
 	                              .frame_size = XDP_FRAME_SIZE };
 	int rc = xsk_umem__create(&xq->umem, area, size, &xq->fill, &xq->comp, &uc);
+	if (rc == -ENOBUFS) {
+		/* xdp_memlock_ok() found room, but the limit is per user: other
+		 * processes of this user lock memory too. */
+		xq->umem = NULL;
+		snprintf(err, 256, "queue %u: UMEM: locked memory: RLIMIT_MEMLOCK is used up by this "
+		         "user's processes and this one lacks CAP_IPC_LOCK (raise the limit, systemd's "
+		         "LimitMEMLOCK=, or grant CAP_IPC_LOCK)", xq->id);
+		return rc;
+	}
 	if (rc < 0) {
 		xq->umem = NULL;
 		snprintf(err, 256, "queue %u: UMEM: %s", xq->id, strerror(-rc));
@@ -433,7 +445,7 @@ static void queue_close(struct xdp_queue *xq)
 	if (xq->umem)
 		xsk_umem__delete(xq->umem);
 	if (xq->area)
-		munmap(xq->area, (size_t)XDP_FRAMES * XDP_FRAME_SIZE);
+		munmap(xq->area, XDP_UMEM_SIZE);
 	memset(xq, 0, sizeof(*xq));
 	xq->fd = -1;
 }
@@ -527,6 +539,13 @@ static int iface_open(struct xdp *x, struct xdp_iface *ifc, const struct xdp_con
 	}
 	ifc->mtu = ifreq_ioctl(ifc->name, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0
 	         ? (unsigned)ifr.ifr_mtu : 1500;
+	uint32_t n = rx_queues(ifc->name);
+	if (n > XDP_MAX_QUEUES) {
+		snprintf(err, 256, "%u receive queues, more than %u", n, XDP_MAX_QUEUES);
+		return -E2BIG;
+	}
+	if (!xdp_memlock_ok(x->locked, n * XDP_UMEM_SIZE, true, err))
+		return -ENOBUFS;
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = XDP_PROG_NAME);
 	ifc->obj = bpf_object__open_mem(xdp_prog_obj, xdp_prog_obj_len, &oo);
 	if (!ifc->obj) {
@@ -547,11 +566,6 @@ static int iface_open(struct xdp *x, struct xdp_iface *ifc, const struct xdp_con
 	}
 	if ((rc = fill_maps(ifc, cfg, err)) < 0)
 		return rc;
-	uint32_t n = rx_queues(ifc->name);
-	if (n > XDP_MAX_QUEUES) {
-		snprintf(err, 256, "%u receive queues, more than %u", n, XDP_MAX_QUEUES);
-		return -E2BIG;
-	}
 	ifc->qs = calloc(n, sizeof(*ifc->qs));
 	if (!ifc->qs) {
 		snprintf(err, 256, "out of memory");
@@ -571,6 +585,11 @@ static int iface_open(struct xdp *x, struct xdp_iface *ifc, const struct xdp_con
 	log_info("xdp %s: answering UDP port %u through AF_XDP (%s mode, %u queue%s, MTU %u)",
 	         ifc->name, cfg->port, mode, n, n == 1 ? "" : "s", ifc->mtu);
 	return 0;
+}
+
+size_t xdp_memlock_need(const char *ifname)
+{
+	return if_nametoindex(ifname) ? rx_queues(ifname) * XDP_UMEM_SIZE : 0;
 }
 
 struct xdp *xdp_new(struct loop *l, const struct net_handler *h, const struct xdp_config *cfg)
@@ -606,6 +625,7 @@ struct xdp *xdp_new(struct loop *l, const struct net_handler *h, const struct xd
 			continue;
 		}
 		x->n_ifs++;
+		x->locked += ifc->n_qs * XDP_UMEM_SIZE;
 		metrics.xdp_sockets += ifc->n_qs;
 	}
 	if (x->n_ifs)

@@ -40,5 +40,9 @@ struct xdp *xdp_new(struct loop *l, const struct net_handler *h, const struct xd
 /* Detaches every program and closes every socket.  NULL-safe. */
 void xdp_free(struct xdp *x);
 
+/* The locked memory serving `ifname` takes (one UMEM per receive queue,
+ * xdp_memlock.h); 0 for no such interface or a build without AF_XDP. */
+size_t xdp_memlock_need(const char *ifname);
+
 /* Whether this binary was built with the AF_XDP path. */
 bool xdp_built(void);

@@ -19,6 +19,12 @@ struct xdp *xdp_new(struct loop *l, const struct net_handler *h, const struct xd
 	return NULL;
 }
 
+size_t xdp_memlock_need(const char *ifname)
+{
+	(void)ifname;
+	return 0;
+}
+
 void xdp_free(struct xdp *x)
 {
 	(void)x;

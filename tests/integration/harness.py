@@ -131,7 +131,7 @@ class Server:
     """A geoacme process with its own directory."""
 
     def __init__(self, config, files=None, keep_dir=None, ready_timeout=15, args=(), env=None,
-                 config_name="config.toml"):
+                 config_name="config.toml", wrapper=()):
         self.dir = keep_dir or tempfile.mkdtemp(prefix="geoacme-test-")
         self.files = files or {}
         for name, content in self.files.items():
@@ -145,6 +145,7 @@ class Server:
         self.config_path = os.path.join(self.dir, config_name)
         self.args = list(args)      # extra `serve` arguments, e.g. ["-p", "5300"]
         self.env = env              # the environment, when not inherited
+        self.wrapper = list(wrapper)   # a command that execs the server (setpriv, prlimit)
         with open(self.config_path, "w") as f:
             f.write(config)
         self.log_path = os.path.join(self.dir, "server.log")
@@ -167,7 +168,7 @@ class Server:
     def start(self):
         self.log_file = open(self.log_path, "ab")
         self._log_offset = os.path.getsize(self.log_path)
-        self.proc = subprocess.Popen([BIN, "serve", "-c", self.config_path] + self.args,
+        self.proc = subprocess.Popen(self.wrapper + [BIN, "serve", "-c", self.config_path] + self.args,
                                      stdout=self.log_file, stderr=self.log_file,
                                      stdin=subprocess.DEVNULL, cwd=self.dir, env=self.env)
         deadline = time.time() + self.ready_timeout

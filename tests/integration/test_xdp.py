@@ -23,10 +23,12 @@ check` warns about it.
 
 dnstap: a query answered through AF_XDP is logged with the frame's
 addresses, our side (response_address/port) included, as the socket path
-logs it.
+logs it.  Without CAP_BPF, or with an RLIMIT_MEMLOCK too small for the
+UMEM and no CAP_IPC_LOCK, the server starts on its sockets and says why
+once, and `geoacme check` warns.
 
 Root only (exit 77 otherwise, or where a veth pair or a namespace cannot
-be made).  About 6 s.
+be made).  About 10 s.
 """
 import os
 import re
@@ -53,11 +55,11 @@ QUERIES, MMDB = xdp_net.golden_queries()
 BUILD = os.environ.get("BUILD_DIR", os.path.join(os.path.dirname(__file__), "../../build"))
 
 
-def make_server(xdp_ifaces=(xdp_net.XDP_S,), extra=""):
+def make_server(xdp_ifaces=(xdp_net.XDP_S,), extra="", wrapper=()):
     lines = 'http_listen = ["127.0.0.1:0"]\n'
     if xdp_ifaces is not None:
         lines += "xdp_listen = [%s]\n" % ", ".join('"%s"' % i for i in xdp_ifaces)
-    server = harness.Server(xdp_net.golden_config(MMDB, lines + extra))
+    server = harness.Server(xdp_net.golden_config(MMDB, lines + extra), wrapper=wrapper)
     server.write("key.pem", xdp_net.golden_key(), mode=0o600)
     return server
 
@@ -276,6 +278,58 @@ class XdpDnstap(unittest.TestCase):
         for g, reply in zip(got[1::2], replies):
             self.assertEqual(g["response_message_data"]["status"],
                              dns.rcode.to_text(dns.message.from_wire(reply).rcode()))
+
+
+@unittest.skipIf(QUERIES is None, "no fixture database (libmaxmind-db-writer-perl)")
+class XdpPrivileges(unittest.TestCase):
+    """What AF_XDP needs from the process, and what happens without it."""
+
+    def check(self, server, wrapper):
+        return subprocess.run(wrapper + [harness.BIN, "check", "-c", server.config_path],
+                              capture_output=True, text=True)
+
+    def falls_back(self, server, reason):
+        """Started on the sockets, the reason said once, nothing attached;
+        UDP over the XDP interface answered by the kernel's sockets."""
+        log = server.log()
+        self.assertEqual(log.count("xdp %s:" % xdp_net.XDP_S), 1, log)
+        self.assertIn("xdp %s: %s" % (xdp_net.XDP_S, reason), log)
+        self.assertIn("; UDP on it is answered by the sockets\n", log)
+        self.assertIn("geoacme_xdp_sockets 0\n", metrics(server))
+        self.assertNotIn("prog/xdp", xdp_net.link_xdp())
+        r = xdp_net.exchange([xdp_net.passed_job(query("www.example.com"))])[0]
+        self.assertIsNotNone(r, "no answer from the sockets over the XDP interface")
+        self.assertEqual(dns.message.from_wire(r).rcode(), dns.rcode.NOERROR)
+        self.assertEqual(xdp_queries(metrics(server)), 0)
+
+    def test_without_cap_bpf_falls_back(self):
+        wrapper = ["setpriv", "--inh-caps=-bpf,-sys_admin", "--bounding-set=-bpf,-sys_admin", "--"]
+        server = make_server(wrapper=wrapper)
+        self.addCleanup(server.cleanup)
+        server.start()
+        self.falls_back(server, "cannot load the XDP program: Operation not permitted (needs "
+                                "CAP_BPF and CAP_NET_ADMIN, or root)")
+        check = self.check(server, wrapper)
+        self.assertEqual(check.returncode, 0, check.stderr)
+        self.assertIn("warning: xdp_listen: needs CAP_BPF (or CAP_SYS_ADMIN), CAP_NET_ADMIN and "
+                      "CAP_NET_RAW, which this process lacks", check.stderr)
+
+    def test_memlock_too_small_falls_back(self):
+        """RLIMIT_MEMLOCK of 1 MiB and no CAP_IPC_LOCK: one queue's UMEM
+        (8 MiB) does not fit."""
+        wrapper = ["prlimit", "--memlock=1048576:1048576", "setpriv", "--inh-caps=-ipc_lock",
+                   "--bounding-set=-ipc_lock", "--"]
+        server = make_server(wrapper=wrapper)
+        self.addCleanup(server.cleanup)
+        server.start()
+        why = ("locked memory: its AF_XDP sockets need 8 MiB, RLIMIT_MEMLOCK is 1 MiB and the "
+               "process lacks CAP_IPC_LOCK (raise the limit, systemd's LimitMEMLOCK=, or grant "
+               "CAP_IPC_LOCK)")
+        self.falls_back(server, why + "; UDP on it is answered by the sockets")
+        check = self.check(server, wrapper)
+        self.assertEqual(check.returncode, 0, check.stderr)
+        self.assertIn("warning: xdp_listen: %s; the sockets will answer" % why, check.stderr)
+        self.assertIn("1 warning", check.stdout)
 
 
 if __name__ == "__main__":
