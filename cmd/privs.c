@@ -3,9 +3,12 @@
 
 #include <errno.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <pwd.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "core/conf/log.h"
@@ -44,5 +47,42 @@ int privs_drop(const char *user, const char *group, char err[256])
 		return -1;
 	}
 	log_info("running as user %s (uid %u, gid %u)", user, (unsigned)pw->pw_uid, (unsigned)gid);
+	return 0;
+}
+
+int privs_drop_xdp_caps(char *dropped, size_t cap, char err[256])
+{
+	static const struct { unsigned cap; const char *name; } setup[] = {
+		{ CAP_BPF, "CAP_BPF" }, { CAP_SYS_ADMIN, "CAP_SYS_ADMIN" },
+		{ CAP_NET_ADMIN, "CAP_NET_ADMIN" }, { CAP_NET_RAW, "CAP_NET_RAW" },
+		{ CAP_IPC_LOCK, "CAP_IPC_LOCK" },
+	};
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2];
+	size_t n = 0;
+	dropped[0] = '\0';
+	if (syscall(SYS_capget, &h, data) < 0) {
+		snprintf(err, 256, "capget: %s", strerror(errno));
+		return -1;
+	}
+	bool any = false;
+	for (size_t i = 0; i < sizeof(setup) / sizeof(setup[0]); i++) {
+		unsigned w = setup[i].cap / 32, bit = 1u << (setup[i].cap % 32);
+		if (!((data[w].permitted | data[w].effective | data[w].inheritable) & bit))
+			continue;
+		data[w].permitted &= ~bit;
+		data[w].effective &= ~bit;
+		data[w].inheritable &= ~bit;   /* and so the ambient set, which the kernel keeps within both */
+		any = true;
+		if (n < cap)
+			n += (size_t)snprintf(dropped + n, cap - n, "%s%s", n ? " " : "", setup[i].name);
+	}
+	if (!any)
+		return 0;
+	if (syscall(SYS_capset, &h, data) < 0) {
+		snprintf(err, 256, "capset: %s", strerror(errno));
+		dropped[0] = '\0';
+		return -1;
+	}
 	return 0;
 }

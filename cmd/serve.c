@@ -532,6 +532,16 @@ int cmd_serve(int argc, char **argv)
 		log_error("%s", err);
 		goto out;
 	}
+	if (boot->n_xdp_listen) {
+		/* AF_XDP is set up (or fell back): what only its setup needed
+		 * goes, also where `user =` kept the capabilities (systemd's
+		 * AmbientCapabilities=, contrib/geoacme-xdp.conf). */
+		char dropped[96];
+		if (privs_drop_xdp_caps(dropped, sizeof(dropped), err) < 0)
+			log_warn("xdp: cannot drop the capabilities of its setup (%s); they are kept", err);
+		else if (dropped[0])
+			log_info("xdp: set up; capabilities dropped: %s", dropped);
+	}
 
 	s.gen = generation_new(s.config_path, s.loop, NULL, false, &d);
 	if (!s.gen) {

@@ -8,10 +8,13 @@ on SIGHUP, a failed reload reported in STATUS and by `geoacme reload`'s exit
 code, STOPPING=1 on SIGTERM.  `cmake --install` into a staging folder lays
 out the expected files; `systemd-analyze verify` accepts the installed units
 and `systemd-analyze security --offline` rates the server's exposure 2.0 or
-lower.  The installed geo database refresh (issue #25.5) replaces the files
+lower, also with the AF_XDP drop-in (contrib/geoacme-xdp.conf) in the
+unit's .d folder, which systemd reads and which grants what doc/config.md
+says (test_xdp.py runs a server with those capabilities).  The installed geo database refresh (issue #25.5) replaces the files
 from a package tarball and refuses a damaged one, and the installed example
 config with the installed example zone files passes `geoacme check`.
 """
+import json
 import os
 import re
 import shutil
@@ -169,6 +172,7 @@ class InstallTest(unittest.TestCase):
         "usr/share/doc/geoacme/examples/config.toml.example",
         "usr/share/doc/geoacme/examples/example.com.zone",
         "usr/share/doc/geoacme/examples/acme.example.net.zone",
+        "usr/share/doc/geoacme/examples/geoacme-xdp.conf",
         "usr/share/man/man8/geoacme.8",
     ] + ["usr/share/doc/geoacme/" + f for f in os.listdir(os.path.join(REPO, "doc"))
          if f.endswith((".md", ".png"))])
@@ -262,6 +266,54 @@ class InstallTest(unittest.TestCase):
         r = subprocess.run(["systemd-analyze", "calendar", "weekly"], capture_output=True,
                            text=True, timeout=30)
         self.assertIn("Normalized form: Mon *-*-* 00:00:00", r.stdout)
+
+    def test_xdp_drop_in(self):
+        """The drop-in for xdp_listen, installed as the doc says
+        (geoacme.service.d/xdp.conf beside the unit): systemd accepts it and
+        merges it (the sandbox now lets the service load BPF programs, lock
+        memory, configure the network and make netlink sockets), and it
+        grants the capabilities doc/config.md lists."""
+        root = os.path.join(self.tmp, "xdp", "usr")
+        self.install("--prefix", root)
+        unit = os.path.join(root, "lib/systemd/system/geoacme.service")
+        drop_in = os.path.join(root, "share/doc/geoacme/examples/geoacme-xdp.conf")
+        with open(drop_in) as f:
+            text = f.read()
+        settings = dict(line.split("=", 1) for line in text.splitlines()
+                        if line and not line.startswith(("#", "[")))
+        caps = "CAP_BPF CAP_NET_ADMIN CAP_NET_RAW CAP_IPC_LOCK"
+        self.assertEqual((settings["AmbientCapabilities"], settings["CapabilityBoundingSet"]),
+                         (caps, caps))
+        with open(os.path.join(REPO, "doc/config.md")) as f:
+            doc = f.read()
+        section = doc[doc.index("### AF_XDP"):doc.index("## `[dnssec]`")]
+        for cap in caps.split() + ["contrib/geoacme-xdp.conf", "geoacme.service.d/xdp.conf"]:
+            self.assertIn(cap, section)
+
+        def security():
+            """What the sandbox keeps from the service (json_field: set)."""
+            r = subprocess.run(["systemd-analyze", "security", "--offline=true", "--threshold=20",
+                                "--json=short", unit], capture_output=True, text=True, timeout=60,
+                               cwd=self.tmp)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            return {d["json_field"]: d["set"] for d in json.loads(r.stdout)}
+        before = security()
+        dropins = os.path.join(root, "lib/systemd/system/geoacme.service.d")
+        os.makedirs(dropins)
+        shutil.copy(drop_in, os.path.join(dropins, "xdp.conf"))
+        env = dict(os.environ, MANPATH=os.path.join(root, "share/man"))
+        r = subprocess.run(["systemd-analyze", "verify", unit], capture_output=True, text=True,
+                           timeout=60, env=env, cwd=self.tmp)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(r.stderr, "")
+        # What the drop-in opens, and nothing else (OTHER: AF_XDP is an
+        # "exotic" family); the exposure stays at 2.0 or lower (threshold).
+        after = security()
+        self.assertEqual(sorted(k for k in before if before[k] != after[k]),
+                         ["CapabilityBoundingSet_CAP_BPF", "CapabilityBoundingSet_CAP_IPC_LOCK",
+                          "CapabilityBoundingSet_CAP_NET_ADMIN", "RestrictAddressFamilies_AF_NETLINK",
+                          "RestrictAddressFamilies_OTHER", "SystemCallFilter_privileged"])
+        self.assertEqual({after[k] for k in before if before[k] != after[k]}, {False})
 
     def test_geo_update_script(self):
         # The installed script, fed a package tarball laid out as npm's

@@ -23,9 +23,11 @@ check` warns about it.
 
 dnstap: a query answered through AF_XDP is logged with the frame's
 addresses, our side (response_address/port) included, as the socket path
-logs it.  Without CAP_BPF, or with an RLIMIT_MEMLOCK too small for the
-UMEM and no CAP_IPC_LOCK, the server starts on its sockets and says why
-once, and `geoacme check` warns.
+logs it.  Privileges: the capabilities contrib/geoacme-xdp.conf grants
+(with the unit's own) are enough for a non-root server to attach, and are
+dropped once it has; without CAP_BPF, or with an RLIMIT_MEMLOCK too small
+for the UMEM and no CAP_IPC_LOCK, the server starts on its sockets and
+says why once, and `geoacme check` warns.
 
 Root only (exit 77 otherwise, or where a veth pair or a namespace cannot
 be made).  About 10 s.
@@ -280,6 +282,30 @@ class XdpDnstap(unittest.TestCase):
                              dns.rcode.to_text(dns.message.from_wire(reply).rcode()))
 
 
+CAP_BITS = {"CAP_NET_BIND_SERVICE": 10, "CAP_NET_ADMIN": 12, "CAP_NET_RAW": 13,
+            "CAP_IPC_LOCK": 14, "CAP_SYS_ADMIN": 21, "CAP_BPF": 39}
+
+
+def unit_setting(path, key):
+    """The words of every KEY= line of a unit file, in order."""
+    with open(path) as f:
+        return [w for line in f for w in (line.split("=", 1)[1].split()
+                                          if line.startswith(key + "=") else [])]
+
+
+def proc_caps(pid):
+    """CapPrm, CapEff, CapAmb of a process as sets of names (CAP_BITS')."""
+    caps = {}
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key in ("CapPrm", "CapEff", "CapAmb"):
+                bits = int(value, 16)
+                caps[key] = {n for n, b in CAP_BITS.items() if bits >> b & 1}
+                caps[key + "_other"] = bits & ~sum(1 << b for b in CAP_BITS.values())
+    return caps
+
+
 @unittest.skipIf(QUERIES is None, "no fixture database (libmaxmind-db-writer-perl)")
 class XdpPrivileges(unittest.TestCase):
     """What AF_XDP needs from the process, and what happens without it."""
@@ -301,6 +327,39 @@ class XdpPrivileges(unittest.TestCase):
         self.assertIsNotNone(r, "no answer from the sockets over the XDP interface")
         self.assertEqual(dns.message.from_wire(r).rcode(), dns.rcode.NOERROR)
         self.assertEqual(xdp_queries(metrics(server)), 0)
+
+    def test_drop_in_capabilities_suffice_and_are_dropped(self):
+        """As a non-root user with the unit's and the drop-in's capabilities
+        (as systemd's AmbientCapabilities= gives them): attached, answering,
+        and after start only CAP_NET_BIND_SERVICE is left."""
+        caps = unit_setting(os.path.join(harness.REPO, "contrib/geoacme.service.in"),
+                            "AmbientCapabilities")
+        caps += unit_setting(os.path.join(harness.REPO, "contrib/geoacme-xdp.conf"),
+                             "AmbientCapabilities")
+        self.assertEqual(sorted(caps), ["CAP_BPF", "CAP_IPC_LOCK", "CAP_NET_ADMIN",
+                                        "CAP_NET_BIND_SERVICE", "CAP_NET_RAW"])
+        names = ",".join("+" + c[4:].lower() for c in caps)
+        wrapper = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                   "--inh-caps=-all," + names, "--ambient-caps=-all," + names,
+                   "--bounding-set=-all," + names, "--"]
+        server = make_server(wrapper=wrapper)
+        self.addCleanup(server.cleanup)
+        for d, _, files in os.walk(server.dir):
+            for name in [d] + [os.path.join(d, f) for f in files]:
+                os.chown(name, 65534, 65534)
+        server.start()
+        self.assertRegex(server.log(), r"xdp %s: answering UDP port 53 through AF_XDP" % xdp_net.XDP_S)
+        self.assertIn("info: xdp: set up; capabilities dropped: CAP_BPF CAP_NET_ADMIN CAP_NET_RAW "
+                      "CAP_IPC_LOCK\n", server.log())
+        got = proc_caps(server.proc.pid)
+        for key in ("CapPrm", "CapEff", "CapAmb"):
+            self.assertEqual((got[key], got[key + "_other"]), ({"CAP_NET_BIND_SERVICE"}, 0), key)
+        r = xdp_net.exchange([xdp_net.xdp_job(query("www.example.com"))])[0]
+        self.assertEqual(dns.message.from_wire(r).rcode(), dns.rcode.NOERROR)
+        self.assertEqual(xdp_queries(metrics(server)), 1)
+        self.assertEqual(server.stop(), 0)
+        self.assertIn("xdp %s: detached" % xdp_net.XDP_S, server.log())
+        self.assertNotIn("prog/xdp", xdp_net.link_xdp())
 
     def test_without_cap_bpf_falls_back(self):
         wrapper = ["setpriv", "--inh-caps=-bpf,-sys_admin", "--bounding-set=-bpf,-sys_admin", "--"]
