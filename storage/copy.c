@@ -55,7 +55,7 @@ static int insert_sorted(struct db *db, const struct change_list *adds)
 	qsort(order, adds->n, sizeof(*order), key_cmp);
 	int ret = 0;
 	for (size_t i = 0; i < adds->n && ret == 0; i++) {
-		struct change_list one = { (struct change *)order[i], 1, 1 };
+		struct change_list one = { .v = (struct change *)order[i], .n = 1, .cap = 1 };
 		ret = records_apply_in_tx(db, &one);
 	}
 	free(order);

@@ -5,22 +5,74 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "core/wire/change.h"
 #include "core/wire/dname.h"
+
+/*
+ * From this size on the array is its own mapping, grown by mremap: the
+ * kernel moves its pages instead of realloc copying them.  A secondary
+ * reads a 1M-record AXFR into one list on the loop (issue #26), and
+ * glibc's realloc copies blocks below its mmap threshold, which grows to
+ * 32 MiB once such blocks are freed: a copy of tens of MiB in one round.
+ */
+#define CHANGE_MAP_BYTES ((size_t)256 << 10)
+
+static size_t page_round(size_t bytes)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	return (bytes + page - 1) / page * page;
+}
 
 void change_list_init(struct change_list *cl)
 {
 	cl->v = NULL;
 	cl->n = cl->cap = 0;
+	cl->mapped = false;
 }
 
 void change_list_clear(struct change_list *cl)
 {
 	for (size_t i = 0; i < cl->n; i++)
 		free(cl->v[i].name);
-	free(cl->v);
+	if (cl->mapped)
+		munmap(cl->v, page_round(cl->cap * sizeof(*cl->v)));
+	else
+		free(cl->v);
 	change_list_init(cl);
+}
+
+/* Room for twice as many entries (16 at first); -ENOMEM. */
+static int grow(struct change_list *cl)
+{
+	size_t cap = cl->cap ? cl->cap * 2 : 16;
+	size_t bytes = cap * sizeof(*cl->v);
+	void *v;
+	if (bytes < CHANGE_MAP_BYTES) {
+		v = realloc(cl->v, bytes);
+		if (!v)
+			return -ENOMEM;
+	} else if (cl->mapped) {
+		v = mremap(cl->v, page_round(cl->cap * sizeof(*cl->v)), page_round(bytes),
+		           MREMAP_MAYMOVE);
+		if (v == MAP_FAILED)
+			return -ENOMEM;
+	} else {
+		/* The one copy: under CHANGE_MAP_BYTES. */
+		v = mmap(NULL, page_round(bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		         -1, 0);
+		if (v == MAP_FAILED)
+			return -ENOMEM;
+		if (cl->n)
+			memcpy(v, cl->v, cl->n * sizeof(*cl->v));
+		free(cl->v);
+		cl->mapped = true;
+	}
+	cl->v = v;
+	cl->cap = cap;
+	return 0;
 }
 
 int change_list_add(struct change_list *cl, enum change_op op, const uint8_t *name,
@@ -30,14 +82,8 @@ int change_list_add(struct change_list *cl, enum change_op op, const uint8_t *na
 	size_t name_len = dname_len(name);
 	if (name_len == 0 || name_len > DNAME_MAX)
 		return -EINVAL;
-	if (cl->n == cl->cap) {
-		size_t cap = cl->cap ? cl->cap * 2 : 16;
-		struct change *v = realloc(cl->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		cl->v = v;
-		cl->cap = cap;
-	}
+	if (cl->n == cl->cap && grow(cl) < 0)
+		return -ENOMEM;
 	/* One allocation for name and rdata: a purge of many records stays cheap. */
 	uint8_t *mem = malloc(name_len + rdlen + 1);
 	if (!mem)

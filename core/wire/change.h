@@ -11,6 +11,7 @@
  * (uncompressed, names inside lowercase).  The class is always IN.
  * A TTL change is a delete followed by an add of the same rdata.
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,6 +31,7 @@ struct change {
 struct change_list {
 	struct change *v;
 	size_t n, cap;
+	bool mapped;             /* v is its own mapping (a big list: change.c) */
 };
 
 void change_list_init(struct change_list *cl);
