@@ -220,15 +220,8 @@ int file_diff_rebase(struct file_diff *fd, const uint8_t *soa, uint16_t soa_len,
 		return 0;
 	if (del->ttl == soa_ttl && del->rdlen == soa_len && memcmp(del->rdata, soa, soa_len) == 0)
 		return 0;   /* nothing came between */
-	uint8_t *mem = malloc((size_t)del->name_len + soa_len);
-	if (!mem)
+	if (change_list_set_rdata(cl, cl->n - 2, soa, soa_len) < 0)
 		return -ENOMEM;
-	memcpy(mem, del->name, del->name_len);
-	memcpy(mem + del->name_len, soa, soa_len);
-	free(del->name);   /* name and rdata are one allocation (change.h) */
-	del->name = mem;
-	del->rdata = mem + del->name_len;
-	del->rdlen = soa_len;
 	del->ttl = soa_ttl;
 	fd->serial_from = soa_serial(soa, soa_len);
 	fd->serial_to = serial_newer(fd->file_serial, fd->serial_from) ? fd->file_serial

@@ -26,17 +26,54 @@ static size_t page_round(size_t bytes)
 	return (bytes + page - 1) / page * page;
 }
 
+/* Blocks for names and rdata: the first small (most lists hold one
+ * UPDATE's records), each next one twice as big, up to 1 MiB. */
+#define CHANGE_BLOCK_MIN ((size_t)1 << 10)
+#define CHANGE_BLOCK_MAX ((size_t)1 << 20)
+
+struct change_block {
+	struct change_block *next;
+	size_t size, used;
+	uint8_t data[];
+};
+
 void change_list_init(struct change_list *cl)
 {
 	cl->v = NULL;
 	cl->n = cl->cap = 0;
 	cl->mapped = false;
+	cl->blocks = NULL;
+}
+
+/* n bytes in the list's newest block, or a new one; NULL when out of memory. */
+static uint8_t *block_take(struct change_list *cl, size_t n)
+{
+	struct change_block *b = cl->blocks;
+	if (!b || b->size - b->used < n) {
+		size_t size = b ? b->size * 2 : CHANGE_BLOCK_MIN;
+		if (size > CHANGE_BLOCK_MAX)
+			size = CHANGE_BLOCK_MAX;
+		if (size < n)
+			size = n;
+		struct change_block *nb = malloc(sizeof(*nb) + size);
+		if (!nb)
+			return NULL;
+		nb->next = b;
+		nb->size = size;
+		nb->used = 0;
+		cl->blocks = b = nb;
+	}
+	uint8_t *p = b->data + b->used;
+	b->used += n;
+	return p;
 }
 
 void change_list_clear(struct change_list *cl)
 {
-	for (size_t i = 0; i < cl->n; i++)
-		free(cl->v[i].name);
+	for (struct change_block *b = cl->blocks, *next; b; b = next) {
+		next = b->next;
+		free(b);
+	}
 	if (cl->mapped)
 		munmap(cl->v, page_round(cl->cap * sizeof(*cl->v)));
 	else
@@ -84,8 +121,7 @@ int change_list_add(struct change_list *cl, enum change_op op, const uint8_t *na
 		return -EINVAL;
 	if (cl->n == cl->cap && grow(cl) < 0)
 		return -ENOMEM;
-	/* One allocation for name and rdata: a purge of many records stays cheap. */
-	uint8_t *mem = malloc(name_len + rdlen + 1);
+	uint8_t *mem = block_take(cl, name_len + rdlen);
 	if (!mem)
 		return -ENOMEM;
 	memcpy(mem, name, name_len);
@@ -100,5 +136,21 @@ int change_list_add(struct change_list *cl, enum change_op op, const uint8_t *na
 	c->created_at = created_at;
 	c->name = mem;
 	c->rdata = mem + name_len;
+	return 0;
+}
+
+int change_list_set_rdata(struct change_list *cl, size_t i, const uint8_t *rdata,
+                          uint16_t rdlen)
+{
+	struct change *c = &cl->v[i];
+	uint8_t *mem = block_take(cl, (size_t)c->name_len + rdlen);
+	if (!mem)
+		return -ENOMEM;
+	memcpy(mem, c->name, c->name_len);
+	if (rdlen)
+		memcpy(mem + c->name_len, rdata, rdlen);
+	c->name = mem;
+	c->rdata = mem + c->name_len;
+	c->rdlen = rdlen;
 	return 0;
 }

@@ -10,6 +10,12 @@
  * Names are uncompressed lowercase wire form; rdata is canonical wire form
  * (uncompressed, names inside lowercase).  The class is always IN.
  * A TTL change is a delete followed by an add of the same rdata.
+ *
+ * The entries' names and rdata live in blocks the list owns (a few large
+ * allocations instead of one per entry): a 1M-record AXFR read on the loop
+ * and freed on a helper thread (xfr/copy_build.h) left a million small
+ * chunks in the loop's malloc arena, which the loop's next large malloc
+ * then walked (147 ms, issue #26).  Never free() an entry's name.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -24,14 +30,17 @@ struct change {
 	uint16_t rdlen;
 	uint32_t ttl;
 	int64_t created_at;      /* unix seconds; 0 = from the zone file, never stale */
-	uint8_t *name;           /* owned; name and rdata share one allocation */
+	uint8_t *name;           /* in the list's blocks, with rdata after it */
 	uint8_t *rdata;
 };
+
+struct change_block;
 
 struct change_list {
 	struct change *v;
 	size_t n, cap;
 	bool mapped;             /* v is its own mapping (a big list: change.c) */
+	struct change_block *blocks;   /* where names and rdata live, newest first */
 };
 
 void change_list_init(struct change_list *cl);
@@ -41,3 +50,7 @@ void change_list_clear(struct change_list *cl);
 int change_list_add(struct change_list *cl, enum change_op op, const uint8_t *name,
                     uint16_t type, uint32_t ttl, const uint8_t *rdata, uint16_t rdlen,
                     int64_t created_at);
+/* Gives entry i new rdata (a copy; the old stays in its block until the
+ * list is cleared).  -ENOMEM. */
+int change_list_set_rdata(struct change_list *cl, size_t i, const uint8_t *rdata,
+                          uint16_t rdlen);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Change lists: entries kept whole as the list grows past the size where
- * its array becomes a mapping grown by mremap (core/wire/change.c), and a
+ * its array becomes a mapping grown by mremap and its names and rdata
+ * fill many blocks (core/wire/change.c), an entry given new rdata, and a
  * cleared list reusable.
  */
 #include <stdint.h>
@@ -74,6 +75,21 @@ int main(void)
 	ok(cl.n == 0 && cl.v == NULL && !cl.mapped, "cleared: empty, no mapping");
 	is_int(fill(&cl, 5000), 0, "the cleared list takes entries again");
 	ok(intact(&cl, 5000), "... kept as added");
+	change_list_clear(&cl);
+
+	/* New rdata for one entry: the others stay as they were. */
+	is_int(fill(&cl, 3000), 0, "3000 entries");
+	uint8_t big[600];
+	memset(big, 0xab, sizeof(big));
+	is_int(change_list_set_rdata(&cl, 1234, big, sizeof(big)), 0, "entry 1234 gets 600 bytes");
+	uint8_t name[64];
+	size_t len = name_of(1234, name);
+	ok(cl.v[1234].rdlen == sizeof(big) && memcmp(cl.v[1234].rdata, big, sizeof(big)) == 0 &&
+	   cl.v[1234].name_len == len && memcmp(cl.v[1234].name, name, len) == 0,
+	   "... with its name kept");
+	cl.v[1234].rdlen = 4;   /* back to what intact() expects, bar the bytes */
+	memcpy(cl.v[1234].rdata, (uint8_t[]){ 0, 0, 4, 210 }, 4);
+	ok(intact(&cl, 3000), "every other entry as added");
 	change_list_clear(&cl);
 
 	uint8_t empty[1] = { 0 };
