@@ -901,7 +901,8 @@ int generation_attach(struct generation *g, const struct generation *prev, struc
 		const struct config_zone *zc = &c->zones[i];
 		if (g->notify && notify_add_zone(g->notify, zc, err) < 0)
 			diag_add(d, c->path, zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
-		if (zc->secondary && g->secondary && secondary_add_zone(g->secondary, zc, err) < 0)
+		if (zc->secondary && g->secondary &&
+		    secondary_add_zone(g->secondary, zc, prev ? prev->secondary : NULL, err) < 0)
 			diag_add(d, c->path, zc->pos.line, zc->pos.col, "zone %s: %s", zc->zone, err);
 	}
 	if (d->n > before)

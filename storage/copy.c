@@ -90,13 +90,23 @@ int copy_apply(struct db *db, const struct change_list *cl, int64_t now)
 
 int copy_touch(struct db *db, int64_t now)
 {
-	if (db_begin(db) < 0)
-		return -EIO;
-	if (refreshed(db, now) < 0 || db_commit(db) < 0) {
+	/* No disk sync and no checkpoint inside this COMMIT: it runs on the
+	 * loop (issue #26).  SQLite's synchronous setting is the connection's
+	 * and may change between transactions; FULL again after it, for the
+	 * transfers' commits on the build thread, whose sync covers this one. */
+	sqlite3_exec(db->sql, "PRAGMA synchronous=NORMAL", NULL, NULL, NULL);
+	sqlite3_wal_autocheckpoint(db->sql, 0);
+	int ret = 0;
+	if (db_begin(db) < 0) {
+		ret = -EIO;
+	} else if (refreshed(db, now) < 0 || db_commit(db) < 0) {
 		db_rollback(db);
-		return -EIO;
+		ret = -EIO;
 	}
-	return 0;
+	sqlite3_wal_autocheckpoint(db->sql, 1000);
+	if (sqlite3_exec(db->sql, "PRAGMA synchronous=FULL", NULL, NULL, NULL) != SQLITE_OK)
+		ret = -EIO;   /* the next commit must not return before it is durable */
+	return ret;
 }
 
 int copy_refreshed_at(struct db *db, int64_t *at)

@@ -19,13 +19,17 @@
 #include "core/conf/sysclock.h"
 #include "core/net/loop.h"
 #include "core/wire/change.h"
+#include "core/wire/dname.h"
+#include "core/wire/rrset.h"
 #include "core/wire/serial.h"
+#include "core/wire/wire.h"
 #include "core/zone/recset.h"
 #include "core/zone/zone.h"
 #include "core/zone/zone_diff.h"
 #include "storage/copy.h"
 #include "storage/db.h"
 #include "xfr/copy_build.h"
+#include "xfr/copy_mirror.h"
 #include "xfr/xfr_internal.h"
 
 struct copy_build {
@@ -56,6 +60,7 @@ static int feed_name(void *arg, const struct recset_name *n)
 	return recset_add_to_builder(f->b, n);
 }
 
+/* A snapshot of rs as received (presigned: RRSIGs attached as they came); NULL with err. */
 static struct zone *build_zone(const uint8_t *apex, const struct recset *rs, const char *path,
                                const atomic_bool *stop, char err[256])
 {
@@ -84,12 +89,6 @@ static struct zone *build_zone(const uint8_t *apex, const struct recset *rs, con
 	return z;
 }
 
-struct zone *copy_build_zone(const uint8_t *apex, const struct recset *rs, const char *path,
-                             char err[256])
-{
-	return build_zone(apex, rs, path, NULL, err);
-}
-
 static double ms_since(const struct timespec *t0)
 {
 	struct timespec t1;
@@ -114,15 +113,77 @@ static struct recset *received(struct copy_build *cb)
 	return rs;
 }
 
+/* The copy's SOA expire, or -1 when it has no single SOA at the apex. */
+static int64_t soa_expire(const struct recset *rs, const uint8_t *apex)
+{
+	const struct recset_rrset *s = recset_name_rrset(recset_find(rs, apex), RR_SOA);
+	if (!s || s->count != 1 || s->rr[0].rdlen < 22)
+		return -1;
+	return wire_get_u32(s->rr[0].rdata + s->rr[0].rdlen - 8);
+}
+
+/*
+ * The stored copy, read for a start or a reload: the database opened
+ * (out->db), its rows (out->rs) and refreshed_at.  false with out->err.
+ */
+static bool load(struct copy_build *cb)
+{
+	struct copy_build_out *out = &cb->out;
+	char err[256] = "";
+	out->db = db_open(cb->path, err);
+	if (!out->db) {
+		xfr_errf(out->err, "%s", err);
+		return false;
+	}
+	uint8_t owner[DNAME_MAX];
+	int ret = db_apex(out->db, owner);
+	if (ret > 0 && ((size_t)ret != dname_len(cb->apex) || memcmp(owner, cb->apex, (size_t)ret))) {
+		/* Checked on the loop before (secondary_add_zone), unless the file
+		 * was replaced since: the database is not used. */
+		xfr_errf(out->err, "%s holds another zone", cb->path);
+		db_close(out->db);
+		out->db = NULL;
+		return false;
+	}
+	if ((ret = copy_mirror_load(out->db, &out->rs, &cb->stop)) < 0) {
+		xfr_errf(out->err, "cannot load the copy (%s)",
+		         ret == -ECANCELED ? "stopped" : strerror(-ret));
+		return false;
+	}
+	if (copy_refreshed_at(out->db, &out->refreshed_at) < 0)
+		out->refreshed_at = 0;
+	copy_sigs_scan(&out->sigs, out->rs, cb->in.now);
+	int64_t expire = soa_expire(out->rs, cb->apex);
+	out->expired = expire >= 0 && cb->in.now - out->refreshed_at >= expire;
+	return true;
+}
+
 static void run(struct copy_build *cb)
 {
 	struct copy_build_out *out = &cb->out;
 	struct timespec t0;
 	sysclock_mono_ts(&t0);
+	if (cb->in.store_only) {
+		/* An IXFR's commit, durable (synchronous=FULL) here, not on the loop. */
+		out->stored = copy_apply(cb->in.db, cb->in.cl, cb->in.now) == 0;
+		out->store_ms = ms_since(&t0);
+		if (!out->stored)
+			xfr_errf(out->err, "storage");
+		return;
+	}
 	struct recset *rs = NULL;
 	const struct recset *from = cb->in.base;
-	if (!from && !(from = rs = received(cb)))
+	if (cb->in.load) {
+		bool ok = load(cb);
+		out->load_ms = ms_since(&t0);
+		/* No copy (none stored yet: no SOA) or an expired one: nothing to build. */
+		if (!ok || out->expired || soa_expire(out->rs, cb->apex) < 0)
+			return;
+		from = out->rs;
+		sysclock_mono_ts(&t0);
+	} else if (!from && !(from = rs = received(cb))) {
 		return;
+	}
 	struct zone *z = build_zone(cb->apex, from, cb->path, &cb->stop, out->err);
 	out->build_ms = ms_since(&t0);
 	if (!z || stopping(cb)) {
@@ -166,7 +227,8 @@ static void run(struct copy_build *cb)
 			out->diff = NULL;
 	}
 	out->z = z;
-	out->rs = rs;
+	if (rs)
+		out->rs = rs;   /* with load, out->rs is the one read */
 }
 
 static void *thread_main(void *arg)
@@ -272,6 +334,7 @@ bool copy_build_cancel(struct copy_build *cb)
 	pthread_join(cb->thread, NULL);
 	zone_free(cb->out.z);
 	recset_free(cb->out.rs);
+	db_close(cb->out.db);
 	free(cb->out.diff);
 	bool disposed = cb->out.disposed;
 	release(cb);

@@ -9,6 +9,13 @@
  * the snapshot in.  One thread per build, joined by the loop when the
  * build signals its eventfd, as the reload builder does (cmd/builder.h).
  *
+ * The same thread does the two other slow parts of a copy's life: reading
+ * the stored copy at start and on every reload (the database opened and
+ * checked, its rows read, the snapshot built: `load`), and the durable
+ * commit of an IXFR whose patch the loop prepared (`store_only`: the loop
+ * applies the patch once the commit is on disk, so no served serial is one
+ * a crash could take back).
+ *
  * What the thread touches: the job's inputs, which the caller leaves
  * alone until the done callback (the change list, the base recset, the
  * database connection: the loop uses none of them meanwhile), what it
@@ -36,8 +43,17 @@ enum copy_build_store {
 
 struct copy_build_in {
 	const uint8_t *apex;
-	const char *path;                /* the database, for messages */
-	struct db *db;                   /* used by the thread only, until done */
+	const char *path;                /* the database (opened there with load), for messages */
+	struct db *db;                   /* used by the thread only, until done; NULL with load */
+	/* Read the copy from the database first (start, reload): the thread
+	 * opens it (db_open: its quick_check reads the whole file), reads its
+	 * rows into a new recset and its refreshed_at, and builds the snapshot
+	 * unless the copy has expired at `now`.  base, cl and dispose are
+	 * NULL, store is COPY_STORE_NONE. */
+	bool load;
+	/* Only the store, no snapshot: an IXFR the loop patches the served
+	 * copy with once it is durable (store is COPY_STORE_APPLY). */
+	bool store_only;
 	const struct recset *base;       /* build from this (read only); NULL: from cl */
 	/* COPY_STORE_REPLACE: the zone, emptied by the thread when it is done
 	 * with it (its records are in the new recset then; freeing 400 000 of
@@ -67,9 +83,16 @@ struct copy_build_out {
 	 * then z's difference from old (zone_diff.h; NULL when it failed). */
 	bool newer;
 	bool disposed;                   /* in->dispose was freed */
+	/* With load: the database, opened (NULL when it could not be: err),
+	 * for the callback to take; the copy's refreshed_at (0: never); and
+	 * whether it had expired (then z is NULL, rs is set). */
+	struct db *db;
+	int64_t refreshed_at;
+	bool expired;
+	bool stored;                     /* with store_only: the commit is durable */
 	uint8_t *diff;
 	size_t diff_len;
-	double build_ms, store_ms;       /* time on the thread */
+	double load_ms, build_ms, store_ms;   /* time on the thread */
 };
 
 struct copy_build;
@@ -90,16 +113,9 @@ struct copy_build *copy_build_start(struct loop *l, const struct copy_build_in *
 /*
  * Stops a build under way (the server stops, the secondary goes away):
  * the thread is told to stop, its database statement interrupted (a
- * transaction is rolled back), and it is joined; what it made is freed and
- * the callback is not called.  Returns whether in->dispose was freed (the
+ * transaction is rolled back), and it is joined; what it made is freed
+ * (with load, the database it opened is closed) and the callback is not
+ * called.  Returns whether in->dispose was freed (the
  * build had succeeded).  NULL-safe.
  */
 bool copy_build_cancel(struct copy_build *cb);
-
-/*
- * The build itself, on the calling thread: a snapshot of rs as received
- * (presigned: RRSIGs attached as they came).  NULL with err.  Also used at
- * start, when the stored copy is served before the loop runs.
- */
-struct zone *copy_build_zone(const uint8_t *apex, const struct recset *rs, const char *path,
-                             char err[256]);

@@ -14,21 +14,29 @@
 #include "xfr/copy_mirror.h"
 #include "xfr/xfr_internal.h"
 
+struct loading {
+	struct recset *rs;
+	const atomic_bool *stop;
+};
+
 static int load_row(void *arg, const struct records_row *row)
 {
-	struct recset *rs = arg;
+	struct loading *ld = arg;
+	if (ld->stop && atomic_load_explicit(ld->stop, memory_order_relaxed))
+		return -ECANCELED;
 	if (row->rclass != CLASS_IN)
 		return 0;
-	return recset_add(rs, row->name, row->type, row->ttl, row->rdata, row->rdlen, 0);
+	return recset_add(ld->rs, row->name, row->type, row->ttl, row->rdata, row->rdlen, 0);
 }
 
-int copy_mirror_load(struct db *db, struct recset **out)
+int copy_mirror_load(struct db *db, struct recset **out, const atomic_bool *stop)
 {
 	*out = NULL;
 	struct recset *rs = recset_new();
 	if (!rs)
 		return -ENOMEM;
-	int ret = records_load(db, load_row, rs);
+	struct loading ld = { rs, stop };
+	int ret = records_load(db, load_row, &ld);
 	if (ret < 0) {
 		recset_free(rs);
 		return ret;
@@ -41,7 +49,7 @@ int copy_mirror_load(struct db *db, struct recset **out)
 static int reload(struct recset **rs, struct db *db)
 {
 	struct recset *fresh;
-	int ret = copy_mirror_load(db, &fresh);
+	int ret = copy_mirror_load(db, &fresh, NULL);
 	if (ret < 0)
 		return ret;
 	recset_free(*rs);

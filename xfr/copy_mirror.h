@@ -18,14 +18,20 @@
  * again from the database, which never saw the change, as the ACME commit
  * path does with its own mirror (acme/commit.c).
  */
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 struct change_list;
 struct db;
 struct recset;
 
-/* A new mirror of the rows in db (class IN only).  0 with *out, or -errno. */
-int copy_mirror_load(struct db *db, struct recset **out);
+/*
+ * A new mirror of the rows in db (class IN only).  0 with *out, or -errno;
+ * -ECANCELED as soon as *stop is set (NULL: never), which a load on the
+ * build's thread (copy_build.h) checks between rows.
+ */
+int copy_mirror_load(struct db *db, struct recset **out, const atomic_bool *stop);
 
 /*
  * Applies a received IXFR (deletions and additions, in order) to *rs and

@@ -119,8 +119,13 @@ struct sec_zone {
 	struct copy_build *build;
 	struct zone *held;           /* the copy served when the build started, held */
 	struct change_list cl;       /* the transfer's records, taken from its conn */
+	struct zone_patch *patch;    /* an IXFR's patch, applied once its store is durable */
+	int64_t load_timer;          /* the stored copy's load starts (secondary_add_zone) */
+	bool no_db;                  /* the database could not be opened: no checks until a reload */
 	struct sec_done {
 		bool incremental, confirm_only;
+		bool load;                   /* the stored copy read (start, reload) */
+		bool store_only;             /* an IXFR stored; sz->patch serves it */
 		char who[INET6_ADDRSTRLEN + 8];
 		uint32_t serial;             /* the primary's */
 		size_t records, messages, bytes;
@@ -160,6 +165,15 @@ static struct sec_zone *find_zone(const struct secondary *s, const uint8_t *apex
 	return NULL;
 }
 
+/*
+ * A transfer, a build or a store is under way, or the stored copy is not
+ * read yet (no database until then): a check waits for it (sz->again).
+ */
+static bool busy(const struct sec_zone *sz)
+{
+	return sz->conn || sz->build || !sz->db;
+}
+
 /* --- the copy --- */
 
 static const struct recset_rr *soa_of(const struct recset *rs, const uint8_t *apex)
@@ -180,12 +194,6 @@ static void read_soa(struct sec_zone *sz)
 	sz->refresh = wire_get_u32(p + 4);
 	sz->retry = wire_get_u32(p + 8);
 	sz->expire = wire_get_u32(p + 12);
-}
-
-/* A snapshot of the records as received, signatures attached as they came. */
-static struct zone *build(struct sec_zone *sz, const struct recset *rs, char err[256])
-{
-	return copy_build_zone(sz->apex, rs, sz->path, err);
 }
 
 /*
@@ -469,12 +477,108 @@ static void serve_built(struct sec_zone *sz, struct copy_build_out *out)
 	}
 }
 
+/* Not served any more (a copy that expired, or cannot be read). */
+static void unserve(struct sec_zone *sz)
+{
+	if (sz->serving)
+		zone_table_remove(sz->s->t, sz->apex);
+	sz->serving = false;
+}
+
+/*
+ * The stored copy was read beside the loop (a start or a reload): its
+ * database, mirror and timers are the zone's from now on, and its
+ * snapshot replaces the previous generation's copy that answered
+ * meanwhile (or is served for the first time).
+ */
+static void loaded(struct sec_zone *sz, struct copy_build_out *out)
+{
+	if (!out->db) {
+		log_error("%s: the copy in %s cannot be used (%s); the zone is not served, nor "
+		          "transferred, until a reload", sz->name, sz->path, out->err);
+		unserve(sz);
+		sz->have_data = false;
+		sz->no_db = true;
+		return;
+	}
+	sz->db = out->db;
+	out->db = NULL;
+	if (out->rs) {
+		recset_free(sz->rs);
+		sz->rs = out->rs;
+		out->rs = NULL;
+		sz->sigs = out->sigs;
+	} else {
+		/* The database is there, its rows could not be read: a whole
+		 * transfer replaces them. */
+		log_error("%s: %s: %s; the next transfer is an AXFR", sz->name, sz->path, out->err);
+		sz->force_axfr = true;
+	}
+	read_soa(sz);
+	sz->refreshed_at = out->refreshed_at;
+	int64_t age = now_s(sz->s) - sz->refreshed_at;
+	if (out->z) {
+		serve_built(sz, out);
+		log_info("%s: serving the copy from %s, serial %u, confirmed %lld s ago (expires "
+		         "after %u s; read beside the loop in %.1f ms, built in %.1f ms)", sz->name,
+		         sz->path, sz->serial, (long long)age, sz->expire, out->load_ms, out->build_ms);
+	} else {
+		unserve(sz);
+		if (out->expired)
+			log_warn("%s: the copy in %s (serial %u) has expired; waiting for a primary",
+			         sz->name, sz->path, sz->serial);
+		else if (sz->have_data)
+			log_error("%s: the copy in %s (serial %u) cannot be served (%s); waiting for a "
+			          "primary", sz->name, sz->path, sz->serial, out->err);
+	}
+	zone_free(sz->held);
+	sz->held = NULL;
+	round_end(sz, true);   /* sz->again: the first check, now */
+}
+
+/*
+ * An IXFR's commit ended beside the loop: once it is durable, the patch
+ * prepared before makes the served copy the new serial; else the copy is
+ * as it was, in memory too, and the next transfer is an AXFR.
+ */
+static void stored(struct sec_zone *sz, struct copy_build_out *out)
+{
+	const struct sec_done *dn = &sz->done;
+	struct zone_patch *p = sz->patch;
+	sz->patch = NULL;
+	if (!out->stored) {
+		zone_patch_free(p);   /* never applied: the served copy is as it was */
+		unapply(sz, &sz->cl);
+		change_list_clear(&sz->cl);
+		sz->force_axfr = true;
+		log_warn("%s: transfer from %s failed: the difference cannot be applied (%s)",
+		         sz->name, dn->who, out->err);
+		METRICS_INC(metrics.xfr_in[METRICS_XFRIN_FAILED]);
+		next_primary(sz);
+		return;
+	}
+	apply_patch(sz, p);
+	char beside[64];
+	snprintf(beside, sizeof(beside), " (stored beside the loop in %.1f ms)", out->store_ms);
+	taken(sz, NULL, true, ms_since(&dn->t0), beside);
+	change_list_clear(&sz->cl);
+	round_end(sz, true);
+}
+
 /* A build beside the loop ended (copy_build.h): serve its copy, or say why not. */
 static void build_done(void *ctx, struct copy_build_out *out)
 {
 	struct sec_zone *sz = ctx;
 	const struct sec_done *dn = &sz->done;
 	sz->build = NULL;
+	if (dn->load) {
+		loaded(sz, out);
+		return;
+	}
+	if (dn->store_only) {
+		stored(sz, out);
+		return;
+	}
 	if (dn->confirm_only) {
 		zone_free(sz->held);
 		sz->held = NULL;
@@ -553,6 +657,62 @@ static bool start_build(struct sec_zone *sz, const struct recset *base,
 		         dn->who, dn->serial, dn->records,
 		         sz->serving ? "the old copy answers" : "not served");
 	return true;
+}
+
+/*
+ * Stores an IXFR (sz->cl, already in sz->rs) beside the loop, durably;
+ * stored() then applies sz->patch.  false when no thread could start.
+ */
+static bool start_store(struct sec_zone *sz, char err[256])
+{
+	struct copy_build_in in = {
+		.apex = sz->apex, .path = sz->path, .db = sz->db, .cl = &sz->cl,
+		.store = COPY_STORE_APPLY, .store_only = true, .now = sz->done.now,
+	};
+	sz->done.store_only = true;
+	sz->build = copy_build_start(sz->s->l, &in, build_done, sz, err);
+	if (!sz->build)
+		sz->done.store_only = false;
+	return sz->build != NULL;
+}
+
+/*
+ * Reads the stored copy beside the loop (copy_build.h, `load`): the
+ * database is opened there, so sz->db is NULL until loaded().  The copy
+ * served meanwhile (the previous generation's, adopted) is held for the
+ * IXFR history's difference.
+ */
+static bool start_load(struct sec_zone *sz, char err[256])
+{
+	sz->done = (struct sec_done){ .load = true };
+	struct copy_build_in in = {
+		.apex = sz->apex, .path = sz->path, .load = true, .now = now_s(sz->s),
+		.delay_ms = sz->s->build_delay_ms,
+	};
+	const struct zone *served = sz->serving ? zone_table_get(sz->s->t, sz->apex) : NULL;
+	sz->held = served ? zone_hold(served) : NULL;
+	in.old = sz->held;
+	sz->build = copy_build_start(sz->s->l, &in, build_done, sz, err);
+	if (!sz->build) {
+		zone_free(sz->held);
+		sz->held = NULL;
+		return false;
+	}
+	return true;
+}
+
+static void on_load_timer(struct loop *l, void *arg)
+{
+	struct sec_zone *sz = arg;
+	char err[256] = "";
+	(void)l;
+	sz->load_timer = 0;
+	if (!start_load(sz, err)) {
+		log_error("%s: cannot read the stored copy (%s); the zone is not served, nor "
+		          "transferred, until a reload", sz->name, err);
+		unserve(sz);
+		sz->no_db = true;
+	}
 }
 
 /* What conn_done needs to know of c once it is gone; c->cl moves to sz->cl. */
@@ -658,11 +818,19 @@ static void conn_done(struct sec_conn *c)
 		}
 		ret = -ENOMEM;
 		unapply(sz, cl);
-	} else if (ret == 0 && copy_apply(sz->db, cl, now) < 0) {
+	} else if (ret == 0) {
+		/* The commit and its disk sync on the build's thread; the patch is
+		 * applied when it is durable (stored), so no serial is served that
+		 * a crash could take back from the database. */
+		sz->patch = p;
+		if (start_store(sz, err)) {
+			conn_close(c);
+			return;
+		}
+		sz->patch = NULL;
 		zone_patch_free(p);   /* never applied: the served copy is as it was */
 		unapply(sz, cl);
-		ret = -EIO;
-		xfr_errf(err, "storage");
+		ret = -ENOMEM;
 	}
 	if (ret < 0) {
 		change_list_clear(cl);
@@ -670,11 +838,6 @@ static void conn_done(struct sec_conn *c)
 		conn_fail(c, "the difference cannot be applied (%s)", err[0] ? err : "storage");
 		return;
 	}
-	apply_patch(sz, p);
-	taken(sz, NULL, true, ms_since(&t0), "");
-	change_list_clear(cl);
-	conn_close(c);
-	round_end(sz, true);
 }
 
 static uint32_t soa_serial(const uint8_t *rdata, uint16_t rdlen)
@@ -1025,7 +1188,7 @@ static void conn_open(struct sec_zone *sz)
 
 static void start_refresh(struct sec_zone *sz)
 {
-	if (sz->conn || sz->build) {
+	if (busy(sz)) {
 		sz->again = true;
 		return;
 	}
@@ -1171,8 +1334,9 @@ static int notify_handle(void *ctx, struct query *q)
 	    !serial_newer((uint32_t)hint, sz->serial))
 		outdated_offer(sz, "NOTIFY", who, (uint32_t)hint);
 	log_info("%s: NOTIFY from %s%s; checking %s", sz->name, who, req ? " (TSIG)" : "",
-	         sz->build ? "once the copy under way is built" : "now");
-	if (sz->conn || sz->build)
+	         sz->build ? "once the copy under way is built" : sz->no_db ? "never: the copy's "
+	         "database could not be opened" : !sz->db ? "once the stored copy is read" : "now");
+	if (busy(sz))
 		sz->again = true;
 	else
 		schedule(sz, 0);
@@ -1216,9 +1380,12 @@ static void zone_free_sec(struct sec_zone *sz)
 		sz->build = NULL;
 	}
 	zone_free(sz->held);
+	zone_patch_free(sz->patch);   /* a store was under way: never applied */
 	change_list_clear(&sz->cl);
 	if (sz->timer > 0)
 		loop_timer_cancel(sz->s->l, sz->timer);
+	if (sz->load_timer > 0)
+		loop_timer_cancel(sz->s->l, sz->load_timer);
 	explicit_bzero(&sz->key, sizeof(sz->key));
 	recset_free(sz->rs);
 	db_close(sz->db);
@@ -1242,7 +1409,34 @@ size_t secondary_count(const struct secondary *s)
 	return s ? s->n : 0;
 }
 
-int secondary_add_zone(struct secondary *s, const struct config_zone *zc, char err[256])
+/*
+ * The copy the previous generation serves for this zone, from the same
+ * database, served here too until the stored copy is read again: what it
+ * knows of the copy (serial, timers, when it was confirmed) comes along.
+ */
+static void adopt(struct sec_zone *sz, const struct secondary *prev)
+{
+	const struct sec_zone *p = prev ? find_zone(prev, sz->apex) : NULL;
+	const struct zone *z = p && p->serving ? zone_table_get(prev->t, sz->apex) : NULL;
+	if (!z || !p->path || strcmp(p->path, sz->path) != 0)
+		return;
+	if (zone_table_add(sz->s->t, zone_hold(z)) < 0) {
+		zone_free((struct zone *)z);   /* the hold just taken */
+		return;
+	}
+	sz->serving = true;
+	sz->have_data = p->have_data;
+	sz->serial = p->serial;
+	sz->refresh = p->refresh;
+	sz->retry = p->retry;
+	sz->expire = p->expire;
+	sz->refreshed_at = p->refreshed_at;
+	sz->sigs = p->sigs;
+	sz->outdated = p->outdated;
+}
+
+int secondary_add_zone(struct secondary *s, const struct config_zone *zc,
+                       const struct secondary *prev, char err[256])
 {
 	struct sec_zone *sz = calloc(1, sizeof(*sz));
 	struct sec_zone **v = realloc(s->zones, (s->n + 1) * sizeof(*v));
@@ -1269,7 +1463,8 @@ int secondary_add_zone(struct secondary *s, const struct config_zone *zc, char e
 	ret = -ENOMEM;
 	sz->primaries = malloc(zc->n_primaries * sizeof(*sz->primaries));
 	sz->path = zc->journal_path ? strdup(zc->journal_path) : NULL;
-	if (!sz->primaries || !sz->path) {
+	sz->rs = recset_new();   /* empty until the stored copy is read */
+	if (!sz->primaries || !sz->path || !sz->rs) {
 		xfr_errf(err, "out of memory");
 		goto fail;
 	}
@@ -1288,50 +1483,35 @@ int secondary_add_zone(struct secondary *s, const struct config_zone *zc, char e
 			goto fail;
 		sz->has_key = true;
 	}
-	sz->db = db_open(sz->path, err);
-	if (!sz->db) {
-		ret = -EIO;
+	/* What a glance at the file tells (a few pages, read only) is checked
+	 * here, so that a wrong path fails the start or the reload; opening it
+	 * (a quick_check reads the whole file), reading the copy and building
+	 * it are done beside the loop, once this generation serves
+	 * (start_load): the previous generation's copy answers meanwhile, and
+	 * at start, before anything is read, the zone is REFUSED. */
+	struct db_info info;
+	if ((ret = db_identify(sz->path, &info, err)) < 0)
 		goto fail;
-	}
-	uint8_t owner[DNAME_MAX];
-	ret = db_apex(sz->db, owner);
-	if (ret > 0 && ((size_t)ret != dname_len(sz->apex) || memcmp(owner, sz->apex, (size_t)ret))) {
+	if (info.state == DB_OURS && info.apex_len > 0 &&
+	    ((size_t)info.apex_len != dname_len(sz->apex) ||
+	     memcmp(info.apex, sz->apex, (size_t)info.apex_len) != 0)) {
 		xfr_errf(err, "%s holds another zone, not %s", sz->path, sz->name);
 		ret = -EINVAL;
 		goto fail;
 	}
-	if ((ret = copy_mirror_load(sz->db, &sz->rs)) < 0) {
-		xfr_errf(err, "%s: cannot load the copy (%s)", sz->path, strerror(-ret));
+	/* A timer, not now: the previous generation may still be storing a
+	 * transfer into the same database; it is stopped (or done) once this
+	 * generation is swapped in, before the timer runs. */
+	int64_t id = loop_timer_add(s->l, 0, on_load_timer, sz);
+	if (id <= 0) {
+		xfr_errf(err, "cannot add a timer");
+		ret = -ENOMEM;
 		goto fail;
 	}
-	read_soa(sz);
-	copy_sigs_scan(&sz->sigs, sz->rs, now_s(sz->s));
-	if (sz->have_data) {
-		if (copy_refreshed_at(sz->db, &sz->refreshed_at) < 0)
-			sz->refreshed_at = 0;
-		int64_t age = now_s(sz->s) - sz->refreshed_at;
-		if (age < (int64_t)sz->expire) {
-			struct zone *z = build(sz, sz->rs, err);
-			if (!z) {
-				ret = -EINVAL;
-				goto fail;
-			}
-			if ((ret = zone_table_add(s->t, z)) < 0) {
-				zone_free(z);
-				xfr_errf(err, "zone %s is configured twice", sz->name);
-				goto fail;
-			}
-			sz->serving = true;
-			log_info("%s: serving the copy from %s, serial %u, confirmed %lld s ago (expires "
-			         "after %u s)", sz->name, sz->path, sz->serial, (long long)age, sz->expire);
-		} else {
-			log_warn("%s: the copy in %s (serial %u) has expired; waiting for a primary",
-			         sz->name, sz->path, sz->serial);
-		}
-	}
+	sz->load_timer = id;
+	sz->again = true;   /* the first check follows the load */
+	adopt(sz, prev);
 	s->zones[s->n++] = sz;
-	if (s->l)
-		schedule(sz, 0);
 	return 0;
 fail:
 	zone_free_sec(sz);

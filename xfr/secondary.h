@@ -13,9 +13,12 @@
  * last confirmed current.  A NOTIFY (RFC 1996) from one of the primaries'
  * addresses starts a check at once; from anyone else it is REFUSED.
  *
- * The copy is kept in SQLite (storage/copy.h) before it is served, with
- * the time it was last confirmed, so a restart serves the last copy until
- * expire runs out and starts with a check.
+ * The copy is kept in SQLite (storage/copy.h), durably, before it is
+ * served, with the time it was last confirmed, so a restart serves the
+ * last copy until expire runs out and starts with a check.  Reading it
+ * back (start, reload), building a copy whole and the durable commits run
+ * on a helper thread (xfr/copy_build.h); the loop prepares and applies
+ * patches and swaps snapshots.
  *
  * All of it runs from the event loop with non-blocking sockets: a transfer
  * never holds up queries.  UPDATEs for a secondary zone are REFUSED (this
@@ -40,11 +43,17 @@ struct secondary *secondary_new(struct zone_table *t, struct loop *l,
 void secondary_free(struct secondary *s);
 
 /*
- * Opens the zone's database (zc->journal_path), serves the copy it holds
- * unless it has expired, and schedules the first check at once.
- * Returns 0 or a negative errno with err.
+ * Adds the zone: its database (zc->journal_path) is looked at here (a
+ * file that holds another zone is refused), then opened and its copy read
+ * and built beside the loop (xfr/copy_build.h) once the loop runs; the
+ * copy is served when that is done, unless it has expired, and the first
+ * check follows.  Meanwhile the copy `prev` (the previous generation's
+ * secondary, on a reload; NULL at start) serves for the same zone and
+ * database is served here too; without one the zone is REFUSED until its
+ * copy is read.  Returns 0 or a negative errno with err.
  */
-int secondary_add_zone(struct secondary *s, const struct config_zone *zc, char err[256]);
+int secondary_add_zone(struct secondary *s, const struct config_zone *zc,
+                       const struct secondary *prev, char err[256]);
 
 /* Number of secondary zones configured. */
 size_t secondary_count(const struct secondary *s);

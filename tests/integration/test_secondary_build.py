@@ -17,10 +17,17 @@ that window:
 - a NOTIFY and a `ctl zone-refresh` during a build start no second
   transfer: one check follows the build;
 - the server stops cleanly (exit 0, and so no leak under ASan) during a
-  build.
+  build;
+- the stored copy is read and built beside the loop too: after SIGHUP the
+  previous configuration's copy answers (same serial, same records) until
+  it is read again, then the same; after a restart the zone is REFUSED
+  until it is read (nothing is loaded yet).
+
+A large copy is test_secondary_large.py.
 """
 import os
 import re
+import signal
 import time
 import unittest
 
@@ -192,6 +199,47 @@ class CopyBuiltBesideTheLoop(unittest.TestCase):
                                         r"\(our serial", self.log())), 3, self.log())
         time.sleep(0.5)
         self.assertEqual(len(re.findall(BUILDING, self.log())), 2, self.log())
+
+    def answers(self):
+        """What the secondary answers for a few questions of the copy."""
+        out = []
+        for name, rdtype in (("acme.example", "SOA"), ("acme.example", "NS"),
+                             ("_acme-challenge.new.acme.example", "TXT")):
+            r = self.secondary.query(name, rdtype)
+            out.append((dns.rcode.to_text(r.rcode()), rrs(r, "answer")))
+        return out
+
+    def test_reload_serves_the_old_copy_until_it_is_read(self):
+        self.secondary.start()
+        self.wait_built(1)
+        want = self.soa_serial(self.secondary)
+        before = self.answers()
+        self.assertEqual(before[0][0], "NOERROR")
+        loaded = r"acme\.example\.: serving the copy from .*, serial %d, .*read beside the loop" \
+                 % want
+        self.assertEqual(len(re.findall(loaded, self.log())), 0, self.log())
+        # SIGHUP: the new configuration is swapped in at once; its copy is
+        # read and built beside the loop, held there DELAY_MS by the hook.
+        self.secondary.send_signal(signal.SIGHUP)
+        self.secondary.wait_log(r"reloaded: 2 zones")
+        self.assertEqual(len(re.findall(loaded, self.log())), 0, self.log())
+        # Meanwhile the previous configuration's copy answers: same serial,
+        # same records.
+        self.assertEqual(self.soa_serial(self.secondary), want)
+        self.assertEqual(self.answers(), before)
+        self.assertEqual(rrs(self.secondary.query("www.example.com"), "answer"),
+                         ["www.example.com. 3600 IN A 192.0.2.1"])
+        # Then the copy read again: the same.
+        self.secondary.wait_log(loaded)
+        self.assertEqual(self.answers(), before)
+        # A restart has no previous copy to serve: REFUSED until it is read.
+        self.assertEqual(self.secondary.stop(), 0, self.secondary.log()[-3000:])
+        self.secondary.start()
+        r = self.secondary.query("acme.example", "SOA")
+        self.assertEqual(dns.rcode.to_text(r.rcode()), "REFUSED")
+        self.assertEqual(len(re.findall(loaded, self.log())), 0, self.log())
+        self.secondary.wait_log(loaded)
+        self.assertEqual(self.answers(), before)
 
     def test_stop_during_a_build(self):
         self.secondary.start()

@@ -186,8 +186,8 @@ class SecondaryPatches(unittest.TestCase):
         serial = self.serial(self.primary)
         self.secondary.kill9()
         self.secondary.start()
-        self.assertEqual(self.serial(self.secondary), serial)
         self.secondary.wait_log(r"acme\.example\.: serving the copy from .*, serial %d" % serial)
+        self.assertEqual(self.serial(self.secondary), serial)
         self.assert_same_as_primary([("nope.acme.example.", "A"),
                                      ("_acme-challenge.zz.acme.example.", "TXT")])
         new = self.update(add=[("_acme-challenge.after.acme.example.", 60, "TXT", '"kill"')])

@@ -313,7 +313,7 @@ static struct db *copy_at_10(char dir[64], struct recset **rs)
 	add(&cl, CHANGE_ADD, "b.example", "b", 120, 0);
 	is_int(copy_replace(db, &cl, name("example"), 1000), 0, "the copy is stored");
 	change_list_clear(&cl);
-	is_int(copy_mirror_load(db, rs), 0, "and read into a mirror");
+	is_int(copy_mirror_load(db, rs, NULL), 0, "and read into a mirror");
 	return db;
 }
 
