@@ -4,9 +4,12 @@
 # Every server gets its own folder under $W, a config written here, and
 # listens on 127.0.0.1 only, on its own high port, pinned to $SERVER_CPU
 # with one worker.  ADDR (the reflector, geoacme and Knot only) changes
-# that address: bench/xdp.sh serves on a veth in a network namespace.  <server>_setup writes files; <server>_start spawns and
-# sets SERVER_PID; the caller waits for readiness and stops it by PID.
+# that address: bench/xdp.sh serves on a veth in a network namespace, and
+# sets ADDR6 for geoacme and Knot to listen on that IPv6 address too.
+# <server>_setup writes files; <server>_start spawns and sets SERVER_PID;
+# the caller waits for readiness and stops it by PID.
 : "${ADDR:=127.0.0.1}"
+: "${ADDR6:=}"
 # WRAP, when set, is a command put in front of the server (profile.sh uses
 # it to run servers under callgrind).
 
@@ -36,6 +39,14 @@ geo_expected() {
 	*) echo "" ;;
 	esac
 }
+geo_expected6() {   # the same for geo.example.com AAAA
+	case $1 in
+	geoacme | knot) echo "2001:db8::1 2001:db8::2" ;;
+	*) echo "" ;;
+	esac
+}
+
+WWW6=2001:db8::80   # www.example.com AAAA
 
 write_zone() {   # the static part of example.com, shared by every server
 	cat <<'EOF'
@@ -48,6 +59,7 @@ ns1     IN A    192.0.2.53
 ns1     IN AAAA 2001:db8::53
 ns2     IN A    198.51.100.53
 www     IN A    192.0.2.80
+www     IN AAAA 2001:db8::80
 mail    IN A    192.0.2.25
 @       IN MX   10 mail.example.com.
 @       IN TXT  "v=spf1 mx -all"
@@ -116,6 +128,7 @@ geoacme_config() {
 	{
 		cat <<EOF
 listen_addrs_ipv4 = ["$ADDR"]
+${ADDR6:+listen_addrs_ipv6 = [\"$ADDR6\"]}
 listen_port = $port
 log_level = "info"
 
@@ -231,7 +244,7 @@ EOF
 	cat >"$d/knot.conf" <<EOF
 server:
   rundir: $d
-  listen: $ADDR@$port
+  listen: [ $ADDR@$port${ADDR6:+, $ADDR6@$port} ]
   udp-workers: 1
   tcp-workers: 1
   background-workers: 1

@@ -5,19 +5,20 @@
 # reflector as the sender's limit (Debian 12, root).  doc/performance.md,
 # "AF_XDP", has the latest table and how to read it.
 #
-#   bench/xdp.sh                       3 rounds of 4 s runs (~5 min)
+#   bench/xdp.sh                       3 rounds of 4 s runs (~8 min)
 #   BENCH_XDP_SECONDS=1 bench/xdp.sh   smoke: 1 s runs, one round (~1 min)
 #
 # The network, made here and deleted by name on exit (trap): two network
 # namespaces, xbS<PID> (the servers) and xbC<PID> (dnsperf and kdig),
 # joined by one veth pair, xbs<PID> in xbS and xbc<PID> in xbC, addressed
 # 127.77.0.1/30 and 127.77.0.2/30 (loopback addresses on a veth need
-# net.ipv4.conf.*.route_localnet=1, set in both namespaces).  Neither
-# namespace has any other interface than its own lo, nor a route beyond
-# that /30: no packet of the run can leave the two namespaces.  IPv4 only
-# (::1 cannot be given to a veth; the IPv6 answers are engineer xdp's
-# byte-for-byte tests).  Deleting a namespace deletes its veth end, and
-# with it any XDP program still attached.
+# net.ipv4.conf.*.route_localnet=1, set in both namespaces), and for IPv6
+# 2001:db8::1/64 and 2001:db8::2/64 (documentation addresses, RFC 3849, as
+# the tests' tests/integration/xdp_net.py: a veth cannot take ::1).
+# Neither namespace has any other interface than its own lo, nor a route
+# beyond those two on-link prefixes: no packet of the run can leave the two
+# namespaces.  Deleting a namespace deletes its veth end, and with it any
+# XDP program still attached.
 #
 # The servers, each alone in the server namespace, pinned to core
 # $BENCH_SERVER_CPU with one worker, on a port of their own:
@@ -38,21 +39,27 @@
 # its XDP program when it stops: the script detaches whatever a server left
 # (ip link set dev IFACE xdp off) before the next one starts.
 #
-# Query classes: static A (www.example.com A), and geo A +ECS +DO
-# (geo.example.com A from ECS 192.0.2.0/24 with DO: the Paris/Nuremberg
+# Query classes, over IPv4: static A (www.example.com A), and geo A +ECS
+# +DO (geo.example.com A from ECS 192.0.2.0/24 with DO: the Paris/Nuremberg
 # pair and its RRSIG; Knot answers it from its mod-geoip views, signed
-# ahead, in XDP mode too).  Every answer is checked with kdig first.
+# ahead, in XDP mode too).  Over IPv6, for the servers in
+# $BENCH_XDP_V6_SERVERS: static AAAA (www.example.com AAAA) and geo AAAA
+# +ECS +DO (ECS 2001:db8:1::/48, Amsterdam in the fixture too: the pair's
+# AAAA and RRSIG).  Every answer is checked with kdig first.
 #
 # Per server and class, per round: a full-speed run (dnsperf -c 1 -T 1, 100
 # queries in flight) gives the QPS at saturation and the CPU per answered
 # query at full speed; a fixed-load run ($BENCH_XDP_LOAD qps) the CPU per
-# query at that load.  CPU: utime+stime of the server's process tree from
-# /proc/PID/stat.  The path actually used: the server namespace's kernel
-# UDP counter (Udp InDatagrams in /proc/net/snmp) over the full-speed run,
-# per answered query: 1.00 on sockets, about 0 when AF_XDP answered; and
-# the XDP mode `ip -d link` shows while the server runs (xdp = native,
-# xdpgeneric = generic).  Figures are medians over the rounds; the order
-# of the servers rotates per round.
+# query at that load.  CPU: the time on a CPU of every thread of the
+# server's process tree (Knot's XDP workers included), the first field of
+# /proc/PID/task/TID/schedstat (ns, the scheduler's clock), read before and
+# after each run.  The path actually used: the server namespace's kernel
+# UDP counter (Udp InDatagrams and Udp6 InDatagrams) over the full-speed
+# run, per answered query: 1.00 on sockets, about 0 when AF_XDP answered;
+# and the XDP mode `ip -d link` shows while the server runs (xdp = native,
+# xdpgeneric = generic).  Figures are medians over the rounds, with the
+# smallest and largest round beside them; the order of the servers rotates
+# per round.
 #
 # Caveat: on a veth, the receive side (the XDP program, or the UDP stack up
 # to the socket) runs in the sender's softirq, on dnsperf's core, and is not
@@ -66,13 +73,18 @@
 #   BENCH_XDP_RUNS=3      rounds (1 when BENCH_XDP_SECONDS=1)
 #   BENCH_XDP_LOAD=20000  fixed offered load, queries/s
 #   BENCH_XDP_SERVERS="reflector knot_xdp knot geoacme geoacme_xdp"
+#   BENCH_XDP_V6_SERVERS="knot_xdp geoacme_xdp"   those also measured over IPv6 ("": none)
 #   BENCH_SERVER_CPU=0 BENCH_CLIENT_CPU=1
 #   BENCH_XDP_OUT=build-bench/xdp-results.md   BENCH_KEEP=0 (1 keeps the temp dir)
 #   BENCH_NO_INSTALL=0    1 skips scripts/deps.sh and apt-get
 #   BENCH_NO_BUILD=0      1 uses build-bench/cmd/geoacme as it is
 #   BENCH_XDP_SYSCALLS=0  1: perf stat counts each server's system calls and CPU
 #                         (task-clock) over the fixed-load runs, printed per
-#                         answered query (perf must be installed)
+#                         answered query (perf must be installed); its
+#                         task-clock reads about 0.7x the schedstat figure on
+#                         the 2-core VM of doc/performance.md, alike for all
+#   BENCH_XDP_PERF=0      1: perf record -g on each XDP server over its fixed-load
+#                         runs, the report's top lines saved beside the results
 set -uo pipefail
 
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
@@ -80,19 +92,28 @@ ROOT=$(dirname "$BENCH_DIR")
 . "$BENCH_DIR/lib.sh"
 ADDR=127.77.0.1
 CLIENT_ADDR=127.77.0.2
+ADDR6=2001:db8::1           # servers.sh listens on it too when set
+CLIENT_ADDR6=2001:db8::2
 . "$BENCH_DIR/servers.sh"
 
 SECS=${BENCH_XDP_SECONDS:-4}
 if [ "$SECS" -le 1 ]; then RUNS=${BENCH_XDP_RUNS:-1}; else RUNS=${BENCH_XDP_RUNS:-3}; fi
 LOAD=${BENCH_XDP_LOAD:-20000}
 SERVERS=${BENCH_XDP_SERVERS:-"reflector knot_xdp knot geoacme geoacme_xdp"}
+V6_SERVERS=${BENCH_XDP_V6_SERVERS-"knot_xdp geoacme_xdp"}
 SERVER_CPU=${BENCH_SERVER_CPU:-0}
 CLIENT_CPU=${BENCH_CLIENT_CPU:-1}
 OUT=${BENCH_XDP_OUT:-$ROOT/build-bench/xdp-results.md}
 BUILD=$ROOT/build-bench
 GEOACME=$BUILD/cmd/geoacme
-CLASSES="static geo_ecs_do"
-declare -A CLASS_LABEL=([static]="static A" [geo_ecs_do]="geo A +ECS +DO")
+CLASSES4="static geo_ecs_do"
+CLASSES6="static6 geo6_ecs_do"
+declare -A CLASS_LABEL=([static]="static A" [geo_ecs_do]="geo A +ECS +DO"
+	[static6]="IPv6 static AAAA" [geo6_ecs_do]="IPv6 geo AAAA +ECS +DO")
+# The geo queries' ECS over IPv6: family 2, source prefix 48, scope 0,
+# 2001:db8:1:: (Amsterdam in make_mmdb.pl's city layout, as 192.0.2.0/24).
+ECS6_SUBNET=2001:db8:1::/48
+ECS6_HEX=0002300020010db80001
 declare -A PATH_LABEL=([reflector]=sockets [knot_xdp]=XDP [knot]=sockets [geoacme]=sockets [geoacme_xdp]=XDP)
 declare -A PORT_OF=([reflector]=5301 [knot_xdp]=5302 [knot]=5303 [geoacme]=5304 [geoacme_xdp]=5305)
 PEER_PACKAGES="dnsperf knot knot-module-geoip knot-dnsutils iproute2 ldnsutils"
@@ -112,13 +133,15 @@ net_up() {
 	ip netns add "$NS_C" || die "ip netns add failed"
 	ip link add "$IF_S" netns "$NS_S" type veth peer name "$IF_C" netns "$NS_C" ||
 		die "ip link add type veth failed"
-	local ns if a
-	for ns in "$NS_S:$IF_S:$ADDR" "$NS_C:$IF_C:$CLIENT_ADDR"; do
-		IFS=: read -r ns if a <<<"$ns"
+	local ns if a a6
+	for ns in "$NS_S $IF_S $ADDR $ADDR6" "$NS_C $IF_C $CLIENT_ADDR $CLIENT_ADDR6"; do
+		read -r ns if a a6 <<<"$ns"
 		ip -n "$ns" link set lo up
 		ip netns exec "$ns" sysctl -q -w net.ipv4.conf.all.route_localnet=1 \
 			"net.ipv4.conf.$if.route_localnet=1" || die "sysctl route_localnet failed"
 		ip -n "$ns" addr add "$a/30" dev "$if" || die "ip addr add failed"
+		# nodad: usable at once (the pair's two ends are all there is).
+		ip -n "$ns" -6 addr add "$a6/64" dev "$if" nodad || die "ip -6 addr add failed"
 		ip -n "$ns" link set "$if" up || die "ip link set up failed"
 	done
 }
@@ -148,8 +171,25 @@ xdp_detach() {
 	say "  detached the XDP program ($m) the server left on $IF_S"
 }
 
-udp_in() {   # the server namespace's kernel UDP datagrams received so far
-	in_s awk '/^Udp:/ && ++n == 2 { print $2 }' /proc/net/snmp
+udp_in() {   # the server namespace's kernel UDP datagrams received so far, both families
+	in_s awk '/^Udp:/ && ++n == 2 { s += $2 } $1 == "Udp6InDatagrams" { s += $2 } END { print s + 0 }' \
+		/proc/net/snmp /proc/net/snmp6
+}
+
+# The time on a CPU of a process tree, in ns: the first field of each
+# thread's schedstat (the scheduler's own clock, not 10 ms ticks), every
+# thread of every process (Knot's XDP and UDP workers, geoacme's helpers).
+tree_cpu_ns() {
+	local p files=()
+	for p in $(tree_pids "$1"); do
+		files+=(/proc/"$p"/task/*/schedstat)
+	done
+	[ ${#files[@]} -gt 0 ] || { echo 0; return; }
+	cat "${files[@]}" 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }'
+}
+
+us_per_query_ns() {   # us_per_query_ns NS ANSWERED
+	awk -v t="$1" -v n="$2" 'BEGIN { if (n > 0) printf "%.2f\n", t / 1000 / n; else print "-" }'
 }
 
 # ---- setup -----------------------------------------------------------------
@@ -187,6 +227,8 @@ make_inputs() {
 	mkdir -p "$W/q" "$W/raw"
 	echo "www.example.com A" >"$W/q/static"
 	echo "geo.example.com A" >"$W/q/geo"
+	echo "www.example.com AAAA" >"$W/q/static6"
+	echo "geo.example.com AAAA" >"$W/q/geo6"
 }
 
 knot_xdp_setup() {
@@ -238,39 +280,56 @@ wait_ready_ns() {   # wait_ready_ns PORT PID TIMEOUT_S: SOA through the veth
 	done
 }
 
-dnsperf_ns() {   # dnsperf_ns PORT SECONDS QPS_LIMIT(0 = none) ARGS...
+dnsperf_ns() {   # dnsperf_ns PORT SECONDS QPS_LIMIT(0 = none) ARGS... (-s ADDRESS among them)
 	local port=$1 secs=$2 limit=$3 qopt=()
 	shift 3
 	[ "$limit" -gt 0 ] && qopt=(-Q "$limit")
 	timeout $((secs + 15)) ip netns exec "$NS_C" taskset -c "$CLIENT_CPU" \
-		dnsperf -s "$ADDR" -p "$port" -l "$secs" -c 1 -T 1 -t 2 "${qopt[@]}" "$@" 2>&1
+		dnsperf -p "$port" -l "$secs" -c 1 -T 1 -t 2 "${qopt[@]}" "$@" 2>&1
 }
 
 class_args() {
 	case $1 in
-	static) echo "-d $W/q/static" ;;
-	geo_ecs_do) echo "-d $W/q/geo -E 8:$ECS_HEX -D" ;;
+	static) echo "-s $ADDR -d $W/q/static" ;;
+	geo_ecs_do) echo "-s $ADDR -d $W/q/geo -E 8:$ECS_HEX -D" ;;
+	static6) echo "-s $ADDR6 -d $W/q/static6" ;;
+	geo6_ecs_do) echo "-s $ADDR6 -d $W/q/geo6 -E 8:$ECS6_HEX -D" ;;
 	esac
+}
+
+classes_of() {   # the classes SERVER is measured on
+	if [[ " $V6_SERVERS " == *" $1 "* ]]; then echo "$CLASSES4 $CLASSES6"; else echo "$CLASSES4"; fi
 }
 
 # check_class SERVER PORT CLASS: ✓, ✗ (why) or – (the reflector).
 check_class() {
 	local server=$1 port=$2 class=$3 out status ans want got why=""
 	[ "$server" = reflector ] && { echo "–"; return; }
+	local k=(+norec +time=2 +retry=1)
 	case $class in
-	static) out=$(in_c kdig @"$ADDR" -p "$port" +norec +time=2 +retry=1 www.example.com A 2>&1) ;;
-	geo_ecs_do) out=$(in_c kdig @"$ADDR" -p "$port" +norec +time=2 +retry=1 +dnssec "+subnet=$ECS_SUBNET" geo.example.com A 2>&1) ;;
+	static) out=$(in_c kdig @"$ADDR" -p "$port" "${k[@]}" www.example.com A 2>&1) ;;
+	geo_ecs_do) out=$(in_c kdig @"$ADDR" -p "$port" "${k[@]}" +dnssec "+subnet=$ECS_SUBNET" geo.example.com A 2>&1) ;;
+	static6) out=$(in_c kdig @"$ADDR6" -p "$port" "${k[@]}" www.example.com AAAA 2>&1) ;;
+	geo6_ecs_do) out=$(in_c kdig @"$ADDR6" -p "$port" "${k[@]}" +dnssec "+subnet=$ECS6_SUBNET" geo.example.com AAAA 2>&1) ;;
 	esac
 	status=$(sed -n 's/.*status: \([A-Z]*\).*/\1/p' <<<"$out" | head -1)
 	ans=$(awk '/^;; ANSWER SECTION:/ { s = 1; next } /^;; / { s = 0 } s && NF >= 5 { print $4, $5 }' <<<"$out")
 	[ "$status" = NOERROR ] || why="status ${status:-none}"
 	case $class in
 	static) grep -qx "A 192.0.2.80" <<<"$ans" || why="${why:-no A 192.0.2.80}" ;;
-	geo_ecs_do)
-		want=$(geo_expected "${server%_xdp}" | tr ' ' '\n' | sort | tr '\n' ' ')
-		got=$(awk '$1 == "A" { print $2 }' <<<"$ans" | sort | tr '\n' ' ')
+	static6) grep -qx "AAAA $WWW6" <<<"$ans" || why="${why:-no AAAA $WWW6}" ;;
+	geo_ecs_do | geo6_ecs_do)
+		local t=A
+		if [ "$class" = geo6_ecs_do ]; then
+			t=AAAA
+			want=$(geo_expected6 "${server%_xdp}")
+		else
+			want=$(geo_expected "${server%_xdp}")
+		fi
+		want=$(tr ' ' '\n' <<<"$want" | sort | tr '\n' ' ')
+		got=$(awk -v t=$t '$1 == t { print $2 }' <<<"$ans" | sort | tr '\n' ' ')
 		[ "$got" = "$want" ] || why="${why:-answer ${got:-empty}, want $want}"
-		grep -q "^RRSIG A" <<<"$ans" || why="${why:-no RRSIG}"
+		grep -q "^RRSIG $t" <<<"$ans" || why="${why:-no RRSIG}"
 		;;
 	esac
 	[ -n "$why" ] && echo "✗ ($why)" || echo "✓"
@@ -293,41 +352,57 @@ syscalls_per_query() {   # syscalls_per_query PERF_CSV ANSWERED
 		END { if (n > 0) printf "%s, %s (%s)", cpu, all, each; else print "-" }' "$1"
 }
 
+# BENCH_XDP_PERF=1: where an XDP server's time goes over its fixed-load
+# runs (perf record -g), the top of the report saved beside the results.
+[ "${BENCH_XDP_PERF:-0}" != 1 ] || command -v perf >/dev/null || die "BENCH_XDP_PERF=1 needs perf (linux-perf)"
+
 # measure_once SERVER PID PORT CLASS ROUND -> a line of $W/rounds.tsv:
 # server class round qps us_at_max us_at_load answered_at_load udp_in_per_query rcodes_at_max
 measure_once() {
-	local server=$1 pid=$2 port=$3 class=$4 r=$5 out t0 t1 u0 u1 n qps usmax usload nl udpq rc
+	local server=$1 pid=$2 port=$3 class=$4 r=$5 out c0 c1 u0 u1 n qps usmax usload nl udpq rc
 	u0=$(udp_in)
-	t0=$(tree_ticks "$pid")
+	c0=$(tree_cpu_ns "$pid")
 	out=$(dnsperf_ns "$port" "$SECS" 0 $(class_args "$class"))
-	t1=$(tree_ticks "$pid")
+	c1=$(tree_cpu_ns "$pid")
 	u1=$(udp_in)
 	echo "$out" >"$W/raw/$server.$class.max.$r"
 	n=$(perf_field "$out" completed)
 	qps=$(perf_field "$out" qps)
 	rc=$(perf_field "$out" rcodes)
-	usmax=$(us_per_query $((t1 - t0)) "${n:-0}")
+	usmax=$(us_per_query_ns $((c1 - c0)) "${n:-0}")
 	udpq=$(awk -v u=$((u1 - u0)) -v n="${n:-0}" 'BEGIN { if (n > 0) printf "%.2f", u / n; else print "-" }')
-	local sc= sys=
+	local sc= sys= pr=
 	if [ "${BENCH_XDP_SYSCALLS:-0}" = 1 ] && [ "$server" != reflector ]; then
 		perf stat -x, -o "$W/raw/$server.$class.sys.$r" -e "$SYSCALL_EVENTS" -p "$pid" &
 		sc=$!
 		sleep 0.3   # perf attached to every thread
 	fi
-	t0=$(tree_ticks "$pid")
+	if [ "${BENCH_XDP_PERF:-0}" = 1 ] && [[ $server == *_xdp ]]; then
+		perf record -q -g -p "$pid" -o "$W/raw/$server.$class.perf.$r" >/dev/null 2>&1 &
+		pr=$!
+		sleep 0.3
+	fi
+	c0=$(tree_cpu_ns "$pid")
 	out=$(dnsperf_ns "$port" "$SECS" "$LOAD" $(class_args "$class"))
-	t1=$(tree_ticks "$pid")
+	c1=$(tree_cpu_ns "$pid")
 	echo "$out" >"$W/raw/$server.$class.load.$r"
 	nl=$(perf_field "$out" completed)
-	usload=$(us_per_query $((t1 - t0)) "${nl:-0}")
+	usload=$(us_per_query_ns $((c1 - c0)) "${nl:-0}")
 	if [ -n "$sc" ]; then
 		kill -INT "$sc"
 		wait "$sc"
 		sys=$(syscalls_per_query "$W/raw/$server.$class.sys.$r" "${nl:-0}")
 	fi
+	if [ -n "$pr" ]; then
+		kill -INT "$pr"
+		wait "$pr"
+		mkdir -p "$(dirname "$OUT")"
+		perf report -i "$W/raw/$server.$class.perf.$r" --stdio --no-children --percent-limit 0.5 \
+			-g none 2>/dev/null | grep -v '^$' | head -60 >"${OUT%.md}-perf-$server.$class.$r.txt"
+	fi
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$server" "$class" "$r" "${qps:-0}" "$usmax" "$usload" \
 		"${nl:-0}" "$udpq" "$rc" >>"$W/rounds.tsv"
-	say "  $(printf '%-16s' "${CLASS_LABEL[$class]}") qps ${qps:-0}  us/q@max $usmax  us/q@$LOAD $usload  kernel UDP in/q $udpq${sys:+
+	say "  $(printf '%-24s' "${CLASS_LABEL[$class]}") qps ${qps:-0}  us/q@max $usmax  us/q@$LOAD $usload  kernel UDP in/q $udpq${sys:+
     @$LOAD qps, per answered query: $sys}"
 }
 
@@ -350,40 +425,48 @@ bench_round() {   # bench_round SERVER ROUND
 	mode=$(xdp_mode)
 	printf '%s\t%s\n' "$server" "$mode" >>"$W/modes.tsv"
 	if [ "$r" = 1 ]; then
-		for class in $CLASSES; do
+		for class in $(classes_of "$server"); do
 			printf '%s\t%s\t%s\n' "$server" "$class" "$(check_class "$server" "$port" "$class")" >>"$W/checks.tsv"
 		done
 	fi
 	dnsperf_ns "$port" 1 0 $(class_args static) >/dev/null   # warm up (and ARP)
-	for class in $CLASSES; do
+	[[ " $(classes_of "$server") " != *" static6 "* ]] ||
+		dnsperf_ns "$port" 1 0 $(class_args static6) >/dev/null   # (and neighbour discovery)
+	for class in $(classes_of "$server"); do
 		measure_once "$server" "$pid" "$port" "$class" "$r"
 	done
 	bench_stop "$pid"
 	xdp_detach
 }
 
-# Medians over the rounds -> $W/results.tsv:
+# Medians over the rounds, with the smallest and largest -> $W/results.tsv:
 # server class check qps us_at_max us_at_load flag udp_in_per_query rcodes
+#   max_lo max_hi load_lo load_hi
 aggregate() {
-	local server class check qps usmax usload n udpq flag rc
+	local server class check qps usmax usload n udpq flag rc mlo mhi llo lhi
 	for server in $SERVERS; do
-		for class in $CLASSES; do
+		for class in $(classes_of "$server"); do
 			if [ -n "${NOT_AVAILABLE[$server]:-}" ]; then
-				printf '%s\t%s\tnot available\t-\t-\t-\t0\t-\t-\n' "$server" "$class" >>"$W/results.tsv"
+				printf '%s\t%s\tnot available\t-\t-\t-\t0\t-\t-\t-\t-\t-\t-\n' "$server" "$class" >>"$W/results.tsv"
 				continue
 			fi
 			if [ -n "${FAILED[$server]:-}" ]; then
-				printf '%s\t%s\t✗ (did not start)\t-\t-\t-\t0\t-\t-\n' "$server" "$class" >>"$W/results.tsv"
+				printf '%s\t%s\t✗ (did not start)\t-\t-\t-\t0\t-\t-\t-\t-\t-\t-\n' "$server" "$class" >>"$W/results.tsv"
 				continue
 			fi
 			check=$(awk -F'\t' -v s="$server" -v c="$class" '$1 == s && $2 == c { print $3 }' "$W/checks.tsv")
-			read -r qps usmax usload n udpq < <(awk -F'\t' -v s="$server" -v c="$class" '
+			read -r qps usmax usload n udpq mlo mhi llo lhi < <(awk -F'\t' -v s="$server" -v c="$class" '
 				function med(a, k,   i, j, t) {
 					for (i = 2; i <= k; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
 					return a[int((k + 1) / 2)]
 				}
 				$1 == s && $2 == c { k++; q[k] = $4 + 0; m[k] = $5 + 0; f[k] = $6 + 0; n[k] = $7 + 0; u[k] = $8 + 0 }
-				END { if (k) printf "%d %.2f %.2f %d %.2f\n", med(q, k), med(m, k), med(f, k), med(n, k), med(u, k); else print "0 - - 0 -" }' "$W/rounds.tsv")
+				END {
+					if (!k) { print "0 - - 0 - - - - -"; exit }
+					printf "%d %.2f %.2f %d %.2f", med(q, k), med(m, k), med(f, k), med(n, k), med(u, k)
+					# med() sorted them: the first and the last are the extremes.
+					printf " %.2f %.2f %.2f %.2f\n", m[1], m[k], f[1], f[k]
+				}' "$W/rounds.tsv")
 			flag=0
 			if [ "$qps" -lt "$LOAD" ]; then
 				flag=1
@@ -398,8 +481,8 @@ aggregate() {
 			# answered on sockets (the server fell back).
 			[[ $server == *_xdp ]] && awk -v u="$udpq" 'BEGIN { exit !(u + 0 > 0.5) }' &&
 				check="$check; answered on sockets, not XDP"
-			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$server" "$class" "$check" "$qps" "$usmax" "$usload" "$flag" "$udpq" "$rc" \
-				>>"$W/results.tsv"
+			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$server" "$class" "$check" "$qps" "$usmax" \
+				"$usload" "$flag" "$udpq" "$rc" "$mlo" "$mhi" "$llo" "$lhi" >>"$W/results.tsv"
 		done
 	done
 }
@@ -413,29 +496,32 @@ report() {
 	echo "# geoacme AF_XDP benchmark, $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo
 	echo "$(nproc) cores ($cpu), kernel $(uname -r); load average at the start $LOAD_START, at the end $(cut -d' ' -f1-3 /proc/loadavg)."
-	echo "A veth pair between two network namespaces made for the run ($ADDR ↔ $CLIENT_ADDR); servers on core $SERVER_CPU,"
+	echo "A veth pair between two network namespaces made for the run ($ADDR ↔ $CLIENT_ADDR, $ADDR6 ↔ $CLIENT_ADDR6); servers on core $SERVER_CPU,"
 	echo "dnsperf $(dpkg-query -W -f='${Version}' dnsperf 2>/dev/null) on core $CLIENT_CPU (-c 1 -T 1, 100 in flight)."
 	echo "Versions: geoacme $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)$(git -C "$ROOT" diff --quiet HEAD 2>/dev/null || echo '+dirty'), knot $(dpkg-query -W -f='${Version}' knot 2>/dev/null)."
 	echo "XDP attached while each server ran: ${modes:-?}."
-	echo "$RUNS round(s) of ${SECS} s runs, medians. QPS: full speed. CPU µs/query: the server's utime+stime /"
-	echo "answered queries, at a fixed $LOAD qps (\"sat.\": its full-speed QPS is below that; \"short\": dnsperf"
-	echo "did not offer it) and at full speed. Kernel UDP in/query: the server namespace's Udp InDatagrams"
+	echo "$RUNS round(s) of ${SECS} s runs: medians, and (smallest–largest round). QPS: full speed. CPU µs/query: the time"
+	echo "on a CPU of every thread of the server (schedstat, ns) / answered queries, at a fixed $LOAD qps (\"sat.\": its"
+	echo "full-speed QPS is below that; \"short\": dnsperf did not offer it) and at full speed; \"vs Knot XDP\": the median's"
+	echo "ratio to Knot XDP's for the same class. Kernel UDP in/query: the server namespace's Udp and Udp6 InDatagrams"
 	echo "over the full-speed run / answered queries (1.00 = sockets; about 0 = AF_XDP answered)."
 	echo
-	echo "| server | path | class | answers | QPS | CPU µs/query @ $LOAD qps | CPU µs/query @ max | vs Knot XDP @ max | kernel UDP in/query |"
+	echo "| server | path | class | answers | QPS | CPU µs/query @ $LOAD qps | CPU µs/query @ max | vs Knot XDP @ $LOAD / @ max | kernel UDP in/query |"
 	echo "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: |"
-	awk -F'\t' -v lbl="static=static A;geo_ecs_do=geo A +ECS +DO" \
+	awk -F'\t' -v lbl="static=static A;geo_ecs_do=geo A +ECS +DO;static6=IPv6 static AAAA;geo6_ecs_do=IPv6 geo AAAA +ECS +DO" \
 		-v paths="reflector=sockets;knot_xdp=XDP;knot=sockets;geoacme=sockets;geoacme_xdp=XDP" '
 		BEGIN {
 			n = split(lbl, a, ";"); for (i = 1; i <= n; i++) { split(a[i], kv, "="); L[kv[1]] = kv[2] }
 			n = split(paths, a, ";"); for (i = 1; i <= n; i++) { split(a[i], kv, "="); P[kv[1]] = kv[2] }
 		}
-		NR == FNR { if ($1 == "knot_xdp") kx[$2] = $5 + 0; next }
+		function ratio(v, k) { return (k > 0 && v + 0 > 0) ? sprintf("%.2f×", v / k) : "-" }
+		function cell(v, lo, hi) { return (v == "-" || lo == "-" || lo == hi) ? v : sprintf("%s (%s–%s)", v, lo, hi) }
+		NR == FNR { if ($1 == "knot_xdp") { kx[$2] = $5 + 0; kl[$2] = $6 + 0 }; next }
 		{
-			load = $6; if ($7 == 1) load = load " (sat.)"; else if ($7 != 0) load = load " (" $7 ")"
-			ratio = (kx[$2] > 0 && $5 + 0 > 0) ? sprintf("%.2f×", $5 / kx[$2]) : "-"
+			load = cell($6, $12, $13); if ($7 == 1) load = load " (sat.)"; else if ($7 != 0) load = load " (" $7 ")"
 			first = !seen[$1]++
-			printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", (first ? $1 : ""), (first ? P[$1] : ""), L[$2], $3, $4, load, $5, ratio, $8
+			printf "| %s | %s | %s | %s | %s | %s | %s | %s / %s | %s |\n", (first ? $1 : ""), (first ? P[$1] : ""), L[$2], $3, $4,
+				load, cell($5, $10, $11), ratio($6, kl[$2]), ratio($5, kx[$2]), $8
 		}' "$W/results.tsv" "$W/results.tsv"
 	echo
 	for s in "${!NOT_AVAILABLE[@]}"; do
@@ -447,24 +533,38 @@ report() {
 	targets
 }
 
+# The issue's target (geoacme XDP ≤ Knot XDP, IPv4 static A and geo A +ECS
+# +DO, at the fixed load and at full speed), then the same over IPv6, and
+# the spread between rounds: above 10 % the run was too noisy to settle a
+# difference that small (longer runs, a quieter machine).
 targets() {
 	awk -F'\t' '
-		{ mx[$1, $2] = $5; ld[$1, $2] = $6; q[$1, $2] = $4 }
-		END {
-			lim = q["reflector", "static"] + 0
-			if (lim > 0) printf "Sender'"'"'s limit: dnsperf against the reflector answered %d qps (static A); a QPS near it is dnsperf'"'"'s limit, not the server'"'"'s.\n", lim
+		{ mx[$1, $2] = $5; ld[$1, $2] = $6; q[$1, $2] = $4
+		  if ($5 + 0 > 0 && $11 + 0 > 0) { sp = ($11 - $10) / $5; if (sp > worst) { worst = sp; wn = $1 " " $2 " @ max" } }
+		  if ($6 + 0 > 0 && $13 + 0 > 0) { sp = ($13 - $12) / $6; if (sp > worst) { worst = sp; wn = $1 " " $2 " @ load" } } }
+		function verdict(title, classes,   cl, i, c, g, k, gl, kl, ok, have, detail, n) {
 			ok = 1; have = 1; detail = ""
-			split("static geo_ecs_do", cl, " ")
-			for (i = 1; i <= 2; i++) {
+			n = split(classes, cl, " ")
+			for (i = 1; i <= n; i++) {
 				c = cl[i]; g = mx["geoacme_xdp", c] + 0; k = mx["knot_xdp", c] + 0
 				gl = ld["geoacme_xdp", c] + 0; kl = ld["knot_xdp", c] + 0
 				if (g <= 0 || k <= 0 || gl <= 0 || kl <= 0) { have = 0; continue }
 				if (g > k || gl > kl) ok = 0
-				detail = detail sprintf("%s%s: %.2f vs %.2f µs at full speed, %.2f vs %.2f at the fixed load", (detail == "" ? "" : "; "),
-					(c == "static" ? "static A" : "geo A +ECS +DO"), g, k, gl, kl)
+				detail = detail sprintf("%s%s: %.2f vs %.2f µs at the fixed load (%.2f×), %.2f vs %.2f at full speed (%.2f×)",
+					(detail == "" ? "" : "; "), name[c], gl, kl, gl / kl, g, k, g / k)
 			}
-			if (!have) print "geoacme XDP ≤ Knot XDP for both classes: NOT met (not measured: geoacme XDP or Knot XDP has no figures in this run)"
-			else printf "geoacme XDP ≤ Knot XDP for both classes: %s (%s).\n", (ok ? "met" : "NOT met"), detail
+			if (!have) printf "%s: NOT met (not measured: geoacme XDP or Knot XDP has no figures in this run)\n", title
+			else printf "%s: %s (%s).\n", title, (ok ? "met" : "NOT met"), detail
+		}
+		END {
+			name["static"] = "static A"; name["geo_ecs_do"] = "geo A +ECS +DO"
+			name["static6"] = "static AAAA"; name["geo6_ecs_do"] = "geo AAAA +ECS +DO"
+			lim = q["reflector", "static"] + 0
+			if (lim > 0) printf "Sender'"'"'s limit: dnsperf against the reflector answered %d qps (static A); a QPS near it is dnsperf'"'"'s limit, not the server'"'"'s.\n", lim
+			verdict("geoacme XDP ≤ Knot XDP for both classes", "static geo_ecs_do")
+			if (("geoacme_xdp", "static6") in mx) verdict("Over IPv6, geoacme XDP ≤ Knot XDP", "static6 geo6_ecs_do")
+			if (worst > 0) printf "Largest spread between rounds: %.0f %% of the median (%s)%s.\n", worst * 100, wn,
+				(worst > 0.10 ? ": above 10 %, a difference smaller than that is noise here" : "")
 		}' "$W/results.tsv"
 }
 
