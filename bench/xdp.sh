@@ -5,7 +5,7 @@
 # reflector as the sender's limit (Debian 12, root).  doc/performance.md,
 # "AF_XDP", has the latest table and how to read it.
 #
-#   bench/xdp.sh                       3 rounds of 4 s runs (~8 min)
+#   bench/xdp.sh                       3 rounds of 3 s runs (~8 min with the build)
 #   BENCH_XDP_SECONDS=1 bench/xdp.sh   smoke: 1 s runs, one round (~1 min)
 #
 # The network, made here and deleted by name on exit (trap): two network
@@ -69,7 +69,10 @@
 # those of a NIC, where the receive softirq runs on the server's core.
 #
 # Settings (environment):
-#   BENCH_XDP_SECONDS=4   seconds of each run (1 = smoke mode: one round)
+#   BENCH_XDP_SECONDS=3   seconds of each run (1 = smoke mode: one round); where
+#                         the last line says the rounds spread more than 10 %
+#                         on a quiet machine, longer runs and more rounds:
+#                         BENCH_XDP_SECONDS=6 BENCH_XDP_RUNS=5 (~20 min)
 #   BENCH_XDP_RUNS=3      rounds (1 when BENCH_XDP_SECONDS=1)
 #   BENCH_XDP_LOAD=20000  fixed offered load, queries/s
 #   BENCH_XDP_SERVERS="reflector knot_xdp knot geoacme geoacme_xdp"
@@ -83,8 +86,9 @@
 #                         answered query (perf must be installed); its
 #                         task-clock reads about 0.7x the schedstat figure on
 #                         the 2-core VM of doc/performance.md, alike for all
-#   BENCH_XDP_PERF=0      1: perf record -g on each XDP server over its fixed-load
-#                         runs, the report's top lines saved beside the results
+#   BENCH_XDP_PERF=0      load (or max): perf record -g on each XDP server over its
+#                         fixed-load (or full-speed) runs, the report's top lines
+#                         saved beside the results
 set -uo pipefail
 
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
@@ -96,7 +100,7 @@ ADDR6=2001:db8::1           # servers.sh listens on it too when set
 CLIENT_ADDR6=2001:db8::2
 . "$BENCH_DIR/servers.sh"
 
-SECS=${BENCH_XDP_SECONDS:-4}
+SECS=${BENCH_XDP_SECONDS:-3}
 if [ "$SECS" -le 1 ]; then RUNS=${BENCH_XDP_RUNS:-1}; else RUNS=${BENCH_XDP_RUNS:-3}; fi
 LOAD=${BENCH_XDP_LOAD:-20000}
 SERVERS=${BENCH_XDP_SERVERS:-"reflector knot_xdp knot geoacme geoacme_xdp"}
@@ -352,36 +356,52 @@ syscalls_per_query() {   # syscalls_per_query PERF_CSV ANSWERED
 		END { if (n > 0) printf "%s, %s (%s)", cpu, all, each; else print "-" }' "$1"
 }
 
-# BENCH_XDP_PERF=1: where an XDP server's time goes over its fixed-load
-# runs (perf record -g), the top of the report saved beside the results.
-[ "${BENCH_XDP_PERF:-0}" != 1 ] || command -v perf >/dev/null || die "BENCH_XDP_PERF=1 needs perf (linux-perf)"
+# BENCH_XDP_PERF=load or max: where an XDP server's time goes over its
+# fixed-load or full-speed runs (perf record -g), the top of the report
+# saved beside the results.
+PERF_AT=${BENCH_XDP_PERF:-0}
+[ "$PERF_AT" = 0 ] || command -v perf >/dev/null || die "BENCH_XDP_PERF needs perf (linux-perf)"
+perf_start() {   # perf_start SERVER CLASS ROUND PID AT: sets PERF_PID when it records
+	PERF_PID=
+	[ "$PERF_AT" = "$5" ] && [[ $1 == *_xdp ]] || return 0
+	PERF_DATA=$W/raw/$1.$2.$5.$3.perf
+	perf record -q -g -p "$4" -o "$PERF_DATA" >/dev/null 2>&1 &
+	PERF_PID=$!
+	sleep 0.3
+}
+perf_stop() {    # perf_stop SERVER CLASS ROUND
+	[ -n "$PERF_PID" ] || return 0
+	kill -INT "$PERF_PID"
+	wait "$PERF_PID"
+	mkdir -p "$(dirname "$OUT")"
+	perf report -i "$PERF_DATA" --stdio --no-children --percent-limit 0.5 -g none 2>/dev/null |
+		grep -v '^$' | head -60 >"${OUT%.md}-perf-$1.$2.$PERF_AT.$3.txt"
+}
 
 # measure_once SERVER PID PORT CLASS ROUND -> a line of $W/rounds.tsv:
 # server class round qps us_at_max us_at_load answered_at_load udp_in_per_query rcodes_at_max
 measure_once() {
 	local server=$1 pid=$2 port=$3 class=$4 r=$5 out c0 c1 u0 u1 n qps usmax usload nl udpq rc
+	perf_start "$server" "$class" "$r" "$pid" max
 	u0=$(udp_in)
 	c0=$(tree_cpu_ns "$pid")
 	out=$(dnsperf_ns "$port" "$SECS" 0 $(class_args "$class"))
 	c1=$(tree_cpu_ns "$pid")
 	u1=$(udp_in)
+	perf_stop "$server" "$class" "$r"
 	echo "$out" >"$W/raw/$server.$class.max.$r"
 	n=$(perf_field "$out" completed)
 	qps=$(perf_field "$out" qps)
 	rc=$(perf_field "$out" rcodes)
 	usmax=$(us_per_query_ns $((c1 - c0)) "${n:-0}")
 	udpq=$(awk -v u=$((u1 - u0)) -v n="${n:-0}" 'BEGIN { if (n > 0) printf "%.2f", u / n; else print "-" }')
-	local sc= sys= pr=
+	local sc= sys=
 	if [ "${BENCH_XDP_SYSCALLS:-0}" = 1 ] && [ "$server" != reflector ]; then
 		perf stat -x, -o "$W/raw/$server.$class.sys.$r" -e "$SYSCALL_EVENTS" -p "$pid" &
 		sc=$!
 		sleep 0.3   # perf attached to every thread
 	fi
-	if [ "${BENCH_XDP_PERF:-0}" = 1 ] && [[ $server == *_xdp ]]; then
-		perf record -q -g -p "$pid" -o "$W/raw/$server.$class.perf.$r" >/dev/null 2>&1 &
-		pr=$!
-		sleep 0.3
-	fi
+	perf_start "$server" "$class" "$r" "$pid" load
 	c0=$(tree_cpu_ns "$pid")
 	out=$(dnsperf_ns "$port" "$SECS" "$LOAD" $(class_args "$class"))
 	c1=$(tree_cpu_ns "$pid")
@@ -393,13 +413,7 @@ measure_once() {
 		wait "$sc"
 		sys=$(syscalls_per_query "$W/raw/$server.$class.sys.$r" "${nl:-0}")
 	fi
-	if [ -n "$pr" ]; then
-		kill -INT "$pr"
-		wait "$pr"
-		mkdir -p "$(dirname "$OUT")"
-		perf report -i "$W/raw/$server.$class.perf.$r" --stdio --no-children --percent-limit 0.5 \
-			-g none 2>/dev/null | grep -v '^$' | head -60 >"${OUT%.md}-perf-$server.$class.$r.txt"
-	fi
+	perf_stop "$server" "$class" "$r"
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$server" "$class" "$r" "${qps:-0}" "$usmax" "$usload" \
 		"${nl:-0}" "$udpq" "$rc" >>"$W/rounds.tsv"
 	say "  $(printf '%-24s' "${CLASS_LABEL[$class]}") qps ${qps:-0}  us/q@max $usmax  us/q@$LOAD $usload  kernel UDP in/q $udpq${sys:+
