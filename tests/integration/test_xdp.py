@@ -16,7 +16,9 @@ Also: the server says it is in XDP mode (log line, `ip link` shows the
 program, geoacme_xdp_sockets 1, queries counted with transport="xdp");
 TCP, UPDATE and NOTIFY on the XDP interface are passed to the kernel and
 answered by the sockets; after kill -9 the program is gone from the
-interface and the next start attaches again; a program of ours left
+interface and the next start attaches again; a reload keeps it; 64 flows
+over the pair's 4 queues are all answered over AF_XDP, every queue taking
+some; a query in a VLAN-tagged frame is left to the kernel; a program of ours left
 attached the old way (ip link ... xdp obj) is replaced; a missing
 interface falls back to the sockets with one log line, and `geoacme
 check` warns about it.
@@ -35,6 +37,9 @@ be made).  About 10 s.
 import os
 import re
 import shutil
+import signal
+import socket
+import struct
 import subprocess
 import tempfile
 import time
@@ -75,6 +80,20 @@ def xdp_queries(text):
     return sum(int(v) for v in re.findall(r'geoacme_queries_total\{[^}]*transport="xdp"[^}]*\} (\d+)', text))
 
 
+def dropped(text):
+    return int(re.search(r"(?m)^geoacme_xdp_dropped_total (\d+)", text).group(1))
+
+
+def checksum(data):
+    """The Internet checksum (RFC 1071) of data."""
+    if len(data) % 2:
+        data += b"\0"
+    s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
+    while s >> 16:
+        s = (s & 0xffff) + (s >> 16)
+    return ~s & 0xffff
+
+
 def query(name, rdtype="A", **kw):
     q = dns.message.make_query(name, rdtype, **kw)
     q.flags &= ~0x0100   # no RD
@@ -96,9 +115,51 @@ class XdpAnswers(unittest.TestCase):
 
     def test_attached(self):
         self.assertRegex(self.server.log(), r"xdp %s: answering UDP port 53 through AF_XDP "
-                         r"\((native|generic) mode, 1 queue, MTU 1500\)" % xdp_net.XDP_S)
+                         r"\((native|generic) mode, 4 queues, MTU 1500\)" % xdp_net.XDP_S)
         self.assertRegex(xdp_net.link_xdp(), r"prog/xdp id \d+")
-        self.assertIn("geoacme_xdp_sockets 1\n", metrics(self.server))
+        self.assertIn("geoacme_xdp_sockets 4\n", metrics(self.server))
+
+    def test_every_queue_answers(self):
+        """Multi-queue: 64 flows spread over the pair's 4 queues by hash;
+        each queue's frames reach a socket of ours (a queue without one
+        would pass them to the kernel, whose reply takes the other pair)."""
+        before, queued = xdp_queries(metrics(self.server)), xdp_net.queue_redirects()
+        q = query("www.example.com")
+        replies = xdp_net.exchange([xdp_net.xdp_job(q, v6=i % 2 == 1) for i in range(64)])
+        self.assertEqual(sum(r is not None for r in replies), 64)
+        self.assertEqual(xdp_queries(metrics(self.server)) - before, 64)
+        per_queue = [a - b for a, b in zip(xdp_net.queue_redirects(), queued)]
+        self.assertEqual(sum(per_queue), 64, per_queue)
+        self.assertNotIn(0, per_queue, "a queue got none of 64 flows")
+
+    def test_vlan_tagged_frames_go_to_the_kernel(self):
+        """A query in an 802.1Q-tagged frame is not the program's: passed
+        to the kernel (which has no VLAN 100 here and drops it), never
+        redirected.  The same frame untagged is answered over AF_XDP."""
+        def frame(tag):
+            dns_msg = query("www.example.com")
+            udp_len = 8 + len(dns_msg)
+            ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + udp_len, 1, 0, 64, 17, 0,
+                             socket.inet_aton(xdp_net.CLIENT4), socket.inet_aton(xdp_net.SERVER4))
+            ip = ip[:10] + struct.pack("!H", checksum(ip)) + ip[12:]
+            udp = struct.pack("!HHHH", 40100, 53, udp_len, 0) + dns_msg
+            pseudo = ip[12:20] + struct.pack("!BBH", 0, 17, udp_len)
+            udp = udp[:6] + struct.pack("!H", checksum(pseudo + udp) or 0xffff) + udp[8:]
+            eth = xdp_net.mac(xdp_net.XDP_S) + xdp_net.mac(xdp_net.XDP_C, ns=True)
+            eth += (struct.pack("!HH", 0x8100, 100) if tag else b"") + struct.pack("!H", 0x0800)
+            return eth + ip + udp
+        text = metrics(self.server)
+        before = (xdp_queries(text), dropped(text), sum(xdp_net.queue_redirects()))
+        xdp_net.raw_frame(frame(tag=True))
+        time.sleep(0.2)   # nothing to wait for: it must not come
+        text = metrics(self.server)
+        self.assertEqual((xdp_queries(text), dropped(text), sum(xdp_net.queue_redirects())), before)
+        xdp_net.raw_frame(frame(tag=False))
+        deadline = time.time() + 5
+        while xdp_queries(metrics(self.server)) == before[0] and time.time() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(xdp_queries(metrics(self.server)), before[0] + 1)
+        self.assertEqual(sum(xdp_net.queue_redirects()), before[2] + 1)
 
     def test_golden_set_same_bytes(self):
         """Every UDP golden query, over IPv4 and IPv6: AF_XDP == sockets."""
@@ -198,6 +259,20 @@ class XdpRecovery(unittest.TestCase):
             server.stop()
             self.assertIn("xdp %s: detached" % xdp_net.XDP_S, server.log_since_start())
             self.assertNotIn("prog/xdp", xdp_net.link_xdp(), "still attached after stop")
+        finally:
+            server.cleanup()
+
+    def test_reload_keeps_it(self):
+        """SIGHUP: the same program stays attached, the same sockets answer."""
+        server = make_server()
+        try:
+            server.start()
+            prog = re.search(r"prog/xdp id (\d+)", xdp_net.link_xdp()).group(1)
+            server.send_signal(signal.SIGHUP)
+            server.wait_log(r"info: reloaded: 2 zones")
+            self.assertIn("prog/xdp id %s " % prog, xdp_net.link_xdp())
+            self.assertIn("geoacme_xdp_sockets 4\n", metrics(server))
+            self.answered_over_xdp(server)
         finally:
             server.cleanup()
 
@@ -374,14 +449,14 @@ class XdpPrivileges(unittest.TestCase):
                       "CAP_NET_RAW, which this process lacks", check.stderr)
 
     def test_memlock_too_small_falls_back(self):
-        """RLIMIT_MEMLOCK of 1 MiB and no CAP_IPC_LOCK: one queue's UMEM
-        (8 MiB) does not fit."""
+        """RLIMIT_MEMLOCK of 1 MiB and no CAP_IPC_LOCK: the 4 queues' UMEMs
+        (8 MiB each) do not fit."""
         wrapper = ["prlimit", "--memlock=1048576:1048576", "setpriv", "--inh-caps=-ipc_lock",
                    "--bounding-set=-ipc_lock", "--"]
         server = make_server(wrapper=wrapper)
         self.addCleanup(server.cleanup)
         server.start()
-        why = ("locked memory: its AF_XDP sockets need 8 MiB, RLIMIT_MEMLOCK is 1 MiB and the "
+        why = ("locked memory: its AF_XDP sockets need 32 MiB, RLIMIT_MEMLOCK is 1 MiB and the "
                "process lacks CAP_IPC_LOCK (raise the limit, systemd's LimitMEMLOCK=, or grant "
                "CAP_IPC_LOCK)")
         self.falls_back(server, why + "; UDP on it is answered by the sockets")

@@ -8,7 +8,8 @@ one for the client ("C", ip netns add gxc<PID>).  Two veth pairs join them:
     S: gxs<PID> (the XDP interface, xdp_listen)  <->  C: gxc<PID>
     S: gss<PID> (sockets only)                   <->  C: gsc<PID>
 
-Both of S's ends carry the server's addresses 192.0.2.1 and 2001:db8::1,
+The XDP pair has 4 queues each way (QUEUES), like a multi-queue NIC; the
+sockets-only pair one.  Both of S's ends carry the server's addresses 192.0.2.1 and 2001:db8::1,
 both of C's ends the client's 192.0.2.2 and 2001:db8::2, so the same client
 reaches the same server process over AF_XDP (a socket bound to gxc<PID>)
 or over the kernel's sockets (bound to gsc<PID>): the answers must be the
@@ -31,10 +32,12 @@ refuses a veth pair or a namespace, the file exits 77 (skipped).
 import atexit
 import json
 import os
+import re
 import subprocess
 import sys
 
 SERVER4, SERVER6 = "192.0.2.1", "2001:db8::1"
+QUEUES = 4                                   # the XDP pair's receive queues
 CLIENT4, CLIENT6 = "192.0.2.2", "2001:db8::2"
 TCP4, TCP6 = "192.0.2.3", "2001:db8::3"      # on the XDP pair only, routed back over it
 
@@ -75,7 +78,10 @@ def setup():
         _skip("cannot make a network namespace: %s" % e)
     atexit.register(_cleanup)
     try:
-        _run("ip", "link", "add", XDP_S, "type", "veth", "peer", "name", XDP_C)
+        # The XDP pair has QUEUES queues each way, as a multi-queue NIC:
+        # the client's flows spread over them by hash.
+        q = ["numrxqueues", str(QUEUES), "numtxqueues", str(QUEUES)]
+        _run("ip", "link", "add", XDP_S, *q, "type", "veth", "peer", "name", XDP_C, *q)
         _run("ip", "link", "add", SOCK_S, "type", "veth", "peer", "name", SOCK_C)
     except RuntimeError as e:
         _skip("cannot make a veth pair: %s" % e)
@@ -177,6 +183,28 @@ def passed_job(msg, v6=False, tcp=False, port=53):
     """Over the XDP pair from the address routed back over it: what the XDP
     program passes to the kernel (TCP, UPDATE, NOTIFY) is answered."""
     return [XDP_C, TCP6 if v6 else TCP4, SERVER6 if v6 else SERVER4, port, msg, tcp]
+
+
+def queue_redirects(dev=None):
+    """Frames the XDP program redirected to a socket, per receive queue of
+    the XDP interface (ethtool -S: veth counts them per queue)."""
+    out = _run("ethtool", "-S", dev or XDP_S)
+    got = {int(q): int(n) for q, n in re.findall(r"rx_queue_(\d+)_xdp_redirect: (\d+)", out)}
+    return [got.get(i, 0) for i in range(QUEUES)]
+
+
+def raw_frame(frame):
+    """Sends one Ethernet frame as it is (AF_PACKET) from C's end of the
+    XDP pair: what no socket of C would send, a VLAN tag in the frame."""
+    code = ("import socket, sys; s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW); "
+            "s.bind((sys.argv[1], 0)); s.send(bytes.fromhex(sys.argv[2]))")
+    _run(sys.executable, "-c", code, XDP_C, frame.hex(), ns=True)
+
+
+def mac(dev, ns=False):
+    """The MAC address of dev, as bytes."""
+    m = re.search(r"link/ether ([0-9a-f:]{17})", _run("ip", "link", "show", dev, ns=ns))
+    return bytes.fromhex(m.group(1).replace(":", ""))
 
 
 def link_xdp(dev=None):
