@@ -7,6 +7,8 @@
 # `geoacme ctl key-roll` starts a rollover, whose first step signs every
 # RRset with the new key too.  Printed per size:
 #
+#   signatures           of the last build (debug log: new + reused; both
+#                        keys sign every RRset from step 1)
 #   longest loop round   geoacme_loop_busy_recent_max_seconds from /metrics,
 #                        scraped before key-roll and once both keys sign
 #   re-signed in         from key-roll to the DNSKEY set with both keys
@@ -49,10 +51,10 @@ trap 'bench_cleanup; rm -rf "$WORK"' EXIT
 
 # The number of DNSKEY records served.
 dnskeys() {
-	kdig @127.0.0.1 -p "$PORT" +norec +time=2 +retry=0 +short example.com DNSKEY 2>/dev/null | grep -c .
+	kdig @127.0.0.1 -p "$PORT" +norec +time=60 +retry=0 +short example.com DNSKEY 2>/dev/null | grep -c .
 }
 
-printf '| names | RRsets signed | longest loop round | re-signed in | slowest answer |\n'
+printf '| names | signatures (new + reused) | longest loop round | re-signed in | slowest answer |\n'
 printf '| ---: | ---: | ---: | ---: | ---: |\n'
 for n in $SIZES; do
 	d=$WORK/$n

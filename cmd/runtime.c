@@ -798,6 +798,7 @@ struct generation *generation_build(const char *path, struct loop *loop, bool ch
 				fprintf(stderr, "%s:%d:%d: note: %s\n", c->path, at->line, at->col, notes);
 			if (!key_failed && first) {
 				g->signers[i] = signer_acquire(c, zc, first, loop, err);
+				signer_building(g->signers[i], true);
 				if (g->signers[i] &&
 				    rollover_attach(g->rolls[i], g->signers[i], keys_changed, g, err) < 0) {
 					diag_add(d, c->path, at->line, at->col, "zone %s: %s", zc->zone, err);
@@ -809,6 +810,7 @@ struct generation *generation_build(const char *path, struct loop *loop, bool ch
 			}
 		} else if (zc->n_keys > 0) {
 			g->signers[i] = signer_acquire(c, zc, zc->keys[0].key_path, loop, err);
+			signer_building(g->signers[i], true);
 			if (!g->signers[i]) {
 				diag_add(d, config_file_of(c, zc->keys[0].pos), zc->keys[0].pos.line, zc->keys[0].pos.col, "%s", err);
 				key_failed = true;
@@ -870,6 +872,9 @@ struct generation *generation_build(const char *path, struct loop *loop, bool ch
 			zone_free(z);
 		}
 	}
+	/* Built: patches of the running generation may drop signatures again. */
+	for (size_t i = 0; i < c->n_zones; i++)
+		signer_building(g->signers[i], false);
 	if (d->n > before)
 		goto fail;
 	return g;

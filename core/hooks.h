@@ -75,6 +75,13 @@ struct zone_signer {
 	int (*renew)(void *ctx, const uint8_t *owner, struct rrset *rrset, struct arena *a,
 	             uint64_t *refresh_at);
 	/*
+	 * An RRset a patch took out of the served snapshot (replaced by other
+	 * content, or gone): its signatures are no longer served, so the
+	 * signer may drop what it keeps of them.  Called by zone_patch_apply();
+	 * must not fail.  NULL: nothing to drop.
+	 */
+	void (*forget)(void *ctx, const uint8_t *owner, const struct rrset *rrset);
+	/*
 	 * The signer's clock, unix seconds: the loop's in the server (so the
 	 * test clock drives it), which is also what a signed zone's serial is
 	 * raised to (core/zone/zone_load.c).  Never NULL.

@@ -177,6 +177,17 @@ int sigcache_put(struct sigcache *c, const struct sigcache_key *k, const uint8_t
 	return 0;
 }
 
+void sigcache_drop(struct sigcache *c, const struct sigcache_key *k)
+{
+	struct entry **pp = slot(c, k);
+	struct entry *e = *pp;
+	if (!e)
+		return;
+	*pp = e->next;
+	free(e);
+	c->count--;
+}
+
 void sigcache_begin_build(struct sigcache *c)
 {
 	c->build++;

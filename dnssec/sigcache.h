@@ -12,7 +12,9 @@
  * Bounded two ways, so no sequence of updates grows it without limit:
  * builds are numbered (sigcache_begin_build), entries not used by the last
  * SIGCACHE_KEEP_BUILDS builds are dropped at sigcache_end_build, and a hard
- * cap refuses new entries (the caller just signs without caching).
+ * cap refuses new entries (the caller just signs without caching).  Between
+ * builds, the signer drops the entries of content a patch took out of the
+ * served snapshot (sigcache_drop).
  *
  * Process lifetime, one per signer (zone).  Not thread-safe; the server is
  * single-threaded.
@@ -49,6 +51,8 @@ int sigcache_get(struct sigcache *c, const struct sigcache_key *k, uint64_t now,
 /* Stores (or replaces) an RRSIG.  0, -ENOSPC at the cap, -ENOMEM. */
 int sigcache_put(struct sigcache *c, const struct sigcache_key *k, const uint8_t *rrsig,
                  uint16_t len, uint64_t expiration);
+/* Drops the entry of k, if any (content no longer served). */
+void sigcache_drop(struct sigcache *c, const struct sigcache_key *k);
 
 void sigcache_begin_build(struct sigcache *c);
 /* Drops entries no build among the last SIGCACHE_KEEP_BUILDS used. */

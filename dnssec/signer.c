@@ -57,6 +57,7 @@ struct signer {
 	uint32_t validity, inception, refresh;
 	uint32_t dnskey_ttl;        /* 0: the SOA TTL */
 	uint32_t max_ttl;           /* longest TTL signed since start */
+	unsigned building;          /* builds under way beside the loop (signer_building) */
 	bool publish_cds;
 	uint64_t (*now)(void *arg);
 	void *now_arg;
@@ -82,6 +83,7 @@ static int signer_sign_late(void *ctx, const uint8_t *owner, struct rrset *rrset
 static int signer_patch(void *ctx, struct zone_patch *p, char err[256]);
 static int signer_renew(void *ctx, const uint8_t *owner, struct rrset *rrset, struct arena *a,
                         uint64_t *refresh_at);
+static void signer_forget(void *ctx, const uint8_t *owner, const struct rrset *rrset);
 
 struct signer *signer_new(const char *zone_name, const char *key_path, const struct config *c,
                           bool publish_cds, char err[256])
@@ -120,6 +122,7 @@ struct signer *signer_new(const char *zone_name, const char *key_path, const str
 	s->hook.sign_rrset = signer_sign_late;
 	s->hook.patch = signer_patch;
 	s->hook.renew = signer_renew;
+	s->hook.forget = signer_forget;
 	s->hook.now = hook_now;
 	return s;
 fail:
@@ -224,6 +227,18 @@ size_t signer_keys(const struct signer *s, uint16_t *tags, unsigned *roles, size
 }
 
 const struct zone_signer *signer_hook(struct signer *s) { return &s->hook; }
+
+void signer_building(struct signer *s, bool on)
+{
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->mu);
+	if (on)
+		s->building++;
+	else if (s->building)
+		s->building--;
+	pthread_mutex_unlock(&s->mu);
+}
 
 void signer_set_clock(struct signer *s, uint64_t (*now)(void *arg), void *arg)
 {
@@ -575,4 +590,29 @@ static int signer_renew(void *ctx, const uint8_t *owner, struct rrset *rrset, st
 	walk_count(s, &w);
 	*refresh_at = w.refresh_at;
 	return 1;
+}
+
+/*
+ * A patch took this RRset out of the served snapshot: its signatures by the
+ * signing keys leave the cache now rather than at the next whole build, so
+ * that a zone patched for weeks (ACME: every UPDATE replaces its SOA, a TXT
+ * RRset and an NSEC or two) does not fill the cache with signatures nothing
+ * serves, up to its cap, past which new ones are not kept (a reload or a
+ * compaction would then sign those again).  Content that comes back (an
+ * NSEC whose next name returns when a challenge's name goes) is signed
+ * again: one signature.
+ */
+static void signer_forget(void *ctx, const uint8_t *owner, const struct rrset *rrset)
+{
+	struct signer *s = ctx;
+	pthread_mutex_lock(&s->mu);
+	/* A build beside the loop may still sign the old content: kept; the
+	 * builds' own rule drops it later (unused by two builds). */
+	for (size_t i = 0; !s->building && i < s->n_keys; i++) {
+		struct sigcache_key ck;
+		if ((s->keys[i].roles & SIGNER_SIGN) &&
+		    sigcache_key(s->cache, owner, rrset, key_tag(s->keys[i].key), &ck) == 0)
+			sigcache_drop(s->cache, &ck);
+	}
+	pthread_mutex_unlock(&s->mu);
 }

@@ -84,6 +84,17 @@ uint32_t signer_max_ttl(const struct signer *s);
 /* The keys' tags and roles (up to cap); returns how many keys there are. */
 size_t signer_keys(const struct signer *s, uint16_t *tags, unsigned *roles, size_t cap);
 
+/*
+ * A build of the zone is under way beside the loop (a reload's, from the
+ * records as they were when it began), from before it reads them until
+ * its snapshot is made: until then a patch of the served snapshot keeps
+ * the signatures of what it replaces in the cache (zone_signer.forget
+ * drops them otherwise), so the build still finds them and makes no new
+ * one (a reload that made none keeps the serial and the IXFR history).
+ * Counted: one false per true.  NULL-safe.
+ */
+void signer_building(struct signer *s, bool on);
+
 /* The hook to pass to zone_builder_finish(); lives as long as `s`. */
 const struct zone_signer *signer_hook(struct signer *s);
 

@@ -58,6 +58,7 @@ struct pnode {
 
 struct zone_patch {
 	struct zone *z;
+	const struct zone_signer *signer;   /* the one prepare signed with (NULL: presigned) */
 	struct pnode *v;
 	size_t n, cap;
 	size_t *tab;             /* open addressing over v: index + 1, 0 = empty */
@@ -798,6 +799,7 @@ int zone_patch_prepare(struct zone_patch *p, const struct zone_signer *signer, c
 	bool pre = z->presigned;
 	if (!z->signed_zone || !z->nsec_count)
 		return -EAGAIN;
+	p->signer = signer;
 	if (pre ? !z->nsec_complete : (!signer || !signer->patch))
 		return -EAGAIN;
 	/* A snapshot a transfer still holds is patched too: see zone_patch.h
@@ -1008,6 +1010,29 @@ static void bucket_insert(struct zone *z, struct zone_node *n)
 	z->buckets[h] = n;
 }
 
+/*
+ * The signer hears of each signed RRset of `old` (the node as served) that
+ * the new contents [sets, n) no longer hold: its cached signatures would
+ * otherwise stay until a whole build (dnssec/sigcache.h).  Proportional to
+ * the change: the names a patch touches.
+ */
+static void forget_replaced(const struct zone_patch *p, const struct zone_node *old,
+                            const struct rrset *sets, uint16_t n)
+{
+	if (!p->signer || !p->signer->forget || !old)
+		return;
+	for (uint16_t j = 0; j < old->rrset_count; j++) {
+		const struct rrset *s = &old->rrsets[j];
+		if (!s->sig[0].len)
+			continue;   /* not signed here: delegation NS, glue */
+		bool kept = false;
+		for (uint16_t i = 0; i < n && !kept; i++)
+			kept = same_rrset(&sets[i], s);
+		if (!kept)
+			p->signer->forget(p->signer->ctx, old->name, s);
+	}
+}
+
 void zone_patch_apply(struct zone_patch *p)
 {
 	struct zone *z = p->z;
@@ -1028,11 +1053,13 @@ void zone_patch_apply(struct zone_patch *p)
 	for (size_t k = 0; k < p->n; k++) {
 		struct pnode *e = &p->v[k];
 		if (e->unlink) {
+			forget_replaced(p, e->old, NULL, 0);
 			bucket_remove(z, e->old);
 			continue;
 		}
 		if (!e->contents || !e->node)
 			continue;   /* untouched, or a name that neither was nor will be */
+		forget_replaced(p, e->old, e->sets, e->nsets);
 		e->node->rrsets = e->sets;
 		e->node->rrset_count = e->nsets;
 		e->node->flags = e->in_new ? (uint8_t)(e->flags | ZONE_NODE_NSEC)

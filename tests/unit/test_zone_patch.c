@@ -7,7 +7,8 @@
  * snapshot built whole from the same records, record by record, NSEC chain
  * included, and every RRSIG in it verifies with ldns.  A patch given up
  * changes nothing; changes a patch does not make answer -EAGAIN.  The
- * presigned copy of a secondary: test_zone_patch_copy.c.
+ * presigned copy of a secondary: test_zone_patch_copy.c.  The signature
+ * cache holds what is served after every patch, no more.
  */
 #include "tests/unit/zone_patch_model.h"
 
@@ -62,6 +63,56 @@ static void test_random(struct signer *s, ldns_rr_list *keys)
 	is_int(diffs, 0, "the patch's IXFR difference equals the whole builds' (RRSIGs aside)");
 	ok(zone_patch_growth(z) > 0, "patches grew the arena (%zu bytes)", zone_patch_growth(z));
 	zone_free(z);
+}
+
+/* Signed RRsets a snapshot serves: one signature each by the one key. */
+static size_t signed_rrsets(const struct zone *z)
+{
+	size_t n = 0;
+	for (const struct zone_node *x = zone_node_next(z, NULL); x; x = zone_node_next(z, x))
+		for (uint16_t j = 0; j < x->rrset_count; j++)
+			n += x->rrsets[j].sig[0].len != 0;
+	return n;
+}
+
+/*
+ * The signature cache follows the patches: what a patch takes out of the
+ * served snapshot leaves the cache then (zone_signer.forget), not at the
+ * next whole build, so after any number of patches the cache holds the
+ * signatures served, no more.
+ */
+static void test_cache_follows_patches(const char *key_path)
+{
+	char err[256];
+	struct signer *s = signer_new("example.com", key_path, NULL, true, err);
+	model_init();
+	struct zone *z = build_fresh(s);
+	struct signer_stats st;
+	signer_get_stats(s, &st);
+	is_int((int)st.cached, (int)signed_rrsets(z), "after the build: one entry per signed RRset");
+	int off = 0, steps = 200;
+	size_t most = 0;
+	for (int step = 0; step < steps; step++) {
+		const char *touched[16];
+		size_t n = random_change(touched);
+		struct zone_patch *p = patch_for(z, touched, n);
+		if (zone_patch_prepare(p, signer_hook(s), err) < 0) {
+			zone_patch_free(p);
+			off++;
+			break;
+		}
+		zone_patch_apply(p);
+		zone_patch_free(p);
+		signer_get_stats(s, &st);
+		if (st.cached != signed_rrsets(z) && !off++)
+			printf("# step %d: %zu cached, %zu served\n", step, st.cached, signed_rrsets(z));
+		if (st.cached > most)
+			most = st.cached;
+	}
+	is_int(off, 0, "after each of %d patches the cache holds what is served (at most %zu)",
+	       steps, most);
+	zone_free(z);
+	signer_free(s);
 }
 
 static void test_abandon_and_refuse(struct signer *s)
@@ -584,6 +635,7 @@ int main(void)
 	test_held(s, keys);
 	test_delegation(s, keys);
 	test_resign(key_path, keys);
+	test_cache_follows_patches(key_path);
 
 	ldns_rr_list_deep_free(keys);
 	signer_free(s);
