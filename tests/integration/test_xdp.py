@@ -19,7 +19,8 @@ answered by the sockets; after kill -9 the program is gone from the
 interface and the next start attaches again; a reload keeps it; 64 flows
 over the pair's 4 queues are all answered over AF_XDP, every queue taking
 some; a query in a VLAN-tagged frame is left to the kernel; a program of ours left
-attached the old way (ip link ... xdp obj) is replaced; a missing
+attached the old way (ip link ... xdp obj) is replaced, someone else's
+program is left alone (and the interface to the sockets); a missing
 interface falls back to the sockets with one log line, and `geoacme
 check` warns about it.
 
@@ -291,6 +292,40 @@ class XdpRecovery(unittest.TestCase):
         finally:
             server.cleanup()
         self.assertNotIn("prog/xdp", xdp_net.link_xdp())
+
+    def test_someone_elses_program_left_alone(self):
+        """Another XDP program on the interface (not geoacme's) is neither
+        replaced nor detached: the interface is left to the sockets, with
+        one line naming the program, and keeps that program after stop."""
+        tmp = tempfile.mkdtemp(prefix="geoacme-xdp-other-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        src, obj = os.path.join(tmp, "other.c"), os.path.join(tmp, "other.o")
+        with open(src, "w") as f:
+            f.write('struct xdp_md;\n'
+                    '__attribute__((section("xdp"), used)) int other_pass(struct xdp_md *ctx)\n'
+                    '{ return 2; /* XDP_PASS */ }\n'
+                    '__attribute__((section("license"), used)) char LICENSE[] = "GPL";\n')
+        subprocess.run(["clang", "-O2", "-g", "-target", "bpf", "-c", src, "-o", obj],
+                       check=True, capture_output=True)
+        subprocess.run(["ip", "link", "set", "dev", xdp_net.XDP_S, "xdpgeneric", "obj", obj, "sec", "xdp"],
+                       check=True, capture_output=True)
+        self.addCleanup(subprocess.run, ["ip", "link", "set", "dev", xdp_net.XDP_S, "xdpgeneric", "off"],
+                        capture_output=True)
+        prog = re.search(r"prog/xdp id (\d+)", xdp_net.link_xdp()).group(1)
+        server = make_server()
+        try:
+            server.start()
+            log = server.log()
+            self.assertEqual(log.count("xdp %s:" % xdp_net.XDP_S), 1, log)
+            self.assertIn('xdp %s: another XDP program ("other_pass", id %s) is attached; not '
+                          'replaced; UDP on it is answered by the sockets' % (xdp_net.XDP_S, prog), log)
+            self.assertIn("geoacme_xdp_sockets 0\n", metrics(server))
+            r = xdp_net.exchange([xdp_net.passed_job(query("www.example.com"))])[0]
+            self.assertEqual(dns.message.from_wire(r).rcode(), dns.rcode.NOERROR)
+            self.assertEqual(server.stop(), 0)
+        finally:
+            server.cleanup()
+        self.assertIn("prog/xdp id %s " % prog, xdp_net.link_xdp())
 
     def test_missing_interface_falls_back(self):
         missing = "gxno%d" % os.getpid()
