@@ -497,6 +497,8 @@ static void loaded(struct sec_zone *sz, struct copy_build_out *out)
 		log_error("%s: the copy in %s cannot be used (%s); the zone is not served, nor "
 		          "transferred, until a reload", sz->name, sz->path, out->err);
 		unserve(sz);
+		zone_free(sz->held);
+		sz->held = NULL;
 		sz->have_data = false;
 		sz->no_db = true;
 		return;
