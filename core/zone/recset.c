@@ -473,9 +473,22 @@ int recset_prepare_patch(struct zone *z, const struct recset *rs, const struct c
                          char err[256])
 {
 	*out = NULL;
-	size_t growth = zone_patch_growth(z);
-	if (growth > zone_built_bytes(z) && growth > RECSET_COMPACT_MIN)
+	if (recset_compaction_due(z))
 		return -E2BIG;
+	return recset_prepare_patch_any(z, rs, cl, signer, out, err);
+}
+
+bool recset_compaction_due(const struct zone *z)
+{
+	size_t growth = zone_patch_growth(z);
+	return growth > zone_built_bytes(z) && growth > RECSET_COMPACT_MIN;
+}
+
+int recset_prepare_patch_any(struct zone *z, const struct recset *rs,
+                             const struct change_list *cl, const struct zone_signer *signer,
+                             struct zone_patch **out, char err[256])
+{
+	*out = NULL;
 	struct zone_patch *p = zone_patch_new(z);
 	int ret = p ? 0 : -ENOMEM;
 	for (size_t i = 0; i < cl->n && ret == 0; i++)

@@ -124,5 +124,14 @@ struct zone_signer;
 int recset_prepare_patch(struct zone *z, const struct recset *rs, const struct change_list *cl,
                          const struct zone_signer *signer, struct zone_patch **out,
                          char err[256]);
+/* Patches grew z past RECSET_COMPACT_MIN and its built size. */
+bool recset_compaction_due(const struct zone *z);
+/*
+ * recset_prepare_patch() whatever z's growth (never -E2BIG): for an owner
+ * that compacts beside the loop and patches meanwhile (acme/compact.h).
+ */
+int recset_prepare_patch_any(struct zone *z, const struct recset *rs,
+                             const struct change_list *cl, const struct zone_signer *signer,
+                             struct zone_patch **out, char err[256]);
 /* Visits only the names with at least one record whose created_at is not 0. */
 int recset_foreach_dated(const struct recset *rs, recset_fn fn, void *arg);

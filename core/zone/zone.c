@@ -913,6 +913,11 @@ struct zone *zone_hold(const struct zone *z)
 	return m;
 }
 
+unsigned zone_refs(const struct zone *z)
+{
+	return (unsigned)z->refs;
+}
+
 void zone_free(struct zone *z)
 {
 	if (!z || --z->refs != 0)

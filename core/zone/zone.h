@@ -106,6 +106,9 @@ const struct zone_node *zone_node_next(const struct zone *z, const struct zone_n
  */
 struct zone *zone_hold(const struct zone *z);
 void zone_free(struct zone *z);   /* drops one hold; NULL-safe */
+/* How many hold it: 1 when only its owner does, so it may be freed on
+ * another thread (no one else can take a hold of a snapshot not served). */
+unsigned zone_refs(const struct zone *z);
 
 /* --- reading a snapshot --- */
 

@@ -83,6 +83,7 @@ struct zone_patch {
 	uint32_t links, unlinks;
 	const struct rrset *soa;
 	uint64_t expiry;
+	uint64_t made;               /* signatures the signer made anew (not cached) */
 	bool prepared;
 };
 
@@ -132,6 +133,9 @@ size_t zone_patch_growth(const struct zone *z)
 struct arena *zone_patch_arena(struct zone_patch *p) { return p->z->arena; }
 const struct rrset *zone_patch_soa(const struct zone_patch *p) { return p->soa; }
 uint32_t zone_patch_serial(const struct zone_patch *p) { return zone_soa_serial(p->soa); }
+
+void zone_patch_count_made(struct zone_patch *p, uint64_t made) { p->made += made; }
+uint64_t zone_patch_signatures_made(const struct zone_patch *p) { return p->made; }
 
 void zone_patch_set_expiry(struct zone_patch *p, uint64_t refresh_at)
 {

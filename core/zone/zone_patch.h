@@ -120,6 +120,9 @@ int zone_patch_prepare(struct zone_patch *p, const struct zone_signer *signer, c
 /* Makes the prepared change visible.  Cannot fail. */
 void zone_patch_apply(struct zone_patch *p);
 
+/* Signatures its prepare made anew rather than took from the signer's
+ * cache (as zone_signatures_made() for a build). */
+uint64_t zone_patch_signatures_made(const struct zone_patch *p);
 /* The serial the patched zone will have (after a successful prepare). */
 uint32_t zone_patch_serial(const struct zone_patch *p);
 /*
@@ -195,5 +198,7 @@ int zone_patch_set_nsec(struct zone_patch *p, const uint8_t *owner, uint32_t ttl
                         const uint8_t *rdata, uint16_t rdlen);
 /* Visits every RRset of the new state that has no signature yet. */
 int zone_patch_foreach_unsigned(struct zone_patch *p, zone_rrset_fn fn, void *arg);
+/* Counts signatures made anew (zone_patch_signatures_made). */
+void zone_patch_count_made(struct zone_patch *p, uint64_t made);
 /* The refresh point of the signatures made; the zone keeps the earliest. */
 void zone_patch_set_expiry(struct zone_patch *p, uint64_t refresh_at);

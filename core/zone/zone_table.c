@@ -144,6 +144,20 @@ int zone_table_replace_diffed(struct zone_table *t, struct zone *z, const uint8_
 	return 0;
 }
 
+struct zone *zone_table_swap(struct zone_table *t, struct zone *z)
+{
+	ssize_t i = index_of(t, zone_apex(z));
+	if (i < 0) {
+		if (zone_table_add(t, z) < 0)
+			zone_free(z);
+		return NULL;
+	}
+	struct zone *old = t->zones[i];
+	t->zones[i] = z;
+	t->apex[i] = zone_apex(z);
+	return old;
+}
+
 const struct zone *zone_table_find(const struct zone_table *t, const uint8_t *name)
 {
 	uint8_t off[DNAME_LABELS_MAX];

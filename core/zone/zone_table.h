@@ -27,6 +27,15 @@ int zone_table_replace(struct zone_table *t, struct zone *z);
  */
 int zone_table_replace_diffed(struct zone_table *t, struct zone *z, const uint8_t *diff,
                               size_t len);
+/*
+ * Puts z in place of the zone with its apex without telling the watchers,
+ * and returns the one it replaces (the caller frees it; NULL when the apex
+ * was not served and z was added, watchers told).  Only for a snapshot
+ * that serves the same records and signatures at the same serial (an ACME
+ * zone's compaction, acme/compact.h): the IXFR history and NOTIFY have
+ * nothing to hear.
+ */
+struct zone *zone_table_swap(struct zone_table *t, struct zone *z);
 /* Stops serving a zone and frees its snapshot (a secondary's copy expired); -ENOENT. */
 int zone_table_remove(struct zone_table *t, const uint8_t *apex);
 /* The zone whose apex is the longest suffix of `name`, or NULL. */
