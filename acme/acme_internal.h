@@ -26,6 +26,8 @@ struct db;
 struct durable;
 struct wal_sync;
 struct checkpoint;
+struct compact;
+struct presign;
 struct lockwait;
 struct loop;
 struct recset;
@@ -92,6 +94,10 @@ struct acme_zone {
 	bool last_patched;           /* patched in place (else built whole) */
 	double last_ms;              /* from the change list to the committed, served change */
 	double last_commit_ms;       /* ... of which SQLite's durable commit */
+	/* Compaction beside the loop (compact.h); NULL until the first. */
+	struct compact *compact;
+	/* A large UPDATE's signatures made ahead (presign.h); NULL: none. */
+	struct presign *presign;
 	/* A zone-file edit found at setup, applied by acme_apply_file_edits(). */
 	struct file_diff *edit;
 	char *zone_path;
@@ -124,3 +130,15 @@ uint64_t acme_now(const struct acme *a);   /* unix seconds */
 /* records_load() callback: one database row into the zone's mirror. */
 struct records_row;
 int acme_load_row(void *arg, const struct records_row *row);
+/* The same into any recset; zname and path for the warnings.  Any thread. */
+int acme_row_into(struct recset *rs, const char *zname, const char *path,
+                  const struct records_row *row);
+/*
+ * A snapshot of the records in rs, signed with signer (NULL: unsigned);
+ * NULL with err when it cannot be served.  Touches nothing else, so the
+ * compaction's thread calls it too (compact.h).
+ */
+struct zone;
+struct zone_signer;
+struct zone *acme_build(const uint8_t *apex, const char *zname, const struct recset *rs,
+                        const struct zone_signer *signer, const char *path, char err[256]);

@@ -15,9 +15,11 @@
 #include "acme/acme_internal.h"
 #include "acme/acme_zone.h"
 #include "acme/commit.h"
+#include "acme/compact.h"
 #include "acme/file_diff.h"
 #include "acme/lockwait.h"
 #include "acme/policy.h"
+#include "acme/presign.h"
 #include "acme/purge.h"
 #include "acme/tsig_handler.h"
 #include "core/conf/config.h"
@@ -130,6 +132,8 @@ static void zone_detach_acme(struct acme_zone *az)
 {
 	purge_cancel(az);
 	acme_capture_stop_zone(az);
+	compact_detach(az);
+	presign_cancel(az);
 	if (az->resign_timer > 0 && az->a->l)
 		loop_timer_cancel(az->a->l, az->resign_timer);
 	az->resign_timer = 0;
@@ -148,6 +152,7 @@ static void zone_free_acme(struct acme_zone *az)
 		replay_free(az->keys[i].replay);
 	}
 	free(az->keys);
+	compact_free(az);   /* before the signer goes: its thread may still sign */
 	commit_durable_free(az);
 	checkpoint_free(az->ckpt);
 	recset_free(az->rs);
@@ -201,9 +206,15 @@ void acme_keep_replay(struct acme *a, const struct acme *prev)
 int acme_load_row(void *arg, const struct records_row *row)
 {
 	struct acme_zone *az = arg;
+	return acme_row_into(az->rs, az->name, az->journal_path, row);
+}
+
+int acme_row_into(struct recset *rs, const char *zname, const char *path,
+                  const struct records_row *row)
+{
 	if (row->rclass != CLASS_IN) {
-		log_warn("%s: ignoring a record of class %u in %s", az->name, (unsigned)row->rclass,
-		         az->journal_path);
+		log_warn("%s: ignoring a record of class %u in %s", zname, (unsigned)row->rclass,
+		         path);
 		return 0;
 	}
 	/*
@@ -214,11 +225,11 @@ int acme_load_row(void *arg, const struct records_row *row)
 	if (rdata_check(row->type, row->rdata, row->rdlen, &why) < 0) {
 		char n[DNAME_MAX * 4 + 2], t[16];
 		acme_name_str(row->name, n, sizeof(n));
-		log_warn("%s: skipping a malformed %s record at %s in %s: %s", az->name,
-		         rrset_type_to_str(row->type, t), n, az->journal_path, why);
+		log_warn("%s: skipping a malformed %s record at %s in %s: %s", zname,
+		         rrset_type_to_str(row->type, t), n, path, why);
 		return 0;
 	}
-	return recset_add(az->rs, row->name, row->type, row->ttl, row->rdata, row->rdlen,
+	return recset_add(rs, row->name, row->type, row->ttl, row->rdata, row->rdlen,
 	                  row->created_at);
 }
 

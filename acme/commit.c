@@ -11,7 +11,9 @@
 
 #include "acme/acme_internal.h"
 #include "acme/commit.h"
+#include "acme/compact.h"
 #include "acme/durable.h"
+#include "acme/presign.h"
 #include "acme/file_diff.h"
 #include "acme/update.h"
 #include "core/conf/diag.h"
@@ -42,23 +44,23 @@
 /* While a transfer holds the snapshot, the pass looks again this often. */
 #define RESIGN_WAIT_MS 50
 
-struct zone *commit_build(struct acme_zone *az, char err[256])
+struct zone *acme_build(const uint8_t *apex, const char *zname, const struct recset *rs,
+                        const struct zone_signer *signer, const char *path, char err[256])
 {
-	struct zone_builder *b = zone_builder_new(az->apex);
+	struct zone_builder *b = zone_builder_new(apex);
 	if (!b) {
 		acme_errf(err, "out of memory");
 		return NULL;
 	}
-	int ret = recset_foreach(az->rs, recset_add_to_builder, b);
+	int ret = recset_foreach(rs, recset_add_to_builder, b);
 	if (ret < 0) {
 		zone_builder_free(b);
-		acme_errf(err, "%s: a record cannot be served (%s)", az->name, strerror(-ret));
+		acme_errf(err, "%s: a record cannot be served (%s)", zname, strerror(-ret));
 		return NULL;
 	}
 	struct diag d;
 	diag_init(&d);
-	struct zone *z = zone_builder_finish(b, az->has_signer ? &az->signer : NULL,
-	                                     az->journal_path, &d);
+	struct zone *z = zone_builder_finish(b, signer, path, &d);
 	if (!z) {
 		for (size_t i = 0; i < d.n; i++)
 			log_error("%s", d.msgs[i]);
@@ -66,6 +68,12 @@ struct zone *commit_build(struct acme_zone *az, char err[256])
 	}
 	diag_clear(&d);
 	return z;
+}
+
+struct zone *commit_build(struct acme_zone *az, char err[256])
+{
+	return acme_build(az->apex, az->name, az->rs, az->has_signer ? &az->signer : NULL,
+	                  az->journal_path, err);
 }
 
 /*
@@ -104,19 +112,22 @@ static void unapply(struct acme_zone *az, const struct change_list *cl)
 /*
  * The served snapshot's patch for a change already in the mirror, prepared
  * but not applied; or NULL when the snapshot is to be built whole (not
- * signed, grown enough to compact, or a change a patch does not make:
- * zone_patch.h).  Either way the served zone is untouched.
+ * signed, or a change a patch does not make: zone_patch.h).  Either way the
+ * served zone is untouched.  A snapshot that patches grew enough is
+ * compacted beside the loop (compact.h) and patched meanwhile; built whole
+ * here only when that cannot be (no loop, no thread).
  */
 static struct zone_patch *prepare_patch(struct acme_zone *az, const struct change_list *cl)
 {
 	struct zone *z = az->has_signer ? zone_table_edit(az->a->t, az->apex) : NULL;
 	if (!z)
 		return NULL;
-	struct zone_patch *p;
+	struct zone_patch *p = NULL;
 	char err[256] = "";
-	int ret = recset_prepare_patch(z, az->rs, cl, &az->signer, &p, err);
+	bool due = compact_due(z) && compact_start(az) < 0;
+	int ret = due ? -E2BIG : recset_prepare_patch_any(z, az->rs, cl, &az->signer, &p, err);
 	if (ret == -E2BIG)
-		log_info("%s: compacting the snapshot (patches added %zu bytes)", az->name,
+		log_info("%s: compacting the snapshot on the loop (patches added %zu bytes)", az->name,
 		         zone_patch_growth(z));
 	else if (ret < 0 && ret != -EAGAIN)
 		log_warn("%s: cannot patch the snapshot (%s); building it whole", az->name,
@@ -325,6 +336,11 @@ static int commit_prepared(struct acme_zone *az, struct change_list *cl, bool re
 	}
 	commit_durable_started(az);
 	capture(az, cl, p ? zone_patch_serial(p) : zone_serial(z));
+	/* A compaction under way gets this change too; a whole build makes it moot. */
+	if (p)
+		compact_note(az, cl);
+	else
+		compact_stale(az);
 	az->last_patched = p != NULL;
 	if (p) {
 		/* Between queries, all at once: no query sees half of it.  Then
@@ -374,6 +390,7 @@ int commit_bump_serial(struct acme_zone *az, bool reset, char err[256])
 
 static int resign_whole(struct acme_zone *az, char err[256])
 {
+	compact_stale(az);
 	struct zone *z = commit_build(az, err);
 	if (!z)
 		return -EINVAL;
@@ -441,6 +458,7 @@ int commit_rebuild(struct acme_zone *az, char err[256])
 	 * unless secondaries copy the zone: then the pass ends with one serial
 	 * bump (resign_slice). */
 	zone_resign_begin(z, &az->resign);
+	compact_stale(az);   /* built with the signatures this pass renews */
 	az->resign_zone = z;
 	sysclock_mono_ts(&az->resign_started);
 	int64_t id = loop_timer_add(az->a->l, 0, resign_slice, az);
@@ -552,6 +570,10 @@ int commit_update(struct acme *a, struct query *q, const struct acme_key *key, u
 		log_info("update for %s from key %s: nothing to change", zone, kname);
 	} else if ((rc = policy_check_changes(&key->pol, az->rs, &cl)) < 0) {
 		rcode = RCODE_REFUSED;
+	} else if (presign_wanted(az, &cl) && presign_start(az, &cl) == 0) {
+		/* Held (lockwait.h) while its signatures are made in slices, then
+		 * handled again from the start: nothing is committed yet. */
+		rc = -EBUSY;
 	} else {
 		char what[512];
 		describe_changes(&cl, what, sizeof(what));

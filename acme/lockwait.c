@@ -8,6 +8,7 @@
 
 #include "acme/acme_internal.h"
 #include "acme/lockwait.h"
+#include "acme/presign.h"
 #include "core/conf/log.h"
 #include "core/net/loop.h"
 #include "core/net/reply_later.h"
@@ -121,8 +122,11 @@ static void retry(struct loop *l, void *arg)
 	uint64_t now = loop_now_ms(l);
 	for (struct lockwait_item **pp = &w->head; *pp;) {
 		struct lockwait_item *it = *pp;
-		bool give_up = now >= it->deadline_ms;
-		bool wait = behind(w, it) || db_write_lock_free(it->az->db) == -EBUSY;
+		/* Signatures made ahead for it (presign.h) take what they take:
+		 * the bound is for another process's lock. */
+		bool signing = presign_busy(it->az);
+		bool give_up = now >= it->deadline_ms && !signing;
+		bool wait = behind(w, it) || signing || db_write_lock_free(it->az->db) == -EBUSY;
 		if (wait && !give_up) {
 			pp = &it->next;
 			continue;

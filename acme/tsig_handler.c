@@ -10,6 +10,7 @@
 #include "acme/acme_internal.h"
 #include "acme/commit.h"
 #include "acme/lockwait.h"
+#include "acme/presign.h"
 #include "acme/tsig_handler.h"
 #include "core/conf/log.h"
 #include "core/conf/metrics.h"
@@ -203,8 +204,12 @@ static int update_wait(struct acme *a, struct acme_zone *az, struct query *q,
 {
 	static struct log_limit lim;
 	if (a->lw && lockwait_hold(a->lw, az, q, r->key) == 0) {
-		log_limited(&lim, LOG_INFO, "update for %s waits: %s is locked by another process "
-		            "(at most %d ms)", az->name, az->journal_path, LOCKWAIT_MS);
+		if (presign_busy(az))
+			log_info("update for %s waits while a large UPDATE's signatures are made ahead",
+			         az->name);
+		else
+			log_limited(&lim, LOG_INFO, "update for %s waits: %s is locked by another process "
+			            "(at most %d ms)", az->name, az->journal_path, LOCKWAIT_MS);
 		return 0;
 	}
 	q->rcode = RCODE_SERVFAIL;

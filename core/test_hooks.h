@@ -19,6 +19,16 @@
  *   GEOACME_TEST_RELOAD_DELAY_MS  cmd/builder.c: a reload's new generation,
  *                            once built, waits this long on the builder
  *                            thread before the loop swaps it in
+ *   GEOACME_TEST_COMPACT_BYTES  acme/compact.c: an ACME zone's snapshot is
+ *                            compacted (built whole beside the loop) once
+ *                            patches grew it by more than this many bytes
+ *                            (else: its built size, and 4 MiB at least)
+ *   GEOACME_TEST_COMPACT_DELAY_MS  acme/compact.c: that compaction, once
+ *                            built, waits this long on its thread before
+ *                            the loop catches it up and swaps it in;
+ *                            acme/presign.c: a large UPDATE, its
+ *                            signatures made ahead, waits this long more
+ *                            before it is handled again
  *   GEOACME_TEST_XFR_BUILD_DELAY_MS  xfr/secondary.c: a secondary's copy,
  *                            once built whole and stored beside the loop
  *                            (xfr/copy_build.h), waits this long on its
@@ -46,6 +56,8 @@
 #define TEST_HOOK_RELOAD_DELAY "GEOACME_TEST_RELOAD_DELAY_MS"
 #define TEST_HOOK_XFR_BUILD_DELAY "GEOACME_TEST_XFR_BUILD_DELAY_MS"
 #define TEST_HOOK_RESIGN_DELAY "GEOACME_TEST_RESIGN_DELAY_MS"
+#define TEST_HOOK_COMPACT_BYTES "GEOACME_TEST_COMPACT_BYTES"
+#define TEST_HOOK_COMPACT_DELAY "GEOACME_TEST_COMPACT_DELAY_MS"
 /* The hook's value from the environment, or NULL when it is not set. */
 #define test_hook(name) getenv(name)
 /* The hook's name, for a log line. */

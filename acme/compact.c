@@ -1,0 +1,390 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A zone's compaction built on a helper thread (see compact.h).
+ */
+#include "acme/compact.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "acme/acme_internal.h"
+#include "acme/commit.h"
+#include "core/conf/log.h"
+#include "core/conf/sysclock.h"
+#include "core/net/loop.h"
+#include "core/test_hooks.h"
+#include "core/wire/change.h"
+#include "core/zone/recset.h"
+#include "core/zone/zone.h"
+#include "core/zone/zone_patch.h"
+#include "core/zone/zone_table.h"
+#include "storage/db.h"
+#include "storage/records.h"
+
+struct compact {
+	struct acme_zone *az;
+	int efd;
+	bool in_loop;                /* efd is watched */
+	bool thread_made;            /* a thread to join */
+	bool done;                   /* it signalled; loop side */
+	bool stale;                  /* the served snapshot was replaced meanwhile */
+	pthread_t thread;
+	struct change_list noted;    /* names committed since the start (no rdata) */
+	size_t commits;              /* how many commits noted them */
+	struct timespec started;
+	/* The thread's, until it signals efd. */
+	char *path;
+	uint8_t apex[DNAME_MAX];
+	char name[DNAME_MAX * 4 + 2];
+	struct zone_signer signer;
+	bool has_signer;
+	uint32_t delay_ms;           /* GEOACME_TEST_COMPACT_DELAY_MS */
+	struct zone *z;
+	size_t records;
+	double build_ms;
+	char err[256];
+	/* The snapshot swapped out, freed by a short thread of its own. */
+	struct zone *old;
+	pthread_t reaper;
+	bool reaper_made;
+};
+
+static size_t due_bytes(void)
+{
+	/* A test hook (core/test_hooks.h): compaction due at this growth, so a
+	 * test of a few names can see one. */
+	const char *v = test_hook(TEST_HOOK_COMPACT_BYTES);
+	return v ? (size_t)strtoull(v, NULL, 10) : 0;
+}
+
+bool compact_due(const struct zone *z)
+{
+	size_t hook = due_bytes();
+	return hook ? zone_patch_growth(z) > hook : recset_compaction_due(z);
+}
+
+bool compact_running(const struct acme_zone *az)
+{
+	return az->compact && !az->compact->done;
+}
+
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec t1;
+	sysclock_mono_ts(&t1);
+	return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+struct load {
+	struct compact *c;
+	struct recset *rs;
+};
+
+static int load_row(void *arg, const struct records_row *row)
+{
+	struct load *l = arg;
+	return acme_row_into(l->rs, l->c->name, l->c->path, row);
+}
+
+/* The thread: the database read on a connection of its own, then built and signed. */
+static void *run(void *arg)
+{
+	struct compact *c = arg;
+	/*
+	 * The lowest priority (this thread's nice, Linux): the answering thread
+	 * comes first.  It shares the signer's lock with the loop, one RRset at
+	 * a time; on one core, at the same priority, a patch waited up to 60 ms
+	 * for it (the lock went back to this thread while the loop slept).
+	 */
+	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), 19);
+	struct timespec t0;
+	sysclock_mono_ts(&t0);
+	struct db *db = db_open(c->path, c->err);
+	struct load l = { c, recset_new() };
+	if (db && l.rs) {
+		int ret = records_load(db, load_row, &l);
+		if (ret < 0)
+			acme_errf(c->err, "cannot read the records (%s)", strerror(-ret));
+		else
+			c->z = acme_build(c->apex, c->name, l.rs, c->has_signer ? &c->signer : NULL,
+			                  c->path, c->err);
+	} else if (db) {
+		acme_errf(c->err, "out of memory");
+	}
+	c->records = l.rs ? recset_count(l.rs) : 0;
+	/* Freed here: 100 000 records are no work for the loop. */
+	recset_free(l.rs);
+	db_close(db);
+	c->build_ms = ms_since(&t0);
+	if (c->delay_ms && c->z) {
+		/* A test hook: built, not yet swapped in, so a test can send
+		 * UPDATEs and see them answered from the old snapshot meanwhile. */
+		struct timespec ts = { c->delay_ms / 1000, (long)(c->delay_ms % 1000) * 1000000L };
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+	}
+	uint64_t one = 1;
+	/* Cannot fail short of a bug; the loop would then never swap. */
+	(void)!write(c->efd, &one, sizeof(one));
+	return NULL;
+}
+
+static void *free_old(void *arg)
+{
+	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), 19);
+	zone_free(arg);
+	return NULL;
+}
+
+/* A thread that takes no signal: they are the loop's (signalfd). */
+static int thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int ret = pthread_create(t, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return ret;
+}
+
+/* The previous swap's old snapshot is freed by now, or soon: joined. */
+static void join_reaper(struct compact *c)
+{
+	if (c->reaper_made)
+		pthread_join(c->reaper, NULL);
+	c->reaper_made = false;
+	c->old = NULL;
+}
+
+static void unwatch(struct compact *c)
+{
+	if (c->in_loop)
+		loop_del_fd(c->az->a->l, c->efd);
+	c->in_loop = false;
+}
+
+/* The job ends on the loop: its thread joined, what it made dropped. */
+static void finish(struct compact *c)
+{
+	if (c->thread_made)
+		pthread_join(c->thread, NULL);
+	c->thread_made = false;
+	unwatch(c);
+	zone_free(c->z);
+	c->z = NULL;
+	change_list_clear(&c->noted);
+	c->done = true;
+}
+
+/*
+ * The built snapshot brought up to the served one: every name noted since
+ * the start gets its contents from the mirror, in one patch.  0, or
+ * -EAGAIN: build again.
+ */
+static int catch_up(struct compact *c, uint64_t *made)
+{
+	struct acme_zone *az = c->az;
+	*made = zone_signatures_made(c->z);
+	if (!c->noted.n)
+		return 0;
+	if (c->noted.n > COMPACT_REPLAY_MAX)
+		return -EAGAIN;
+	struct zone_patch *p;
+	char err[256] = "";
+	int ret = recset_prepare_patch_any(c->z, az->rs, &c->noted,
+	                                   az->has_signer ? &az->signer : NULL, &p, err);
+	if (ret < 0) {
+		log_info("%s: the changes made during the compaction cannot be patched onto it (%s); "
+		         "building it again", az->name, err[0] ? err : strerror(-ret));
+		return -EAGAIN;
+	}
+	*made += zone_patch_signatures_made(p);
+	/* Not served yet: patched with no one watching. */
+	zone_patch_apply(p);
+	zone_patch_free(p);
+	return 0;
+}
+
+static void swap_in(struct compact *c)
+{
+	struct acme_zone *az = c->az;
+	struct timespec t0;
+	sysclock_mono_ts(&t0);
+	const struct zone *served = zone_table_get(az->a->t, az->apex);
+	uint64_t made = 0;
+	size_t commits = c->commits;
+	bool again = false;
+	if (c->stale || !served || zone_resigning(served)) {
+		log_info("%s: the compaction is dropped: the snapshot was built or re-signed meanwhile",
+		         az->name);
+	} else if (!c->z) {
+		log_error("%s: the compaction failed (%s); patches go on", az->name, c->err);
+	} else if (catch_up(c, &made) < 0) {
+		again = true;
+	} else if (zone_serial(c->z) != zone_serial(served)) {
+		/* Cannot happen: every commit since the start was noted. */
+		log_error("%s: the compacted snapshot has serial %u, the served one %u; dropped",
+		          az->name, zone_serial(c->z), zone_serial(served));
+	} else {
+		struct zone *z = c->z;
+		c->z = NULL;
+		join_reaper(c);
+		if (made == 0) {
+			/* Record for record the served zone, signatures included:
+			 * nothing for the IXFR history or NOTIFY to hear of. */
+			c->old = zone_table_swap(az->a->t, z);
+		} else if (zone_table_replace(az->a->t, z) < 0) {
+			zone_free(z);
+		}
+		if (c->old && zone_refs(c->old) == 1 && thread_start(&c->reaper, free_old, c->old) == 0)
+			c->reaper_made = true;
+		else
+			zone_free(c->old);   /* a transfer holds it too: the last holder frees it */
+		log_info("%s: compacted beside the loop: %zu records built and signed in %.0f ms, "
+		         "%zu commit%s made meanwhile patched in, swapped in on the loop in %.2f ms (%s)",
+		         az->name, c->records, c->build_ms, commits, commits == 1 ? "" : "s",
+		         ms_since(&t0), made ? "new signatures: the serial follows"
+		                             : "the same signatures, the same serial");
+		if (made && az->serial_per_signing) {
+			char err[256] = "";
+			if (commit_bump_serial(az, true, err) < 0)
+				log_error("%s: %s; secondaries get the new signatures with the next change",
+				          az->name, err);
+		}
+	}
+	finish(c);
+	if (again && compact_start(az) < 0)
+		log_warn("%s: cannot build the compaction again; patches go on", az->name);
+}
+
+static void on_event(struct loop *l, int fd, int events, void *arg)
+{
+	struct compact *c = arg;
+	uint64_t n;
+	(void)l;
+	(void)events;
+	if (read(fd, &n, sizeof(n)) == (ssize_t)sizeof(n) && !c->done)
+		swap_in(c);
+}
+
+static struct compact *job_new(struct acme_zone *az)
+{
+	struct compact *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->az = az;
+	c->done = true;
+	change_list_init(&c->noted);
+	c->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	c->path = strdup(az->journal_path);
+	if (c->efd < 0 || !c->path) {
+		if (c->efd >= 0)
+			close(c->efd);
+		free(c->path);
+		free(c);
+		return NULL;
+	}
+	memcpy(c->apex, az->apex, sizeof(c->apex));
+	memcpy(c->name, az->name, sizeof(c->name));
+	const char *delay = test_hook(TEST_HOOK_COMPACT_DELAY);
+	c->delay_ms = delay ? (uint32_t)strtoul(delay, NULL, 10) : 0;
+	return c;
+}
+
+int compact_start(struct acme_zone *az)
+{
+	if (!az->a->l || !az->attached)
+		return -ENOTSUP;
+	if (compact_running(az))
+		return 0;
+	if (!az->compact && !(az->compact = job_new(az))) {
+		log_error("%s: out of memory for a compaction; patches go on", az->name);
+		return -ENOMEM;
+	}
+	struct compact *c = az->compact;
+	uint64_t n;
+	while (read(c->efd, &n, sizeof(n)) == (ssize_t)sizeof(n))
+		;   /* nothing left from a job dropped before it signalled */
+	c->signer = az->signer;
+	c->has_signer = az->has_signer;
+	c->stale = false;
+	c->commits = 0;
+	c->err[0] = '\0';
+	c->z = NULL;
+	if (loop_add_fd(az->a->l, c->efd, LOOP_READ, on_event, c) < 0) {
+		log_error("%s: cannot watch a compaction's eventfd; patches go on", az->name);
+		return -EIO;
+	}
+	c->in_loop = true;
+	c->done = false;
+	sysclock_mono_ts(&c->started);
+	int ret = thread_start(&c->thread, run, c);
+	if (ret != 0) {
+		log_error("%s: cannot start a thread to compact the snapshot (%s); patches go on",
+		          az->name, strerror(ret));
+		unwatch(c);
+		c->done = true;
+		return -ret;
+	}
+	c->thread_made = true;
+	log_info("%s: compacting the snapshot beside the loop (patches added %zu bytes)", az->name,
+	         zone_patch_growth(zone_table_get(az->a->t, az->apex)));
+	return 0;
+}
+
+void compact_note(struct acme_zone *az, const struct change_list *cl)
+{
+	struct compact *c = az->compact;
+	if (!compact_running(az) || c->stale)
+		return;
+	c->commits++;
+	for (size_t i = 0; i < cl->n; i++) {
+		if (change_list_add(&c->noted, CHANGE_ADD, cl->v[i].name, cl->v[i].type, 0, NULL, 0,
+		                    0) < 0) {
+			log_error("%s: out of memory noting a change for the compaction; it is dropped",
+			          az->name);
+			c->stale = true;
+			return;
+		}
+	}
+}
+
+void compact_stale(struct acme_zone *az)
+{
+	if (compact_running(az))
+		az->compact->stale = true;
+}
+
+void compact_detach(struct acme_zone *az)
+{
+	if (az->compact)
+		unwatch(az->compact);
+}
+
+void compact_free(struct acme_zone *az)
+{
+	struct compact *c = az->compact;
+	if (!c)
+		return;
+	if (c->thread_made)
+		pthread_join(c->thread, NULL);
+	c->thread_made = false;
+	join_reaper(c);
+	zone_free(c->z);
+	change_list_clear(&c->noted);
+	if (c->in_loop)
+		loop_del_fd(az->a->l, c->efd);
+	close(c->efd);
+	free(c->path);
+	free(c);
+	az->compact = NULL;
+}
