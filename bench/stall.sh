@@ -28,6 +28,11 @@
 #   geo-1gb         the same with 1 GB (past the size cap: refused, kept)
 #   sqlite-lock     sqlite3 holds BEGIN EXCLUSIVE on the ACME database for 5 s
 #                   while 2 UPDATEs arrive
+#   big-update      one UPDATE of 2 000 TXT records at new names
+#   compaction      a compaction of the snapshot (forced by the first UPDATE:
+#                   a primary of its own, built with the test hooks in
+#                   build-bench-hooks/, GEOACME_TEST_COMPACT_BYTES=1) while 10
+#                   more UPDATEs arrive, until it is swapped in
 #
 #   bench/stall.sh                builds build-bench/ (Release) if needed
 #
@@ -48,7 +53,7 @@ ROOT=$(dirname "$BENCH_DIR")
 N=${BENCH_STALL_RECORDS:-100000}
 N2=${BENCH_STALL_SECONDARY_RECORDS:-1000000}
 QPS=${BENCH_STALL_QPS:-2000}
-ONLY=${BENCH_STALL_ONLY:-"pinned-update purge-transfer sighup-x3 secondary-copy geo-64mb geo-1gb sqlite-lock"}
+ONLY=${BENCH_STALL_ONLY:-"pinned-update purge-transfer sighup-x3 secondary-copy geo-64mb geo-1gb sqlite-lock big-update compaction"}
 PORT=${BENCH_PORT:-16300}
 SERVER_CPU=${BENCH_SERVER_CPU:-0}
 CLIENT_CPU=${BENCH_CLIENT_CPU:-1}
@@ -162,6 +167,19 @@ print("holding", flush=True)
 time.sleep(float(sys.argv[2]))
 EOF
 
+# One UPDATE of COUNT TXT records at new names (short ones: 2 000 fit in a message).
+cat >"$W/big_update.py" <<'EOF'
+import sys
+import dns.query, dns.rcode, dns.tsigkeyring, dns.update
+port, secret, first, count = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+keyring = dns.tsigkeyring.from_text({"bench-key.": secret})
+up = dns.update.UpdateMessage("acme.example.net", keyring=keyring, keyalgorithm="hmac-sha256")
+for i in range(first, first + count):
+    up.add("u%d.acme.example.net." % i, 60, "TXT", "t")
+r = dns.query.tcp(up, "127.0.0.1", port=port, timeout=60)
+print("UPDATE of %d records: %s" % (count, dns.rcode.to_text(r.rcode())), flush=True)
+EOF
+
 wait_log() {   # wait_log LOG PATTERN PID SECONDS
 	local i
 	for i in $(seq 1 $(($4 * 10))); do
@@ -262,6 +280,28 @@ act_sqlite_lock() {
 	echo
 }
 
+act_big_update() {
+	local out
+	out=$(/usr/bin/python3 "$W/big_update.py" "$PP" "$SECRET" 0 2000)
+	echo "$out; $(grep -o 'signed ahead in .*; it' "$W/p.log" | tail -1 | sed 's/; it$//'), then $(grep -o 'snapshot patched in [0-9.]* ms (SQLite commit [0-9.]* ms)' "$W/p.log" | tail -1)"
+}
+
+# The compaction's own primary ($W/c, the hooks build): its first UPDATE
+# finds the snapshot grown, starts the compaction, and 10 more come during it.
+act_compaction() {
+	local i
+	/usr/bin/python3 "$W/update.py" "$CP" "$SECRET" 300 1 >/dev/null
+	for i in $(seq 10); do
+		/usr/bin/python3 "$W/update.py" "$CP" "$SECRET" $((300 + i)) 1 >/dev/null
+		sleep 0.3
+	done
+	for _ in $(seq 1200); do
+		grep -q 'compacted beside the loop\|compaction failed\|compaction is dropped' "$W/c.log" && break
+		sleep 0.1
+	done
+	grep -o 'compacted beside the loop.*\|compaction failed.*\|compaction is dropped.*' "$W/c.log" | head -1
+}
+
 wants() { case " $ONLY " in *" $1 "*) return 0 ;; esac; return 1; }
 
 : >"$W/stall.tsv"
@@ -277,7 +317,35 @@ if wants pinned-update || wants purge-transfer || wants sighup-x3 || wants geo-6
 	wants geo-64mb && measure geo-64mb 9 "$PP" "$HP" act_geo_64
 	wants geo-1gb && measure geo-1gb 9 "$PP" "$HP" act_geo_1gb
 	wants sqlite-lock && measure sqlite-lock 9 "$PP" "$HP" act_sqlite_lock
+	wants big-update && measure big-update 12 "$PP" "$HP" act_big_update
 	bench_stop "$PPID_"
+fi
+if wants compaction; then
+	HOOKED=${GEOACME_HOOKS:-$ROOT/build-bench-hooks/cmd/geoacme}
+	if [ -z "${GEOACME_HOOKS:-}" ]; then
+		say "building geoacme (Release, test hooks) in $ROOT/build-bench-hooks"
+		cmake -S "$ROOT" -B "$ROOT/build-bench-hooks" -DCMAKE_BUILD_TYPE=Release \
+			-DGEOACME_TEST_HOOKS=ON >"$W/cmake-hooks.log" 2>&1 &&
+			cmake --build "$ROOT/build-bench-hooks" -j2 --target geoacme >"$W/build-hooks.log" 2>&1 ||
+			die "build failed (see $W/build-hooks.log)"
+	fi
+	mkdir -p "$W/c"
+	cp "$W/p/geoacme.toml" "$W/p/acme.zone" "$W/c/" && cp "$W/city.mmdb" "$W/c/geo.mmdb"
+	sed -i "s|$W/p/geo.mmdb|$W/c/geo.mmdb|" "$W/c/geoacme.toml"
+	# Ports of its own: the first primary's may not be free again yet.
+	for _ in $(seq 200); do
+		port_free "$PORT" && port_free $((PORT + 1)) && break
+		PORT=$((PORT + 5))
+	done
+	CP=$PORT CHP=$((PORT + 1))
+	sed -i "s/^listen_port = .*/listen_port = $CP/; s/127.0.0.1:$HP/127.0.0.1:$CHP/" "$W/c/geoacme.toml"
+	say "== compaction: a primary with the test hooks, signed ACME zone of $N records (port $CP)"
+	bench_spawn "$W/c.log" taskset -c "$SERVER_CPU" env GEOACME_TEST_COMPACT_BYTES=1 \
+		sh -c "cd '$W/c' && exec '$HOOKED' serve -c '$W/c/geoacme.toml'"
+	CPID=$SPAWNED_PID
+	wait_log "$W/c.log" "ready:" "$CPID" 900 || { tail -3 "$W/c.log" >&2; die "the compaction's primary did not start"; }
+	measure compaction 20 "$CP" "$CHP" act_compaction
+	bench_stop "$CPID"
 fi
 if wants secondary-copy; then
 	# Each TXT name is 4 records in the transfer (TXT, NSEC and their RRSIGs).
