@@ -114,5 +114,9 @@ EOF
 	rrsets=$(grep -o '[0-9]* RRsets signed' "$d/server.log" | tail -1 | awk '{ print $1 }')
 	printf '| %s | %s | %s ms | %s ms | %s ms |\n' "$n" "${rrsets:--}" "$stall" \
 		$(((t1 - t0) / 1000000)) "$(awk -v u="$slowest" 'BEGIN { printf "%.1f", u / 1000 }')"
+	# What the server says of the re-signing (how long it took on its thread,
+	# the swap on the loop), for the reader of the table.
+	grep -E 're-signed beside the loop|swapped in on the loop|re-signed in slices' \
+		"$d/server.log" | sed 's/^/  /' >&2
 	bench_stop "$pid"
 done

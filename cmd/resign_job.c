@@ -112,12 +112,23 @@ static void on_event(struct loop *l, int fd, int events, void *arg)
 		return;
 	resign_job_detach(j);
 	pthread_join(j->thread, NULL);
+	struct timespec t0, t1, t2;
+	sysclock_mono_ts(&t0);
+	bool served = j->out.z != NULL;
 	j->fn(j->ctx, &j->out);
+	served = served && !j->out.z;
+	sysclock_mono_ts(&t1);
 	/* Whatever the callback did not take. */
 	zone_free(j->out.z);
 	free(j->out.diff);
 	diag_clear(&j->out.d);
 	zone_free((struct zone *)j->in.cur);
+	sysclock_mono_ts(&t2);
+	if (served)
+		log_info("%s: the re-signed snapshot swapped in on the loop in %.1f ms, the old one "
+		         "let go in %.1f ms", j->in.zc->zone,
+		         (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6,
+		         (double)(t2.tv_sec - t1.tv_sec) * 1e3 + (double)(t2.tv_nsec - t1.tv_nsec) / 1e6);
 	close(j->efd);
 	free(j);
 }
