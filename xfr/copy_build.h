@@ -77,7 +77,7 @@ struct copy_build_in {
 struct copy_build_out {
 	struct zone *z;                  /* NULL when the build or the store failed */
 	struct recset *rs;               /* a new recset when base was NULL and z is set */
-	struct copy_sigs sigs;           /* with rs: its earliest RRSIG expiration */
+	struct rrsig_expiry sigs;           /* with rs: its earliest RRSIG expiration */
 	char err[256];                   /* why z is NULL */
 	/* With z and old: whether the serial moved forward from old's, and
 	 * then z's difference from old (zone_diff.h; NULL when it failed). */

@@ -101,7 +101,7 @@ struct sec_zone {
 	char *path;
 	struct db *db;
 	struct recset *rs;
-	struct copy_sigs sigs;       /* the earliest RRSIG expiration of rs */
+	struct rrsig_expiry sigs;       /* the earliest RRSIG expiration of rs */
 	bool have_data;
 	uint32_t serial, refresh, retry, expire;
 	int64_t refreshed_at;        /* unix s: the copy was last confirmed current */
@@ -430,7 +430,7 @@ static void unapply(struct sec_zone *sz, const struct change_list *cl)
  * The copy is current again with what the transfer brought (sz->rs and the
  * database hold it): its timers, and the news in the log.
  */
-static void taken(struct sec_zone *sz, const struct copy_sigs *sigs, bool patched, double loop_ms,
+static void taken(struct sec_zone *sz, const struct rrsig_expiry *sigs, bool patched, double loop_ms,
                   const char *beside)
 {
 	const struct sec_done *dn = &sz->done;

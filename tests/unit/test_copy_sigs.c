@@ -50,12 +50,12 @@ static void txt(struct change_list *cl, enum change_op op, const char *owner)
 }
 
 /* Applies cl to rs and s; checks s against a scan of the whole set. */
-static void step(struct recset *rs, struct copy_sigs *s, struct change_list *cl,
+static void step(struct recset *rs, struct rrsig_expiry *s, struct change_list *cl,
                  int64_t earliest, uint32_t count, const char *what)
 {
 	ok(recset_apply(rs, cl, false) == 0, "%s: applied", what);
 	copy_sigs_applied(s, rs, cl, NOW);
-	struct copy_sigs full;
+	struct rrsig_expiry full;
 	copy_sigs_scan(&full, rs, NOW);
 	is_int(s->earliest, earliest, "%s: earliest", what);
 	is_int(s->count, count, "%s: how many at the earliest", what);
@@ -67,7 +67,7 @@ static void step(struct recset *rs, struct copy_sigs *s, struct change_list *cl,
 int main(void)
 {
 	struct recset *rs = recset_new();
-	struct copy_sigs s;
+	struct rrsig_expiry s;
 	struct change_list cl;
 	change_list_init(&cl);
 
