@@ -442,8 +442,8 @@ uint64_t generation_signature_expiry(const struct generation *g, const struct zo
 	struct secondary_state st;
 	if (g->secondary && secondary_zone_state(g->secondary, zone_apex(z), &st))
 		return st.signature_expiry > 0 ? (uint64_t)st.signature_expiry : 0;
-	return zone_is_signed(z) && zone_expires_at(z) ? zone_expires_at(z) + g->cfg->sig_refresh_s
-	                                               : 0;
+	int64_t at = zone_signature_expiry(z);
+	return at > 0 ? (uint64_t)at : 0;
 }
 
 /* True when some candidate of the geo name (either family) is alive. */

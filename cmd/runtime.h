@@ -68,8 +68,9 @@ size_t generation_geo_names(const struct generation *g, struct generation_geo *o
 /*
  * The earliest RRSIG expiration of a served zone, as a unix time; 0 when it
  * is unsigned.  A secondary's copy: from its RRSIGs as received
- * (xfr/copy_sigs.h); a zone signed here: when its re-signing is due plus
- * signature_refresh.  /metrics, /status.json, the page and ctl zone-status.
+ * (xfr/copy_sigs.h); a zone signed here: the earliest among the RRSIGs it
+ * serves (zone_signature_expiry).  /metrics, /status.json, the page and ctl
+ * zone-status.
  */
 struct zone;
 uint64_t generation_signature_expiry(const struct generation *g, const struct zone *z);

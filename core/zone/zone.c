@@ -780,6 +780,9 @@ struct zone *zone_builder_finish(struct zone_builder *b, const struct zone_signe
 	for (size_t i = 0; i < b->count; i++)
 		if (b->all[i]->node.geo)
 			geo_sets_link((struct geo_sets *)b->all[i]->node.geo, z);
+	/* What it serves, read once here; patches and renewals keep it. */
+	if (signer)
+		zone_sigs_scan(z, (int64_t)signer->now(signer->ctx));
 
 	if (z->signed_zone) {
 		size_t k = 0;
@@ -971,6 +974,60 @@ uint32_t zone_nsec_count(const struct zone *z)
 uint64_t zone_signatures_made(const struct zone *z)
 {
 	return z->sigs_made;
+}
+
+int64_t zone_signature_expiry(const struct zone *z)
+{
+	/* Stale (a re-sign pass is renewing them): the earliest before the
+	 * pass, sooner than any left, until the pass ends. */
+	return z->sigs.count || z->sigs_stale ? z->sigs.earliest : 0;
+}
+
+void zone_sigs_add(struct rrsig_expiry *e, const struct rrset *sets, uint16_t n, int64_t now)
+{
+	for (uint16_t j = 0; j < n; j++)
+		for (unsigned k = 0; k < RRSET_SIGS && sets[j].sig[k].len; k++)
+			if (sets[j].sig[k].len >= RRSIG_EXPIRY_MIN_RDLEN)
+				rrsig_expiry_add(e, rrsig_expiration(sets[j].sig[k].data, now));
+}
+
+bool zone_sigs_drop(struct rrsig_expiry *e, const struct rrset *sets, uint16_t n, int64_t now)
+{
+	bool lost = false;
+	for (uint16_t j = 0; j < n; j++)
+		for (unsigned k = 0; k < RRSET_SIGS && sets[j].sig[k].len; k++)
+			if (sets[j].sig[k].len >= RRSIG_EXPIRY_MIN_RDLEN &&
+			    rrsig_expiry_drop(e, rrsig_expiration(sets[j].sig[k].data, now)))
+				lost = true;
+	return lost;
+}
+
+struct sigs_scan {
+	struct rrsig_expiry *e;
+	int64_t now;
+};
+
+static int scan_geo_set(void *arg, const uint8_t *owner, struct rrset *rrset)
+{
+	struct sigs_scan *sc = arg;
+	(void)owner;
+	zone_sigs_add(sc->e, rrset, 1, sc->now);
+	return 0;
+}
+
+void zone_sigs_scan(struct zone *z, int64_t now)
+{
+	struct sigs_scan sc = { &z->sigs, now };
+	z->sigs = (struct rrsig_expiry){ 0, 0 };
+	z->sigs_now = now;
+	z->sigs_stale = false;
+	for (uint32_t h = 0; h <= z->bucket_mask; h++)
+		for (const struct zone_node *n = z->buckets[h]; n; n = n->hash_next) {
+			zone_sigs_add(&z->sigs, n->rrsets, n->rrset_count, now);
+			/* The geo answer sets built ahead: signed with the snapshot. */
+			if (n->geo)
+				(void)geo_sets_foreach((struct geo_sets *)n->geo, n->name, scan_geo_set, &sc);
+		}
 }
 
 uint64_t zone_expires_at(const struct zone *z)

@@ -122,6 +122,17 @@ bool zone_is_signed(const struct zone *z);
 uint32_t zone_nsec_count(const struct zone *z);        /* names that carry an NSEC */
 /* Earliest RRSIG refresh point (unix seconds); 0 for an unsigned zone. */
 uint64_t zone_expires_at(const struct zone *z);
+/*
+ * The earliest Signature Expiration (unix seconds) among the RRSIGs a zone
+ * signed here serves: what a validator meets first (core/wire/rrsig_expiry.h).
+ * Kept up to date by the build, patches and renewal steps, not computed
+ * when asked.  0 for an unsigned zone, and for a copy served as received
+ * (the secondary keeps a copy's: xfr/copy_sigs.h).  While a re-sign pass
+ * renews the earliest signatures (zone_patch.h), the earliest from before
+ * the pass until it ends.  Geo pairs signed on first use (beyond 64 sites,
+ * geo_sets.h) are not counted: the snapshot is not told of them.
+ */
+int64_t zone_signature_expiry(const struct zone *z);
 /* Signatures its build made anew rather than took from the signer's cache
  * (0 for an unsigned zone, or one whose every signature was cached). */
 uint64_t zone_signatures_made(const struct zone *z);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "core/wire/dname.h"
+#include "core/wire/rrsig_expiry.h"
 
 struct arena;
 struct metrics_zone;
@@ -37,6 +38,11 @@ struct zone {
 	bool signed_zone;
 	uint32_t serial;
 	uint64_t expires_at;           /* earliest RRSIG refresh point (unix s); 0 unsigned */
+	struct rrsig_expiry sigs;      /* the served RRSIGs' earliest expiration; a zone
+	                                  signed here only (zone_signature_expiry) */
+	int64_t sigs_now;              /* the signer's clock when sigs was last read whole */
+	bool sigs_stale;               /* a re-sign pass renewed the last RRSIGs at
+	                                  sigs.earliest: read again when it ends */
 	uint64_t sigs_made;            /* signatures its build made anew (zone_signatures_made) */
 	struct metrics_zone *metrics;  /* its query counters (process lifetime, by name) */
 	double build_seconds;          /* from zone_builder_new() to the frozen snapshot */
@@ -70,3 +76,14 @@ int zone_key_cmp(const uint8_t *a, size_t la, const uint8_t *b, size_t lb);
 
 /* The serial of an SOA RRset (its first record). */
 uint32_t zone_soa_serial(const struct rrset *soa);
+
+/*
+ * The served RRSIGs' earliest expiration (zone->sigs), kept by whatever
+ * changes them: the build, a patch, a renewal step.  The RRSIGs of n RRsets
+ * go in or out (read at `now`, the signer's clock); drop returns true when
+ * the last at the earliest time went, and zone_sigs_scan reads every RRSIG
+ * the snapshot serves again.
+ */
+void zone_sigs_add(struct rrsig_expiry *e, const struct rrset *sets, uint16_t n, int64_t now);
+bool zone_sigs_drop(struct rrsig_expiry *e, const struct rrset *sets, uint16_t n, int64_t now);
+void zone_sigs_scan(struct zone *z, int64_t now);

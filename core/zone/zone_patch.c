@@ -84,6 +84,7 @@ struct zone_patch {
 	const struct rrset *soa;
 	uint64_t expiry;
 	uint64_t made;               /* signatures the signer made anew (not cached) */
+	int64_t now;             /* the signer's clock at prepare (zone->sigs); 0: a copy */
 	bool prepared;
 };
 
@@ -887,6 +888,8 @@ int zone_patch_prepare(struct zone_patch *p, const struct zone_signer *signer, c
 	if (!p->soa)
 		return -EAGAIN;
 	rc = pre ? 0 : signer->patch(signer->ctx, p, err);
+	if (!pre)
+		p->now = (int64_t)signer->now(signer->ctx);
 	if (rc < 0)
 		return rc;
 	for (size_t k = 0; k < p->n; k++) {
@@ -1054,6 +1057,20 @@ void zone_patch_apply(struct zone_patch *p)
 			}
 		}
 	}
+	/* The served signatures' earliest expiration follows (a zone signed
+	 * here): the new RRsets' RRSIGs in first, then the replaced ones out,
+	 * so an RRset the patch keeps never empties the count on its way.
+	 * While a re-sign pass left it stale, the pass's end reads it all. */
+	bool lost = false, count = p->now && !z->sigs_stale;   /* stale: a pass reads all */
+	for (size_t k = 0; count && k < p->n; k++)
+		if (p->v[k].contents && p->v[k].node && !p->v[k].unlink)
+			zone_sigs_add(&z->sigs, p->v[k].sets, p->v[k].nsets, p->now);
+	for (size_t k = 0; count && k < p->n; k++) {
+		const struct pnode *e = &p->v[k];
+		const struct zone_node *was = e->unlink ? e->old : e->contents ? e->node : NULL;
+		if (was && zone_sigs_drop(&z->sigs, was->rrsets, was->rrset_count, p->now))
+			lost = true;
+	}
 	for (size_t k = 0; k < p->n; k++) {
 		struct pnode *e = &p->v[k];
 		if (e->unlink) {
@@ -1084,6 +1101,9 @@ void zone_patch_apply(struct zone_patch *p)
 	}
 	z->soa = zone_node_rrset(z->apex_node, RR_SOA);
 	z->serial = zone_soa_serial(z->soa);
+	/* Which expiration comes next is known only to the whole snapshot. */
+	if (lost)
+		zone_sigs_scan(z, p->now);
 	if (z->expires_at && p->expiry < z->expires_at)
 		z->expires_at = p->expiry;
 	if (z->resigning && p->expiry < z->resign_floor)
@@ -1107,6 +1127,8 @@ void zone_resign_begin(struct zone *z, struct zone_resign *r)
 void zone_resign_abandon(struct zone *z)
 {
 	z->resigning = false;   /* still due: the next re-sign check starts a pass again */
+	if (z->sigs_stale)
+		zone_sigs_scan(z, z->sigs_now);
 }
 
 int zone_resign_step(struct zone *z, const struct zone_signer *signer, struct zone_resign *r,
@@ -1135,16 +1157,27 @@ int zone_resign_step(struct zone *z, const struct zone_signer *signer, struct zo
 				if (!s->sig[0].len)
 					continue;   /* not ours to sign: delegation NS, glue */
 				uint64_t refresh = UINT64_MAX;
+				struct rrset was = *s;   /* its RRSIGs before: replaced, not rewritten */
 				int rc = signer->renew(signer->ctx, n->name, s, z->arena, &refresh);
 				if (rc < 0) {
 					snprintf(err, 256, "cannot renew a signature: %s", strerror(-rc));
 					z->resigning = false;   /* still due: the next check tries again */
+					if (z->sigs_stale)
+						zone_sigs_scan(z, (int64_t)now);
 					return rc;
 				}
-				if (rc > 0)
+				if (rc > 0) {
 					made++, r->renewed++;
-				else
+					/* Renewing the last RRSIG at the earliest expiration leaves
+					 * the next one unknown: read again once, when the pass
+					 * ends, not at every step (each renews the earliest). */
+					if (!z->sigs_stale) {
+						zone_sigs_add(&z->sigs, s, 1, (int64_t)now);
+						z->sigs_stale = zone_sigs_drop(&z->sigs, &was, 1, (int64_t)now);
+					}
+				} else {
 					r->kept++;
+				}
 				seen++;
 				if (refresh < r->refresh_at)
 					r->refresh_at = refresh;
@@ -1154,6 +1187,8 @@ int zone_resign_step(struct zone *z, const struct zone_signer *signer, struct zo
 	}
 	if (r->bucket <= r->mask)
 		return 0;
+	if (z->sigs_stale)
+		zone_sigs_scan(z, (int64_t)now);
 	/* Every signature was looked at (renewed or still good) or made by a
 	 * patch meanwhile: the earliest of their refresh points. */
 	uint64_t at = r->refresh_at < z->resign_floor ? r->refresh_at : z->resign_floor;

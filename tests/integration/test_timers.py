@@ -11,10 +11,13 @@ assertion depends on how long anything took.
 import os
 import re
 import signal
+import subprocess
 import time
 import unittest
 import unittest.mock
 import urllib.request
+
+import json
 
 import dns.dnssec
 import dns.flags
@@ -28,7 +31,7 @@ import dns.tsig
 import dns.update
 
 from acme_helpers import tsig_of
-from harness import (BASE_CONFIG, Listener, Server, checked_site, free_port, geo_toml, make_key,
+from harness import (BASE_CONFIG, BIN, Listener, Server, checked_site, free_port, geo_toml, make_key,
                      make_mmdb, main, rrs,
                      needs_test_hooks, zone_toml)
 from test_abuse_tsig import STATIC, XFR_CONFIG, XFR_KEY, _answer_types, tcp_messages
@@ -272,8 +275,9 @@ class StalePurge(unittest.TestCase):
 @needs_test_hooks
 class AcmeResignBase(unittest.TestCase):
     """A signed ACME zone, its clock, and its signatures checked; ZONE_KEYS
-    goes into its [[zones]] table."""
+    goes into its [[zones]] table, SERVER at the end of the configuration."""
     ZONE_KEYS = ""
+    SERVER = ""
 
     def setUp(self):
         acme = ACME.replace('stale_txt_age = "24h"', 'stale_txt_age = "0"').replace(
@@ -287,7 +291,7 @@ key_path = "acme.pem"
 signature_validity = "2d"
 signature_inception = "1h"
 signature_refresh = "1d"
-"""
+""" + self.SERVER
         self.server = Server(config, {"acme.zone": ACME_ZONE, "update.tsig": SECRET})
         make_key(self.server.path("acme.pem"))
         self.clock = start_with_clock(self.server)
@@ -349,12 +353,43 @@ class AcmeResignForSecondaries(AcmeResignBase):
     journal starts over, so an IXFR from the old serial gets the whole zone
     (RFC 1995 4) with the new signatures."""
     ZONE_KEYS = 'axfr_policy = "AllowAll"\n'
+    SERVER = '\n[server]\nhttp_listen = ["127.0.0.1:0"]\n'
+
+    def served_expiry(self):
+        """The earliest Signature Expiration among the RRSIGs an AXFR of the
+        zone holds, as a unix time (RFC 1982: the one near the clock)."""
+        now = self.clock.now()
+        exps = [now + ((rd.expiration - now + 2**31) % 2**32 - 2**31)
+                for msg in dns.query.xfr("127.0.0.1", "acme.example.", port=self.server.port,
+                                         timeout=10)
+                for rrset in msg.answer if rrset.rdtype == dns.rdatatype.RRSIG
+                for rd in rrset]
+        self.assertTrue(exps, "no RRSIG in the AXFR")
+        return min(exps)
+
+    def assert_expiry_is_served(self, what):
+        """ctl zone-status, /metrics and /status.json say the earliest RRSIG
+        expiration the zone serves, exactly."""
+        want = self.served_expiry()
+        out = subprocess.run([BIN, "ctl", "-c", self.server.config_path, "zone-status",
+                              "acme.example"], capture_output=True, text=True, timeout=30)
+        self.assertIn("\nsignature_expiry %d\n" % want, out.stdout, what)
+        base = "http://127.0.0.1:%d/" % self.server.http_port()
+        with urllib.request.urlopen(base + "metrics", timeout=10) as r:
+            self.assertIn('geoacme_zone_signature_expiry_timestamp_seconds{zone="acme.example."} '
+                          '%d\n' % want, r.read().decode(), what)
+        with urllib.request.urlopen(base + "status.json", timeout=10) as r:
+            zones = json.loads(r.read().decode())["zones"]
+        self.assertEqual([z["signature_expiry"] for z in zones], [want], what)
+        return want
 
     def test_resigned_in_slices_then_one_serial_bump(self):
         # At start: signed anew, one bump (100 -> 101); the UPDATE: 102.
         self.assertEqual(self.serial(), 101)
+        first = self.assert_expiry_is_served("built at start")
         self.add_token()
         self.assertEqual(self.serial(), 102)
+        self.assertEqual(self.assert_expiry_is_served("patched by an UPDATE"), first)
         txt0 = self.sig("_acme-challenge.acme.example.", "TXT")
         self.clock.advance(DAY + 3600)
         self.server.wait_log(r"acme\.example\.: re-signed in slices: [1-9][0-9]* signatures "
@@ -363,6 +398,9 @@ class AcmeResignForSecondaries(AcmeResignBase):
         while self.serial() != 103 and time.time() < deadline:
             time.sleep(0.05)
         self.assertEqual(self.serial(), 103)
+        # Every signature renewed: the earliest moved a day and an hour on.
+        self.assertAlmostEqual(self.assert_expiry_is_served("renewed in slices") - first,
+                               DAY + 3600, delta=5)
         txt1 = self.sig("_acme-challenge.acme.example.", "TXT")
         self.sig("acme.example.", "SOA")
         self.assertAlmostEqual(txt1.inception - txt0.inception, DAY + 3600, delta=5)

@@ -13,14 +13,54 @@
 #include "tests/unit/zone_patch_model.h"
 
 
+/* The signer's clock where a test sets it (signer_set_clock). */
+static uint64_t clock_now;
+static uint64_t test_clock(void *arg)
+{
+	(void)arg;
+	return clock_now;
+}
+
+/*
+ * The earliest expiration among every RRSIG the zone serves, read whole:
+ * what zone_signature_expiry() keeps as the zone changes.  `now` only
+ * places the 32-bit times (RFC 1982); 0 when nothing is signed.
+ */
+static int64_t served_sigs_min(const struct zone *z, int64_t now)
+{
+	int64_t m = 0;
+	for (uint32_t h = 0; h <= z->bucket_mask; h++)
+		for (const struct zone_node *n = z->buckets[h]; n; n = n->hash_next)
+			for (uint16_t j = 0; j < n->rrset_count; j++)
+				for (unsigned k = 0; k < RRSET_SIGS && n->rrsets[j].sig[k].len; k++) {
+					int64_t e = rrsig_expiration(n->rrsets[j].sig[k].data, now);
+					if (!m || e < m)
+						m = e;
+				}
+	return m;
+}
+
 static void test_random(struct signer *s, ldns_rr_list *keys)
 {
+	/* Each change signed at another time, before the build and a little
+	 * before or after the last change: new signatures then expire sooner
+	 * or later than those they replace, so the earliest expiration moves
+	 * both ways (and is replaced, which reads the zone again). */
+	const uint64_t T0 = 1700000000ull;
+	signer_set_clock(s, test_clock, NULL);
+	clock_now = T0 + 2000;   /* the build: after every change's time below */
+	verify_time = (time_t)(T0 + 2000);
 	model_init();
 	struct zone *z = build_fresh(s);
 	ok(z != NULL, "initial build");
 	int steps = 300, mismatches = 0, bad_sigs = 0, refused = 0, covering = 0, diffs = 0;
+	int expiry_wrong = 0;
+	const int64_t around = (int64_t)T0;   /* places the RRSIG times (RFC 1982) */
+	is_int(zone_signature_expiry(z), served_sigs_min(z, around),
+	       "built: the signature expiry is the earliest RRSIG's");
 	for (int step = 0; step < steps; step++) {
 		const char *touched[16];
+		clock_now = T0 + (uint64_t)rnd(2000);
 		struct zone *before = build_fresh(s);
 		size_t n = random_change(touched);
 		struct zone_patch *p = patch_for(z, touched, n);
@@ -40,6 +80,9 @@ static void test_random(struct signer *s, ldns_rr_list *keys)
 		struct zone *fresh = build_fresh(s);
 		check_patched(step, z, before, fresh, prc, pd, pl, true, &diffs, &mismatches);
 		bad_sigs += verify_all(z, keys);
+		if (zone_signature_expiry(z) != served_sigs_min(z, around) && !expiry_wrong++)
+			printf("# step %d: signature expiry %lld, served %lld\n", step,
+			       (long long)zone_signature_expiry(z), (long long)served_sigs_min(z, around));
 		/* The denial answer of any name is the same. */
 		for (int q = 0; q < 8; q++) {
 			char qn[64];
@@ -60,9 +103,12 @@ static void test_random(struct signer *s, ldns_rr_list *keys)
 	is_int(mismatches, 0, "patched == built whole after each of %d random changes", steps);
 	is_int(bad_sigs, 0, "every RRSIG of the patched zone verifies (ldns)");
 	is_int(covering, 0, "the covering NSEC of probe names is the same");
+	is_int(expiry_wrong, 0, "the signature expiry kept through the patches is the served one");
 	is_int(diffs, 0, "the patch's IXFR difference equals the whole builds' (RRSIGs aside)");
 	ok(zone_patch_growth(z) > 0, "patches grew the arena (%zu bytes)", zone_patch_growth(z));
 	zone_free(z);
+	signer_set_clock(s, NULL, NULL);
+	verify_time = 0;
 }
 
 /* Signed RRsets a snapshot serves: one signature each by the one key. */
@@ -489,13 +535,6 @@ static void test_bulk(struct signer *s, ldns_rr_list *keys)
 
 /* --- renewing signatures in slices --- */
 
-static uint64_t clock_now;
-static uint64_t test_clock(void *arg)
-{
-	(void)arg;
-	return clock_now;
-}
-
 /* The earliest RRSIG expiration in the zone (absolute, from serial time). */
 static uint64_t min_expiration(const struct zone *z, uint64_t now, int *unsigned_sets)
 {
@@ -535,6 +574,7 @@ static void test_resign(const char *key_path, ldns_rr_list *keys)
 	}
 	struct zone *z = build_fresh(s);
 	is_int(z->expires_at, T0 + 7 * DAY, "built at T0: refresh point T0 + validity - refresh");
+	is_int(zone_signature_expiry(z), T0 + 14 * DAY, "built at T0: signatures expire T0 + validity");
 
 	/* Not due yet: a pass renews nothing and keeps the refresh point. */
 	struct zone_resign r;
@@ -556,6 +596,12 @@ static void test_resign(const char *key_path, ldns_rr_list *keys)
 	bool patched = false;
 	while ((rc = zone_resign_step(z, signer_hook(s), &r, 50, clock_now, err)) == 0) {
 		steps++;
+		if (zone_signature_expiry(z) > served_sigs_min(z, (int64_t)clock_now))
+			printf("# step %d: signature expiry %lld later than served %lld\n", steps,
+			       (long long)zone_signature_expiry(z),
+			       (long long)served_sigs_min(z, (int64_t)clock_now));
+		ok(zone_signature_expiry(z) <= served_sigs_min(z, (int64_t)clock_now),
+		   "mid-pass step %d: the signature expiry is never later than what is served", steps);
 		if (steps == 3 && !patched) {
 			model_add("_acme-challenge.mid.example.com", RR_TXT, 60, "\x03new", 4);
 			model_bump_serial();
@@ -576,6 +622,8 @@ static void test_resign(const char *key_path, ldns_rr_list *keys)
 	uint64_t exp = min_expiration(z, clock_now, &unsigned_sets);
 	is_int(unsigned_sets, 0, "every RRset signed");
 	is_int(exp, clock_now + 14 * DAY, "every signature expires validity after now");
+	is_int(zone_signature_expiry(z), clock_now + 14 * DAY,
+	       "the pass over: the signature expiry is the renewed signatures'");
 	is_int(z->expires_at, clock_now + 7 * DAY, "refresh point: now + validity - refresh");
 	ok(!z->resigning, "the pass is over");
 	verify_time = (time_t)clock_now;
