@@ -37,6 +37,9 @@
  *                            re-signed beside the loop (a key change),
  *                            waits this long on its thread before the
  *                            loop serves it
+ *   GEOACME_TEST_XFR_LIST_SLICE  xfr/xfr.c: an outgoing AXFR lists about
+ *                            this many names per loop round (instead of
+ *                            1024), so a test's UPDATEs land mid-list
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -58,6 +61,7 @@
 #define TEST_HOOK_RESIGN_DELAY "GEOACME_TEST_RESIGN_DELAY_MS"
 #define TEST_HOOK_COMPACT_BYTES "GEOACME_TEST_COMPACT_BYTES"
 #define TEST_HOOK_COMPACT_DELAY "GEOACME_TEST_COMPACT_DELAY_MS"
+#define TEST_HOOK_XFR_LIST_SLICE "GEOACME_TEST_XFR_LIST_SLICE"
 /* The hook's value from the environment, or NULL when it is not set. */
 #define test_hook(name) getenv(name)
 /* The hook's name, for a log line. */

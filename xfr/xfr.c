@@ -17,6 +17,7 @@
 #include "core/conf/log.h"
 #include "core/conf/metrics.h"
 #include "core/net/loop.h"
+#include "core/test_hooks.h"
 #include "core/tsig/replay.h"
 #include "core/tsig/tsig.h"
 #include "core/wire/dname.h"
@@ -30,6 +31,7 @@
 #include "core/zone/zone.h"
 #include "core/zone/zone_diff.h"
 #include "core/zone/zone_table.h"
+#include "core/zone/zone_walk.h"
 #include "xfr/xfr.h"
 #include "xfr/xfr_internal.h"
 
@@ -90,14 +92,17 @@ struct xfr_stream {
 	uint32_t serial;
 	/* The list of an AXFR (or a whole-zone IXFR) is made in slices (list_step). */
 	bool whole;                  /* the whole zone is to be listed */
-	bool listing, listed;        /* a walk is under way / the list is complete */
-	const struct zone_node *cursor;
-	uint64_t list_version;
-	unsigned list_restarts, list_rounds;
-	size_t cap_items;
+	bool listed;                 /* the list is complete */
+	struct zone_walk *walk;      /* the walk under way, or NULL */
+	size_t list_slice;           /* names per loop round: XFR_LIST_SLICE */
+	const struct rrset *soa;     /* the SOA the list starts and ends with */
+	unsigned list_rounds;
+	size_t listed_records;
 	uint8_t *data;               /* an IXFR's records (the items point here) */
 	struct rdata *rdata;
-	struct xfr_item *items;
+	struct xfr_item *items;      /* an IXFR's runs, in one array */
+	struct xfr_item **blocks;    /* or an AXFR's, in blocks (push) */
+	size_t n_blocks, cap_blocks;
 	size_t n_items, item, rec;
 	uint16_t id, flags;
 	uint8_t qname[DNAME_MAX];    /* as the client wrote it */
@@ -381,30 +386,62 @@ static int64_t ixfr_serial(const struct query *q)
 
 /* --- the stream --- */
 
-static int push(struct xfr_item **v, size_t *n, size_t *cap, const uint8_t *owner,
-                uint16_t type, uint32_t ttl, const struct rdata *rr, uint16_t count)
+/*
+ * An AXFR's list grows in blocks of XFR_ITEM_BLOCK runs, never by realloc:
+ * a realloc of a list of a million runs copies tens of megabytes in one
+ * loop round, and the new memory's page faults come all at once.
+ */
+#define XFR_ITEM_BLOCK 4096
+
+static int push(struct xfr_stream *s, const uint8_t *owner, uint16_t type, uint32_t ttl,
+                const struct rdata *rr, uint16_t count)
 {
 	if (!count)
 		return 0;
-	if (*n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 256;
-		struct xfr_item *nv = realloc(*v, nc * sizeof(*nv));
-		if (!nv)
+	size_t b = s->n_items / XFR_ITEM_BLOCK;
+	if (s->n_items % XFR_ITEM_BLOCK == 0) {
+		if (b == s->cap_blocks) {
+			size_t nc = s->cap_blocks ? s->cap_blocks * 2 : 16;
+			struct xfr_item **nv = realloc(s->blocks, nc * sizeof(*nv));
+			if (!nv)
+				return -ENOMEM;
+			s->blocks = nv;
+			s->cap_blocks = nc;
+		}
+		if (!(s->blocks[b] = malloc(XFR_ITEM_BLOCK * sizeof(**s->blocks))))
 			return -ENOMEM;
-		*v = nv;
-		*cap = nc;
+		s->n_blocks = b + 1;
 	}
-	(*v)[(*n)++] = (struct xfr_item){ owner, type, count, ttl, rr };
+	s->blocks[b][s->n_items++ % XFR_ITEM_BLOCK] = (struct xfr_item){ owner, type, count, ttl, rr };
+	s->listed_records += count;
 	return 0;
 }
 
-static int push_rrset(struct xfr_item **v, size_t *n, size_t *cap, const uint8_t *owner,
-                      const struct rrset *s, bool with_sig)
+static int push_rrset(struct xfr_stream *s, const uint8_t *owner, const struct rrset *rs,
+                      bool with_sig)
 {
-	int rc = push(v, n, cap, owner, s->type, s->ttl, s->rr, s->count);
+	int rc = push(s, owner, rs->type, rs->ttl, rs->rr, rs->count);
 	if (rc == 0 && with_sig)
-		rc = push(v, n, cap, owner, RR_RRSIG, s->ttl, s->sig, (uint16_t)rrset_sig_count(s));
+		rc = push(s, owner, RR_RRSIG, rs->ttl, rs->sig, (uint16_t)rrset_sig_count(rs));
 	return rc;
+}
+
+/* The i-th run: in an IXFR's array, or in an AXFR's blocks. */
+static const struct xfr_item *item_at(const struct xfr_stream *s, size_t i)
+{
+	return s->items ? &s->items[i] : &s->blocks[i / XFR_ITEM_BLOCK][i % XFR_ITEM_BLOCK];
+}
+
+static void items_free(struct xfr_stream *s)
+{
+	for (size_t b = 0; b < s->n_blocks; b++)
+		free(s->blocks[b]);
+	free(s->blocks);
+	s->blocks = NULL;
+	s->n_blocks = s->cap_blocks = 0;
+	free(s->items);
+	s->items = NULL;
+	s->n_items = 0;
 }
 
 /*
@@ -412,84 +449,78 @@ static int push_rrset(struct xfr_item **v, size_t *n, size_t *cap, const uint8_t
  * (a geo name's fallback A/AAAA included), and the SOA again to close (RFC
  * 5936 2.2).  Pointers into the held snapshot: nothing is copied.
  *
- * Made in slices of XFR_LIST_SLICE names, one per loop round (the TCP
- * layer calls the stream again in the next round: QUERY_STREAM_LATER), so
- * a transfer of a big zone does not hold the loop while it lists it (0.4 to
- * 1.3 s at 100 000 names on a busy machine, issue #26).  Nothing is sent
- * before the list is complete, and the list is of one version: the walk
- * keeps a node between rounds, which is valid only while no patch is
- * applied (zone_version), so a patch in between starts the list over (the
- * transfer then sends the patched zone).  After XFR_LIST_RESTARTS such
- * starts the rest is listed in one round: a stream of UPDATEs cannot starve
- * a transfer.  Returns 1 when more remains, 0 when the list is complete.
+ * Made in slices of about XFR_LIST_SLICE names, one per loop round (the
+ * TCP layer calls the stream again in the next round: QUERY_STREAM_LATER),
+ * so a transfer of a big zone does not hold the loop while it lists it
+ * (0.6 µs a name on this project's test machine: 60 ms at 100 000 names).
+ * Nothing is sent before the list is complete.  The list is of one
+ * version, the one held at the start: an UPDATE or a purge that patches
+ * the snapshot meanwhile hands the walk the names it changes as they were
+ * (zone_walk.h), so the transfer neither starts over nor waits.  1024
+ * names take about half a millisecond; a round costs the loop a few
+ * microseconds more, so the transfer is not made slower than that.
  */
-#define XFR_LIST_SLICE 4096
-#define XFR_LIST_RESTARTS 3
+#define XFR_LIST_SLICE 1024
 
-static size_t xfr_item_records(const struct xfr_item *v, size_t n)
+/* One node's runs, as the node is now (zone_walk_fn). */
+static int list_node(void *arg, const struct zone_node *node)
 {
-	size_t r = 0;
-	for (size_t i = 0; i < n; i++)
-		r += v[i].count;
-	return r;
+	struct xfr_stream *s = arg;
+	int rc = 0;
+	for (uint16_t i = 0; i < node->rrset_count && rc == 0; i++) {
+		const struct rrset *rs = &node->rrsets[i];
+		if (rs == s->soa)
+			continue;   /* first and last, from the start's apex */
+		rc = push_rrset(s, node->name, rs, true);
+	}
+	if (node->geo) {
+		const uint16_t types[3] = { RR_A, RR_AAAA, RR_HTTPS };
+		for (int t = 0; t < 3 && rc == 0; t++) {
+			const struct rrset *fb = geo_sets_fallback(node->geo, types[t]);
+			if (fb)
+				rc = push_rrset(s, node->name, fb, true);
+		}
+	}
+	return rc;
 }
 
+/* Returns 1 when more remains, 0 when the list is complete, or -ENOMEM. */
 static int list_step(struct xfr_stream *s)
 {
 	const struct zone *z = s->z;
-	int rc = 0;
 	s->list_rounds++;
-	if (s->listing && zone_version(z) != s->list_version) {
-		s->n_items = 0;
-		s->listing = false;
-		s->list_restarts++;
-	}
-	if (!s->listing) {
-		s->listing = true;
-		s->list_version = zone_version(z);
+	if (!s->walk) {
+		/* The snapshot as held now: its SOA (a patch later makes a new
+		 * SOA RRset and leaves this one as it is) and every node. */
 		s->serial = zone_serial(z);
-		rc = push_rrset(&s->items, &s->n_items, &s->cap_items, zone_apex(z), zone_soa(z), true);
-		s->cursor = zone_node_next(z, NULL);
+		s->soa = zone_soa(z);
+		if (push_rrset(s, zone_apex(z), s->soa, true) < 0)
+			return -ENOMEM;
+		s->walk = zone_walk_new(s->z, list_node, s);
+		if (!s->walk)
+			return -ENOMEM;
 	}
-	size_t budget = s->list_restarts >= XFR_LIST_RESTARTS ? SIZE_MAX : XFR_LIST_SLICE;
-	for (size_t k = 0; s->cursor && rc == 0 && k < budget; k++) {
-		const struct zone_node *node = s->cursor;
-		for (uint16_t i = 0; i < node->rrset_count && rc == 0; i++) {
-			const struct rrset *rs = &node->rrsets[i];
-			if (rs == zone_soa(z))
-				continue;
-			rc = push_rrset(&s->items, &s->n_items, &s->cap_items, node->name, rs, true);
-		}
-		if (node->geo) {
-			const uint16_t types[3] = { RR_A, RR_AAAA, RR_HTTPS };
-			for (int t = 0; t < 3 && rc == 0; t++) {
-				const struct rrset *fb = geo_sets_fallback(node->geo, types[t]);
-				if (fb)
-					rc = push_rrset(&s->items, &s->n_items, &s->cap_items, node->name, fb, true);
-			}
-		}
-		s->cursor = zone_node_next(z, node);
-	}
-	if (rc < 0)
-		return rc;
-	if (s->cursor)
-		return 1;
-	rc = push_rrset(&s->items, &s->n_items, &s->cap_items, zone_apex(z), zone_soa(z), false);
-	if (rc < 0)
-		return rc;
-	s->listing = false;
+	int rc = zone_walk_step(s->walk, s->list_slice);
+	if (rc != 0)
+		return rc > 0 ? 1 : -ENOMEM;
+	unsigned patches = zone_walk_patches(s->walk);
+	zone_walk_free(s->walk);
+	s->walk = NULL;
+	if (push_rrset(s, zone_apex(z), s->soa, false) < 0)
+		return -ENOMEM;
 	s->listed = true;
 	log_debug("transfer of %s (serial %u) to %s: %zu records listed in %u loop round%s (%u "
-	          "started over after a patch)", zone_name(z), s->serial, s->who,
-	          xfr_item_records(s->items, s->n_items), s->list_rounds,
-	          s->list_rounds == 1 ? "" : "s", s->list_restarts);
+	          "patch%s applied meanwhile)", zone_name(z), s->serial, s->who,
+	          s->listed_records, s->list_rounds,
+	          s->list_rounds == 1 ? "" : "s", patches, patches == 1 ? "" : "es");
 	return 0;
 }
 
 static void stream_release_quiet(struct xfr_stream *s)
 {
+	zone_walk_free(s->walk);
 	zone_free(s->z);
-	free(s->items);
+	items_free(s);
 	free(s->rdata);
 	free(s->data);
 	explicit_bzero(&s->key, sizeof(s->key));
@@ -563,7 +594,7 @@ static int stream_next(void *ctx, struct query *q)
 		return -ENOSPC;
 	uint16_t an = 0;
 	while (s->item < s->n_items && an < UINT16_MAX) {
-		const struct xfr_item *it = &s->items[s->item];
+		const struct xfr_item *it = item_at(s, s->item);
 		/* The soft limit, except that a message always carries a record. */
 		if (!write_rr(&w, an ? soft : hard, it, &it->rr[s->rec]))
 			break;
@@ -571,6 +602,11 @@ static int stream_next(void *ctx, struct query *q)
 		if (++s->rec == it->count) {
 			s->rec = 0;
 			s->item++;
+			if (s->blocks && s->item % XFR_ITEM_BLOCK == 0) {
+				/* A block sent: freed now, a little at a time. */
+				free(s->blocks[s->item / XFR_ITEM_BLOCK - 1]);
+				s->blocks[s->item / XFR_ITEM_BLOCK - 1] = NULL;
+			}
 		}
 	}
 	if (an == 0) {
@@ -633,14 +669,17 @@ static int start_stream(struct query *q, const struct xfr *x, const struct zone 
 	client_str(q, s->who, sizeof(s->who));
 	int rc = ixfr ? ixfr_items(s, xz, serial) : 0;
 	if (rc == 0) {
-		free(s->items);
+		items_free(s);
 		free(s->rdata);
 		free(s->data);
-		s->items = NULL;
 		s->rdata = NULL;
 		s->data = NULL;
 		/* The first slice now: a small zone is listed at once. */
 		s->whole = true;
+		s->list_slice = XFR_LIST_SLICE;
+		const char *slice = test_hook(TEST_HOOK_XFR_LIST_SLICE);
+		if (slice && strtoul(slice, NULL, 10) > 0)
+			s->list_slice = strtoul(slice, NULL, 10);
 		rc = list_step(s);
 		rc = rc < 0 ? rc : 0;
 	}

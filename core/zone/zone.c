@@ -1050,11 +1050,6 @@ size_t zone_built_bytes(const struct zone *z)
 	return z->built_bytes;
 }
 
-uint64_t zone_version(const struct zone *z)
-{
-	return z->patches;
-}
-
 bool zone_resigning(const struct zone *z)
 {
 	return z->resigning;

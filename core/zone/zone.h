@@ -92,8 +92,9 @@ static inline const struct rrset *zone_node_rrset(const struct zone_node *n, uin
 const struct zone_node *zone_nsec_covering(const struct zone *z, const uint8_t *name);
 
 /*
- * Every node once, in no particular order: pass NULL for the first.  For
- * zone transfers, not the query path.
+ * Every node once, in no particular order: pass NULL for the first.  Not
+ * the query path; a walk spread over loop rounds, with patches in between,
+ * is zone_walk.h's.
  */
 const struct zone_node *zone_node_next(const struct zone *z, const struct zone_node *prev);
 
@@ -142,12 +143,6 @@ struct metrics_zone *zone_metrics(const struct zone *z);
 double zone_build_seconds(const struct zone *z);
 /* Arena bytes the build held (patches add to it: zone_patch_growth()). */
 size_t zone_built_bytes(const struct zone *z);
-/*
- * Changes when a patch is applied (zone_patch.h), which may move nodes in
- * the hash table: a walk with zone_node_next() spread over several loop
- * rounds is valid only while this stays the same.
- */
-uint64_t zone_version(const struct zone *z);
 /* True while its signatures are being renewed in slices (zone_patch.h). */
 bool zone_resigning(const struct zone *z);
 /* Visits every node in no particular order; stops at a non-zero return. */

@@ -18,6 +18,8 @@ struct arena;
 struct metrics_zone;
 struct rrset;
 struct zone_node;
+struct zone_patch;
+struct zone_walk;
 
 /* The snapshot (see zone.h for what may change after it is published). */
 struct zone {
@@ -57,8 +59,7 @@ struct zone {
 	uint64_t resign_floor;         /* ... and the earliest refresh point patches made meanwhile */
 	bool presigned;                /* served as received: RRSIGs and NSEC are data (a copy) */
 	bool nsec_complete;            /* every authoritative name with records carries an NSEC */
-	uint64_t patches;              /* patches applied: a walk spread over loop rounds
-	                                  must start again when it changes (zone_version) */
+	struct zone_walk *walks;       /* walks under way (zone_walk.h): told of each patch */
 };
 
 /*
@@ -87,3 +88,17 @@ uint32_t zone_soa_serial(const struct rrset *soa);
 void zone_sigs_add(struct rrsig_expiry *e, const struct rrset *sets, uint16_t n, int64_t now);
 bool zone_sigs_drop(struct rrsig_expiry *e, const struct rrset *sets, uint16_t n, int64_t now);
 void zone_sigs_scan(struct zone *z, int64_t now);
+
+/*
+ * Between zone_patch.c and zone_walk.c: before zone_patch_apply() changes
+ * anything, every walk under way over the snapshot hears of the nodes the
+ * patch changes (zone_walk.h says why).
+ */
+void zone_walks_before_patch(struct zone *z, const struct zone_patch *p);
+/* Each node a prepared patch changes, removes (`added` false: the node as
+ * it is before the patch) or adds (`added` true). */
+void zone_patch_foreach_node(const struct zone_patch *p,
+                             void (*fn)(void *arg, const struct zone_node *n, bool added),
+                             void *arg);
+/* The hash table's mask after the patch when it grows the table, else 0. */
+uint32_t zone_patch_new_mask(const struct zone_patch *p);

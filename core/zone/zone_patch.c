@@ -1040,11 +1040,32 @@ static void forget_replaced(const struct zone_patch *p, const struct zone_node *
 	}
 }
 
+void zone_patch_foreach_node(const struct zone_patch *p,
+                             void (*fn)(void *arg, const struct zone_node *n, bool added),
+                             void *arg)
+{
+	for (size_t k = 0; k < p->n; k++) {
+		const struct pnode *e = &p->v[k];
+		if (e->unlink)
+			fn(arg, e->old, false);
+		else if (e->contents && e->node)
+			fn(arg, e->node, e->link);   /* old unless added (as apply below) */
+	}
+}
+
+uint32_t zone_patch_new_mask(const struct zone_patch *p)
+{
+	return p->buckets ? p->bucket_mask : 0;
+}
+
 void zone_patch_apply(struct zone_patch *p)
 {
 	struct zone *z = p->z;
 	if (!p->prepared)
 		return;
+	/* Walks under way see the nodes this changes as they are now. */
+	if (z->walks)
+		zone_walks_before_patch(z, p);
 	if (p->buckets) {
 		struct zone_node **old = z->buckets;
 		uint32_t old_mask = z->bucket_mask;
@@ -1088,7 +1109,6 @@ void zone_patch_apply(struct zone_patch *p)
 		if (e->link)
 			bucket_insert(z, e->node);
 	}
-	z->patches++;
 	z->node_count = z->node_count + p->links - p->unlinks;
 	if (p->chain_changed) {
 		free(z->nsec_heap);

@@ -56,7 +56,9 @@
  * names, to RRsets and to the rdata they point at, taken while it looked
  * (xfr/xfr.c lists the transfer's records at its start); it must not keep
  * a node, walk the hash table or the NSEC order later, or read a node's
- * rrsets field again: those are what a patch changes.  Renewal steps, which
+ * rrsets field again: those are what a patch changes.  A walk that spans
+ * loop rounds goes through zone_walk.h, which apply tells of the nodes it
+ * is about to change, so the walk still sees the version it started with.  Renewal steps, which
  * do replace an RRset's RRSIG in place, still wait while a transfer holds
  * the snapshot.
  *

@@ -9,13 +9,16 @@ patched (before issue #26 it said "rebuilt": the whole zone was built again
 on the loop), and the answers are exact before and after.  The slow reader
 then reads on: its transfer is the zone as it was when it started (its serial
 at both ends, the seed records only, every record once), and the log line
-that ends it names that serial.
+that ends it names that serial.  UPDATEs that come while the transfer is
+still listing the zone (a name per loop round, by a test hook) patch it too,
+and the list goes on with the version it began with.
 
 A reload while such a transfer holds the snapshot: the old configuration is
 let go of on the loop and freed on the builder's reaper thread (issue #26:
 0.7 s on the loop at 100 000 records before) while the transfer still sends
 the old snapshot; the reader gets it whole and exact, and the new
 configuration answers (and takes an UPDATE) meanwhile."""
+import os
 import re
 import signal
 import socket
@@ -33,7 +36,7 @@ import dns.rdatatype
 import dns.tsigkeyring
 import dns.update
 
-from harness import BASE_CONFIG, Server, main, make_key
+from harness import BASE_CONFIG, Server, main, make_key, needs_test_hooks
 
 SECRET = "cGlubmVkLXNlY3JldC1waW5uZWQtc2VjcmV0LTEyMzQ1Njc4OTA="
 APEX = "pin.example.net"
@@ -214,10 +217,10 @@ class PinnedSnapshotPatched(unittest.TestCase):
             q = dns.message.make_query(APEX + ".", "AXFR").to_wire()
             slow.sendall(struct.pack("!H", len(q)) + q)
             first = read_message(slow)
-            # Listed in slices of 4 096 names, one per loop round (issue #26):
-            # 12 003 names (the apex, www, its _acme-challenge, the n names).
+            # Listed in slices of about 1 024 names, one per loop round (issue
+            # #26): 12 003 names (the apex, www, its _acme-challenge, the n names).
             srv.wait_log(r"transfer of pin\.example\.net\. \(serial %d\) to 127\.0\.0\.1: %d records "
-                         r"listed in 3 loop rounds \(0 started over after a patch\)"
+                         r"listed in 1[0-9] loop rounds \(0 patches applied meanwhile\)"
                          % (s0, 4 * NAMES + 13))
             self.assertEqual(first[0][1], dns.rdatatype.SOA)
             self.assertEqual(soa_serial(first[0][2]), s0)
@@ -265,6 +268,73 @@ class PinnedSnapshotPatched(unittest.TestCase):
             self.assertEqual(len([r for r in records if r[1] == dns.rdatatype.RRSIG]),
                              2 * (NAMES + 1) + 4)     # TXT and NSEC; apex SOA, NS, DNSKEY, NSEC
             srv.wait_log(r"AXFR of pin\.example\.net\. \(serial %d\) to 127\.0\.0\.1: %d records" % (s0, len(records)))
+            self.assertEqual(srv.stop(), 0)
+        finally:
+            if slow:
+                slow.close()
+            srv.cleanup()
+
+    @needs_test_hooks
+    def test_updates_while_the_transfer_is_listed(self):
+        """UPDATEs patch the snapshot while the AXFR is still listing it (a
+        name per loop round here: GEOACME_TEST_XFR_LIST_SLICE): the list
+        goes on where it was (issue #26: it started over, and after three
+        patches listed the rest in one long loop round) and is still the
+        zone as it was when the transfer began."""
+        env = dict(os.environ, GEOACME_TEST_XFR_LIST_SLICE="1")
+        srv = Server(BASE_CONFIG + CONFIG, {"acme.zone": ZONE}, ready_timeout=60, env=env)
+        make_key(srv.path("acme.pem"))
+        slow = None
+        try:
+            srv.start()
+            www = "_acme-challenge.www.%s." % APEX
+            s0 = self.serial(srv)
+            slow = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            slow.connect(("127.0.0.1", srv.port))
+            q = dns.message.make_query(APEX + ".", "AXFR").to_wire()
+            slow.sendall(struct.pack("!H", len(q)) + q)
+            # The transfer has begun (its first slice is listed at once);
+            # the rest takes some 10 000 loop rounds.
+            started = r"AXFR of pin\.example\.net\. \(serial %d\) to 127\.0\.0\.1" % s0
+            deadline = time.time() + 10
+            while not re.search(started, srv.log_since_start()) and time.time() < deadline:
+                time.sleep(0.002)
+            self.update(srv, add=[(www, '"token one"'), ("new.%s." % APEX, '"a new name"')])
+            self.update(srv, delete=[(www, '"seed"'), ("n00007.%s." % APEX,
+                                      '"seed record 00007, long enough to fill the buffers"')])
+            self.update(srv, add=[("n00008.%s." % APEX, '"one more"')])
+            srv.wait_log(r"transfer of pin\.example\.net\. \(serial %d\) to 127\.0\.0\.1: %d records "
+                         r"listed in \d+ loop rounds \(\d+ patch(es)? applied meanwhile\)"
+                         % (s0, 4 * NAMES + 13), timeout=60)
+            m = re.search(r"records listed in (\d+) loop rounds \((\d+) patch", srv.log_since_start())
+            self.assertGreater(int(m.group(1)), 5000)
+            self.assertGreaterEqual(int(m.group(2)), 1, "no UPDATE came while the list was made")
+            self.assertEqual(self.serial(srv), s0 + 3)
+            self.assertEqual(self.txt(srv, www),
+                             ("NOERROR", ['"token one"'], [120], [dns.rdatatype.TXT, dns.rdatatype.RRSIG]))
+
+            records = self.read_rest(slow, read_message(slow))
+            slow.close()
+            slow = None
+            self.assertEqual([soa_serial(r[2]) for r in records if r[1] == dns.rdatatype.SOA],
+                             [s0, s0])
+            txt = {(r[0], txt_text(r[2])) for r in records if r[1] == dns.rdatatype.TXT}
+            self.assertEqual(len(txt), NAMES + 1)
+            self.assertIn((www, '"seed"'), txt)
+            self.assertNotIn((www, '"token one"'), txt)
+            self.assertIn(("n00007.%s." % APEX, '"seed record 00007, long enough to fill the buffers"'),
+                          txt)
+            self.assertIn(("n00008.%s." % APEX, '"seed record 00008, long enough to fill the buffers"'),
+                          txt)
+            self.assertNotIn(("n00008.%s." % APEX, '"one more"'), txt)
+            self.assertFalse(any(n.startswith("new.") for n, _ in txt))
+            self.assertEqual(len(records[1:-1]), len(set(records[1:-1])))
+            self.assertEqual(len([r for r in records if r[1] == dns.rdatatype.NSEC]), NAMES + 2)
+            self.assertEqual(len([r for r in records if r[1] == dns.rdatatype.RRSIG]),
+                             2 * (NAMES + 1) + 4)
+            srv.wait_log(r"AXFR of pin\.example\.net\. \(serial %d\) to 127\.0\.0\.1: %d records"
+                         % (s0, len(records)))
             self.assertEqual(srv.stop(), 0)
         finally:
             if slow:

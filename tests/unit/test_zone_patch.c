@@ -11,6 +11,7 @@
  * cache holds what is served after every patch, no more.
  */
 #include "tests/unit/zone_patch_model.h"
+#include "core/zone/zone_walk.h"
 
 
 /* The signer's clock where a test sets it (signer_set_clock). */
@@ -364,6 +365,113 @@ static void test_held(struct signer *s, ldns_rr_list *keys)
 }
 
 /*
+ * A walk in slices (zone_walk.h) while the snapshot is patched between its
+ * steps: random changes, and once 1000 names at a time, which grows the
+ * hash table mid-walk.  It sees each node of the version it started with
+ * once, as it was then: the same list as a walk of that version in one go.
+ */
+struct walk_list {
+	struct held_item *v;
+	size_t n, cap;
+	int nodes;
+};
+
+static int walk_collect(void *arg, const struct zone_node *node)
+{
+	struct walk_list *l = arg;
+	l->nodes++;
+	for (uint16_t i = 0; i < node->rrset_count && l->n < l->cap; i++) {
+		const struct rrset *s = &node->rrsets[i];
+		l->v[l->n++] = (struct held_item){ node->name, s->type, s->count, s->ttl, s->rr,
+		                                   &s->sig[0] };
+	}
+	return 0;
+}
+
+static int held_item_cmp(const void *a, const void *b)
+{
+	const struct held_item *x = a, *y = b;
+	size_t lx = dname_len(x->owner), ly = dname_len(y->owner);
+	int c = memcmp(x->owner, y->owner, lx < ly ? lx : ly);
+	if (c || lx != ly)
+		return c ? c : lx < ly ? -1 : 1;
+	return (int)x->type - (int)y->type;
+}
+
+static void test_walk(struct signer *s, ldns_rr_list *keys)
+{
+	model_init();
+	static char filler[60][48];
+	for (int i = 0; i < 60; i++) {
+		snprintf(filler[i], sizeof(filler[i]), "_acme-challenge.f%d.example.com", i);
+		model_add(filler[i], RR_TXT, 60, "\x02ok", 3);
+	}
+	struct zone *z = build_fresh(s);
+	static struct held_item at_start[8192], walked[8192];
+	static uint8_t was[1 << 21], got[1 << 21];
+	struct walk_list whole = { at_start, 0, 8192, 0 }, sliced = { walked, 0, 8192, 0 };
+	struct zone_walk *w = zone_walk_new(z, walk_collect, &whole);
+	int rc = zone_walk_step(w, SIZE_MAX);
+	zone_walk_free(w);
+	is_int(rc, 0, "a walk in one step ends");
+	is_int(whole.nodes, nodes_in(z), "... and sees every node once");
+
+	w = zone_walk_new(z, walk_collect, &sliced);
+	uint32_t mask = z->bucket_mask;
+	int steps = 0, patched = 0, refused = 0;
+	static char bulk[1000][48];
+	const char *touched[1100];
+	/* Small slices, random changes between them; then 1000 names, and
+	 * bigger slices over the grown table. */
+	while ((rc = zone_walk_step(w, steps < 40 ? 2 : 200)) == 1) {
+		size_t n;
+		if (++steps == 40) {
+			/* Enough names at once for the hash table to grow. */
+			n = 0;
+			for (int i = 0; i < 1000; i++) {
+				snprintf(bulk[i], sizeof(bulk[i]), "_acme-challenge.w%d.example.com", i);
+				model_add(bulk[i], RR_TXT, 60, "\x02ok", 3);
+				touched[n++] = bulk[i];
+			}
+			model_bump_serial();
+			touched[n++] = "example.com";
+		} else {
+			n = random_change(touched);
+		}
+		struct zone_patch *p = patch_for(z, touched, n);
+		char err[256];
+		if (zone_patch_prepare(p, signer_hook(s), err) < 0) {
+			refused++;
+			zone_patch_free(p);
+			break;
+		}
+		zone_patch_apply(p);
+		zone_patch_free(p);
+		patched++;
+	}
+	zone_walk_free(w);
+	is_int(rc, 0, "the sliced walk ends (%d steps)", steps);
+	is_int(refused, 0, "%d patches applied between its steps", patched);
+	ok(z->bucket_mask > mask, "the hash table grew mid-walk (%u -> %u buckets)", mask + 1,
+	   z->bucket_mask + 1);
+	is_int(sliced.nodes, whole.nodes, "the sliced walk saw as many nodes as were at its start");
+	qsort(at_start, whole.n, sizeof(at_start[0]), held_item_cmp);
+	qsort(walked, sliced.n, sizeof(walked[0]), held_item_cmp);
+	size_t nb = held_bytes(at_start, whole.n, was, sizeof(was));
+	size_t nb2 = held_bytes(walked, sliced.n, got, sizeof(got));
+	ok(nb > 0 && nb2 == nb && memcmp(was, got, nb) == 0,
+	   "... and every RRset of them as it was then (%zu RRsets)", sliced.n);
+	is_int(verify_all(z, keys), 0, "the patched zone's RRSIGs verify");
+	/* A walk begun after the patches sees the new version. */
+	struct walk_list after = { walked, 0, 8192, 0 };
+	w = zone_walk_new(z, walk_collect, &after);
+	zone_walk_step(w, SIZE_MAX);
+	zone_walk_free(w);
+	is_int(after.nodes, nodes_in(z), "a walk begun later sees the patched zone's nodes");
+	zone_free(z);
+}
+
+/*
  * One step of test_delegation: patch `touched` (the model changed since
  * `before` was built from it, which is freed); 1 when it equals the whole
  * build.
@@ -681,6 +789,7 @@ int main(void)
 	test_abandon_and_refuse(s);
 	test_bulk(s, keys);
 	test_held(s, keys);
+	test_walk(s, keys);
 	test_delegation(s, keys);
 	test_resign(key_path, keys);
 	test_cache_follows_patches(key_path);
