@@ -263,7 +263,10 @@ class LayoutThree(unittest.TestCase):
                 rrs(r, "answer"), rrs(r, "authority"), rrs(r, "additional"))
 
     def serial(self, n):
-        return self.query(n, "acme.example.", "SOA").answer[0][0].serial
+        """The served SOA serial; None while the zone is not served (a restarted
+        secondary answers REFUSED until its stored copy is loaded beside the loop)."""
+        r = self.query(n, "acme.example.", "SOA")
+        return r.answer[0][0].serial if r.answer else None
 
     def wait_serial(self, n, serial, timeout=20):
         deadline = time.time() + timeout
