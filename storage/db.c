@@ -5,6 +5,7 @@
  * statements every later call uses (prepared here once, never per call).
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -210,7 +211,13 @@ static int identify_file(const char *path, struct db_info *info, char err[256])
 	return ret;
 }
 
-int db_quick_check(const char *path, char err[256])
+/* A progress handler: a non-zero return interrupts the statement. */
+static int stop_asked(void *arg)
+{
+	return atomic_load_explicit((const atomic_bool *)arg, memory_order_relaxed);
+}
+
+static int quick_check(const char *path, const atomic_bool *stop, char err[256])
 {
 	sqlite3 *sql = NULL;
 	if (sqlite3_open_v2(path, &sql, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
@@ -221,6 +228,8 @@ int db_quick_check(const char *path, char err[256])
 		return -EIO;
 	}
 	sqlite3_busy_timeout(sql, 2000);
+	if (stop)
+		sqlite3_progress_handler(sql, 10000, stop_asked, (void *)stop);
 	sqlite3_stmt *st;
 	int ret = 0;
 	if (sqlite3_prepare_v2(sql, "PRAGMA quick_check", -1, &st, NULL) != SQLITE_OK) {
@@ -230,7 +239,10 @@ int db_quick_check(const char *path, char err[256])
 	}
 	int rc = sqlite3_step(st);
 	const char *res = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
-	if (!res || strcmp(res, "ok") != 0) {
+	if (rc == SQLITE_INTERRUPT && stop) {
+		errf(err, "%s: quick_check stopped", path);
+		ret = -ECANCELED;
+	} else if (!res || strcmp(res, "ok") != 0) {
 		errf(err, "%s: the database is damaged (quick_check: %s)", path,
 		     res ? res : sqlite3_errmsg(sql));
 		ret = -EIO;
@@ -238,6 +250,11 @@ int db_quick_check(const char *path, char err[256])
 	sqlite3_finalize(st);
 	sqlite3_close(sql);
 	return ret;
+}
+
+int db_quick_check(const char *path, char err[256])
+{
+	return quick_check(path, NULL, err);
 }
 
 int db_identify(const char *path, struct db_info *info, char err[256])
@@ -361,6 +378,11 @@ int db_write_lock_free(struct db *db)
 
 struct db *db_open(const char *path, char err[256])
 {
+	return db_open_stoppable(path, NULL, err);
+}
+
+struct db *db_open_stoppable(const char *path, const atomic_bool *stop, char err[256])
+{
 	struct db *db = calloc(1, sizeof(*db));
 	if (!db || !(db->path = strdup(path))) {
 		snprintf(err, 256, "%s: out of memory", path);
@@ -378,7 +400,7 @@ struct db *db_open(const char *path, char err[256])
 	 * miss the damage (an empty answer where a row should be) could have us
 	 * seed the zone again over the records we acknowledged.
 	 */
-	if (info.state == DB_OURS && db_quick_check(path, err) < 0) {
+	if (info.state == DB_OURS && quick_check(path, stop, err) < 0) {
 		db_close(db);
 		return NULL;
 	}

@@ -45,6 +45,7 @@
  *
  * The serial is not stored apart: it is the apex SOA row's.
  */
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -94,6 +95,9 @@ int db_quick_check(const char *path, char err[256]);
  * problem): reads that miss the damage must not make us seed it again.
  */
 struct db *db_open(const char *path, char err[256]);
+/* The same on a helper thread: the quick_check, which reads the whole
+ * file, stops as soon as *stop is set (then NULL, err says interrupted). */
+struct db *db_open_stoppable(const char *path, const atomic_bool *stop, char err[256]);
 void db_close(struct db *db);   /* NULL-safe */
 /*
  * Makes the statement running on db (on another thread) fail at once with

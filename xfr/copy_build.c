@@ -130,7 +130,7 @@ static bool load(struct copy_build *cb)
 {
 	struct copy_build_out *out = &cb->out;
 	char err[256] = "";
-	out->db = db_open(cb->path, err);
+	out->db = db_open_stoppable(cb->path, &cb->stop, err);
 	if (!out->db) {
 		xfr_errf(out->err, "%s", err);
 		return false;
