@@ -47,6 +47,7 @@ struct compact {
 	char name[DNAME_MAX * 4 + 2];
 	struct zone_signer signer;
 	bool has_signer;
+	bool holding;                /* signer.building(on) called, not yet off */
 	uint32_t delay_ms;           /* GEOACME_TEST_COMPACT_DELAY_MS */
 	struct zone *z;
 	size_t records;
@@ -172,12 +173,21 @@ static void unwatch(struct compact *c)
 	c->in_loop = false;
 }
 
+/* The signer's cache keeps what patches replace while the thread builds. */
+static void hold_cache(struct compact *c, bool on)
+{
+	if (c->has_signer && c->signer.building && c->holding != on)
+		c->signer.building(c->signer.ctx, on);
+	c->holding = on;
+}
+
 /* The job ends on the loop: its thread joined, what it made dropped. */
 static void finish(struct compact *c)
 {
 	if (c->thread_made)
 		pthread_join(c->thread, NULL);
 	c->thread_made = false;
+	hold_cache(c, false);
 	unwatch(c);
 	zone_free(c->z);
 	c->z = NULL;
@@ -326,12 +336,17 @@ int compact_start(struct acme_zone *az)
 	}
 	c->in_loop = true;
 	c->done = false;
+	/* From the records' read on: a commit meanwhile must not drop from
+	 * the cache the signatures of what the build reads (its catch-up
+	 * replaces them; made anew, they would look like new signatures). */
+	hold_cache(c, true);
 	sysclock_mono_ts(&c->started);
 	int ret = thread_start(&c->thread, run, c);
 	if (ret != 0) {
 		log_error("%s: cannot start a thread to compact the snapshot (%s); patches go on",
 		          az->name, strerror(ret));
 		unwatch(c);
+		hold_cache(c, false);
 		c->done = true;
 		return -ret;
 	}
@@ -378,6 +393,7 @@ void compact_free(struct acme_zone *az)
 	if (c->thread_made)
 		pthread_join(c->thread, NULL);
 	c->thread_made = false;
+	hold_cache(c, false);
 	join_reaper(c);
 	zone_free(c->z);
 	change_list_clear(&c->noted);

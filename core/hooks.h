@@ -82,6 +82,12 @@ struct zone_signer {
 	 */
 	void (*forget)(void *ctx, const uint8_t *owner, const struct rrset *rrset);
 	/*
+	 * A build beside the loop starts (on) or ends: until it ends, forget
+	 * keeps what it would drop (the build may sign that content, from the
+	 * records it read before the patch).  Counted; any thread.  NULL: none.
+	 */
+	void (*building)(void *ctx, bool on);
+	/*
 	 * The signer's clock, unix seconds: the loop's in the server (so the
 	 * test clock drives it), which is also what a signed zone's serial is
 	 * raised to (core/zone/zone_load.c).  Never NULL.

@@ -90,6 +90,7 @@ static int signer_patch(void *ctx, struct zone_patch *p, char err[256]);
 static int signer_renew(void *ctx, const uint8_t *owner, struct rrset *rrset, struct arena *a,
                         uint64_t *refresh_at);
 static void signer_forget(void *ctx, const uint8_t *owner, const struct rrset *rrset);
+static void signer_building_hook(void *ctx, bool on);
 
 struct signer *signer_new(const char *zone_name, const char *key_path, const struct config *c,
                           bool publish_cds, char err[256])
@@ -129,6 +130,7 @@ struct signer *signer_new(const char *zone_name, const char *key_path, const str
 	s->hook.patch = signer_patch;
 	s->hook.renew = signer_renew;
 	s->hook.forget = signer_forget;
+	s->hook.building = signer_building_hook;
 	s->hook.now = hook_now;
 	return s;
 fail:
@@ -244,6 +246,11 @@ void signer_building(struct signer *s, bool on)
 	else if (s->building)
 		s->building--;
 	pthread_mutex_unlock(&s->mu);
+}
+
+static void signer_building_hook(void *ctx, bool on)
+{
+	signer_building(ctx, on);
 }
 
 void signer_set_clock(struct signer *s, uint64_t (*now)(void *arg), void *arg)
