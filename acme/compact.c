@@ -6,19 +6,18 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "acme/acme_internal.h"
 #include "acme/commit.h"
 #include "core/conf/log.h"
+#include "core/conf/side_thread.h"
 #include "core/conf/sysclock.h"
 #include "core/net/loop.h"
 #include "core/test_hooks.h"
@@ -106,7 +105,7 @@ static void *run(void *arg)
 	 * a time; on one core, at the same priority, a patch waited up to 60 ms
 	 * for it (the lock went back to this thread while the loop slept).
 	 */
-	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), 19);
+	side_thread_lower(19, "compaction");
 	struct timespec t0;
 	sysclock_mono_ts(&t0);
 	struct db *db = db_open(c->path, c->err);
@@ -129,9 +128,7 @@ static void *run(void *arg)
 	if (c->delay_ms && c->z) {
 		/* A test hook: built, not yet swapped in, so a test can send
 		 * UPDATEs and see them answered from the old snapshot meanwhile. */
-		struct timespec ts = { c->delay_ms / 1000, (long)(c->delay_ms % 1000) * 1000000L };
-		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-			;
+		side_thread_sleep_ms(c->delay_ms);
 	}
 	uint64_t one = 1;
 	/* Cannot fail short of a bug; the loop would then never swap. */
@@ -141,20 +138,9 @@ static void *run(void *arg)
 
 static void *free_old(void *arg)
 {
-	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), 19);
+	side_thread_lower(19, "compaction's free");
 	zone_free(arg);
 	return NULL;
-}
-
-/* A thread that takes no signal: they are the loop's (signalfd). */
-static int thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
-{
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int ret = pthread_create(t, NULL, fn, arg);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return ret;
 }
 
 /* The previous swap's old snapshot is freed by now, or soon: joined. */
@@ -255,7 +241,7 @@ static void swap_in(struct compact *c)
 		} else if (zone_table_replace(az->a->t, z) < 0) {
 			zone_free(z);
 		}
-		if (c->old && zone_refs(c->old) == 1 && thread_start(&c->reaper, free_old, c->old) == 0)
+		if (c->old && zone_refs(c->old) == 1 && side_thread_start(&c->reaper, free_old, c->old) == 0)
 			c->reaper_made = true;
 		else
 			zone_free(c->old);   /* a transfer holds it too: the last holder frees it */
@@ -341,7 +327,7 @@ int compact_start(struct acme_zone *az)
 	 * replaces them; made anew, they would look like new signatures). */
 	hold_cache(c, true);
 	sysclock_mono_ts(&c->started);
-	int ret = thread_start(&c->thread, run, c);
+	int ret = side_thread_start(&c->thread, run, c);
 	if (ret != 0) {
 		log_error("%s: cannot start a thread to compact the snapshot (%s); patches go on",
 		          az->name, strerror(ret));

@@ -7,19 +7,18 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cmd/runtime.h"
 #include "core/conf/diag.h"
 #include "core/conf/log.h"
+#include "core/conf/side_thread.h"
 #include "core/conf/sysclock.h"
 #include "core/net/loop.h"
 #include "core/test_hooks.h"
@@ -45,24 +44,10 @@ struct builder {
 	pthread_t reaper;
 };
 
-/*
- * Below the loop's priority (Linux: nice is per thread), as the secondary's
- * copy build (xfr/copy_build.c): where a build or a free shares a core with
- * the loop, the loop's rounds come first.  At 100 000 signed names a build
- * is seconds of CPU; at the same priority it took the loop's core in turns
- * and queries waited tens of milliseconds behind it (bench/stall.sh
- * sighup-x3, issue #26).
- */
-static void below_the_loop(const char *what)
-{
-	if (setpriority(PRIO_PROCESS, (id_t)gettid(), 10) < 0)
-		log_debug("%s: cannot lower the thread's priority: %s", what, strerror(errno));
-}
-
 static void *build(void *arg)
 {
 	struct builder *b = arg;
-	below_the_loop("reload build");
+	side_thread_lower(10, "reload build");   /* below the loop */
 	struct timespec t0, t1;
 	sysclock_mono_ts(&t0);
 	b->g = generation_build(b->path, b->l, false, &b->d);
@@ -74,9 +59,7 @@ static void *build(void *arg)
 	if (b->delay_ms) {
 		/* A test hook: the new generation is ready but not yet served, so a
 		 * test can see the old one answer (and UPDATEs arrive) meanwhile. */
-		struct timespec ts = { b->delay_ms / 1000, (long)(b->delay_ms % 1000) * 1000000L };
-		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-			;
+		side_thread_sleep_ms(b->delay_ms);
 	}
 	uint64_t one = 1;
 	/* An eventfd write of 1 cannot fail short of a bug; the loop would then
@@ -89,7 +72,7 @@ static void *build(void *arg)
 static void *reap(void *arg)
 {
 	struct builder *b = arg;
-	below_the_loop("reload reaper");
+	side_thread_lower(10, "reload reaper");
 	for (;;) {
 		pthread_mutex_lock(&b->lock);
 		if (!b->n_trash) {
@@ -107,18 +90,6 @@ static void *reap(void *arg)
 		         "one", (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
 		                (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
 	}
-}
-
-/* A thread that takes no signal: they are the loop's (signalfd), and one
- * delivered to it would take its default action. */
-static int thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
-{
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int ret = pthread_create(t, NULL, fn, arg);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return ret;
 }
 
 void builder_dispose(struct builder *b, struct generation *g)
@@ -148,7 +119,7 @@ void builder_dispose(struct builder *b, struct generation *g)
 	if (b->reaper_made)
 		pthread_join(b->reaper, NULL);   /* done, or about to return */
 	b->reaper_made = false;
-	int ret = thread_start(&b->reaper, reap, b);
+	int ret = side_thread_start(&b->reaper, reap, b);
 	if (ret == 0) {
 		b->reaper_made = true;
 		return;
@@ -225,7 +196,7 @@ int builder_start(struct builder *b, const char *path, char err[256])
 	diag_clear(&b->d);
 	diag_init(&b->d);
 	b->g = NULL;
-	int ret = thread_start(&b->thread, build, b);
+	int ret = side_thread_start(&b->thread, build, b);
 	if (ret != 0) {
 		snprintf(err, 256, "cannot start the reload builder thread: %s", strerror(ret));
 		free(b->path);

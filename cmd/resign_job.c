@@ -6,17 +6,16 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "core/conf/config.h"
 #include "core/conf/log.h"
+#include "core/conf/side_thread.h"
 #include "core/conf/sysclock.h"
 #include "core/net/loop.h"
 #include "core/test_hooks.h"
@@ -63,15 +62,12 @@ static void *thread_main(void *arg)
 	struct resign_job *j = arg;
 	/* Below the loop's priority (Linux: nice is per thread), so that where
 	 * both share a core the loop's rounds come first. */
-	if (setpriority(PRIO_PROCESS, (id_t)gettid(), 10) < 0)
-		log_debug("re-signing: cannot lower the thread's priority: %s", strerror(errno));
+	side_thread_lower(10, "re-signing");
 	run(j);
 	if (j->delay_ms) {
 		/* A test hook: the zone is re-signed but not yet served, so a test
 		 * can see the old signatures answer (and the rollover wait). */
-		struct timespec ts = { j->delay_ms / 1000, (long)(j->delay_ms % 1000) * 1000000L };
-		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-			;
+		side_thread_sleep_ms(j->delay_ms);
 	}
 	uint64_t one = 1;
 	/* An eventfd write of 1 cannot fail short of a bug (the zone would then
@@ -155,12 +151,7 @@ struct resign_job *resign_job_start(struct loop *l, const struct resign_job_in *
 		return NULL;
 	}
 	j->in.cur = zone_hold(in->cur);
-	/* The thread takes no signal: they are the loop's (signalfd). */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int ret = pthread_create(&j->thread, NULL, thread_main, j);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	int ret = side_thread_start(&j->thread, thread_main, j);
 	if (ret != 0) {
 		snprintf(err, 256, "cannot start a thread: %s", strerror(ret));
 		loop_del_fd(l, j->efd);

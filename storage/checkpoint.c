@@ -4,7 +4,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +11,7 @@
 #include <time.h>
 
 #include "core/conf/log.h"
+#include "core/conf/side_thread.h"
 #include "core/conf/sysclock.h"
 #include "storage/checkpoint.h"
 #include "storage/storage_internal.h"
@@ -107,13 +107,7 @@ struct checkpoint *checkpoint_new(struct db *db, uint32_t pages, char err[256])
 	sqlite3_wal_autocheckpoint(c->sql, 0);
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_cond_init(&c->cond, NULL);
-	/* The helper takes no signal: they are the loop's (signalfd), and one
-	 * delivered to this thread would take its default action. */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int ret = pthread_create(&c->thread, NULL, helper, c);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	int ret = side_thread_start(&c->thread, helper, c);
 	if (ret != 0) {
 		snprintf(err, 256, "%s: a thread for checkpoints: %s", db->path, strerror(ret));
 		pthread_cond_destroy(&c->cond);

@@ -4,18 +4,17 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "core/conf/diag.h"
 #include "core/conf/log.h"
+#include "core/conf/side_thread.h"
 #include "core/conf/sysclock.h"
 #include "core/net/loop.h"
 #include "core/wire/change.h"
@@ -236,8 +235,7 @@ static void *thread_main(void *arg)
 	struct copy_build *cb = arg;
 	/* Below the loop's priority (Linux: nice is per thread), so that where
 	 * both share a core the loop's rounds come first. */
-	if (setpriority(PRIO_PROCESS, (id_t)gettid(), 10) < 0)
-		log_debug("copy build: cannot lower the thread's priority: %s", strerror(errno));
+	side_thread_lower(10, "copy build");
 	run(cb);
 	if (cb->in.delay_ms && cb->out.z) {
 		/* A test hook: the copy is built and stored but not yet served, so
@@ -309,12 +307,7 @@ struct copy_build *copy_build_start(struct loop *l, const struct copy_build_in *
 		free(cb);
 		return NULL;
 	}
-	/* The thread takes no signal: they are the loop's (signalfd). */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int ret = pthread_create(&cb->thread, NULL, thread_main, cb);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	int ret = side_thread_start(&cb->thread, thread_main, cb);
 	if (ret != 0) {
 		xfr_errf(err, "cannot start a thread: %s", strerror(ret));
 		release(cb);
