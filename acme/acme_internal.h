@@ -72,6 +72,7 @@ struct acme_zone {
 	bool attached;                   /* acme_attach() ran: timers, syncs, serial */
 	struct acme_capture *captured;   /* non-NULL while a reload builds beside us */
 	int64_t purge_timer;
+	bool purge_more;                 /* the last purge stopped at PURGE_SLICE (purge.c) */
 	/* A signature renewal pass in slices, while resign_timer is set. */
 	struct zone_resign resign;
 	const struct zone *resign_zone;   /* the snapshot the pass renews */

@@ -17,11 +17,21 @@
 
 /* How often the purge looks for stale TXT records, at most. */
 #define PURGE_PERIOD_MAX_S 60
+/*
+ * Records removed per commit.  Each removal re-signs the NSEC of the name
+ * before it, on the loop (about 25 us of ECDSA each): the 2 000 records of
+ * bench/stall.sh's big-update, purged in one commit, were 50 ms of signing
+ * in one loop round (issue #26).  More than this many are
+ * removed in several commits, one per loop turn (the timer fires again at
+ * once), each with its own serial.
+ */
+#define PURGE_SLICE 64
 
 struct purge_ctx {
 	struct change_list *cl;
 	int64_t cutoff;
 	int err;
+	bool more;   /* stale records left for the next commit */
 };
 
 static int collect_stale(void *arg, const struct recset_name *n)
@@ -33,6 +43,10 @@ static int collect_stale(void *arg, const struct recset_name *n)
 		/* created_at 0: from the zone file, meant to stay. */
 		if (r->created_at <= 0 || r->created_at > p->cutoff)
 			continue;
+		if (p->cl->n >= PURGE_SLICE) {
+			p->more = true;
+			return 1;
+		}
 		if (change_list_add(p->cl, CHANGE_DEL, n->name, RR_TXT, r->ttl, r->rdata, r->rdlen,
 		                    r->created_at) < 0)
 			return p->err = -ENOMEM;
@@ -46,7 +60,7 @@ int purge_stale(struct acme_zone *az, int64_t now)
 		return 0;
 	struct change_list cl;
 	change_list_init(&cl);
-	struct purge_ctx p = { &cl, now - (int64_t)az->stale_age, 0 };
+	struct purge_ctx p = { &cl, now - (int64_t)az->stale_age, 0, false };
 	/* Only the names holding records added by UPDATE: the scan costs what
 	 * Lego left behind, not the size of the zone. */
 	recset_foreach_dated(az->rs, collect_stale, &p);
@@ -68,6 +82,7 @@ int purge_stale(struct acme_zone *az, int64_t now)
 			         az->last_commit_ms);
 	}
 	change_list_clear(&cl);
+	az->purge_more = ret == 0 && p.more;
 	return ret < 0 ? ret : (int)n;
 }
 
@@ -78,7 +93,8 @@ void purge_schedule(struct acme_zone *az)
 	if (!az->a->l || !az->stale_age)
 		return;
 	uint64_t period = az->stale_age < PURGE_PERIOD_MAX_S ? az->stale_age : PURGE_PERIOD_MAX_S;
-	int64_t id = loop_timer_add(az->a->l, period * 1000, purge_timer, az);
+	/* The rest of a purge cut at PURGE_SLICE: on the next loop turn. */
+	int64_t id = loop_timer_add(az->a->l, az->purge_more ? 0 : period * 1000, purge_timer, az);
 	az->purge_timer = id > 0 ? id : 0;
 	if (id <= 0)
 		log_error("%s: cannot schedule the stale purge", az->name);

@@ -995,6 +995,18 @@ static void test_signed_query(void)
 	ok(response_verifies(&kdefault), "signed");
 }
 
+/* TXT records at the names fmt % 0 .. n - 1. */
+static int count_prefixed(const char *fmt, int n)
+{
+	char name[64];
+	int sum = 0;
+	for (int i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), fmt, i);
+		sum += count_at(name, RR_TXT);
+	}
+	return sum;
+}
+
 static void test_purge(void)
 {
 	struct mb m;
@@ -1014,6 +1026,24 @@ static void test_purge(void)
 	is_int(serial(), s0 + 1, "one serial bump for the purge");
 	is_int(count_at("existing.acme.example.", RR_TXT), 2, "zone-file TXT records are never stale");
 	is_int(acme_purge_stale(acme, apex, now + 102), 0, "nothing left to purge");
+
+	/* More than one commit takes (64, purge.c): 100 stale records go in two
+	 * commits, each with its serial. */
+	mb_init(&m, OPCODE_UPDATE, "acme.example.", RR_SOA, CLASS_IN);
+	char name[64];
+	for (int i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), "p%d.acme.example.", i);
+		add_txt(&m, name, 60, "old");
+	}
+	is_int(send_msg(&m, &kdefault), RCODE_NOERROR, "add 100 TXT records to go stale");
+	uint32_t s1 = serial();
+	is_int(acme_purge_stale(acme, apex, now + 201), 64, "the first commit removes 64");
+	is_int(serial(), s1 + 1, "with one serial bump");
+	is_int(count_prefixed("p%d.acme.example.", 100), 36, "36 left");
+	is_int(acme_purge_stale(acme, apex, now + 201), 36, "the next commit removes the rest");
+	is_int(serial(), s1 + 2, "with its own serial");
+	is_int(count_prefixed("p%d.acme.example.", 100), 0, "all 100 gone");
+	is_int(acme_purge_stale(acme, apex, now + 202), 0, "nothing left to purge");
 }
 
 static bool has_ns(const char *target)
