@@ -58,6 +58,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -451,6 +452,38 @@ static void queue_close(struct xdp_queue *xq)
 }
 
 /*
+ * A process killed with its sockets bound (kill -9) keeps its queues taken
+ * a little after it is gone: the kernel lets go of a socket's queue in a
+ * deferred release of its UMEM pool, on a workqueue.  A start right after
+ * such a crash would find the queue busy and give the interface up to the
+ * sockets, so a busy queue is tried again for a while.  This runs at
+ * start-up, before the loop serves anything, so the wait delays no
+ * answer.  A queue that stays busy is another live program's (Knot's,
+ * say): that interface is left to the sockets, as before.
+ */
+#define XDP_BUSY_WAIT_MS 5000
+#define XDP_BUSY_STEP_MS 20
+
+static int queue_open_waiting(struct xdp *x, struct xdp_iface *ifc, struct xdp_queue *xq,
+                              int map_fd, char err[256])
+{
+	for (unsigned waited = 0;; waited += XDP_BUSY_STEP_MS) {
+		int rc = queue_open(x, ifc, xq, map_fd, err);
+		if (rc != -EBUSY || waited >= XDP_BUSY_WAIT_MS)
+			return rc;
+		if (waited == 0)
+			log_info("xdp %s: queue %u is bound by another AF_XDP socket; waiting up to "
+			         "%u ms for it to go away (a crashed process's are let go of late)",
+			         ifc->name, xq->id, XDP_BUSY_WAIT_MS);
+		uint32_t id = xq->id;
+		queue_close(xq);
+		xq->id = id;
+		struct timespec step = { 0, XDP_BUSY_STEP_MS * 1000000L };
+		nanosleep(&step, NULL);
+	}
+}
+
+/*
  * A program of ours attached without a link (netlink) and left behind:
  * detached, so the link can go on.  Returns 0 when it was ours and is
  * gone, else -EBUSY with the reason.
@@ -576,7 +609,7 @@ static int iface_open(struct xdp *x, struct xdp_iface *ifc, const struct xdp_con
 	for (uint32_t i = 0; i < n; i++) {
 		ifc->qs[i].id = i;
 		ifc->n_qs = i + 1;
-		if ((rc = queue_open(x, ifc, &ifc->qs[i], xsks, err)) < 0)
+		if ((rc = queue_open_waiting(x, ifc, &ifc->qs[i], xsks, err)) < 0)
 			return rc;
 	}
 	const char *mode = "?";

@@ -42,6 +42,7 @@ import signal
 import socket
 import struct
 import subprocess
+import threading
 import tempfile
 import time
 import unittest
@@ -247,21 +248,63 @@ class XdpRecovery(unittest.TestCase):
         self.assertEqual(xdp_queries(metrics(server)), before + 1)
 
     def test_kill9_then_start_again(self):
+        """Three crashes in a row, each start right after the last one's
+        exit: the kernel lets go of a dead socket's queue late (a deferred
+        release), and a start that finds it still bound waits for it
+        rather than giving the interface up to the sockets."""
         server = make_server()
         try:
             server.start()
             self.answered_over_xdp(server)
-            server.kill9()
-            self.assertNotIn("prog/xdp", xdp_net.link_xdp(), "the program outlived the process")
-            server.start()
-            server.wait_log(r"xdp %s: answering UDP" % xdp_net.XDP_S)
-            self.assertNotIn("stale geoacme XDP program", server.log_since_start())
-            self.answered_over_xdp(server)
+            for _ in range(3):
+                server.kill9()
+                self.assertNotIn("prog/xdp", xdp_net.link_xdp(),
+                                 "the program outlived the process")
+                server.start()
+                server.wait_log(r"xdp %s: answering UDP" % xdp_net.XDP_S)
+                self.assertNotIn("stale geoacme XDP program", server.log_since_start())
+                self.assertNotIn("answered by the sockets", server.log_since_start())
+                self.answered_over_xdp(server)
             server.stop()
             self.assertIn("xdp %s: detached" % xdp_net.XDP_S, server.log_since_start())
             self.assertNotIn("prog/xdp", xdp_net.link_xdp(), "still attached after stop")
         finally:
             server.cleanup()
+
+    def test_start_waits_for_a_busy_queue(self):
+        """A start that finds the queues bound by another process's AF_XDP
+        sockets (here a live server on another port, as a crashed one's
+        are until the kernel lets go of them) waits for them; when that
+        process dies, it binds them and answers through AF_XDP."""
+        first = make_server()
+        second = harness.Server(
+            xdp_net.golden_config(MMDB, 'http_listen = ["127.0.0.1:0"]\nxdp_listen = ["%s"]\n'
+                                  % xdp_net.XDP_S).replace("listen_port = 53", "listen_port = 5353"))
+        second.write("key.pem", xdp_net.golden_key(), mode=0o600)
+        started = []
+        try:
+            first.start()
+            starter = threading.Thread(target=lambda: started.append(second.start()))
+            starter.start()
+            deadline = time.time() + 10
+            while second.proc is None and time.time() < deadline:
+                time.sleep(0.01)
+            second.wait_log(r"xdp %s: queue 0 is bound by another AF_XDP socket; waiting up to "
+                            r"5000 ms" % xdp_net.XDP_S, timeout=10)
+            first.kill9()
+            starter.join(15)
+            self.assertEqual(started, [second], second.log())
+            log = second.log_since_start()
+            self.assertIn("xdp %s: answering UDP port 5353 through AF_XDP" % xdp_net.XDP_S, log)
+            self.assertNotIn("answered by the sockets", log)
+            before = xdp_queries(metrics(second))
+            r = xdp_net.exchange([xdp_net.xdp_job(query("www.example.com"), port=5353)])[0]
+            self.assertIsNotNone(r, "no answer over the XDP interface")
+            self.assertEqual(dns.message.from_wire(r).rcode(), dns.rcode.NOERROR)
+            self.assertEqual(xdp_queries(metrics(second)), before + 1)
+        finally:
+            first.cleanup()
+            second.cleanup()
 
     def test_reload_keeps_it(self):
         """SIGHUP: the same program stays attached, the same sockets answer."""
