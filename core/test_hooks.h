@@ -40,6 +40,9 @@
  *   GEOACME_TEST_XFR_LIST_SLICE  xfr/xfr.c: an outgoing AXFR lists about
  *                            this many names per loop round (instead of
  *                            1024), so a test's UPDATEs land mid-list
+ *   GEOACME_TEST_SLOW_ROUND_US  core/net/loop_trace.c: every loop round of
+ *                            this many µs or more is logged with its
+ *                            longest callbacks (finding stalls)
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -62,6 +65,7 @@
 #define TEST_HOOK_COMPACT_BYTES "GEOACME_TEST_COMPACT_BYTES"
 #define TEST_HOOK_COMPACT_DELAY "GEOACME_TEST_COMPACT_DELAY_MS"
 #define TEST_HOOK_XFR_LIST_SLICE "GEOACME_TEST_XFR_LIST_SLICE"
+#define TEST_HOOK_SLOW_ROUND "GEOACME_TEST_SLOW_ROUND_US"
 /* The hook's value from the environment, or NULL when it is not set. */
 #define test_hook(name) getenv(name)
 /* The hook's name, for a log line. */

@@ -29,6 +29,7 @@
 
 #include "core/conf/metrics.h"
 #include "core/conf/sysclock.h"
+#include "core/net/loop_trace.h"
 
 #define LOOP_BATCH 64
 #define LOOP_NSIG 65   /* signals 1..64 */
@@ -286,6 +287,32 @@ void loop_timer_cancel(struct loop *l, int64_t id)
 	}
 }
 
+static int64_t since_us(const struct timespec *a, const struct timespec *b)
+{
+	return (int64_t)(b->tv_sec - a->tv_sec) * 1000000 + (b->tv_nsec - a->tv_nsec) / 1000;
+}
+
+/* A timer's callback, timed for the slow-round trace (loop_trace.h). */
+static void timed_timer(struct loop *l, const struct loop_timer *t)
+{
+	struct timespec a, b;
+	sysclock_mono_ts(&a);
+	t->fn(l, t->arg);
+	sysclock_mono_ts(&b);
+	loop_trace_note((const void *)t->fn, since_us(&a, &b));
+}
+
+/* A descriptor's callback, timed likewise. */
+static void timed_fd(struct loop *l, const struct loop_reg *r, int fd, int events)
+{
+	struct timespec a, b;
+	loop_io_fn fn = r->fn;
+	sysclock_mono_ts(&a);
+	fn(l, fd, events, r->arg);
+	sysclock_mono_ts(&b);
+	loop_trace_note((const void *)fn, since_us(&a, &b));
+}
+
 static void run_timers(struct loop *l)
 {
 	/* Timers added by the callbacks below (even with delay 0) wait for the
@@ -296,7 +323,10 @@ static void run_timers(struct loop *l)
 		if (t.when > l->now_ms || t.id > last)
 			break;
 		heap_remove(l, 0);
-		t.fn(l, t.arg);
+		if (loop_trace_min_us)
+			timed_timer(l, &t);
+		else
+			t.fn(l, t.arg);
 	}
 }
 
@@ -428,11 +458,6 @@ bool loop_has_waiter(const struct loop *l)
 	return l->waiter != NULL;
 }
 
-static int64_t since_us(const struct timespec *a, const struct timespec *b)
-{
-	return (int64_t)(b->tv_sec - a->tv_sec) * 1000000 + (b->tv_nsec - a->tv_nsec) / 1000;
-}
-
 /*
  * One iteration with a waiter (loop_set_waiter): it blocks in its own
  * receive and serves what came; the epoll set is looked at without
@@ -446,8 +471,17 @@ static int waiter_round(struct loop *l, struct epoll_event *evs, struct timespec
 	bool got = w->wait(w->arg);
 	update_now(l);
 	sysclock_mono_ts(t0);
-	if (got)
+	if (loop_trace_min_us)
+		loop_trace_start();
+	if (got && loop_trace_min_us) {
+		struct timespec a, b;
+		sysclock_mono_ts(&a);
 		w->serve(w->arg);
+		sysclock_mono_ts(&b);
+		loop_trace_note((const void *)w->serve, since_us(&a, &b));
+	} else if (got) {
+		w->serve(w->arg);
+	}
 	if (got && since_us(&l->peeked, t0) < LOOP_PEEK_US)
 		return 0;
 	l->peeked = *t0;
@@ -477,7 +511,11 @@ static void dispatch(struct loop *l, const struct epoll_event *ev)
 	if (ev->events & (EPOLLERR | EPOLLHUP))
 		events |= r->events ? r->events : LOOP_READ;
 	events &= r->events ? r->events : LOOP_READ;
-	if (events)
+	if (!events)
+		return;
+	if (loop_trace_min_us)
+		timed_fd(l, r, fd, events);
+	else
 		r->fn(l, fd, events, r->arg);
 }
 
@@ -486,6 +524,7 @@ int loop_run(struct loop *l)
 	struct epoll_event evs[LOOP_BATCH];
 	l->stop = false;
 	update_now(l);
+	loop_trace_setup();
 	while (!l->stop) {
 		struct timespec t0, t1;
 		int n;
@@ -502,10 +541,16 @@ int loop_run(struct loop *l)
 			}
 			update_now(l);
 			sysclock_mono_ts(&t0);
+			if (loop_trace_min_us)
+				loop_trace_start();
 		}
 		for (int i = 0; i < n && !l->stop; i++)
 			dispatch(l, &evs[i]);
 		run_timers(l);
+		if (loop_trace_min_us) {
+			sysclock_mono_ts(&t1);
+			loop_trace_round(since_us(&t0, &t1));
+		}
 		/* The longest stretch without looking for new events: how long a
 		 * query that arrived at its start may have waited (a rebuild, an
 		 * UPDATE's fsync, a re-sign show up here). */
