@@ -3,6 +3,7 @@
  * Threads beside the loop (see side_thread.h).
  */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -26,6 +27,9 @@ void side_thread_lower(int nice, const char *what)
 {
 	if (setpriority(PRIO_PROCESS, (id_t)gettid(), nice) < 0)
 		log_debug("%s: cannot lower the thread's priority: %s", what, strerror(errno));
+	struct sched_param none = { .sched_priority = 0 };
+	if (sched_setscheduler((pid_t)gettid(), SCHED_IDLE, &none) < 0)
+		log_debug("%s: cannot make the thread SCHED_IDLE: %s", what, strerror(errno));
 }
 
 void side_thread_sleep_ms(uint32_t ms)

@@ -19,11 +19,17 @@
 int side_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
 
 /*
- * Lowers the calling thread to `nice` (Linux: nice is per thread), so that
- * where it shares a core with the loop the loop's rounds come first: at
- * 100 000 signed names a build is seconds of CPU, and at the same priority
- * queries waited tens of milliseconds behind it (bench/stall.sh, issue #26).
- * A failure only costs that, and is logged at debug level naming `what`.
+ * Puts the calling thread below the loop: SCHED_IDLE, and `nice` (Linux:
+ * both are per thread; nice counts where SCHED_IDLE is refused).  Where it
+ * shares a core with the loop the loop's rounds come first: at 100 000
+ * signed names a build is seconds of CPU, and at the same priority queries
+ * waited tens of milliseconds behind it (bench/stall.sh, issue #26).  Nice
+ * alone was not enough: a nice-10 thread that had the core kept it until
+ * the next scheduler tick, so the loop lost 4 ms at a time; a SCHED_IDLE
+ * one gives it up as soon as the loop wakes.  The cost: where the loop
+ * keeps a core 100 % busy, a side thread on that core waits for it (more
+ * cores, or a lighter load, and it runs).  A failure only costs that, and
+ * is logged at debug level naming `what`.
  */
 void side_thread_lower(int nice, const char *what);
 
