@@ -20,6 +20,11 @@ void sysclock_mono_ts(struct timespec *ts)
 	clock_gettime(CLOCK_MONOTONIC, ts);
 }
 
+void sysclock_thread_cpu_ts(struct timespec *ts)
+{
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, ts);
+}
+
 int64_t sysclock_coarse_s(void)
 {
 	struct timespec ts;

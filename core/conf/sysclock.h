@@ -24,4 +24,5 @@
 int64_t sysclock_wall_s(void);                 /* unix seconds */
 void sysclock_wall_ts(struct timespec *ts);    /* unix time, nanoseconds */
 void sysclock_mono_ts(struct timespec *ts);    /* CLOCK_MONOTONIC */
+void sysclock_thread_cpu_ts(struct timespec *ts); /* this thread's CPU time */
 int64_t sysclock_coarse_s(void);               /* CLOCK_MONOTONIC_COARSE seconds */

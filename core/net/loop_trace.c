@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "core/conf/log.h"
+#include "core/conf/sysclock.h"
 
 #define LOOP_TRACE_KEEP 6
 
@@ -29,7 +30,7 @@ static struct timespec cpu_start;
 
 void loop_trace_start(void)
 {
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu_start);
+	sysclock_thread_cpu_ts(&cpu_start);
 }
 
 void loop_trace_setup(void)
@@ -59,7 +60,7 @@ void loop_trace_round(int64_t busy_us)
 {
 	if (busy_us >= loop_trace_min_us) {
 		struct timespec cpu_end;
-		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu_end);
+		sysclock_thread_cpu_ts(&cpu_end);
 		long long cpu_us = (long long)(cpu_end.tv_sec - cpu_start.tv_sec) * 1000000 +
 		                   (cpu_end.tv_nsec - cpu_start.tv_nsec) / 1000;
 		char line[512];
