@@ -12,6 +12,7 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "core/conf/log.h"
@@ -27,10 +28,12 @@ static struct {
 } longest[LOOP_TRACE_KEEP];
 static unsigned n_longest, n_calls;
 static struct timespec cpu_start;
+static struct rusage use_start;
 
 void loop_trace_start(void)
 {
 	sysclock_thread_cpu_ts(&cpu_start);
+	getrusage(RUSAGE_THREAD, &use_start);
 }
 
 void loop_trace_setup(void)
@@ -63,9 +66,15 @@ void loop_trace_round(int64_t busy_us)
 		sysclock_thread_cpu_ts(&cpu_end);
 		long long cpu_us = (long long)(cpu_end.tv_sec - cpu_start.tv_sec) * 1000000 +
 		                   (cpu_end.tv_nsec - cpu_start.tv_nsec) / 1000;
-		char line[512];
-		int at = snprintf(line, sizeof(line), "loop: slow round of %lld us (%lld us on the CPU), "
-		                  "%u callbacks:", (long long)busy_us, cpu_us, n_calls);
+		struct rusage use;
+		getrusage(RUSAGE_THREAD, &use);
+		char line[640];
+		int at = snprintf(line, sizeof(line), "loop: slow round of %lld us (%lld us on the CPU; "
+		                  "page faults: %ld major, %ld minor; blocked %ld, preempted %ld times), "
+		                  "%u callbacks:", (long long)busy_us, cpu_us,
+		                  use.ru_majflt - use_start.ru_majflt, use.ru_minflt - use_start.ru_minflt,
+		                  use.ru_nvcsw - use_start.ru_nvcsw, use.ru_nivcsw - use_start.ru_nivcsw,
+		                  n_calls);
 		for (unsigned i = 0; i < n_longest && at > 0 && (size_t)at < sizeof(line); i++) {
 			Dl_info info;
 			uintptr_t off = (uintptr_t)longest[i].fn;

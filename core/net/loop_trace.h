@@ -5,7 +5,8 @@
  * GEOACME_TEST_SLOW_ROUND_US=N in the environment, every loop round of N
  * µs or more is logged with the thread's CPU time in it (much less than
  * the round: the loop waited, for its core or for a lock such as the
- * kernel's mmap lock) and the callbacks that ran in it, longest first,
+ * kernel's mmap lock), its page faults (a major one waits for the disk),
+ * how often it blocked and was preempted, and the callbacks that ran in it, longest first,
  * each as its offset in the binary (`addr2line -f -e geoacme 0x...` names
  * it; a busy UDP socket's waiter counts as one).  For finding stalls (bench/stall.sh, issue #26); without the hooks
  * this is all constants and the loop does not look.

@@ -19,7 +19,8 @@ CONFIG = harness.BASE_CONFIG + """
 zone = "example.com"
 file = "example.com.zone"
 """
-LINE = re.compile(r"warn: loop: slow round of (\d+) us \((\d+) us on the CPU\), (\d+) callbacks:"
+LINE = re.compile(r"warn: loop: slow round of (\d+) us \((\d+) us on the CPU; page faults: \d+ major, "
+                  r"\d+ minor; blocked \d+, preempted \d+ times\), (\d+) callbacks:"
                   r"((?: 0x[0-9a-f]+ \(\S+\) \d+ us;)*)")
 
 
