@@ -15,6 +15,8 @@
 # Scenarios (one geoacme primary with a signed ACME zone of $BENCH_STALL_RECORDS
 # TXT records, AXFR allowed, stale_txt_age 5 s, a [geo] database; a second
 # primary and a geoacme secondary for the transfer):
+#   baseline        nothing at all for 60 s: the floor under every row (the
+#                   machine's own hiccups)
 #   pinned-update   10 UPDATEs while a slow reader (4 kB window) holds an AXFR
 #   purge-transfer  the stale purge (records added by UPDATE, 5 s old) while a
 #                   slow reader holds an AXFR
@@ -53,7 +55,7 @@ ROOT=$(dirname "$BENCH_DIR")
 N=${BENCH_STALL_RECORDS:-100000}
 N2=${BENCH_STALL_SECONDARY_RECORDS:-1000000}
 QPS=${BENCH_STALL_QPS:-2000}
-ONLY=${BENCH_STALL_ONLY:-"pinned-update purge-transfer sighup-x3 secondary-copy geo-64mb geo-1gb sqlite-lock big-update compaction"}
+ONLY=${BENCH_STALL_ONLY:-"baseline pinned-update purge-transfer sighup-x3 secondary-copy geo-64mb geo-1gb sqlite-lock big-update compaction"}
 PORT=${BENCH_PORT:-16300}
 SERVER_CPU=${BENCH_SERVER_CPU:-0}
 CLIENT_CPU=${BENCH_CLIENT_CPU:-1}
@@ -223,6 +225,13 @@ measure() {
 
 # --- the scenarios (each prints one line saying what happened) ---
 
+# Nothing happens: the floor under every other row (the machine's own
+# hiccups: another process, the hypervisor taking the core).
+act_baseline() {
+	sleep 58
+	echo "nothing done: the load alone, as long as sighup-x3"
+}
+
 act_pinned_update() {
 	helper "$W/slow1" /usr/bin/python3 "$W/slow_axfr.py" "$PP" 60
 	local slow=$HELPER_PID
@@ -305,12 +314,13 @@ act_compaction() {
 wants() { case " $ONLY " in *" $1 "*) return 0 ;; esac; return 1; }
 
 : >"$W/stall.tsv"
-if wants pinned-update || wants purge-transfer || wants sighup-x3 || wants geo-64mb ||
+if wants baseline || wants pinned-update || wants purge-transfer || wants sighup-x3 || wants geo-64mb ||
 	wants geo-1gb || wants sqlite-lock; then
 	say "== primary: signed ACME zone of $N records (port $PP): $GEOACME"
 	bench_spawn "$W/p.log" taskset -c "$SERVER_CPU" sh -c "cd '$W/p' && exec '$GEOACME' serve -c '$W/p/geoacme.toml'"
 	PPID_=$SPAWNED_PID
 	wait_log "$W/p.log" "ready:" "$PPID_" 900 || { tail -3 "$W/p.log" >&2; die "the primary did not start"; }
+	wants baseline && measure baseline 60 "$PP" "$HP" act_baseline
 	wants pinned-update && measure pinned-update 14 "$PP" "$HP" act_pinned_update
 	wants purge-transfer && measure purge-transfer 20 "$PP" "$HP" act_purge_transfer
 	wants sighup-x3 && measure sighup-x3 60 "$PP" "$HP" act_sighup
