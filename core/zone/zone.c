@@ -60,6 +60,7 @@ struct zone_builder {
 	uint64_t expiry;
 	uint64_t sigs_made;      /* signatures the signer made anew, not from its cache */
 	bool presigned;          /* RRSIGs come with the records (a secondary's copy) */
+	bool keep_order;         /* unsigned, patched: the name order kept (zone_builder_keep_order) */
 	bool has_sigs;
 	size_t n_dname;          /* DNAME records added: names below them are looked for */
 	int err;
@@ -287,6 +288,11 @@ bool zone_builder_has_name(struct zone_builder *b, const uint8_t *owner)
 void zone_builder_set_presigned(struct zone_builder *b)
 {
 	b->presigned = true;
+}
+
+void zone_builder_keep_order(struct zone_builder *b)
+{
+	b->keep_order = true;
 }
 
 /* Each received RRSIG onto the RRset it covers: up to RRSET_SIGS per RRset,
@@ -784,13 +790,18 @@ struct zone *zone_builder_finish(struct zone_builder *b, const struct zone_signe
 	if (signer)
 		zone_sigs_scan(z, (int64_t)signer->now(signer->ctx));
 
-	if (z->signed_zone) {
+	if (z->signed_zone || b->keep_order) {
+		/* An unsigned zone's order (keep_order) holds every authoritative
+		 * name with records, as a signed zone's holds those with an NSEC
+		 * (the same names); ZONE_NODE_NSEC then says "in the order". */
 		size_t k = 0;
 		struct bnode **order = malloc((b->count ? b->count : 1) * sizeof(*order));
 		if (!order)
 			goto fail;
 		for (size_t i = 0; i < b->count; i++)
-			if (authoritative(b->all[i]) && node_has(&b->all[i]->node, RR_NSEC))
+			if (authoritative(b->all[i]) &&
+			    (z->signed_zone ? node_has(&b->all[i]->node, RR_NSEC)
+			                    : b->all[i]->node.rrset_count > 0 || b->all[i]->node.geo))
 				order[k++] = b->all[i];
 		qsort(order, k, sizeof(*order), node_cmp_canonical);
 		z->nsec_order = arena_alloc(b->arena, (k ? k : 1) * sizeof(*z->nsec_order));

@@ -48,7 +48,8 @@ enum zone_node_flags {
 	ZONE_NODE_GLUE = 1 << 2,       /* strictly below a zone cut: not authoritative */
 	ZONE_NODE_ENT = 1 << 3,        /* empty non-terminal: exists, holds nothing */
 	ZONE_NODE_GEO = 1 << 4,        /* A/AAAA are chosen per client by `geo` */
-	ZONE_NODE_NSEC = 1 << 5,       /* carries an NSEC: one of the zone's NSEC order */
+	ZONE_NODE_NSEC = 1 << 5,       /* carries an NSEC: one of the zone's NSEC order (in an
+	                                  unsigned zone that keeps one: of its name order) */
 };
 
 struct zone_node {
@@ -193,6 +194,14 @@ bool zone_builder_has_name(struct zone_builder *b, const uint8_t *owner);
  * records make the denial chain).  Call before adding records.
  */
 void zone_builder_set_presigned(struct zone_builder *b);
+/*
+ * An unsigned zone that will be patched (an ACME zone without `dnssec`,
+ * zone_patch.h): finish keeps its authoritative names in canonical order,
+ * as a signed zone keeps its NSEC order, so a patch can tell whether a
+ * name has names below it.  No NSEC is made; answers are as without it.
+ * Costs about 40 bytes a name.  A signed zone keeps its order anyway.
+ */
+void zone_builder_keep_order(struct zone_builder *b);
 /*
  * Raises the apex SOA serial to `floor` when floor is newer (RFC 1982),
  * e.g. the clock for a signed zone that secondaries copy: every signing

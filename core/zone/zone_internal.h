@@ -32,7 +32,8 @@ struct zone {
 	struct zone_node **buckets;
 	uint32_t bucket_mask;
 	uint32_t node_count;
-	/* Authoritative nodes that carry an NSEC, in canonical order. */
+	/* Authoritative nodes that carry an NSEC, in canonical order (an unsigned
+	 * zone built with zone_builder_keep_order: those with records). */
 	const struct zone_node **nsec_order;
 	const uint8_t **nsec_keys;     /* canonical sort keys of nsec_order (see zone.c) */
 	uint16_t *nsec_key_len;

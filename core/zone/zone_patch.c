@@ -8,10 +8,12 @@
  * entry's new RRsets, flags and hash-table move, and the new NSEC order,
  * all in fresh memory; apply() then only swaps pointers and relinks.
  *
- * Two kinds of snapshot: ours (a signer rewrites NSEC records and signs
- * what changed; its DNSKEY/CDS/CDNSKEY are carried over) and a presigned
- * copy (nothing is made here: the given NSEC records and RRSIGs are the
- * new state, the RRSIGs attached as zone_builder_finish attaches them).
+ * Three kinds of snapshot: ours signed (a signer rewrites NSEC records
+ * and signs what changed; its DNSKEY/CDS/CDNSKEY are carried over), ours
+ * unsigned (built with zone_builder_keep_order: its name order is kept as
+ * the NSEC order is, and nothing is signed) and a presigned copy (nothing
+ * is made here: the given NSEC records and RRSIGs are the new state, the
+ * RRSIGs attached as zone_builder_finish attaches them).
  */
 #include "core/zone/zone_patch.h"
 
@@ -315,8 +317,9 @@ static int make_sets(struct zone_patch *p, struct pnode *e, size_t from, size_t 
 	for (size_t i = from; i < to; i++)
 		if (i == from || p->r[i].type != p->r[i - 1].type)
 			types++;
-	/* A presigned copy's records are all given; ours keep the signer's. */
-	bool carry = !p->z->presigned;
+	/* A presigned copy's records are all given; ours keep the signer's
+	 * (an unsigned zone has none: its DNSKEY, if any, would be data). */
+	bool carry = !p->z->presigned && p->z->signed_zone;
 	size_t carried = 0;
 	for (uint16_t j = 0; carry && e->old && j < e->old->rrset_count; j++)
 		if (is_signer_type(e->old->rrsets[j].type) && e->old->rrsets[j].type != RR_NSEC)
@@ -442,21 +445,24 @@ static int check_plain(const struct zone_patch *p, const struct pnode *e)
 		if (s->type == RR_CNAME && (data > 1 || s->count > 1 || apex))
 			return -EAGAIN;
 	}
-	if (p->z->presigned) {
+	if (p->z->presigned || !p->z->signed_zone) {
 		/*
-		 * Every name with records keeps an NSEC (the order must hold them
-		 * all: has_descendants), and the apex its frame: one SOA, signed
-		 * (so the copy stays a signed zone), NS and the NSEC.  What else
-		 * changes at the apex (keys, TTLs) is data like any other here.
+		 * A copy: every name with records keeps an NSEC (the order must
+		 * hold them all: has_descendants), and the apex its frame: one
+		 * SOA, signed (so the copy stays a signed zone), NS and the NSEC.
+		 * An unsigned zone of ours: one SOA and NS at the apex.  What else
+		 * changes at the apex (keys, TTLs, NS) is data like any other
+		 * here: no NSEC or signature derives from it.
 		 */
-		if (e->nsets && !sets_have(e->sets, e->nsets, RR_NSEC))
+		bool pre = p->z->presigned;
+		if (pre && e->nsets && !sets_have(e->sets, e->nsets, RR_NSEC))
 			return -EAGAIN;
 		if (apex) {
 			const struct rrset *soa = NULL;
 			for (uint16_t j = 0; j < e->nsets; j++)
 				if (e->sets[j].type == RR_SOA)
 					soa = &e->sets[j];
-			if (!soa || soa->count != 1 || soa->rr[0].len < 22 || !soa->sig[0].len ||
+			if (!soa || soa->count != 1 || soa->rr[0].len < 22 || (pre && !soa->sig[0].len) ||
 			    !sets_have(e->sets, e->nsets, RR_NS))
 				return -EAGAIN;
 		}
@@ -802,10 +808,13 @@ int zone_patch_prepare(struct zone_patch *p, const struct zone_signer *signer, c
 	if (p->prepared)
 		return -EINVAL;
 	bool pre = z->presigned;
-	if (!z->signed_zone || !z->nsec_count)
-		return -EAGAIN;
+	/* Ours and unsigned: nothing to sign, no NSEC to write; its name order
+	 * (zone_builder_keep_order) stands in for the NSEC order. */
+	bool plain = !z->signed_zone;
+	if (!z->nsec_count)
+		return -EAGAIN;   /* no order kept: built whole */
 	p->signer = signer;
-	if (pre ? !z->nsec_complete : (!signer || !signer->patch))
+	if (pre ? !z->nsec_complete : plain ? signer != NULL : (!signer || !signer->patch))
 		return -EAGAIN;
 	/* A snapshot a transfer still holds is patched too: see zone_patch.h
 	 * ("Held snapshots") for why the transfer still sends what it held. */
@@ -863,7 +872,7 @@ int zone_patch_prepare(struct zone_patch *p, const struct zone_signer *signer, c
 		rc = remove_nodes(p);
 	if (rc == 0)
 		rc = not_below_cuts(p);
-	if (rc == 0 && !pre)
+	if (rc == 0 && !pre && !plain)
 		rc = nsec_targets(p, marks, n_marks);   /* a copy's NSEC records come given */
 	free(marks);
 	if (rc < 0)
@@ -887,8 +896,8 @@ int zone_patch_prepare(struct zone_patch *p, const struct zone_signer *signer, c
 			p->soa = &apex->sets[j];
 	if (!p->soa)
 		return -EAGAIN;
-	rc = pre ? 0 : signer->patch(signer->ctx, p, err);
-	if (!pre)
+	rc = pre || plain ? 0 : signer->patch(signer->ctx, p, err);
+	if (!pre && !plain)
 		p->now = (int64_t)signer->now(signer->ctx);
 	if (rc < 0)
 		return rc;

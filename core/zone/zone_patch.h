@@ -75,9 +75,15 @@
  * structure beyond plain names — glue, DNAME,
  * a wildcard, a geo name, a CNAME beside other data, in a zone we sign a
  * change at the apex other than its SOA, an SOA whose TTL or minimum
- * changes (every NSEC's TTL follows them) — and unsigned zones.  zone_patch_prepare() answers
+ * changes (every NSEC's TTL follows them) — and an unsigned zone built
+ * without zone_builder_keep_order (zone.h).  zone_patch_prepare() answers
  * -EAGAIN for those: build the zone whole instead, which also reports what
  * is wrong, if anything.
+ *
+ * An unsigned zone of ours built with zone_builder_keep_order is patched
+ * with no signer (pass NULL): its name order stands in for the NSEC order
+ * (to find names below a name), nothing is signed, and its apex may
+ * change as long as it keeps one SOA and its NS.
  *
  * Cost: the changed names and their neighbours, plus one pass over the
  * NSEC order array (a copy of two pointers and a length per signed name,

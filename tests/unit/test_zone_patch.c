@@ -6,7 +6,9 @@
  * the NSEC chain, the last name changes), the patched snapshot equals a
  * snapshot built whole from the same records, record by record, NSEC chain
  * included, and every RRSIG in it verifies with ldns.  A patch given up
- * changes nothing; changes a patch does not make answer -EAGAIN.  The
+ * changes nothing; changes a patch does not make answer -EAGAIN.  An
+ * unsigned zone kept with its name order is patched the same way, with no
+ * signer.  The
  * presigned copy of a secondary: test_zone_patch_copy.c.  The signature
  * cache holds what is served after every patch, no more.
  */
@@ -39,6 +41,25 @@ static int64_t served_sigs_min(const struct zone *z, int64_t now)
 						m = e;
 				}
 	return m;
+}
+
+/* The model built unsigned, with its name order kept (zone_builder_keep_order) or not. */
+static struct zone *build_unsigned(bool keep_order)
+{
+	struct zone_builder *b = zone_builder_new(name("example.com"));
+	if (keep_order)
+		zone_builder_keep_order(b);
+	for (size_t i = 0; i < n_model; i++)
+		if (zone_builder_add(b, name(model[i].owner), model[i].type, model[i].ttl, model[i].rd,
+		                     model[i].len) < 0)
+			abort();
+	struct diag d;
+	diag_init(&d);
+	struct zone *z = zone_builder_finish(b, NULL, "test", &d);
+	for (size_t i = 0; i < d.n; i++)
+		printf("# %s\n", d.msgs[i]);
+	diag_clear(&d);
+	return z;
 }
 
 static void test_random(struct signer *s, ldns_rr_list *keys)
@@ -251,20 +272,88 @@ static void test_abandon_and_refuse(struct signer *s)
 	is_int(zone_patch_add(p, name("undeclared.example.com"), RR_TXT, 60, (const uint8_t *)"\x01x",
 	                      2), -EINVAL, "a record of an undeclared name: -EINVAL");
 	zone_patch_free(p);
-	/* An unsigned zone is built whole. */
-	struct zone_builder *b = zone_builder_new(name("example.com"));
-	for (size_t i = 0; i < n_model; i++)
-		zone_builder_add(b, name(model[i].owner), model[i].type, model[i].ttl, model[i].rd,
-		                 model[i].len);
-	struct diag dg;
-	diag_init(&dg);
-	struct zone *u = zone_builder_finish(b, NULL, "test", &dg);
-	diag_clear(&dg);
+	/* An unsigned zone built without its name order is built whole; one
+	 * with it is not patched with a signer. */
+	struct zone *u = build_unsigned(false);
 	p = zone_patch_new(u);
 	zone_patch_name(p, name("a.example.com"));
-	is_int(zone_patch_prepare(p, signer_hook(s), err), -EAGAIN, "an unsigned zone: -EAGAIN");
+	is_int(zone_patch_prepare(p, NULL, err), -EAGAIN, "an unsigned zone without its order: -EAGAIN");
 	zone_patch_free(p);
 	zone_free(u);
+	u = build_unsigned(true);
+	p = zone_patch_new(u);
+	zone_patch_name(p, name("a.example.com"));
+	is_int(zone_patch_prepare(p, signer_hook(s), err), -EAGAIN,
+	       "an unsigned zone patched with a signer: -EAGAIN");
+	zone_patch_free(p);
+	zone_free(u);
+	zone_free(z);
+}
+
+/*
+ * An unsigned zone kept with its name order (an ACME zone without dnssec):
+ * the random changes patched with no signer equal the whole builds, name
+ * order included, with the same IXFR difference; and its apex may change
+ * (a new NS) as long as it keeps one SOA and an NS.
+ */
+static void test_unsigned(void)
+{
+	model_init();
+	struct zone *z = build_unsigned(true);
+	ok(z && !zone_is_signed(z) && z->nsec_count == 5,
+	   "built unsigned with its order: 5 names (apex ns1 www _acme zzz)");
+	int steps = 300, mismatches = 0, refused = 0, diffs = 0;
+	for (int step = 0; z && step < steps; step++) {
+		const char *touched[16];
+		struct zone *before = build_unsigned(true);
+		size_t n = random_change(touched);
+		struct zone_patch *p = patch_for(z, touched, n);
+		char err[256];
+		int rc = zone_patch_prepare(p, NULL, err);
+		if (rc < 0) {
+			if (!refused++)
+				printf("# step %d: prepare %d (%s)\n", step, rc, err);
+			zone_patch_free(p);
+			zone_free(before);
+			break;
+		}
+		uint8_t *pd = NULL;
+		size_t pl = 0;
+		int prc = zone_diff_patch(z, p, &pd, &pl);
+		zone_patch_apply(p);
+		zone_patch_free(p);
+		struct zone *fresh = build_unsigned(true);
+		check_patched(step, z, before, fresh, prc, pd, pl, true, &diffs, &mismatches);
+		zone_free(fresh);
+		if (mismatches)
+			break;
+	}
+	is_int(refused, 0, "unsigned: every random change is one a patch makes");
+	is_int(mismatches, 0, "unsigned: patched == built whole after each of %d changes", steps);
+	is_int(diffs, 0, "unsigned: the patch's IXFR difference equals the whole builds'");
+	/* A second NS at the apex, with the SOA's serial: patched. */
+	const uint8_t *ns2 = name("ns2.example.com");
+	model_add("example.com", RR_NS, 3600, ns2, dname_len(ns2));
+	model_bump_serial();
+	const char *apex[] = { "example.com" };
+	struct zone_patch *p = patch_for(z, apex, 1);
+	char err[256];
+	is_int(zone_patch_prepare(p, NULL, err), 0, "unsigned: an apex NS added is patched");
+	zone_patch_apply(p);
+	zone_patch_free(p);
+	struct zone *fresh = build_unsigned(true);
+	char why[256];
+	const char *d = differ(z, fresh, why, sizeof(why));
+	ok(!d, "unsigned: the apex patched == built whole (%s)", d ? d : "same");
+	zone_free(fresh);
+	/* The apex without its NS: built whole (which refuses it). */
+	for (size_t i = n_model; i-- > 0;)
+		if (!strcmp(model[i].owner, "example.com") && model[i].type == RR_NS)
+			model_del_at(i);
+	model_bump_serial();
+	p = patch_for(z, apex, 1);
+	is_int(zone_patch_prepare(p, NULL, err), -EAGAIN, "unsigned: the apex without NS: -EAGAIN");
+	zone_patch_free(p);
 	zone_free(z);
 }
 
@@ -787,6 +876,7 @@ int main(void)
 
 	test_random(s, keys);
 	test_abandon_and_refuse(s);
+	test_unsigned();
 	test_bulk(s, keys);
 	test_held(s, keys);
 	test_walk(s, keys);
