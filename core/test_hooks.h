@@ -43,6 +43,11 @@
  *   GEOACME_TEST_SLOW_ROUND_US  core/net/loop_trace.c: every loop round of
  *                            this many µs or more is logged with its
  *                            longest callbacks (finding stalls)
+ *   GEOACME_TEST_ROLLOVER_HOLD  dnssec/rollover.c: a path; while that file
+ *                            exists, a key whose lifetime is over does not
+ *                            start a rollover yet (looked at again every
+ *                            second), so a test can first see its
+ *                            validators answer with the key set as it is
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -66,6 +71,7 @@
 #define TEST_HOOK_COMPACT_DELAY "GEOACME_TEST_COMPACT_DELAY_MS"
 #define TEST_HOOK_XFR_LIST_SLICE "GEOACME_TEST_XFR_LIST_SLICE"
 #define TEST_HOOK_SLOW_ROUND "GEOACME_TEST_SLOW_ROUND_US"
+#define TEST_HOOK_ROLLOVER_HOLD "GEOACME_TEST_ROLLOVER_HOLD"
 /* The hook's value from the environment, or NULL when it is not set. */
 #define test_hook(name) getenv(name)
 /* The hook's name, for a log line. */
