@@ -29,6 +29,9 @@ import dns.rrset
 import dns.tsig
 import dns.update
 
+sys.path.insert(0, os.path.dirname(__file__))
+from harness import BASE_CONFIG, Server, make_key   # noqa: E402
+
 
 class TsigKey:
     """A TSIG key as the config declares it and as the clients use it.
@@ -66,11 +69,13 @@ class TsigKey:
         return "key %s:%s %s" % (self.algorithm, self.name, self.b64)
 
 
-def acme_zone_toml(zone, keys, store="", signing_key=None):
+def acme_zone_toml(zone, keys, store="", signing_key=None, zone_lines=""):
     """A [[zones]] table for an ACME zone in SQLite (acme.sqlite, seeded from
     acme.zone) that takes UPDATEs signed by keys; store adds lines to its
-    [zones.stores]; signing_key is a key_path to sign it with."""
-    out = '\n[[zones]]\nzone = "%s"\nzone_type = "Primary"\n' % zone
+    [zones.stores]; signing_key is a key_path to sign it with; zone_lines
+    adds lines to the [[zones]] table itself (axfr_policy, notify, ... and
+    last, if any, a table of its own such as [zones.key_policy])."""
+    out = '\n[[zones]]\nzone = "%s"\nzone_type = "Primary"\n%s' % (zone, zone_lines)
     if signing_key:
         out += '\n[[zones.keys]]\nalgorithm = "ECDSAP256SHA256"\nkey_path = "%s"\n' % signing_key
     out += ('\n[zones.stores]\ntype = "sqlite"\nallow_update = true\njournal_path = "acme.sqlite"\n'
@@ -83,6 +88,19 @@ def acme_files(zone_text, keys):
     files = {"acme.zone": zone_text}
     files.update({k.key_file: k.secret for k in keys if k.key_file})
     return files
+
+
+def signed_acme_server(zone, key, zone_text, zone_lines="", store="", env=None,
+                       ready_timeout=60):
+    """A Server (not started) with one signed ACME zone: acme_zone_toml's
+    table for zone, taking UPDATEs signed by key (a TsigKey), seeded from
+    zone_text and signed with a fresh P-256 key (acme.pem); zone_lines and
+    store as for acme_zone_toml; env adds to the server's environment."""
+    server = Server(BASE_CONFIG + acme_zone_toml(zone, [key], store, "acme.pem", zone_lines),
+                    acme_files(zone_text, [key]), ready_timeout=ready_timeout,
+                    env=dict(os.environ, **env) if env else None)
+    make_key(server.path("acme.pem"))
+    return server
 
 
 def seed_zone(origin, ttl=300, serial=1, extra=""):

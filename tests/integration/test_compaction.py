@@ -25,7 +25,7 @@ zone is served as it was (none of its names yet: RFC 2136 atomicity) and a
 small UPDATE sent after it waits its turn; then it is committed and patched
 whole, answered NOERROR, every record served, the small UPDATE after it
 (serials in order), and the IXFR from before gives exactly the new zone."""
-import os
+import base64
 import re
 import threading
 import unittest
@@ -33,10 +33,10 @@ import unittest
 import dns.query
 import dns.rcode
 import dns.rdatatype
-import dns.tsigkeyring
 import dns.update
 
-from harness import BASE_CONFIG, Server, main, make_key, needs_test_hooks
+from harness import main, needs_test_hooks
+from acme_helpers import TsigKey, signed_acme_server
 
 SECRET = "Y29tcGFjdGlvbi1zZWNyZXQtY29tcGFjdGlvbi1zZWNyZXQtMTI="
 APEX = "compact.example.net"
@@ -48,25 +48,9 @@ $TTL 3600
 @ IN NS ns1.example.com.
 """ + "".join('n%03d IN TXT "seed %03d"\n' % (i, i) for i in range(NAMES))
 
-CONFIG = """
-[[zones]]
-zone = "compact.example.net"
-zone_type = "Primary"
-axfr_policy = "AllowAll"
-[zones.stores]
-type = "sqlite"
-allow_update = true
-max_records = 100000
-journal_path = "acme.sqlite"
-zone_path = "acme.zone"
-[[zones.stores.tsig_keys]]
-name = "compact.example.net."
-algorithm = "hmac-sha256"
-secret = "%s"
-[[zones.keys]]
-algorithm = "ECDSAP256SHA256"
-key_path = "acme.pem"
-""" % SECRET
+KEY = TsigKey(APEX + ".", "hmac-sha256", base64.b64decode(SECRET))
+ZONE_LINES = 'axfr_policy = "AllowAll"\n'
+STORE = "max_records = 100000\n"
 
 SWAPPED = r"compact\.example\.net\.: compacted beside the loop"
 
@@ -85,8 +69,7 @@ def records(msgs):
 class Compaction(unittest.TestCase):
 
     def update(self, srv, add=(), delete=()):
-        keyring = dns.tsigkeyring.from_text({APEX + ".": SECRET})
-        up = dns.update.UpdateMessage(APEX, keyring=keyring, keyalgorithm="hmac-sha256")
+        up = dns.update.UpdateMessage(APEX, keyring=KEY.key())
         for owner, data in add:
             up.add(owner, 120, "TXT", data)
         for owner, data in delete:
@@ -125,9 +108,7 @@ class Compaction(unittest.TestCase):
         self.assertEqual(zone, now)
 
     def start(self, env):
-        srv = Server(BASE_CONFIG + CONFIG, {"acme.zone": ZONE}, ready_timeout=60,
-                     env=dict(os.environ, **env))
-        make_key(srv.path("acme.pem"))
+        srv = signed_acme_server(APEX, KEY, ZONE, ZONE_LINES, STORE, env=env)
         srv.start()
         return srv
 

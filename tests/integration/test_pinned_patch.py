@@ -18,7 +18,7 @@ let go of on the loop and freed on the builder's reaper thread (issue #26:
 0.7 s on the loop at 100 000 records before) while the transfer still sends
 the old snapshot; the reader gets it whole and exact, and the new
 configuration answers (and takes an UPDATE) meanwhile."""
-import os
+import base64
 import re
 import signal
 import socket
@@ -33,10 +33,10 @@ import dns.rdataclass
 import dns.query
 import dns.rcode
 import dns.rdatatype
-import dns.tsigkeyring
 import dns.update
 
-from harness import BASE_CONFIG, Server, main, make_key, needs_test_hooks
+from harness import main, needs_test_hooks
+from acme_helpers import TsigKey, signed_acme_server
 
 SECRET = "cGlubmVkLXNlY3JldC1waW5uZWQtc2VjcmV0LTEyMzQ1Njc4OTA="
 APEX = "pin.example.net"
@@ -50,25 +50,9 @@ _acme-challenge.www IN TXT "seed"
 """ + "".join('n%05d IN TXT "seed record %05d, long enough to fill the buffers"\n' % (i, i)
               for i in range(NAMES))
 
-CONFIG = """
-[[zones]]
-zone = "pin.example.net"
-zone_type = "Primary"
-axfr_policy = "AllowAll"
-[zones.stores]
-type = "sqlite"
-allow_update = true
-max_records = 100000
-journal_path = "acme.sqlite"
-zone_path = "acme.zone"
-[[zones.stores.tsig_keys]]
-name = "pin.example.net."
-algorithm = "hmac-sha256"
-secret = "%s"
-[[zones.keys]]
-algorithm = "ECDSAP256SHA256"
-key_path = "acme.pem"
-""" % SECRET
+KEY = TsigKey(APEX + ".", "hmac-sha256", base64.b64decode(SECRET))
+ZONE_LINES = 'axfr_policy = "AllowAll"\n'
+STORE = "max_records = 100000\n"
 
 
 def recv_exact(s, n):
@@ -113,8 +97,7 @@ def txt_text(rdata):
 class PinnedSnapshotPatched(unittest.TestCase):
 
     def update(self, srv, add=(), delete=()):
-        keyring = dns.tsigkeyring.from_text({APEX + ".": SECRET})
-        up = dns.update.UpdateMessage(APEX, keyring=keyring, keyalgorithm="hmac-sha256")
+        up = dns.update.UpdateMessage(APEX, keyring=KEY.key())
         for name, data in add:
             up.add(name, 120, "TXT", data)
         for name, data in delete:
@@ -149,8 +132,7 @@ class PinnedSnapshotPatched(unittest.TestCase):
         return records
 
     def test_reload_while_a_transfer_holds_the_snapshot(self):
-        srv = Server(BASE_CONFIG + CONFIG, {"acme.zone": ZONE}, ready_timeout=60)
-        make_key(srv.path("acme.pem"))
+        srv = signed_acme_server(APEX, KEY, ZONE, ZONE_LINES, STORE)
         slow = None
         try:
             srv.start()
@@ -199,8 +181,7 @@ class PinnedSnapshotPatched(unittest.TestCase):
             srv.cleanup()
 
     def test_update_while_a_transfer_holds_the_snapshot(self):
-        srv = Server(BASE_CONFIG + CONFIG, {"acme.zone": ZONE}, ready_timeout=60)
-        make_key(srv.path("acme.pem"))
+        srv = signed_acme_server(APEX, KEY, ZONE, ZONE_LINES, STORE)
         slow = None
         try:
             srv.start()
@@ -281,9 +262,8 @@ class PinnedSnapshotPatched(unittest.TestCase):
         goes on where it was (issue #26: it started over, and after three
         patches listed the rest in one long loop round) and is still the
         zone as it was when the transfer began."""
-        env = dict(os.environ, GEOACME_TEST_XFR_LIST_SLICE="1")
-        srv = Server(BASE_CONFIG + CONFIG, {"acme.zone": ZONE}, ready_timeout=60, env=env)
-        make_key(srv.path("acme.pem"))
+        srv = signed_acme_server(APEX, KEY, ZONE, ZONE_LINES, STORE,
+                                 env={"GEOACME_TEST_XFR_LIST_SLICE": "1"})
         slow = None
         try:
             srv.start()

@@ -19,7 +19,6 @@ the first step runs here), both copied by a stock Knot secondary:
                  set, so the new key never signed; now both keys sign when
                  key-roll returns, and Knot follows by IXFR.
 """
-import base64
 import os
 import re
 import subprocess
@@ -37,12 +36,11 @@ import dns.rdatatype
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import BASE_CONFIG, BIN, Server, example_zone, free_port, main, make_key, \
     needs_test_hooks   # noqa: E402
-from acme_helpers import seed_zone   # noqa: E402
+from acme_helpers import TsigKey, acme_zone_toml, seed_zone   # noqa: E402
 import secondaries   # noqa: E402
 
 DELAY_MS = 3000
 XFR_KEY = "xfr.example."
-XFR_SECRET = base64.b64encode(b"geoacme-resign-test-secret-32by").decode()
 NAMES = 400
 
 POLICY = """[zones.key_policy]
@@ -53,45 +51,22 @@ key_dir = "keys"
 parent = ["127.0.0.1:1"]
 """
 
+XFR = TsigKey(XFR_KEY, "hmac-sha256", b"geoacme-resign-test-secret-32by")
+# Both zones signed, copied by the Knot secondary (TSIG) and with POLICY.
+ZONE_LINES = 'axfr_policy = "AllowSigned"\naxfr_from = ["127.0.0.0/8"]\nnotify = ["127.0.0.1:{sec}"]\n'
 CONFIG = """
 [[zones]]
 zone = "example.com"
 zone_type = "Primary"
-axfr_policy = "AllowSigned"
-axfr_from = ["127.0.0.0/8"]
-notify = ["127.0.0.1:{sec}"]
-[[zones.keys]]
+""" + ZONE_LINES + """[[zones.keys]]
 algorithm = "ECDSAP256SHA256"
 key_path = "example.com.pem"
 {policy}
 [zones.stores]
 type = "file"
 zone_path = "example.com.zone"
-[[zones.stores.tsig_keys]]
-name = "{xk}"
-algorithm = "hmac-sha256"
-secret = "{xs}"
-
-[[zones]]
-zone = "acme.example"
-zone_type = "Primary"
-axfr_policy = "AllowSigned"
-axfr_from = ["127.0.0.0/8"]
-notify = ["127.0.0.1:{sec}"]
-[[zones.keys]]
-algorithm = "ECDSAP256SHA256"
-key_path = "acme.pem"
-{policy}
-[zones.stores]
-type = "sqlite"
-allow_update = true
-journal_path = "acme.sqlite"
-zone_path = "acme.zone"
-[[zones.stores.tsig_keys]]
-name = "{xk}"
-algorithm = "hmac-sha256"
-secret = "{xs}"
-"""
+""" + XFR.toml() + acme_zone_toml("acme.example", [XFR], signing_key="acme.pem",
+                                  zone_lines=ZONE_LINES + "{policy}")
 
 ZONES = ["example.com", "acme.example"]
 
@@ -113,8 +88,7 @@ class Resign(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.sec_port = free_port()
-        cfg = BASE_CONFIG + CONFIG.format(sec=cls.sec_port, policy=POLICY, xk=XFR_KEY,
-                                          xs=XFR_SECRET)
+        cfg = BASE_CONFIG + CONFIG.format(sec=cls.sec_port, policy=POLICY)
         records = "".join("n%04d IN A 192.0.2.%d\n" % (i, i % 250 + 1) for i in range(NAMES))
         cls.server = Server(cfg, {"example.com.zone": example_zone("www IN A 192.0.2.80\n" +
                                                                    records),
@@ -126,7 +100,7 @@ class Resign(unittest.TestCase):
         os.makedirs(cls.server.path("keys"), mode=0o700)
         cls.server.start()
         cls.knot = secondaries.Knot(ZONES, cls.server.port, key=(XFR_KEY, "hmac-sha256",
-                                                                 XFR_SECRET), port=cls.sec_port)
+                                                                 XFR.b64), port=cls.sec_port)
         try:
             cls.knot.start()
             for z in ZONES:

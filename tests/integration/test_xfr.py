@@ -25,7 +25,7 @@ import dns.tsigkeyring
 import dns.xfr
 import dns.zone
 
-from acme_helpers import TsigKey, ixfr_soas, serial, signed_update
+from acme_helpers import TsigKey, acme_zone_toml, ixfr_soas, serial, signed_update
 from harness import BASE_CONFIG, SITES_TOML, Server, free_port, main, make_key, make_mmdb
 from secondaries import ALL, sorted_records
 
@@ -34,6 +34,7 @@ XFR_SECRET = base64.b64encode(b"transfer-secret-for-the-secondaries").decode()
 UPDATE_KEY = "update.acme.example."
 UPDATE_SECRET = base64.b64encode(b"update-secret-for-lego-only").decode()
 LEGO = TsigKey(UPDATE_KEY, "hmac-sha256", b"update-secret-for-lego-only")
+XFR = TsigKey(XFR_KEY, "hmac-sha256", b"transfer-secret-for-the-secondaries")
 
 STATIC = """$ORIGIN example.com.
 $TTL 3600
@@ -85,36 +86,14 @@ key_path = "example.com.pem"
 [zones.stores]
 type = "file"
 zone_path = "example.com.zone"
-[[zones.stores.tsig_keys]]
-name = "{xk}"
-algorithm = "hmac-sha256"
-secret = "{xs}"
-
-[[zones]]
-zone = "acme.example"
-zone_type = "Primary"
-axfr_policy = "AllowSigned"
-ixfr_max_changes = 4
-notify = [{notify}]
-[[zones.keys]]
-algorithm = "ECDSAP256SHA256"
-key_path = "acme.pem"
-[zones.stores]
-type = "sqlite"
-allow_update = true
-journal_path = "acme.sqlite"
-zone_path = "acme.zone"
-[[zones.stores.tsig_keys]]
-name = "{uk}"
-algorithm = "hmac-sha256"
-secret = "{us}"
-allow_axfr = false
-[[zones.stores.tsig_keys]]
-name = "{xk}"
-algorithm = "hmac-sha256"
-secret = "{xs}"
-allow_types = ["A"]
-allow_names = ["nothing-at-all"]
+""" + XFR.toml() + """
+""" + acme_zone_toml(
+    "acme.example",
+    [TsigKey(UPDATE_KEY, "hmac-sha256", LEGO.secret, policy="allow_axfr = false\n"),
+     TsigKey(XFR_KEY, "hmac-sha256", XFR.secret,
+             policy='allow_types = ["A"]\nallow_names = ["nothing-at-all"]\n')],
+    signing_key="acme.pem",
+    zone_lines='axfr_policy = "AllowSigned"\nixfr_max_changes = 4\nnotify = [{notify}]\n') + """
 
 [[zones]]
 zone = "big.example"
@@ -147,8 +126,7 @@ class Transfers(unittest.TestCase):
     def setUpClass(cls):
         ports = [free_port() for _ in ALL]
         notify = ", ".join('"127.0.0.1:%d"' % p for p in ports)
-        cfg = BASE_CONFIG + CONFIG.format(notify=notify, xk=XFR_KEY, xs=XFR_SECRET,
-                                          uk=UPDATE_KEY, us=UPDATE_SECRET)
+        cfg = BASE_CONFIG + CONFIG.format(notify=notify)
         cls.server = Server(cfg, {"example.com.zone": STATIC, "acme.zone": ACME, "big.zone": BIG,
                                   "closed.zone": CLOSED})
         make_key(cls.server.path("example.com.pem"))
@@ -518,23 +496,8 @@ class Transfers(unittest.TestCase):
                              r"\d+ records in ([2-9]|\d\d+) messages")
 
 
-JOURNAL_CONFIG = """
-[[zones]]
-zone = "acme.example"
-zone_type = "Primary"
-allow_axfr = true
-ixfr_max_changes = 3
-
-[zones.stores]
-type = "sqlite"
-allow_update = true
-journal_path = "acme.sqlite"
-zone_path = "acme.zone"
-[[zones.stores.tsig_keys]]
-name = "{uk}"
-algorithm = "hmac-sha256"
-secret = "{us}"
-"""
+JOURNAL_CONFIG = acme_zone_toml("acme.example", [LEGO],
+                                zone_lines="allow_axfr = true\nixfr_max_changes = 3\n")
 
 
 class Journal(unittest.TestCase):
@@ -543,7 +506,7 @@ class Journal(unittest.TestCase):
     kill -9."""
 
     def setUp(self):
-        self.server = Server(BASE_CONFIG + JOURNAL_CONFIG.format(uk=UPDATE_KEY, us=UPDATE_SECRET),
+        self.server = Server(BASE_CONFIG + JOURNAL_CONFIG,
                              {"acme.zone": ACME})
         self.server.start()
 
