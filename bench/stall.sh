@@ -315,7 +315,7 @@ wants() { case " $ONLY " in *" $1 "*) return 0 ;; esac; return 1; }
 
 : >"$W/stall.tsv"
 if wants baseline || wants pinned-update || wants purge-transfer || wants sighup-x3 || wants geo-64mb ||
-	wants geo-1gb || wants sqlite-lock; then
+	wants geo-1gb || wants sqlite-lock || wants big-update; then
 	say "== primary: signed ACME zone of $N records (port $PP): $GEOACME"
 	bench_spawn "$W/p.log" taskset -c "$SERVER_CPU" sh -c "cd '$W/p' && exec '$GEOACME' serve -c '$W/p/geoacme.toml'"
 	PPID_=$SPAWNED_PID
