@@ -576,7 +576,7 @@ int commit_update(struct acme *a, struct query *q, const struct acme_key *key, u
 	} else if (cl.n == 0) {
 		log_info("update for %s from key %s: nothing to change", zone, kname);
 	} else if ((rc = policy_check_changes(&key->pol, az->rs, &cl)) < 0) {
-		rcode = RCODE_REFUSED;
+		rcode = rc == -ENOMEM ? RCODE_SERVFAIL : RCODE_REFUSED;
 	} else if (presign_wanted(az, &cl) && presign_start(az, &cl) == 0) {
 		/* Held (lockwait.h) while its signatures are made in slices, then
 		 * handled again from the start: nothing is committed yet. */

@@ -174,6 +174,24 @@ int policy_check_request(const struct policy *p, const struct update_msg *m)
 	return 0;
 }
 
+static bool same_owner(const struct change *a, const struct change *b)
+{
+	return a->name_len == b->name_len && memcmp(a->name, b->name, a->name_len) == 0;
+}
+
+/* Changes of one name together; among them, in the list's order. */
+static int by_name_then_place(const void *x, const void *y)
+{
+	const struct change *a = *(const struct change *const *)x;
+	const struct change *b = *(const struct change *const *)y;
+	if (a->name_len != b->name_len)
+		return a->name_len < b->name_len ? -1 : 1;
+	int c = memcmp(a->name, b->name, a->name_len);
+	if (c)
+		return c;
+	return a < b ? -1 : a > b;
+}
+
 int policy_check_changes(const struct policy *p, const struct recset *rs,
                          const struct change_list *cl)
 {
@@ -194,26 +212,31 @@ int policy_check_changes(const struct policy *p, const struct recset *rs,
 	}
 	if (!p->max_records_per_name)
 		return 0;
-	/* Per touched name: the change lists of an UPDATE are short. */
-	for (size_t i = 0; i < cl->n; i++) {
-		const struct change *c = &cl->v[i];
-		bool first = true;
-		for (size_t k = 0; k < i && first; k++)
-			first = !(cl->v[k].name_len == c->name_len &&
-			          memcmp(cl->v[k].name, c->name, c->name_len) == 0);
-		if (!first)
-			continue;
+	/*
+	 * Per touched name, its changes brought together by sorting their
+	 * positions: comparing every change with every other was 7 ms of one
+	 * loop round for an UPDATE of 2 000 names.  When several names go
+	 * over, the log names the first in this order.
+	 */
+	const struct change **by_name = malloc((cl->n + 1) * sizeof(*by_name));
+	if (!by_name)
+		return -ENOMEM;
+	for (size_t i = 0; i < cl->n; i++)
+		by_name[i] = &cl->v[i];
+	qsort(by_name, cl->n, sizeof(*by_name), by_name_then_place);
+	int ret = 0;
+	for (size_t i = 0, end; i < cl->n && ret == 0; i = end) {
+		const struct change *c = by_name[i];
 		long delta = 0;
-		for (size_t k = i; k < cl->n; k++)
-			if (cl->v[k].name_len == c->name_len &&
-			    memcmp(cl->v[k].name, c->name, c->name_len) == 0)
-				delta += cl->v[k].op == CHANGE_ADD ? 1 : -1;
+		for (end = i; end < cl->n && same_owner(by_name[end], c); end++)
+			delta += by_name[end]->op == CHANGE_ADD ? 1 : -1;
 		const struct recset_name *n = recset_find(rs, c->name);
 		long count = (n ? (long)n->nrecords : 0) + delta;
 		if (delta > 0 && count > (long)p->max_records_per_name) {
 			refuse(p, c->name, c->type, "the name would exceed max_records_per_name");
-			return -EACCES;
+			ret = -EACCES;
 		}
 	}
-	return 0;
+	free(by_name);
+	return ret;
 }

@@ -57,7 +57,8 @@ void policy_clear(struct policy *p);
 int policy_check_request(const struct policy *p, const struct update_msg *m);
 /*
  * After computing the changes: every changed record (this catches the
- * types an ANY deletion reaches) and the caps.  Returns 0 or -EACCES.
+ * types an ANY deletion reaches) and the caps.  Returns 0, -EACCES, or
+ * -ENOMEM (nothing refused: the server could not look).
  */
 int policy_check_changes(const struct policy *p, const struct recset *rs,
                          const struct change_list *cl);

@@ -11,6 +11,7 @@
 #include "core/wire/arena.h"
 #include "core/wire/array.h"
 #include "core/wire/change.h"
+#include "core/wire/dname.h"
 #include "core/wire/msg.h"
 #include "core/wire/query.h"
 #include "core/wire/rdata_check.h"
@@ -321,9 +322,16 @@ struct ov_name {
 	struct ov_set *sets;
 };
 
+/*
+ * The touched names in the order first touched (the change list follows
+ * it), found through an open-addressing index: an UPDATE of 2 000 names
+ * looked each one up among all before it, 14 ms of one loop round.
+ */
 struct overlay {
 	struct ov_name *v;
 	size_t n, cap;
+	uint32_t *index;             /* position in v + 1; 0: empty */
+	size_t index_cap;            /* a power of two, at least twice n */
 };
 
 static void overlay_free(struct overlay *o)
@@ -334,6 +342,35 @@ static void overlay_free(struct overlay *o)
 		free(o->v[i].sets);
 	}
 	free(o->v);
+	free(o->index);
+}
+
+/* The index slot of name: where it is, or the empty one where it goes. */
+static uint32_t *ov_slot(const struct overlay *o, const uint8_t *name)
+{
+	size_t mask = o->index_cap - 1;
+	for (size_t h = dname_hash(name, dname_len(name)) & mask;; h = (h + 1) & mask) {
+		uint32_t *at = &o->index[h];
+		if (!*at || same_name(o->v[*at - 1].name, name))
+			return at;
+	}
+}
+
+/* Room in the index for one more name. */
+static int ov_index_room(struct overlay *o)
+{
+	if (2 * (o->n + 1) <= o->index_cap)
+		return 0;
+	size_t cap = o->index_cap ? 2 * o->index_cap : 16;
+	uint32_t *index = calloc(cap, sizeof(*index));
+	if (!index)
+		return -ENOMEM;
+	free(o->index);
+	o->index = index;
+	o->index_cap = cap;
+	for (size_t i = 0; i < o->n; i++)
+		*ov_slot(o, o->v[i].name) = (uint32_t)(i + 1);
+	return 0;
 }
 
 static struct ov_set *ov_set_get(struct ov_name *n, uint16_t type, bool create)
@@ -374,13 +411,16 @@ static struct ov_rr *ov_set_find(struct ov_set *s, const uint8_t *rdata, uint16_
 /* The touched name, copied from the records on first touch. */
 static struct ov_name *ov_get(struct overlay *o, const struct recset *rs, const uint8_t *name)
 {
-	for (size_t i = 0; i < o->n; i++)
-		if (same_name(o->v[i].name, name))
-			return &o->v[i];
+	if (ov_index_room(o) < 0)
+		return NULL;
+	uint32_t *slot = ov_slot(o, name);
+	if (*slot)
+		return &o->v[*slot - 1];
 	struct ov_name *v = array_room(o->v, o->n, &o->cap, sizeof(*v), 8);
 	if (!v)
 		return NULL;
 	o->v = v;
+	*slot = (uint32_t)(o->n + 1);
 	struct ov_name *n = &o->v[o->n++];
 	memset(n, 0, sizeof(*n));
 	n->name = name;

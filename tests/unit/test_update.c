@@ -719,6 +719,44 @@ static void test_policy(void)
 	add_txt(&m, "cap.acme.example.", 60, "5");
 	is_int(send_msg(&m, &kdefault), RCODE_NOERROR, "replace one at a full name: fine");
 	s0++;
+
+	/* Many names, each touched at places far apart in the message (the
+	 * names are found through an index, and the cap counts a name's
+	 * changes wherever they are). */
+	char name[64], value[16];
+	for (int every = 50; every <= 75; every += 25) {
+		mb_init(&m, OPCODE_UPDATE, "acme.example.", RR_SOA, CLASS_IN);
+		for (int round = 0; round < 2; round++) {
+			for (int i = 0; i < 150; i++) {
+				snprintf(name, sizeof(name), "many%d.acme.example.", i);
+				add_txt(&m, name, 60, round ? "second" : "first");
+				snprintf(value, sizeof(value), "%d-%d", round, i);
+				if (i % every == 0)
+					add_txt(&m, "over.acme.example.", 60, value);
+			}
+		}
+		if (every == 50) {
+			is_int(send_msg(&m, &kdefault), RCODE_REFUSED,
+			       "150 names, and 6 TXT at one of them spread over the message: REFUSED");
+			is_int(count_at("over.acme.example.", RR_TXT), 0, "nothing added there");
+			is_int(count_at("many7.acme.example.", RR_TXT), 0, "nor anywhere");
+		}
+	}
+	is_int(send_msg(&m, &kdefault), RCODE_NOERROR, "the same with 4 at that name: NOERROR");
+	s0++;
+	is_int(count_at("over.acme.example.", RR_TXT), 4, "the four");
+	is_int(count_at("many0.acme.example.", RR_TXT), 2, "two at the first name");
+	is_int(count_at("many149.acme.example.", RR_TXT), 2, "two at the last");
+	/* Gone again, for the tests that count the zone's records. */
+	mb_init(&m, OPCODE_UPDATE, "acme.example.", RR_SOA, CLASS_IN);
+	mb_rr(&m, 2, "over.acme.example.", RR_ANY, CLASS_ANY, 0, NULL, 0);
+	for (int i = 0; i < 150; i++) {
+		snprintf(name, sizeof(name), "many%d.acme.example.", i);
+		mb_rr(&m, 2, name, RR_ANY, CLASS_ANY, 0, NULL, 0);
+	}
+	is_int(send_msg(&m, &kdefault), RCODE_NOERROR, "all of them deleted again");
+	s0++;
+	is_int(count_at("many7.acme.example.", RR_TXT), 0, "none left");
 	is_int(serial(), s0, "serial counts the applied UPDATEs only");
 }
 
