@@ -110,6 +110,8 @@ struct acme {
 	struct process_env *env;
 	acme_durable_fn on_durable;  /* NOTIFY waits for this (acme_zone.h) */
 	void *on_durable_ctx;
+	acme_durable_fn on_rekeyed;  /* a re-keying beside the loop is served (acme_zone.h) */
+	void *on_rekeyed_ctx;
 	struct acme_zone **zones;
 	size_t n;
 	struct lockwait *lw;         /* UPDATEs waiting for a database lock (lockwait.h) */

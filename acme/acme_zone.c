@@ -90,6 +90,12 @@ int acme_purge_stale(struct acme *a, const uint8_t *apex, int64_t now)
 	return az ? purge_stale(az, now) : -ENOENT;
 }
 
+void acme_on_rekeyed(struct acme *a, acme_durable_fn fn, void *ctx)
+{
+	a->on_rekeyed = fn;
+	a->on_rekeyed_ctx = ctx;
+}
+
 void acme_on_durable(struct acme *a, acme_durable_fn fn, void *ctx)
 {
 	a->on_durable = fn;

@@ -106,8 +106,10 @@ void acme_capture_stop(struct acme *a);
  * under way.  `keys`: the signer's key set changed (a rollover step): every
  * RRset is signed with the new keys and the DNSKEY RRset follows them, which
  * renewing in place does not do (it renews only what is due, with the
- * apex's keys as they were), so the snapshot is built whole, and served
- * when this returns 0.  -ENOENT: not ours.
+ * apex's keys as they were), so the snapshot is built whole: beside the
+ * loop, returning 1, and the on_rekeyed callback is called with the apex
+ * once it is served (acme_on_rekeyed); without a loop, on it, served when
+ * this returns 0.  -ENOENT: not ours.
  */
 int acme_resign(struct acme *a, const uint8_t *apex, bool keys, char err[256]);
 
@@ -147,6 +149,8 @@ int acme_journal_foreach(struct acme *a, const uint8_t *apex,
  */
 typedef void (*acme_durable_fn)(void *ctx, const uint8_t *apex);
 void acme_on_durable(struct acme *a, acme_durable_fn fn, void *ctx);
+/* One callback for acme_resign's re-keyings beside the loop; NULL removes it. */
+void acme_on_rekeyed(struct acme *a, acme_durable_fn fn, void *ctx);
 /* True also for a zone that is not ours. */
 bool acme_durable(const struct acme *a, const uint8_t *apex);
 

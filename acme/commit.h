@@ -70,11 +70,16 @@ int commit_bump_serial(struct acme_zone *az, bool reset, char err[256]);
  */
 int commit_rebuild(struct acme_zone *az, char err[256]);
 /*
- * The signer's keys changed: built whole and re-signed with them, swapped
- * in (with a new serial, journaled as a difference, when secondaries copy
- * the zone).  On the loop: at 100 000 names, seconds.
+ * The signer's keys changed: built and signed with them beside the loop
+ * and swapped in (compact_rekey, compact.h): returns 1, and the acme's
+ * on_rekeyed callback says when the new signatures are served.  Without a
+ * loop (or a thread), commit_rekey_whole: built whole and re-signed on the
+ * loop, swapped in (with a new serial, journaled as a difference, when
+ * secondaries copy the zone), served when it returns 0.  Or a negative
+ * errno with err.
  */
 int commit_rekey(struct acme_zone *az, char err[256]);
+int commit_rekey_whole(struct acme_zone *az, char err[256]);
 /*
  * Handles an UPDATE whose TSIG (if any) was verified and matched to `key`
  * (NULL: unsigned).  The response's RCODE goes in q->rcode; returns 0

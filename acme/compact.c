@@ -36,6 +36,8 @@ struct compact {
 	bool thread_made;            /* a thread to join */
 	bool done;                   /* it signalled; loop side */
 	bool stale;                  /* the served snapshot was replaced meanwhile */
+	bool rekey;                  /* built for new keys: on_rekeyed once served (compact_rekey) */
+	bool rekey_restart;          /* ... while a build with the old keys ran: build again */
 	pthread_t thread;
 	struct change_list noted;    /* names committed since the start (no rdata) */
 	size_t commits;              /* how many commits noted them */
@@ -210,6 +212,27 @@ static int catch_up(struct compact *c, uint64_t *made)
 	return 0;
 }
 
+/* The new keys' signatures are served: the rollover may go on (acme_zone.h). */
+static void rekeyed(struct compact *c)
+{
+	struct acme_zone *az = c->az;
+	c->rekey = false;
+	if (az->a->on_rekeyed)
+		az->a->on_rekeyed(az->a->on_rekeyed_ctx, az->apex);
+}
+
+/* A re-keying that cannot be swapped in: built whole on the loop, as before. */
+static void rekey_on_loop(struct compact *c)
+{
+	struct acme_zone *az = c->az;
+	char err[256] = "";
+	log_warn("%s: re-signing with the new keys on the loop instead", az->name);
+	if (commit_rekey_whole(az, err) < 0)
+		log_error("%s: re-signing with the new keys failed: %s", az->name, err);
+	else
+		rekeyed(c);
+}
+
 static void swap_in(struct compact *c)
 {
 	struct acme_zone *az = c->az;
@@ -218,18 +241,34 @@ static void swap_in(struct compact *c)
 	const struct zone *served = zone_table_get(az->a->t, az->apex);
 	uint64_t made = 0;
 	size_t commits = c->commits;
-	bool again = false;
-	if (c->stale || !served || zone_resigning(served)) {
-		log_info("%s: the compaction is dropped: the snapshot was built or re-signed meanwhile",
-		         az->name);
+	bool again = false, rekey = c->rekey, failed = false;
+	const char *what = rekey ? "re-keying" : "compaction";
+	if (c->rekey_restart) {
+		c->rekey_restart = false;
+		again = true;
+		log_info("%s: the compaction under way was built with the old keys; building it again "
+		         "with the new ones", az->name);
+	} else if (rekey && c->stale && served) {
+		/* Built whole on the loop meanwhile (a change a patch does not
+		 * make), so with the new keys: served already. */
+		log_info("%s: the re-keying is dropped: the snapshot was built whole with the new keys "
+		         "meanwhile", az->name);
+		rekeyed(c);
+	} else if (c->stale || !served || (zone_resigning(served) && !rekey)) {
+		log_info("%s: the %s is dropped: the snapshot was built or re-signed meanwhile",
+		         az->name, what);
+		failed = rekey;
 	} else if (!c->z) {
-		log_error("%s: the compaction failed (%s); patches go on", az->name, c->err);
+		log_error("%s: the %s failed (%s); patches go on", az->name, what, c->err);
+		failed = rekey;
 	} else if (catch_up(c, &made) < 0) {
 		again = true;
 	} else if (zone_serial(c->z) != zone_serial(served)) {
 		/* Cannot happen: every commit since the start was noted. */
-		log_error("%s: the compacted snapshot has serial %u, the served one %u; dropped",
-		          az->name, zone_serial(c->z), zone_serial(served));
+		log_error("%s: the %s snapshot has serial %u, the served one %u; dropped",
+		          az->name, rekey ? "re-keyed" : "compacted", zone_serial(c->z),
+		          zone_serial(served));
+		failed = rekey;
 	} else {
 		struct zone *z = c->z;
 		c->z = NULL;
@@ -245,9 +284,10 @@ static void swap_in(struct compact *c)
 			c->reaper_made = true;
 		else
 			zone_free(c->old);   /* a transfer holds it too: the last holder frees it */
-		log_info("%s: compacted beside the loop: %zu records built and signed in %.0f ms, "
+		log_info("%s: %s beside the loop: %zu records built and signed in %.0f ms, "
 		         "%zu commit%s made meanwhile patched in, swapped in on the loop in %.2f ms (%s)",
-		         az->name, c->records, c->build_ms, commits, commits == 1 ? "" : "s",
+		         az->name, rekey ? "re-signed with the new keys" : "compacted", c->records,
+		         c->build_ms, commits, commits == 1 ? "" : "s",
 		         ms_since(&t0), made ? "new signatures: the serial follows"
 		                             : "the same signatures, the same serial");
 		if (made && az->serial_per_signing) {
@@ -256,10 +296,16 @@ static void swap_in(struct compact *c)
 				log_error("%s: %s; secondaries get the new signatures with the next change",
 				          az->name, err);
 		}
+		if (rekey)
+			rekeyed(c);
 	}
 	finish(c);
-	if (again && compact_start(az) < 0)
-		log_warn("%s: cannot build the compaction again; patches go on", az->name);
+	if (again && compact_start(az) < 0) {
+		log_warn("%s: cannot build the %s again; patches go on", az->name, what);
+		failed = rekey;
+	}
+	if (failed)
+		rekey_on_loop(c);
 }
 
 static void on_event(struct loop *l, int fd, int events, void *arg)
@@ -296,7 +342,7 @@ static struct compact *job_new(struct acme_zone *az)
 	return c;
 }
 
-int compact_start(struct acme_zone *az)
+static int start(struct acme_zone *az, bool rekey)
 {
 	if (!az->a->l || !az->attached)
 		return -ENOTSUP;
@@ -307,6 +353,7 @@ int compact_start(struct acme_zone *az)
 		return -ENOMEM;
 	}
 	struct compact *c = az->compact;
+	c->rekey = c->rekey || rekey;
 	uint64_t n;
 	while (read(c->efd, &n, sizeof(n)) == (ssize_t)sizeof(n))
 		;   /* nothing left from a job dropped before it signalled */
@@ -337,9 +384,36 @@ int compact_start(struct acme_zone *az)
 		return -ret;
 	}
 	c->thread_made = true;
-	log_info("%s: compacting the snapshot beside the loop (patches added %zu bytes)", az->name,
-	         zone_patch_growth(zone_table_get(az->a->t, az->apex)));
+	if (c->rekey)
+		log_info("%s: re-signing with the new keys beside the loop", az->name);
+	else
+		log_info("%s: compacting the snapshot beside the loop (patches added %zu bytes)",
+		         az->name, zone_patch_growth(zone_table_get(az->a->t, az->apex)));
 	return 0;
+}
+
+int compact_start(struct acme_zone *az)
+{
+	return start(az, false);
+}
+
+int compact_rekey(struct acme_zone *az)
+{
+	if (!az->a->l || !az->attached)
+		return -ENOTSUP;
+	if (compact_running(az)) {
+		/* Its result, signed with the keys as they were, is dropped at its
+		 * end and the build starts over (swap_in). */
+		az->compact->rekey = true;
+		az->compact->rekey_restart = true;
+		log_info("%s: re-signing with the new keys once the compaction under way ends",
+		         az->name);
+		return 1;
+	}
+	int ret = start(az, true);
+	if (ret < 0 && az->compact)
+		az->compact->rekey = false;
+	return ret < 0 ? ret : 1;
 }
 
 void compact_note(struct acme_zone *az, const struct change_list *cl)
@@ -362,6 +436,12 @@ void compact_note(struct acme_zone *az, const struct change_list *cl)
 void compact_stale(struct acme_zone *az)
 {
 	if (compact_running(az))
+		az->compact->stale = true;
+}
+
+void compact_resigning(struct acme_zone *az)
+{
+	if (compact_running(az) && !az->compact->rekey)
 		az->compact->stale = true;
 }
 

@@ -61,8 +61,27 @@ bool compact_running(const struct acme_zone *az);
 /* A commit under way: its change is kept for the swap.  Out of memory:
  * the compaction is dropped (it would lack the change). */
 void compact_note(struct acme_zone *az, const struct change_list *cl);
-/* The served snapshot was replaced or re-signed meanwhile: the result is dropped. */
+/* The served snapshot was replaced meanwhile: the result is dropped. */
 void compact_stale(struct acme_zone *az);
+/* A re-signing pass in slices starts: a compaction's result is dropped
+ * (built with the signatures it renews); a re-keying's is not (it signs
+ * everything anew, and the pass ends when it finds the snapshot replaced). */
+void compact_resigning(struct acme_zone *az);
+/*
+ * The signer's keys changed (a rollover step, `ctl key-roll`): the snapshot
+ * is built and signed with them beside the loop, as a compaction is, the
+ * changes committed meanwhile patched onto it (the served snapshot is
+ * patched with the new keys meanwhile: a rollover by double signature
+ * publishes a key before and withdraws it after it signs, so what they sign
+ * validates with either DNSKEY set), and swapped in on the loop (for a
+ * zone secondaries copy, with one serial bump that starts the journal
+ * over, as a re-signing pass ends).  Then the zone's acme on_rekeyed
+ * callback is called (acme_zone.h).  A compaction under way, built with
+ * the old keys, is dropped and started over with the new ones.  Should
+ * the build fail, the snapshot is built whole on the loop as before.
+ * 1: under way; a negative errno: not started (no loop), build it now.
+ */
+int compact_rekey(struct acme_zone *az);
 /* On the loop, when the zone leaves it: the eventfd leaves the loop. */
 void compact_detach(struct acme_zone *az);
 /* Joins a running thread and frees what it made; any thread.  NULL-safe. */

@@ -260,10 +260,12 @@ static void rebuild_signed(struct generation *g, size_t i, bool keys)
 		return;
 	if (is_sqlite(zc)) {
 		char err[256] = "";
-		if (acme_resign(g->acme, apex, keys, err) < 0)
+		int ret = acme_resign(g->acme, apex, keys, err);
+		if (ret < 0)
 			log_error("%s: re-signing failed: %s", zc->zone, err);
-		else if (keys && g->rolls[i])
-			rollover_resigned(g->rolls[i]);   /* built whole: served already */
+		else if (ret == 0 && keys && g->rolls[i])
+			rollover_resigned(g->rolls[i]);   /* built whole on the loop: served already */
+		/* 1: built beside the loop; zone_rekeyed tells the rollover. */
 		return;
 	}
 	if (g->resigns && g->loop) {
@@ -341,6 +343,21 @@ static void zone_durable(void *arg, const uint8_t *apex)
 	const struct zone *z = zone_table_get(g->zones, apex);
 	if (g->notify && z)
 		notify_zone_changed(g->notify, z);
+}
+
+/* An ACME zone's snapshot signed with its new keys beside the loop is
+ * served (acme_resign): the rollover's step takes its time from now. */
+static void zone_rekeyed(void *arg, const uint8_t *apex)
+{
+	struct generation *g = arg;
+	for (size_t i = 0; g->rolls && i < g->cfg->n_zones; i++) {
+		uint8_t a[DNAME_MAX];
+		if (!g->rolls[i] || dname_from_str(g->cfg->zones[i].zone, a) < 0)
+			continue;
+		dname_lower(a);
+		if (dname_equal(a, apex))
+			rollover_resigned(g->rolls[i]);
+	}
 }
 
 /* A zone is served with a new snapshot: history first, then the news. */
@@ -1043,6 +1060,8 @@ int generation_attach(struct generation *g, const struct generation *prev, struc
 	}
 	if (g->acme && g->notify)
 		acme_on_durable(g->acme, zone_durable, g);
+	if (g->acme)
+		acme_on_rekeyed(g->acme, zone_rekeyed, g);
 	/* Last, when nothing else can fail: a configuration that is refused
 	 * leaves the databases as they were.  The edits were read and checked
 	 * with the zones (acme_add_zone); applying them changes the database,

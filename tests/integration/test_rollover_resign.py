@@ -14,10 +14,17 @@ the first step runs here), both copied by a stock Knot secondary:
                  the next step waits for the re-signing, and the incoming
                  key's signing time is moved to when the new set is served;
                  after it, both keys sign.  Knot follows by IXFR.
-  acme.example   an ACME zone: the key change used to go to the in-place
-                 renewal, which renews only what is due and kept the DNSKEY
-                 set, so the new key never signed; now both keys sign when
-                 key-roll returns, and Knot follows by IXFR.
+  acme.example   an ACME zone: its key change is built and signed beside
+                 the loop too, as its compaction is (acme/compact.h), held
+                 back there by GEOACME_TEST_COMPACT_DELAY_MS.  Meanwhile the
+                 old snapshot answers (one key, one RRSIG, valid), the
+                 rollover waits, and an UPDATE sent then is acknowledged and
+                 served at once (patched, signed by both keys: valid with
+                 the DNSKEY set served then).  After the swap both keys sign
+                 everything, the UPDATE's record is still served, the serial
+                 is one more for the UPDATE and one for the new signatures,
+                 which start the journal over (as a re-signing pass does):
+                 Knot takes the zone whole once.
 """
 import os
 import re
@@ -36,7 +43,7 @@ import dns.rdatatype
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import BASE_CONFIG, BIN, Server, example_zone, free_port, main, make_key, \
     needs_test_hooks   # noqa: E402
-from acme_helpers import TsigKey, acme_zone_toml, seed_zone   # noqa: E402
+from acme_helpers import TsigKey, acme_zone_toml, seed_zone, signed_update   # noqa: E402
 import secondaries   # noqa: E402
 
 DELAY_MS = 3000
@@ -94,7 +101,8 @@ class Resign(unittest.TestCase):
                                                                    records),
                                   "acme.zone": seed_zone("acme.example.",
                                                          extra="www IN A 192.0.2.81\n")},
-                            env=dict(os.environ, GEOACME_TEST_RESIGN_DELAY_MS=str(DELAY_MS)))
+                            env=dict(os.environ, GEOACME_TEST_RESIGN_DELAY_MS=str(DELAY_MS),
+                                     GEOACME_TEST_COMPACT_DELAY_MS=str(DELAY_MS)))
         make_key(cls.server.path("example.com.pem"))
         make_key(cls.server.path("acme.pem"))
         os.makedirs(cls.server.path("keys"), mode=0o700)
@@ -155,7 +163,7 @@ class Resign(unittest.TestCase):
         return m.group(1)
 
     def ixfr_to_knot(self, zone, serial, mark):
-        pattern = r"(\S+(?: \(whole zone, AXFR form\))?) of %s\. \(serial %d\) to " % (
+        pattern = r"(AXFR|IXFR(?: \(whole zone, AXFR form\))?) of %s\. \(serial %d\) to " % (
             re.escape(zone), serial)
         deadline = time.time() + 20
         while time.time() < deadline:
@@ -226,6 +234,21 @@ class Resign(unittest.TestCase):
         r = self.knot.query("www." + zone, "A")
         self.assertEqual(len([s for s in r.answer if s.rdtype == dns.rdatatype.RRSIG][0]), 2)
 
+    def txt_sigs(self, name, keys_of):
+        """(the TXT strings at name, how many RRSIGs cover them), after
+        checking they validate with the DNSKEY set served at keys_of."""
+        origin = dns.name.from_text(keys_of)
+        r = self.ask(keys_of, "DNSKEY")
+        keys = r.find_rrset(r.answer, origin, dns.rdataclass.IN, dns.rdatatype.DNSKEY)
+        owner = dns.name.from_text(name)
+        r = self.ask(owner, "TXT")
+        txt = r.find_rrset(r.answer, owner, dns.rdataclass.IN, dns.rdatatype.TXT)
+        sigs = r.find_rrset(r.answer, owner, dns.rdataclass.IN, dns.rdatatype.RRSIG,
+                            dns.rdatatype.TXT)
+        dns.dnssec.validate(txt, sigs, {origin: keys})
+        return sorted(rd.to_text() for rd in txt), len(sigs)
+
+    @needs_test_hooks
     def test_2_acme_zone_signed_with_the_new_key(self):
         zone = "acme.example"
         ds = ds_of(self.server, zone)
@@ -234,17 +257,39 @@ class Resign(unittest.TestCase):
         mark = len(self.server.log())
         out = ctl(self.server, "key-roll", zone)
         self.assertIn("started: a rollover of acme.example ", out)
-        # Built whole and served before key-roll answered.
+        self.server.wait_log(r"acme\.example\.: re-signing with the new keys beside the loop")
+        # Built beside the loop, held there: the old snapshot answers, the
+        # rollover waits for the new one.
+        self.assertEqual(self.state(zone, ds), (1, 1))
+        self.assertEqual(self.serial(zone), s0)
+        self.assertRegex(ctl(self.server, "key-status", zone),
+                         r"next \S+: re-signing with the new key set")
+        r = signed_update(self.server, zone, XFR, tcp=True,
+                          add=[("_acme-challenge.www." + zone + ".", 60, "TXT", "token")])
+        self.assertEqual(r.rcode(), 0)
+        self.assertEqual(self.serial(zone), s0 + 1)
+        self.assertEqual(self.txt_sigs("_acme-challenge.www." + zone + ".", zone),
+                         (['"token"'], 2))
+        self.assertNotIn("keys: the new key set is served", self.server.log()[mark:])
+        self.server.wait_log(r"acme\.example\.: re-signed with the new keys beside the loop: "
+                             r"\d+ records built and signed in \d+ ms, 1 commit made meanwhile "
+                             r"patched in, swapped in on the loop in [0-9.]+ ms \(new signatures: "
+                             r"the serial follows\)", timeout=60)
+        self.server.wait_log(r"acme\.example\.: keys: the new key set is served")
         self.assertEqual(self.state(zone, ds), (2, 2))
-        self.assertIn("acme.example.: keys: the new key set is served", self.server.log()[mark:])
+        self.assertEqual(self.txt_sigs("_acme-challenge.www." + zone + ".", zone),
+                         (['"token"'], 2))
         self.assertRegex(ctl(self.server, "key-status", zone),
                          r"next \S+: the new key becomes the parent's")
         s1 = self.serial(zone)
-        self.assertEqual(s1, s0 + 1)
+        self.assertEqual(s1, s0 + 2)
         self.knot.wait_serial(zone, s1)
-        self.assertEqual(self.ixfr_to_knot(zone, s1, mark), "IXFR")
+        self.assertEqual(self.ixfr_to_knot(zone, s1, mark), "IXFR (whole zone, AXFR form)")
         r = self.knot.query("www." + zone, "A")
         self.assertEqual(len([s for s in r.answer if s.rdtype == dns.rdatatype.RRSIG][0]), 2)
+        r = self.knot.query("_acme-challenge.www." + zone, "TXT")
+        self.assertEqual([rd.to_text() for s in r.answer if s.rdtype == dns.rdatatype.TXT
+                          for rd in s], ['"token"'])
 
 
 if __name__ == "__main__":
