@@ -35,12 +35,17 @@
 #                   a primary of its own, built with the test hooks in
 #                   build-bench-hooks/, GEOACME_TEST_COMPACT_BYTES=1) while 10
 #                   more UPDATEs arrive, until it is swapped in
+#   unsigned-update 10 UPDATEs to an unsigned ACME zone of $BENCH_STALL_RECORDS
+#                   names (a primary of its own: no `dnssec` for the zone)
+#   key-roll        `ctl key-roll` on the signed zone (a primary of its own with
+#                   a key policy), 3 UPDATEs during it, until the new key set
+#                   is served (measured for $BENCH_STALL_KEYROLL_S s)
 #
 #   bench/stall.sh                builds build-bench/ (Release) if needed
 #
 # Settings: BENCH_STALL_RECORDS=100000  BENCH_STALL_SECONDARY_RECORDS=1000000
 #   BENCH_STALL_QPS=2000  BENCH_STALL_SECONDARY_S=240 (the load's length while
-#   the secondary copies: long enough for the copy)  BENCH_STALL_ONLY="pinned-update sighup-x3 ..." (a subset)
+#   the secondary copies: long enough for the copy)  BENCH_STALL_KEYROLL_S=180  BENCH_STALL_ONLY="pinned-update sighup-x3 ..." (a subset)
 #   BENCH_PORT=16300  BENCH_SERVER_CPU=0 BENCH_CLIENT_CPU=1  BENCH_KEEP=0
 #   GEOACME (default: builds ./build-bench/cmd/geoacme)
 #   BENCH_STALL_OUT=build-bench/stall-results.md
@@ -55,7 +60,7 @@ ROOT=$(dirname "$BENCH_DIR")
 N=${BENCH_STALL_RECORDS:-100000}
 N2=${BENCH_STALL_SECONDARY_RECORDS:-1000000}
 QPS=${BENCH_STALL_QPS:-2000}
-ONLY=${BENCH_STALL_ONLY:-"baseline pinned-update purge-transfer sighup-x3 secondary-copy geo-64mb geo-1gb sqlite-lock big-update compaction"}
+ONLY=${BENCH_STALL_ONLY:-"baseline pinned-update purge-transfer sighup-x3 secondary-copy geo-64mb geo-1gb sqlite-lock big-update compaction unsigned-update key-roll"}
 PORT=${BENCH_PORT:-16300}
 SERVER_CPU=${BENCH_SERVER_CPU:-0}
 CLIENT_CPU=${BENCH_CLIENT_CPU:-1}
@@ -311,6 +316,39 @@ act_compaction() {
 	grep -o 'compacted beside the loop.*\|compaction failed.*\|compaction is dropped.*' "$W/c.log" | head -1
 }
 
+act_unsigned_update() {
+	/usr/bin/python3 "$W/update.py" "$UP" "$SECRET" 400 10 >/dev/null
+	echo "$(grep -c 'snapshot patched' "$W/u.log") patched, $(grep -c 'snapshot rebuilt' "$W/u.log") rebuilt: $(grep -o 'snapshot [a-z]* in [0-9.]* ms' "$W/u.log" | sed 's/snapshot [a-z]* in //; s/ ms//' | sort -n | tail -1) ms the longest"
+}
+
+# ctl key-roll, 3 UPDATEs while the zone is signed with the new keys, then
+# the wait until they are served.
+act_key_roll() {
+	"$GEOACME" ctl -c "$W/k/geoacme.toml" key-roll acme.example.net >/dev/null
+	sleep 1
+	/usr/bin/python3 "$W/update.py" "$KP" "$SECRET" 500 3 >/dev/null
+	for _ in $(seq $((${BENCH_STALL_KEYROLL_S:-180} * 10 - 40))); do
+		grep -q 'keys: the new key set is served' "$W/k.log" && break
+		sleep 0.1
+	done
+	echo "$(grep -o 're-signed with the new keys beside the loop.*\|re-signing with the new keys on the loop.*' "$W/k.log" | head -1)$(grep -q 'keys: the new key set is served' "$W/k.log" || echo '; NOT served yet')"
+}
+
+# A primary of its own in $W/NAME from the first one's files, on free ports
+# (sets NEW_PORT, NEW_HTTP); SED edits its configuration.
+own_primary() {   # own_primary NAME SED
+	mkdir -p "$W/$1"
+	cp "$W/p/geoacme.toml" "$W/p/acme.zone" "$W/$1/" && cp "$W/city.mmdb" "$W/$1/geo.mmdb"
+	sed -i "s|$W/p/geo.mmdb|$W/$1/geo.mmdb|; $2" "$W/$1/geoacme.toml"
+	for _ in $(seq 200); do
+		port_free "$PORT" && port_free $((PORT + 1)) && break
+		PORT=$((PORT + 5))
+	done
+	NEW_PORT=$PORT NEW_HTTP=$((PORT + 1))
+	PORT=$((PORT + 5))
+	sed -i "s/^listen_port = .*/listen_port = $NEW_PORT/; s/127.0.0.1:$HP/127.0.0.1:$NEW_HTTP/" "$W/$1/geoacme.toml"
+}
+
 wants() { case " $ONLY " in *" $1 "*) return 0 ;; esac; return 1; }
 
 : >"$W/stall.tsv"
@@ -356,6 +394,29 @@ if wants compaction; then
 	wait_log "$W/c.log" "ready:" "$CPID" 900 || { tail -3 "$W/c.log" >&2; die "the compaction's primary did not start"; }
 	measure compaction 20 "$CP" "$CHP" act_compaction
 	bench_stop "$CPID"
+fi
+if wants unsigned-update; then
+	own_primary u '/^\[\[zones.keys\]\]/,/^key_path/d'
+	UP=$NEW_PORT UHP=$NEW_HTTP
+	say "== unsigned-update: a primary with an unsigned ACME zone of $N records (port $UP)"
+	bench_spawn "$W/u.log" taskset -c "$SERVER_CPU" sh -c "cd '$W/u' && exec '$GEOACME' serve -c '$W/u/geoacme.toml'"
+	UPID=$SPAWNED_PID
+	wait_log "$W/u.log" "ready:" "$UPID" 900 || { tail -3 "$W/u.log" >&2; die "the unsigned primary did not start"; }
+	measure unsigned-update 20 "$UP" "$UHP" act_unsigned_update
+	bench_stop "$UPID"
+fi
+if wants key-roll; then
+	own_primary k "s|^http_listen = .*|&\ncontrol_socket = \"$W/k/control.sock\"|"
+	KP=$NEW_PORT KHP=$NEW_HTTP
+	mkdir -p "$W/k/keys" && chmod 700 "$W/k/keys"
+	printf '\n[zones.key_policy]\nlifetime = "0"\ndnskey_ttl = "1h"\npropagation_delay = "1h"\nkey_dir = "%s"\nparent = ["127.0.0.1:1"]\n' \
+		"$W/k/keys" >>"$W/k/geoacme.toml"
+	say "== key-roll: a primary with a key policy, signed ACME zone of $N records (port $KP)"
+	bench_spawn "$W/k.log" taskset -c "$SERVER_CPU" sh -c "cd '$W/k' && exec '$GEOACME' serve -c '$W/k/geoacme.toml'"
+	KPID=$SPAWNED_PID
+	wait_log "$W/k.log" "ready:" "$KPID" 900 || { tail -3 "$W/k.log" >&2; die "the key-roll primary did not start"; }
+	measure key-roll "${BENCH_STALL_KEYROLL_S:-180}" "$KP" "$KHP" act_key_roll
+	bench_stop "$KPID"
 fi
 if wants secondary-copy; then
 	# Each TXT name is 4 records in the transfer (TXT, NSEC and their RRSIGs).
