@@ -80,6 +80,16 @@
 
 #define TCP_IN_SIZE (2 + QUERY_MSG_MAX)
 #define TCP_OUT_HIGH 65536
+/*
+ * What a stream (a zone transfer) hands the kernel in one loop round at
+ * most; then the connection waits for the next round (its socket is
+ * writable, so that is the next epoll_wait) and the queries that came
+ * meanwhile are answered first.  On loopback the socket takes megabytes
+ * at a time: a geoacme primary writing a 1M-record AXFR held the loop
+ * 5-55 ms a round, writing up to ~4 MB (bench/stall.sh secondary-copy,
+ * issue #26).  256 KiB is 16 messages of 16 KiB, about half a millisecond.
+ */
+#define TCP_STREAM_ROUND ((uint64_t)256 << 10)
 #define TCP_OUT_SIZE (TCP_OUT_HIGH + 2 + NET_TX_SIZE)
 #define TCP_PROGRESS_RATE 1024   /* bytes a second, averaged over a lifetime window */
 #define TCP_ACCEPT_BUDGET 64
@@ -129,7 +139,8 @@ struct tcp_conn {
 	size_t in_len;
 	size_t out_off, out_len;   /* unsent bytes are out[out_off .. out_len) */
 	struct query_stream stream;   /* next != NULL: a multi-message answer in progress */
-	bool stream_later;            /* the stream asked for the next loop round */
+	bool stream_later;            /* the stream wants the next loop round (it asked, or
+	                               * wrote TCP_STREAM_ROUND bytes in this one) */
 	struct reply_later *later;    /* a reply to come (reply_later.h): answer nothing until then */
 	uint8_t *in;               /* TCP_IN_SIZE, in the same allocation */
 	uint8_t *out;              /* TCP_OUT_SIZE, in the same allocation */
@@ -434,6 +445,7 @@ static int conn_flush(struct tcp_conn *c)
  * the connection was closed (c is gone). */
 static bool conn_progress(struct tcp_conn *c)
 {
+	uint64_t sent_before = c->sent;
 	for (;;) {
 		if (conn_process(c) < 0 || conn_flush(c) < 0) {
 			conn_close(c);
@@ -443,6 +455,10 @@ static bool conn_progress(struct tcp_conn *c)
 		if (queued(c) > TCP_OUT_HIGH || c->later || (!has_message(c) && !c->stream.next) ||
 		    c->stream_later)
 			break;
+		if (c->stream.next && c->sent - sent_before >= TCP_STREAM_ROUND) {
+			c->stream_later = true;   /* the rest in the next rounds */
+			break;
+		}
 	}
 	if (c->eof && !queued(c) && !has_message(c) && !c->stream.next && !c->later) {
 		conn_close(c);
