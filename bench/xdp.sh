@@ -93,8 +93,9 @@
 #   BENCH_XDP_OUT=build-bench/xdp-results.md   BENCH_KEEP=0 (1 keeps the temp dir)
 #   BENCH_NO_INSTALL=0    1 skips scripts/deps.sh and apt-get
 #   BENCH_NO_BUILD=0      1 uses build-bench/cmd/geoacme as it is
-#   BENCH_XDP_SYSCALLS=0  1: perf stat counts each server's system calls and CPU
-#                         (task-clock) over the fixed-load runs, printed per
+#   BENCH_XDP_SYSCALLS=0  1: perf stat counts each server's system calls, context
+#                         switches (its sleeps: wake-ups) and CPU (task-clock)
+#                         over the fixed-load runs, printed per
 #                         answered query (perf must be installed); its
 #                         task-clock reads about 0.7x the schedstat figure on
 #                         the 2-core VM of doc/performance.md, alike for all
@@ -359,7 +360,7 @@ check_class() {
 
 # BENCH_XDP_SYSCALLS=1: the server's system calls over each fixed-load run
 # (perf stat on its tracepoints, every thread), per answered query.
-SYSCALL_EVENTS=task-clock,raw_syscalls:sys_enter,syscalls:sys_enter_sendto,syscalls:sys_enter_recvfrom
+SYSCALL_EVENTS=task-clock,context-switches,raw_syscalls:sys_enter,syscalls:sys_enter_sendto,syscalls:sys_enter_recvfrom
 SYSCALL_EVENTS+=,syscalls:sys_enter_epoll_wait,syscalls:sys_enter_epoll_pwait,syscalls:sys_enter_poll
 SYSCALL_EVENTS+=,syscalls:sys_enter_ppoll,syscalls:sys_enter_recvmmsg,syscalls:sys_enter_sendmmsg
 [ "${BENCH_XDP_SYSCALLS:-0}" != 1 ] || command -v perf >/dev/null || die "BENCH_XDP_SYSCALLS=1 needs perf (linux-perf)"
@@ -367,11 +368,12 @@ syscalls_per_query() {   # syscalls_per_query PERF_CSV ANSWERED
 	awk -F, -v n="$2" '
 		n > 0 && $3 == "task-clock" { cpu = sprintf("task-clock %.2f µs", $1 * 1000 / n) }
 		n > 0 && $3 == "raw_syscalls:sys_enter" { all = sprintf("syscalls %.2f", $1 / n) }
+		n > 0 && $3 == "context-switches" { cs = sprintf(", sleeps %.3f", $1 / n) }
 		n > 0 && $3 ~ /^syscalls:sys_enter_/ && $1 > 0 {
 			name = $3; sub(/^syscalls:sys_enter_/, "", name)
 			each = each sprintf("%s%s %.2f", each == "" ? "" : ", ", name, $1 / n)
 		}
-		END { if (n > 0) printf "%s, %s (%s)", cpu, all, each; else print "-" }' "$1"
+		END { if (n > 0) printf "%s%s, %s (%s)", cpu, cs, all, each; else print "-" }' "$1"
 }
 
 # BENCH_XDP_PERF=load or max: where an XDP server's time goes over its
