@@ -25,14 +25,35 @@ static void put16(uint8_t *p, unsigned v)
 	p[1] = (uint8_t)v;
 }
 
-/* The ones' complement sum of p[0 .. len) (RFC 1071), unfolded. */
+/*
+ * The ones' complement sum of p[0 .. len) as big-endian 16-bit words
+ * (RFC 1071), added to sum, unfolded.  Every query's datagram and every
+ * reply is summed, so it takes eight bytes an addition: native loads
+ * summed with the end-around carry, folded to 16 bits and swapped to
+ * network order give the same sum (RFC 1071 2.(A) and (B): the sum does
+ * not depend on the words' order or byte order).  The last 0-7 bytes
+ * are summed as words, as before.
+ */
 static uint32_t sum16(const uint8_t *p, size_t len, uint32_t sum)
 {
-	while (len > 1) {
-		sum += get16(p);
-		p += 2;
-		len -= 2;
+	uint64_t acc = 0;
+	for (; len >= 8; p += 8, len -= 8) {
+		uint64_t w;
+		memcpy(&w, p, 8);
+		acc += w;
+		acc += acc < w;   /* the end-around carry */
 	}
+	acc = (acc & 0xffffffff) + (acc >> 32);
+	acc = (acc & 0xffffffff) + (acc >> 32);
+	acc = (acc & 0xffff) + (acc >> 16);
+	acc = (acc & 0xffff) + (acc >> 16);
+	acc = (acc & 0xffff) + (acc >> 16);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	acc = (acc >> 8 | acc << 8) & 0xffff;
+#endif
+	sum += (uint32_t)acc;
+	for (; len > 1; p += 2, len -= 2)
+		sum += get16(p);
 	if (len)
 		sum += (uint32_t)p[0] << 8;
 	return sum;
