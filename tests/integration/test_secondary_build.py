@@ -92,7 +92,8 @@ file = "example.com.zone"
 BUILDING = r"acme\.example\.: AXFR from 127\.0\.0\.1:\d+, serial (\d+): \d+ records received; " \
            r"building the copy whole beside the loop \((.*?) meanwhile\)"
 BUILT = r"acme\.example\.: AXFR from 127\.0\.0\.1:\d+, serial \d+ -> (\d+): .*; copy built " \
-        r"whole in [0-9.]+ ms \(beside the loop: built in [0-9.]+ ms, stored in [0-9.]+ ms\)"
+        r"whole in [0-9.]+ ms \(beside the loop: built in [0-9.]+ ms, stored in [0-9.]+ ms; " \
+        r"swapped in on the loop in [0-9.]+ ms\)"
 
 
 @needs_test_hooks
