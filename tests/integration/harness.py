@@ -6,6 +6,11 @@ listens on 127.0.0.1 and ::1 on a port the kernel picks (listen_port = 0;
 the port is read back from the "ready" log line), and is stopped by PID.
 Queries go through dnspython (Debian's python3-dnspython) or real tools
 (kdig, dig, delv, nsupdate) found on PATH.
+
+The waits (start, log lines, a clean stop) are long on purpose: CI's two
+cores run two test files at once and the sanitizer build is several times
+slower, so a wait for what must come is generous; a test never asserts how
+long something took.
 """
 import json
 import os
@@ -130,7 +135,7 @@ def have_ipv6():
 class Server:
     """A geoacme process with its own directory."""
 
-    def __init__(self, config, files=None, keep_dir=None, ready_timeout=15, args=(), env=None,
+    def __init__(self, config, files=None, keep_dir=None, ready_timeout=60, args=(), env=None,
                  config_name="config.toml", wrapper=()):
         self.dir = keep_dir or tempfile.mkdtemp(prefix="geoacme-test-")
         self.files = files or {}
@@ -196,7 +201,7 @@ class Server:
             f.seek(self._log_offset)
             return f.read()
 
-    def wait_log(self, pattern, timeout=10):
+    def wait_log(self, pattern, timeout=30):
         deadline = time.time() + timeout
         while time.time() < deadline:
             if re.search(pattern, self.log_since_start()):
@@ -218,7 +223,7 @@ class Server:
     def send_signal(self, sig):
         self.proc.send_signal(sig)
 
-    def stop(self, sig=signal.SIGTERM, timeout=10):
+    def stop(self, sig=signal.SIGTERM, timeout=30):
         if self.proc is None:
             return None
         if self.proc.poll() is None:
