@@ -116,7 +116,7 @@ class DnstapTestCase(unittest.TestCase):
         self.server.cleanup()
         self.assertEqual(rc, 0, log[-3000:])
 
-    def wait_metric(self, key, pred, timeout=10):
+    def wait_metric(self, key, pred, timeout=30):
         deadline = time.time() + timeout
         while time.time() < deadline:
             v = metric(self.port, key)

@@ -110,7 +110,7 @@ class ObsTestCase(unittest.TestCase):
         self.assertTrue(headers["Content-Type"].startswith("text/plain; version=0.0.4"))
         return body
 
-    def wait_metric(self, key, value, timeout=8):
+    def wait_metric(self, key, value, timeout=30):
         deadline = time.time() + timeout
         got = None
         while time.time() < deadline:
@@ -462,7 +462,7 @@ class QueryLog(unittest.TestCase):
         self.addCleanup(server.stop)
         return server
 
-    def wait_lines(self, server, pattern, count, timeout=5):
+    def wait_lines(self, server, pattern, count, timeout=30):
         deadline = time.time() + timeout
         while time.time() < deadline:
             lines = re.findall(pattern, server.log_since_start())
