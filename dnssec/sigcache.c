@@ -32,6 +32,13 @@ struct sigcache {
 	size_t count, max;
 	uint64_t build;
 	EVP_MD_CTX *md;         /* reused across key computations */
+	/*
+	 * SHA-256 fetched once: EVP_sha256() makes OpenSSL 3 look the digest
+	 * up in its providers on every EVP_DigestInit_ex, about 2.5 us of the
+	 * 3 a key took, so a patch of 2 000 names spent 6 ms of its loop
+	 * round finding 4 000 cached signatures (issue #26).
+	 */
+	EVP_MD *sha256;
 };
 
 struct sigcache *sigcache_new(size_t max_entries)
@@ -45,7 +52,8 @@ struct sigcache *sigcache_new(size_t max_entries)
 	size_t n = 64;
 	c->buckets = calloc(n, sizeof(*c->buckets));
 	c->md = EVP_MD_CTX_new();
-	if (!c->buckets || !c->md) {
+	c->sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
+	if (!c->buckets || !c->md || !c->sha256) {
 		sigcache_free(c);
 		return NULL;
 	}
@@ -69,6 +77,7 @@ void sigcache_free(struct sigcache *c)
 		free(c->buckets);
 	}
 	EVP_MD_CTX_free(c->md);
+	EVP_MD_free(c->sha256);
 	free(c);
 }
 
@@ -84,7 +93,7 @@ int sigcache_key(struct sigcache *c, const uint8_t *owner, const struct rrset *r
 	wire_set_u16(head + olen + 6, rrset->count);
 	wire_set_u16(head + olen + 8, key_tag);
 
-	bool good = EVP_DigestInit_ex(c->md, EVP_sha256(), NULL) == 1 &&
+	bool good = EVP_DigestInit_ex(c->md, c->sha256, NULL) == 1 &&
 	            EVP_DigestUpdate(c->md, head, olen + 10) == 1;
 	for (uint16_t i = 0; good && i < rrset->count; i++) {
 		/* Each rdata with its length, so record boundaries are part of
