@@ -90,6 +90,12 @@ int acme_purge_stale(struct acme *a, const uint8_t *apex, int64_t now)
 	return az ? purge_stale(az, now) : -ENOENT;
 }
 
+bool acme_rekeying(const struct acme *a, const uint8_t *apex)
+{
+	const struct acme_zone *az = acme_find_zone(a, apex);
+	return az && compact_rekeying(az);
+}
+
 void acme_on_rekeyed(struct acme *a, acme_durable_fn fn, void *ctx)
 {
 	a->on_rekeyed = fn;

@@ -149,6 +149,8 @@ int acme_journal_foreach(struct acme *a, const uint8_t *apex,
  */
 typedef void (*acme_durable_fn)(void *ctx, const uint8_t *apex);
 void acme_on_durable(struct acme *a, acme_durable_fn fn, void *ctx);
+/* A re-keying of the zone runs beside the loop (acme_resign): not failed, awaited. */
+bool acme_rekeying(const struct acme *a, const uint8_t *apex);
 /* One callback for acme_resign's re-keyings beside the loop; NULL removes it. */
 void acme_on_rekeyed(struct acme *a, acme_durable_fn fn, void *ctx);
 /* True also for a zone that is not ours. */

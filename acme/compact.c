@@ -79,6 +79,11 @@ bool compact_running(const struct acme_zone *az)
 	return az->compact && !az->compact->done;
 }
 
+bool compact_rekeying(const struct acme_zone *az)
+{
+	return compact_running(az) && az->compact->rekey;
+}
+
 static double ms_since(const struct timespec *t0)
 {
 	struct timespec t1;
@@ -246,8 +251,8 @@ static void swap_in(struct compact *c)
 	if (c->rekey_restart) {
 		c->rekey_restart = false;
 		again = true;
-		log_info("%s: the compaction under way was built with the old keys; building it again "
-		         "with the new ones", az->name);
+		log_info("%s: the build under way began before the last key change; building it again "
+		         "with the new keys", az->name);
 	} else if (rekey && c->stale && served) {
 		/* Built whole on the loop meanwhile (a change a patch does not
 		 * make), so with the new keys: served already. */
@@ -273,6 +278,10 @@ static void swap_in(struct compact *c)
 		struct zone *z = c->z;
 		c->z = NULL;
 		join_reaper(c);
+		/* A re-keying's signatures may all come from the cache (a build
+		 * with the new keys before it put them there) and still differ
+		 * from the served ones: new signatures, always. */
+		made += rekey && !made;
 		if (made == 0) {
 			/* Record for record the served zone, signatures included:
 			 * nothing for the IXFR history or NOTIFY to hear of. */

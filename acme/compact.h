@@ -58,6 +58,8 @@ bool compact_due(const struct zone *z);
  */
 int compact_start(struct acme_zone *az);
 bool compact_running(const struct acme_zone *az);
+/* A build for new keys runs (compact_rekey): the rollover awaits its swap. */
+bool compact_rekeying(const struct acme_zone *az);
 /* A commit under way: its change is kept for the swap.  Out of memory:
  * the compaction is dropped (it would lack the change). */
 void compact_note(struct acme_zone *az, const struct change_list *cl);

@@ -403,6 +403,8 @@ static void resign_check(struct loop *l, void *arg)
 		const struct zone *z = zone_table_get(g->zones, apex);
 		if (g->resigns && g->resigns[i].job)
 			continue;   /* being re-signed beside the loop */
+		if (g->acme && acme_rekeying(g->acme, apex))
+			continue;   /* an ACME zone's key change, signed beside the loop */
 		if (z && rollover_awaits_resign(g->rolls[i]) && !zone_resigning(z)) {
 			/* The key change's re-signing failed: again. */
 			log_info("%s: re-signing with the new key set again", zc->zone);
