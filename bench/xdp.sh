@@ -5,7 +5,7 @@
 # reflector as the sender's limit (Debian 12, root).  doc/performance.md,
 # "AF_XDP", has the latest table and how to read it.
 #
-#   bench/xdp.sh                       3 rounds of 2 s runs, then 7 pairs of 4 s
+#   bench/xdp.sh                       3 rounds of 2 s runs, then 7 pairs of 3 s
 #                                      (~8 min with the build)
 #   BENCH_XDP_SECONDS=1 bench/xdp.sh   smoke: 1 s runs, one round, 2 pairs (~2 min)
 #
@@ -83,7 +83,7 @@
 #   BENCH_XDP_RUNS=3      rounds of the whole set (1 when BENCH_XDP_SECONDS=1;
 #                         0: only the paired rounds)
 #   BENCH_XDP_PAIRS=7     pairs of Knot XDP and geoacme XDP runs (0: none)
-#   BENCH_XDP_PAIR_SECONDS=4   seconds of each paired run
+#   BENCH_XDP_PAIR_SECONDS=3   seconds of each paired run
 #   BENCH_XDP_SPLIT_NS=100000  perf's cpu-clock sample period in the paired runs
 #                         (0: no user / kernel split; also none without perf)
 #   BENCH_XDP_LOAD=20000  fixed offered load, queries/s
@@ -116,7 +116,7 @@ CLIENT_ADDR6=2001:db8::2
 SECS=${BENCH_XDP_SECONDS:-2}
 if [ "$SECS" -le 1 ]; then RUNS=${BENCH_XDP_RUNS:-1}; else RUNS=${BENCH_XDP_RUNS:-3}; fi
 if [ "$SECS" -le 1 ]; then PAIRS=${BENCH_XDP_PAIRS:-2}; else PAIRS=${BENCH_XDP_PAIRS:-7}; fi
-if [ "$SECS" -le 1 ]; then PAIR_SECS=${BENCH_XDP_PAIR_SECONDS:-1}; else PAIR_SECS=${BENCH_XDP_PAIR_SECONDS:-4}; fi
+if [ "$SECS" -le 1 ]; then PAIR_SECS=${BENCH_XDP_PAIR_SECONDS:-1}; else PAIR_SECS=${BENCH_XDP_PAIR_SECONDS:-3}; fi
 PAIR_CLASSES="static geo_ecs_do"
 SPLIT_NS=${BENCH_XDP_SPLIT_NS:-100000}
 SPLIT=0
