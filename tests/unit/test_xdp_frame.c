@@ -97,7 +97,7 @@ static void one_family(int family)
 	size_t hdr = family == AF_INET ? XDP_FRAME_HDR4 : XDP_FRAME_HDR6;
 	int bad_parse = 0, bad_refused = 0, bad_reply = 0;
 	for (size_t len = 0; len <= 300; len++) {
-		uint8_t frame[2048], answer[600];
+		uint8_t frame[2048], answer[2 * 300 + 1];   /* alen below: up to 601 */
 		size_t flen = make_query(frame, family, len);
 		struct xdp_frame f;
 		if (xdp_frame_parse(frame, flen, PORT, &f) != 0 || f.payload_len != len ||
