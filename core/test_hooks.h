@@ -40,6 +40,9 @@
  *   GEOACME_TEST_XFR_LIST_SLICE  xfr/xfr.c: an outgoing AXFR lists about
  *                            this many names per loop round (instead of
  *                            1024), so a test's UPDATEs land mid-list
+ *   GEOACME_TEST_XFR_IN_WINDOW_MS  xfr/secondary.c: a transfer in is judged
+ *                            for progress (1 KiB/s) every this many ms
+ *                            instead of 30 000
  *   GEOACME_TEST_SLOW_ROUND_US  core/net/loop_trace.c: every loop round of
  *                            this many µs or more is logged with its
  *                            longest callbacks (finding stalls)
@@ -71,6 +74,7 @@
 #define TEST_HOOK_COMPACT_DELAY "GEOACME_TEST_COMPACT_DELAY_MS"
 #define TEST_HOOK_XFR_LIST_SLICE "GEOACME_TEST_XFR_LIST_SLICE"
 #define TEST_HOOK_SLOW_ROUND "GEOACME_TEST_SLOW_ROUND_US"
+#define TEST_HOOK_XFR_IN_WINDOW "GEOACME_TEST_XFR_IN_WINDOW_MS"
 #define TEST_HOOK_ROLLOVER_HOLD "GEOACME_TEST_ROLLOVER_HOLD"
 /* The hook's value from the environment, or NULL when it is not set. */
 #define test_hook(name) getenv(name)

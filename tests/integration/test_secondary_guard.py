@@ -14,12 +14,16 @@ that misbehaves in every way a copy must survive (issue #27 points 1 and 4,
 - an IXFR that deletes a record the copy does not hold: a divergence, logged,
   then an AXFR that leaves the copy equal to the primary's zone;
 - a zone with DNAME, or with a '*' label: refused, never served wrong;
-- transfers past xfr_in_max_records or xfr_in_max_bytes: refused.
+- transfers past xfr_in_max_records or xfr_in_max_bytes: refused;
+- a slow transfer that keeps coming (1 KiB/s or more each window) goes on
+  past the window's length, one that stops coming is abandoned (test hook
+  GEOACME_TEST_XFR_IN_WINDOW_MS: a 1 s window instead of 30 s).
 
 Each case asserts the secondary's answers (serial, records, rcode, AA) and
 its log line and metric.  The secondary never queries the primary over UDP
 (its checks are IXFR requests over TCP: RFC 1995 4), so the fake primary
 listens on TCP only; NOTIFYs are sent from its address."""
+import os
 import re
 import socket
 import struct
@@ -38,7 +42,7 @@ import dns.rdataclass
 import dns.rdatatype
 import dns.rrset
 
-from harness import BASE_CONFIG, Server, main, rrs
+from harness import BASE_CONFIG, Server, main, needs_test_hooks, rrs
 
 ZONE = "fake.example."
 PRIMARY_ADDR = "127.0.0.2"
@@ -100,6 +104,7 @@ class FakePrimary:
         self.on_ixfr = []
         self.on_axfr = []
         self.per_message = 20
+        self.pace = 0           # seconds between two messages of an answer
         # held: the last message of an answer is held back until the
         # secondary hangs up (or 10 s pass): one that hangs up has abandoned
         # the transfer before its end.  sent[] tells how many were sent.
@@ -149,6 +154,8 @@ class FakePrimary:
                 for k, wire in enumerate(wires):
                     if self.held and k == len(wires) - 1 and k > 0 and self._hung_up(conn):
                         break
+                    if k and self.pace:
+                        time.sleep(self.pace)
                     conn.sendall(struct.pack("!H", len(wire)) + wire)
                     sent += 1
                 with self.lock:
@@ -425,6 +432,66 @@ class Guard(unittest.TestCase):
         crossing = next(i for i in range(total) if sum(sizes[:i + 1]) > MAX_BYTES) + 1
         self.assertLess(crossing, total, sizes)
         self.assertEqual(sent, total - 1, sizes)
+
+
+
+@needs_test_hooks
+class SlowTransfer(unittest.TestCase):
+    """A transfer is judged by its progress each window, not cut at a
+    fixed length: here a 1 s window (the hook), at least 1 KiB a second."""
+
+    def setUp(self):
+        self.primary = FakePrimary()
+        self.primary.on_axfr = axfr(zone(10))
+        self.primary.on_ixfr = axfr(zone(10))
+        self.secondary = Server(BASE_CONFIG + SECONDARY.format(
+            addr=PRIMARY_ADDR, port=self.primary.port, records=10000, bytes=10 ** 7),
+            env=dict(os.environ, GEOACME_TEST_XFR_IN_WINDOW_MS="1000"))
+        self.secondary.start()
+        self.secondary.wait_log(r"fake\.example\.: .*serial 10")
+        self.assertEqual(self.primary.requests, [("AXFR", None)])
+
+    def tearDown(self):
+        self.secondary.cleanup()
+        self.primary.close()
+
+    def serial(self):
+        r = self.secondary.query(ZONE, "SOA", timeout=1)
+        self.assertEqual(r.rcode(), dns.rcode.NOERROR)
+        return r.answer[0][0].serial
+
+    def big_zone(self, serial):
+        """60 TXT records of 200 bytes: about 1.1 KiB a message of 5."""
+        return axfr(zone(serial, [("t%d" % i, 300, "TXT", '"%s"' % ("x" * 200))
+                                  for i in range(60)]))
+
+    def test_slow_but_steady_goes_on(self):
+        # 14 messages 0.4 s apart: 5 s in all, 2.7 KiB a second.
+        self.primary.per_message = 5
+        self.primary.pace = 0.4
+        self.primary.on_ixfr = self.big_zone(11)
+        self.primary.notify(self.secondary, 11)
+        deadline = time.time() + 20
+        while time.time() < deadline and self.serial() != 11:
+            time.sleep(0.1)
+        self.assertEqual(self.serial(), 11, self.secondary.log_since_start())
+        r = self.secondary.query("t59." + ZONE, "TXT")
+        self.assertEqual([rd.to_text() for rd in r.answer[0]], ['"%s"' % ("x" * 200)])
+        self.assertEqual(self.primary.sent[-1][0], self.primary.sent[-1][1])
+        self.assertNotIn("less than 1024 a second", self.secondary.log_since_start())
+
+    def test_one_that_stops_coming_is_abandoned(self):
+        # The first messages, then nothing (the last one held back until the
+        # secondary hangs up, at most 10 s).
+        self.primary.per_message = 30
+        self.primary.held = True
+        self.primary.on_ixfr = self.big_zone(12)
+        self.primary.notify(self.secondary, 12)
+        self.secondary.wait_log(r"fake\.example\.: .*: \d+ bytes received in the last 1 s, "
+                                r"less than 1024 a second", timeout=15)
+        self.assertEqual(self.serial(), 10)
+        sent, total, _ = self.primary.sent[-1]
+        self.assertEqual(sent, total - 1)
 
 
 if __name__ == "__main__":
