@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <sched.h>
+#include <sys/syscall.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -12,6 +13,22 @@
 
 #include "core/conf/log.h"
 #include "core/conf/side_thread.h"
+
+/* The least the kernel takes (0.1 ms). */
+#define SIDE_THREAD_SLICE_NS 100000
+
+/* sched_setattr(2)'s argument, its first version (glibc 2.36 has no
+ * wrapper, and <linux/sched/types.h> clashes with <sched.h>). */
+struct side_sched_attr {
+	uint32_t size;
+	uint32_t sched_policy;
+	uint64_t sched_flags;
+	int32_t sched_nice;
+	uint32_t sched_priority;
+	uint64_t sched_runtime;
+	uint64_t sched_deadline;
+	uint64_t sched_period;
+};
 
 int side_thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
 {
@@ -27,9 +44,13 @@ void side_thread_lower(int nice, const char *what)
 {
 	if (setpriority(PRIO_PROCESS, (id_t)gettid(), nice) < 0)
 		log_debug("%s: cannot lower the thread's priority: %s", what, strerror(errno));
-	struct sched_param none = { .sched_priority = 0 };
-	if (sched_setscheduler((pid_t)gettid(), SCHED_IDLE, &none) < 0)
-		log_debug("%s: cannot make the thread SCHED_IDLE: %s", what, strerror(errno));
+	/* A short slice (Linux 6.12+, EEVDF: sched_runtime of a normal
+	 * thread): the loop waking up takes the core once the side thread
+	 * has run that long, instead of at the next tick. */
+	struct side_sched_attr attr = { .size = sizeof(attr), .sched_policy = SCHED_OTHER,
+	                           .sched_nice = nice, .sched_runtime = SIDE_THREAD_SLICE_NS };
+	if (syscall(SYS_sched_setattr, (pid_t)gettid(), &attr, 0) < 0)
+		log_debug("%s: cannot shorten the thread's slice: %s", what, strerror(errno));
 }
 
 void side_thread_sleep_ms(uint32_t ms)

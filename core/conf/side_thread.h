@@ -19,17 +19,18 @@
 int side_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
 
 /*
- * Puts the calling thread below the loop: SCHED_IDLE, and `nice` (Linux:
- * both are per thread; nice counts where SCHED_IDLE is refused).  Where it
- * shares a core with the loop the loop's rounds come first: at 100 000
- * signed names a build is seconds of CPU, and at the same priority queries
- * waited tens of milliseconds behind it (bench/stall.sh, issue #26).  Nice
- * alone was not enough: a nice-10 thread that had the core kept it until
- * the next scheduler tick, so the loop lost 4 ms at a time; a SCHED_IDLE
- * one gives it up as soon as the loop wakes.  The cost: where the loop
- * keeps a core 100 % busy, a side thread on that core waits for it (more
- * cores, or a lighter load, and it runs).  A failure only costs that, and
- * is logged at debug level naming `what`.
+ * Puts the calling thread below the loop: `nice` (Linux: per thread) and
+ * the shortest slice the kernel takes (0.1 ms; Linux 6.12+, whose EEVDF
+ * scheduler lets a normal thread ask for it).  Where it shares a core with
+ * the loop the loop's rounds come first: at 100 000 signed names a build is
+ * seconds of CPU, and at the same priority queries waited tens of
+ * milliseconds behind it (bench/stall.sh, issue #26).  Nice alone was not
+ * enough: a nice-10 thread that had the core kept it to the end of its
+ * slice and the next tick, so the loop lost 4 ms at a time (sighup-x3: 26.6
+ * ms longest wait; 14.6 ms with the short slice).  SCHED_IDLE did as well
+ * but starved the thread behind any other load (a reload never finished
+ * beside two busy processes).  A failure only costs that, and is logged at
+ * debug level naming `what`.
  */
 void side_thread_lower(int nice, const char *what);
 
