@@ -276,3 +276,36 @@ def run_in_own_namespaces(script, hosts):
                                 sys.executable, script] + sys.argv[1:], env=env)
     finally:
         os.unlink(path)
+
+
+def transfer_records(msgs):
+    """The answer records of a transfer, in order, as (owner, type, ttl, rdata text)."""
+    return [(rrset.name.to_text(), rrset.rdtype, rrset.ttl, rd.to_text())
+            for m in msgs for rrset in m.answer for rd in rrset]
+
+
+class TransferChecks:
+    """For a unittest.TestCase with an APEX: the zone by AXFR, as a set of
+    records, and an IXFR checked against such a set."""
+    APEX = None
+
+    def axfr(self, srv):
+        return set(transfer_records(dns.query.xfr("127.0.0.1", self.APEX, port=srv.port,
+                                                  lifetime=30)))
+
+    def assert_ixfr_gives(self, srv, base, serial, now):
+        """An IXFR from `serial` applied to `base` (the AXFR then) is `now`."""
+        rrs = transfer_records(dns.query.xfr("127.0.0.1", self.APEX, rdtype=dns.rdatatype.IXFR,
+                                             serial=serial, port=srv.port, lifetime=30))
+        self.assertEqual(rrs[0][1], dns.rdatatype.SOA)
+        self.assertEqual(rrs[1][1], dns.rdatatype.SOA, "the server answered the IXFR with the zone")
+        zone, mode = set(base), None
+        for rr in rrs[1:-1]:
+            if rr[1] == dns.rdatatype.SOA:
+                mode = "add" if mode == "del" else "del"
+            if mode == "del":
+                self.assertIn(rr, zone, "the IXFR deletes a record the zone did not hold")
+                zone.discard(rr)
+            else:
+                zone.add(rr)
+        self.assertEqual(zone, now)

@@ -30,6 +30,7 @@ import dns.tsigkeyring
 import dns.update
 
 from harness import BASE_CONFIG, Server, main, needs_test_hooks
+from acme_helpers import TransferChecks
 
 SECRET = "dW5zaWduZWQtcGF0Y2gtc2VjcmV0LXVuc2lnbmVkLXBhdGNoLTE="
 APEX = "plain.example.net"
@@ -65,14 +66,9 @@ def name(label):
     return "%s.%s." % (label, APEX)
 
 
-def records(msgs):
-    """The answer records of a transfer, in order, as (owner, type, ttl, rdata text)."""
-    return [(rrset.name.to_text(), rrset.rdtype, rrset.ttl, rd.to_text())
-            for m in msgs for rrset in m.answer for rd in rrset]
-
-
 @needs_test_hooks
-class UnsignedPatch(unittest.TestCase):
+class UnsignedPatch(TransferChecks, unittest.TestCase):
+    APEX = APEX
 
     def update(self, srv, add=(), delete=()):
         keyring = dns.tsigkeyring.from_text({APEX + ".": SECRET})
@@ -96,26 +92,6 @@ class UnsignedPatch(unittest.TestCase):
 
     def serial(self, srv):
         return srv.query(APEX + ".", "SOA").answer[0][0].serial
-
-    def axfr(self, srv):
-        return set(records(dns.query.xfr("127.0.0.1", APEX, port=srv.port, lifetime=30)))
-
-    def assert_ixfr_gives(self, srv, base, serial, now):
-        """An IXFR from `serial` applied to `base` (the AXFR then) is `now`."""
-        rrs = records(dns.query.xfr("127.0.0.1", APEX, rdtype=dns.rdatatype.IXFR, serial=serial,
-                                    port=srv.port, lifetime=30))
-        self.assertEqual(rrs[0][1], dns.rdatatype.SOA)
-        self.assertEqual(rrs[1][1], dns.rdatatype.SOA, "the server answered the IXFR with the zone")
-        zone, mode = set(base), None
-        for rr in rrs[1:-1]:
-            if rr[1] == dns.rdatatype.SOA:
-                mode = "add" if mode == "del" else "del"
-            if mode == "del":
-                self.assertIn(rr, zone, "the IXFR deletes a record the zone did not hold")
-                zone.discard(rr)
-            else:
-                zone.add(rr)
-        self.assertEqual(zone, now)
 
     def start(self, env=None):
         srv = Server(BASE_CONFIG + CONFIG, {"acme.zone": ZONE}, ready_timeout=60,

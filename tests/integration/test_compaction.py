@@ -36,7 +36,7 @@ import dns.rdatatype
 import dns.update
 
 from harness import main, needs_test_hooks
-from acme_helpers import TsigKey, signed_acme_server
+from acme_helpers import TransferChecks, TsigKey, signed_acme_server
 
 SECRET = "Y29tcGFjdGlvbi1zZWNyZXQtY29tcGFjdGlvbi1zZWNyZXQtMTI="
 APEX = "compact.example.net"
@@ -59,14 +59,9 @@ def name(label):
     return "%s.%s." % (label, APEX)
 
 
-def records(msgs):
-    """The answer records of a transfer, in order, as (owner, type, ttl, rdata text)."""
-    return [(rrset.name.to_text(), rrset.rdtype, rrset.ttl, rd.to_text())
-            for m in msgs for rrset in m.answer for rd in rrset]
-
-
 @needs_test_hooks
-class Compaction(unittest.TestCase):
+class Compaction(TransferChecks, unittest.TestCase):
+    APEX = APEX
 
     def update(self, srv, add=(), delete=()):
         up = dns.update.UpdateMessage(APEX, keyring=KEY.key())
@@ -86,26 +81,6 @@ class Compaction(unittest.TestCase):
 
     def serial(self, srv):
         return srv.query(APEX + ".", "SOA").answer[0][0].serial
-
-    def axfr(self, srv):
-        return set(records(dns.query.xfr("127.0.0.1", APEX, port=srv.port, lifetime=30)))
-
-    def assert_ixfr_gives(self, srv, base, serial, now):
-        """An IXFR from `serial` applied to `base` (the AXFR then) is `now`."""
-        rrs = records(dns.query.xfr("127.0.0.1", APEX, rdtype=dns.rdatatype.IXFR, serial=serial,
-                                    port=srv.port, lifetime=30))
-        self.assertEqual(rrs[0][1], dns.rdatatype.SOA)
-        self.assertEqual(rrs[1][1], dns.rdatatype.SOA, "the server answered the IXFR with the zone")
-        zone, mode = set(base), None
-        for rr in rrs[1:-1]:
-            if rr[1] == dns.rdatatype.SOA:
-                mode = "add" if mode == "del" else "del"
-            if mode == "del":
-                self.assertIn(rr, zone, "the IXFR deletes a record the zone did not hold")
-                zone.discard(rr)
-            else:
-                zone.add(rr)
-        self.assertEqual(zone, now)
 
     def start(self, env):
         srv = signed_acme_server(APEX, KEY, ZONE, ZONE_LINES, STORE, env=env)
