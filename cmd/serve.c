@@ -29,6 +29,7 @@
 #include "core/conf/diag.h"
 #include "core/conf/log.h"
 #include "core/conf/metrics.h"
+#include "core/conf/side_thread.h"
 #include "core/conf/sysclock.h"
 #include "core/geo/health.h"
 #include "core/net/control.h"
@@ -486,6 +487,7 @@ int cmd_serve(int argc, char **argv)
 		config_free(boot);
 		return EXIT_RUNTIME;
 	}
+	side_thread_loop_first();   /* this thread is the loop's */
 #ifdef GEOACME_TEST_HOOKS
 	const char *test_clock = test_hook(TEST_HOOK_CLOCK_FILE);
 	if (test_clock && read_test_clock(s.loop, test_clock) < 0) {

@@ -14,8 +14,8 @@
 #include "core/conf/log.h"
 #include "core/conf/side_thread.h"
 
-/* The least the kernel takes (0.1 ms). */
-#define SIDE_THREAD_SLICE_NS 100000
+/* The loop's slice: the least the kernel takes (0.1 ms). */
+#define SIDE_THREAD_LOOP_SLICE_NS 100000
 
 /* sched_setattr(2)'s argument, its first version (glibc 2.36 has no
  * wrapper, and <linux/sched/types.h> clashes with <sched.h>). */
@@ -40,17 +40,33 @@ int side_thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
 	return ret;
 }
 
+/* The calling thread at `nice` with a slice of slice_ns (0: the kernel's
+ * default); sched_setattr sets both at once. */
+static int set_slice(int nice, uint64_t slice_ns)
+{
+	struct side_sched_attr attr = { .size = sizeof(attr), .sched_policy = SCHED_OTHER,
+	                                .sched_nice = nice, .sched_runtime = slice_ns };
+	return (int)syscall(SYS_sched_setattr, (pid_t)gettid(), &attr, 0);
+}
+
 void side_thread_lower(int nice, const char *what)
 {
 	if (setpriority(PRIO_PROCESS, (id_t)gettid(), nice) < 0)
 		log_debug("%s: cannot lower the thread's priority: %s", what, strerror(errno));
-	/* A short slice (Linux 6.12+, EEVDF: sched_runtime of a normal
-	 * thread): the loop waking up takes the core once the side thread
-	 * has run that long, instead of at the next tick. */
-	struct side_sched_attr attr = { .size = sizeof(attr), .sched_policy = SCHED_OTHER,
-	                           .sched_nice = nice, .sched_runtime = SIDE_THREAD_SLICE_NS };
-	if (syscall(SYS_sched_setattr, (pid_t)gettid(), &attr, 0) < 0)
-		log_debug("%s: cannot shorten the thread's slice: %s", what, strerror(errno));
+	/* The kernel's default slice, not the loop's short one it inherited. */
+	if (set_slice(nice, 0) < 0)
+		log_debug("%s: cannot give the thread the default slice: %s", what, strerror(errno));
+}
+
+void side_thread_loop_first(void)
+{
+	errno = 0;
+	int nice = getpriority(PRIO_PROCESS, (id_t)gettid());
+	if (errno)
+		nice = 0;
+	if (set_slice(nice, SIDE_THREAD_LOOP_SLICE_NS) < 0)
+		log_debug("loop: cannot shorten its slice: %s (kernels before 6.12 have none)",
+		          strerror(errno));
 }
 
 void side_thread_sleep_ms(uint32_t ms)

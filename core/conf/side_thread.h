@@ -19,20 +19,29 @@
 int side_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
 
 /*
- * Puts the calling thread below the loop: `nice` (Linux: per thread) and
- * the shortest slice the kernel takes (0.1 ms; Linux 6.12+, whose EEVDF
- * scheduler lets a normal thread ask for it).  Where it shares a core with
- * the loop the loop's rounds come first: at 100 000 signed names a build is
- * seconds of CPU, and at the same priority queries waited tens of
- * milliseconds behind it (bench/stall.sh, issue #26).  Nice alone was not
- * enough: a nice-10 thread that had the core kept it to the end of its
- * slice and the next tick, so the loop lost 4 ms at a time (sighup-x3: 26.6
- * ms longest wait; 14.6 ms with the short slice).  SCHED_IDLE did as well
- * but starved the thread behind any other load (a reload never finished
- * beside two busy processes).  A failure only costs that, and is logged at
- * debug level naming `what`.
+ * Puts the calling thread below the loop: `nice` (Linux: per thread), and
+ * the kernel's default slice (a thread the loop starts inherits the loop's
+ * short one).  Where it shares a core with the loop the loop's rounds come
+ * first: at 100 000 signed names a build is seconds of CPU, and at the same
+ * priority queries waited tens of milliseconds behind it (bench/stall.sh,
+ * issue #26).  A failure only costs that, and is logged at debug level
+ * naming `what`.
  */
 void side_thread_lower(int nice, const char *what);
+
+/*
+ * Gives the calling thread, the loop, the shortest slice the kernel takes
+ * (0.1 ms; Linux 6.12+, whose EEVDF scheduler lets a normal thread ask for
+ * one): a thread with a shorter slice has the earlier deadline, so the
+ * loop waking takes the core from a side thread at once.  Nice alone was
+ * not enough: a nice-10 build that had the core kept it to the end of its
+ * slice and the next tick, the loop losing 4 ms at a time (sighup-x3:
+ * 26.6 ms longest wait, a 22.4 ms round).  The short slice on the side
+ * threads instead made their deadlines the earlier ones; SCHED_IDLE side
+ * threads starved behind any other load.  Keeps the thread's nice; a
+ * kernel without custom slices ignores it (logged at debug level).
+ */
+void side_thread_loop_first(void);
 
 /* Sleeps ms milliseconds whatever signals arrive (test hooks' delays). */
 void side_thread_sleep_ms(uint32_t ms);
