@@ -33,10 +33,9 @@ import unittest
 import dns.query
 import dns.rcode
 import dns.rdatatype
-import dns.update
 
 from harness import main, needs_test_hooks
-from acme_helpers import TransferChecks, TsigKey, signed_acme_server
+from acme_helpers import TransferChecks, TsigKey, signed_acme_server, signed_update
 
 SECRET = "Y29tcGFjdGlvbi1zZWNyZXQtY29tcGFjdGlvbi1zZWNyZXQtMTI="
 APEX = "compact.example.net"
@@ -64,12 +63,8 @@ class Compaction(TransferChecks, unittest.TestCase):
     APEX = APEX
 
     def update(self, srv, add=(), delete=()):
-        up = dns.update.UpdateMessage(APEX, keyring=KEY.key())
-        for owner, data in add:
-            up.add(owner, 120, "TXT", data)
-        for owner, data in delete:
-            up.delete(owner, "TXT", data)
-        r = dns.query.tcp(up, "127.0.0.1", port=srv.port, timeout=60)
+        r = signed_update(srv, APEX, KEY, add=[(n, 120, "TXT", d) for n, d in add],
+                          delete=[(n, "TXT", d) for n, d in delete], tcp=True, timeout=60)
         self.assertEqual(dns.rcode.to_text(r.rcode()), "NOERROR", srv.log_since_start()[-3000:])
 
     def txt(self, srv, owner):

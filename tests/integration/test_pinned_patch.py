@@ -33,10 +33,9 @@ import dns.rdataclass
 import dns.query
 import dns.rcode
 import dns.rdatatype
-import dns.update
 
 from harness import main, needs_test_hooks
-from acme_helpers import TsigKey, signed_acme_server
+from acme_helpers import TsigKey, signed_acme_server, signed_update
 
 SECRET = "cGlubmVkLXNlY3JldC1waW5uZWQtc2VjcmV0LTEyMzQ1Njc4OTA="
 APEX = "pin.example.net"
@@ -97,12 +96,8 @@ def txt_text(rdata):
 class PinnedSnapshotPatched(unittest.TestCase):
 
     def update(self, srv, add=(), delete=()):
-        up = dns.update.UpdateMessage(APEX, keyring=KEY.key())
-        for name, data in add:
-            up.add(name, 120, "TXT", data)
-        for name, data in delete:
-            up.delete(name, "TXT", data)
-        r = dns.query.tcp(up, "127.0.0.1", port=srv.port, timeout=10)
+        r = signed_update(srv, APEX, KEY, add=[(n, 120, "TXT", d) for n, d in add],
+                          delete=[(n, "TXT", d) for n, d in delete], tcp=True, timeout=10)
         self.assertEqual(dns.rcode.to_text(r.rcode()), "NOERROR", srv.log_since_start()[-2000:])
 
     def txt(self, srv, name):
