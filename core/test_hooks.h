@@ -46,6 +46,10 @@
  *   GEOACME_TEST_SLOW_ROUND_US  core/net/loop_trace.c: every loop round of
  *                            this many µs or more is logged with its
  *                            longest callbacks (finding stalls)
+ *   GEOACME_TEST_XDP_TX_RING  core/net/xdp.c: each AF_XDP socket's tx ring
+ *                            holds this many descriptors (a power of two)
+ *                            instead of 512, so that a burst fills it and
+ *                            the queries behind wait on the rx ring
  *   GEOACME_TEST_ROLLOVER_HOLD  dnssec/rollover.c: a path; while that file
  *                            exists, a key whose lifetime is over does not
  *                            start a rollover yet (looked at again every
@@ -76,6 +80,7 @@
 #define TEST_HOOK_SLOW_ROUND "GEOACME_TEST_SLOW_ROUND_US"
 #define TEST_HOOK_XFR_IN_WINDOW "GEOACME_TEST_XFR_IN_WINDOW_MS"
 #define TEST_HOOK_ROLLOVER_HOLD "GEOACME_TEST_ROLLOVER_HOLD"
+#define TEST_HOOK_XDP_TX_RING "GEOACME_TEST_XDP_TX_RING"
 /* The hook's value from the environment, or NULL when it is not set. */
 #define test_hook(name) getenv(name)
 /* The hook's name, for a log line. */

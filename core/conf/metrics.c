@@ -366,8 +366,12 @@ void metrics_write_counters(FILE *out)
 	fprintf(out, "geoacme_xdp_sockets %llu\n", (unsigned long long)metrics.xdp_sockets);
 	counter(out, "geoacme_xdp_dropped_total",
 	        "Frames the XDP program handed to geoacme that got no reply: malformed (bad "
-	        "lengths or checksums) or a full transmit ring.",
+	        "lengths or checksums).",
 	        metrics.xdp_dropped);
+	counter(out, "geoacme_xdp_tx_full_total",
+	        "Times an AF_XDP socket's transmit ring had no room for a whole batch of replies "
+	        "even after a send: the queries behind waited on the receive ring (none dropped).",
+	        metrics.xdp_tx_full);
 	family(out, "geoacme_loop_busy_max_seconds", "gauge",
 	       "Longest time the event loop spent on one round of events and timers since start "
 	       "(the longest any query can have waited for it).");

@@ -86,6 +86,7 @@ struct metrics_global {
 	uint64_t dnstap_sent, dnstap_dropped; /* dnstap frames written, or lost (core/net/dnstap.c) */
 	uint64_t xdp_sockets;                /* AF_XDP sockets answering (one per interface queue) */
 	uint64_t xdp_dropped;                /* frames the XDP program handed over but not answered */
+	uint64_t xdp_tx_full;                /* batches cut short: the tx ring full even after a kick */
 };
 extern struct metrics_global metrics;
 

@@ -10,6 +10,9 @@
  * the tx ring; the completion ring gives it back and it returns to the
  * fill ring.  A frame that gets no answer goes straight back to the fill
  * ring.  The fill ring holds every frame, so giving one back never fails.
+ * A batch takes from the rx ring only as many queries as the tx ring has
+ * room for their replies (tx_room): a reply that cannot go out at once
+ * waits as its query on the rx ring, and is never dropped.
  *
  * Wake-ups: the socket's fd is one more descriptor in the loop's epoll set
  * (readable when the rx ring has descriptors); no thread polls.  The
@@ -72,6 +75,7 @@
 #include "core/net/net_internal.h"
 #include "core/net/xdp_frame.h"
 #include "core/net/xdp_memlock.h"
+#include "core/test_hooks.h"
 #include "core/wire/arena.h"
 #include "core/wire/query.h"
 
@@ -250,55 +254,74 @@ static size_t serve_frame(struct xdp *x, struct xdp_queue *xq, unsigned i, uint8
 	return xdp_frame_reply(frame, cap, &f, q->tx, q->tx_len, x->ip_id++);
 }
 
+/*
+ * Room on the tx ring for the next batch: a batch takes from the rx ring
+ * no more queries than their replies have room for, so a reply always
+ * finds its slot.  When the ring is short of a whole batch, what waits on
+ * it is kicked and the completions taken back first; when it is full even
+ * then (a NIC that has not completed what it sent yet; never on a veth,
+ * which completes in the kick), the rest stays on the rx ring, deferred
+ * and not dropped: the level-triggered loop comes back for it.
+ */
+static unsigned tx_room(struct xdp_queue *xq, unsigned *unsent)
+{
+	unsigned room = xsk_prod_nb_free(&xq->tx, XDP_BATCH);
+	if (room >= XDP_BATCH)
+		return XDP_BATCH;
+	if (*unsent) {
+		kick_tx(xq);
+		*unsent = 0;
+	}
+	reclaim(xq);
+	room = xsk_prod_nb_free(&xq->tx, XDP_BATCH);
+	if (room < XDP_BATCH)
+		metrics.xdp_tx_full++;
+	return room < XDP_BATCH ? room : XDP_BATCH;
+}
+
 static void xdp_read(struct loop *l, int fd, int events, void *arg)
 {
-	static struct log_limit lim;
 	struct xdp_queue *xq = arg;
 	struct xdp *x = xq->x;
 	unsigned unsent = 0;   /* replies on the tx ring that no kick has sent */
 	(void)fd, (void)events;
 	for (int round = 0; round < XDP_ROUNDS; round++) {
 		reclaim(xq);
+		unsigned room = tx_room(xq, &unsent);
 		uint32_t ridx;
-		unsigned got = xsk_ring_cons__peek(&xq->rx, XDP_BATCH, &ridx);
+		unsigned got = room ? xsk_ring_cons__peek(&xq->rx, room, &ridx) : 0;
 		if (!got)
 			break;
 		unsigned n_out = 0, n_back = 0;
 		for (unsigned i = 0; i < got; i++) {
 			const struct xdp_desc *d = xsk_ring_cons__rx_desc(&xq->rx, ridx + i);
 			uint64_t addr = d->addr;
-			size_t room = XDP_FRAME_SIZE - (addr & (XDP_FRAME_SIZE - 1));
-			size_t len = d->len <= room ? d->len : 0;
-			size_t out = len ? serve_frame(x, xq, i, xq->area + addr, len, room) : 0;
+			size_t room_f = XDP_FRAME_SIZE - (addr & (XDP_FRAME_SIZE - 1));
+			size_t len = d->len <= room_f ? d->len : 0;
+			size_t out = len ? serve_frame(x, xq, i, xq->area + addr, len, room_f) : 0;
 			if (out)
 				x->out[n_out++] = (struct xdp_desc){ .addr = addr, .len = (uint32_t)out };
 			else
 				x->back[n_back++] = addr;
 		}
 		xsk_ring_cons__release(&xq->rx, got);
-		uint32_t tidx;
 		if (n_out && unsent + n_out > XDP_POLL_SENDS) {
 			kick_tx(xq);   /* what the poll could not send at once goes now */
 			unsent = 0;
 		}
-		if (n_out && xsk_ring_prod__reserve(&xq->tx, n_out, &tidx) != n_out) {
-			kick_tx(xq);
-			unsent = 0;
-			reclaim(xq);
-			if (xsk_ring_prod__reserve(&xq->tx, n_out, &tidx) != n_out) {
-				log_limited(&lim, LOG_WARN, "xdp %s queue %u: tx ring full, %u repl%s dropped",
-				            xq->ifc->name, xq->id, n_out, n_out == 1 ? "y" : "ies");
-				for (unsigned k = 0; k < n_out; k++)
-					x->back[n_back++] = x->out[k].addr;
-				metrics.xdp_dropped += n_out;
-				n_out = 0;
-			}
-		}
-		if (n_out) {
+		uint32_t tidx;
+		if (n_out && xsk_ring_prod__reserve(&xq->tx, n_out, &tidx) == n_out) {
 			for (unsigned k = 0; k < n_out; k++)
 				*xsk_ring_prod__tx_desc(&xq->tx, tidx + k) = x->out[k];
 			xsk_ring_prod__submit(&xq->tx, n_out);
 			unsent += n_out;
+		} else if (n_out) {
+			/* Never: tx_room() said there was room, and only this
+			 * function fills the ring.  Should it, the frames are
+			 * not lost to the fill ring. */
+			for (unsigned k = 0; k < n_out; k++)
+				x->back[n_back++] = x->out[k].addr;
+			metrics.xdp_dropped += n_out;
 		}
 		refill(xq, x->back, n_back);
 	}
@@ -407,7 +430,13 @@ static int queue_open(struct xdp *x, struct xdp_iface *ifc, struct xdp_queue *xq
 		snprintf(err, 256, "queue %u: UMEM: %s", xq->id, strerror(-rc));
 		return rc;
 	}
-	struct xsk_socket_config sc = { .rx_size = XDPQ_RX_RING, .tx_size = XDPQ_TX_RING,
+	/* A test makes the tx ring small, so that it fills and replies wait
+	 * (tx_room()). */
+	const char *tx_ring = test_hook(TEST_HOOK_XDP_TX_RING);
+	uint32_t tx_size = XDPQ_TX_RING;
+	if (tx_ring && strtoul(tx_ring, NULL, 10) > 0)
+		tx_size = (uint32_t)strtoul(tx_ring, NULL, 10);
+	struct xsk_socket_config sc = { .rx_size = XDPQ_RX_RING, .tx_size = tx_size,
 	                                .libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
 	                                .bind_flags = XDP_USE_NEED_WAKEUP };
 	rc = xsk_socket__create(&xq->xsk, ifc->name, xq->id, xq->umem, &xq->rx, &xq->tx, &sc);
