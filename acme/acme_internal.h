@@ -27,6 +27,7 @@ struct durable;
 struct wal_sync;
 struct checkpoint;
 struct compact;
+struct held_reply;
 struct presign;
 struct lockwait;
 struct loop;
@@ -93,10 +94,20 @@ struct acme_zone {
 	int sync_late_result;
 	/* How the last commit changed the served snapshot, for the log. */
 	bool last_patched;           /* patched in place (else built whole) */
+	bool last_beside;            /* committed, to be built beside the loop (compact_cut) */
 	double last_ms;              /* from the change list to the committed, served change */
 	double last_commit_ms;       /* ... of which SQLite's durable commit */
 	/* Compaction beside the loop (compact.h); NULL until the first. */
 	struct compact *compact;
+	/*
+	 * A committed change the served snapshot does not show yet: one a patch
+	 * cannot make (zone_patch.h), built whole beside the loop as a
+	 * compaction (compact_cut).  Until it is swapped in, commits are noted
+	 * for it rather than patched, UPDATEs wait (lockwait.h), and the
+	 * replies of those committed wait here, in order (commit.c).
+	 */
+	bool cut_owed;
+	struct held_reply *cut_held, **cut_tail;
 	/* A large UPDATE's signatures made ahead (presign.h); NULL: none. */
 	struct presign *presign;
 	/* A zone-file edit found at setup, applied by acme_apply_file_edits(). */

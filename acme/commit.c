@@ -26,6 +26,7 @@
 #include "core/wire/dname.h"
 #include "core/wire/query.h"
 #include "core/wire/rrset.h"
+#include "core/wire/wire.h"
 #include "core/zone/recset.h"
 #include "core/zone/zone.h"
 #include "core/zone/zone_diff.h"
@@ -269,6 +270,31 @@ int commit_file_edit(struct acme_zone *az, struct file_diff *fd, bool reset)
 	return commit_prepared(az, &fd->records, reset, false, &fd->file, &t0);
 }
 
+/* The serial the mirror holds (the zone's as committed); 0 when it has none. */
+static uint32_t mirror_serial(const struct acme_zone *az)
+{
+	const struct recset_rrset *soa = recset_name_rrset(recset_find(az->rs, az->apex), RR_SOA);
+	if (!soa || soa->count != 1)
+		return 0;
+	const uint8_t *d = soa->rr[0].rdata;
+	size_t len = soa->rr[0].rdlen, m = dname_len(d);
+	size_t r = m < len ? dname_len(d + m) : 0;
+	return m + r + 4 <= len ? wire_get_u32(d + m + r) : 0;
+}
+
+/*
+ * A change a patch cannot make, committed: the snapshot with it is built
+ * whole beside the loop (compact_cut) rather than on it, where it took
+ * seconds at 100 000 names.  Only for a zone in the loop (an attached one:
+ * the compaction needs its thread and eventfd).
+ */
+static bool build_beside(const struct acme_zone *az)
+{
+	return az->a->l && az->attached;
+}
+
+static void cut_on_loop(struct acme_zone *az);
+
 static int commit_prepared(struct acme_zone *az, struct change_list *cl, bool reset, bool whole,
                            const struct change_list *file, const struct timespec *t0)
 {
@@ -290,12 +316,21 @@ static int commit_prepared(struct acme_zone *az, struct change_list *cl, bool re
 		unapply(az, cl);
 		return -EPERM;
 	}
-	/* Patched in place when it can be, in time proportional to the change;
-	 * built whole otherwise.  Either is made before the commit, so a
-	 * change that cannot be served is never committed. */
-	struct zone_patch *p = whole ? NULL : prepare_patch(az, cl);
-	struct zone *z = p ? NULL : commit_build(az, err);
-	if (!p && !z) {
+	/*
+	 * Patched in place when it can be, in time proportional to the change,
+	 * the patch made before the commit.  Otherwise built whole: beside the
+	 * loop after the commit (the served snapshot and the replies wait for
+	 * it, compact.h), or, without a loop or for a bump that must re-sign
+	 * (`whole`), here before it.  While such a build is owed the served
+	 * snapshot lags the mirror: no patch of it (it would show this change
+	 * before the owed one), the change is noted for the build instead.
+	 */
+	struct zone_patch *p = whole || az->cut_owed ? NULL : prepare_patch(az, cl);
+	/* A zone-file edit at a reload (file != NULL) is still built here: its
+	 * IXFR difference is kept that way (doc/performance.md, Open). */
+	bool beside = !p && !whole && !file && build_beside(az);
+	struct zone *z = p || beside ? NULL : commit_build(az, err);
+	if (!p && !z && !beside) {
 		unapply(az, cl);
 		log_error("%s: the change was not applied: %s", az->name, err);
 		return -EINVAL;
@@ -313,6 +348,9 @@ static int commit_prepared(struct acme_zone *az, struct change_list *cl, bool re
 	uint8_t *diff = NULL;
 	size_t diff_len = 0;
 	struct journal_entry e = { 0 };
+	/* Built beside the loop: no difference to journal without walking two
+	 * snapshots; the history starts over (secondaries ask, get the zone). */
+	reset = reset || beside;
 	if (old && !reset && az->caps.max_changes) {
 		/* A patch knows what it changes: its difference costs what the
 		 * change does, not a walk of both snapshots. */
@@ -342,7 +380,21 @@ static int commit_prepared(struct acme_zone *az, struct change_list *cl, bool re
 		return ret;
 	}
 	commit_durable_started(az);
-	capture(az, cl, p ? zone_patch_serial(p) : zone_serial(z));
+	capture(az, cl, p ? zone_patch_serial(p) : z ? zone_serial(z) : mirror_serial(az));
+	if (beside) {
+		/* The first such change starts the build (or marks the compaction
+		 * under way as one: it notes this change, and builds again when
+		 * it cannot patch it in); the later ones are noted for it. */
+		bool first = !az->cut_owed;
+		az->cut_owed = true;
+		if (first ? compact_cut(az, cl) < 0 : (compact_note(az, cl), false))
+			cut_on_loop(az);
+		az->last_patched = false;
+		az->last_beside = true;
+		az->last_ms = ms_since(t0);
+		return 0;
+	}
+	az->last_beside = false;
 	/* A compaction under way gets this change too; a whole build makes it moot. */
 	if (p)
 		compact_note(az, cl);
@@ -368,6 +420,9 @@ static int commit_prepared(struct acme_zone *az, struct change_list *cl, bool re
 		zone_free(z);
 		log_error("%s: committed, but the zone is no longer in the table", az->name);
 	}
+	/* Built from the mirror: whatever a build beside the loop owed is served. */
+	if (az->cut_owed)
+		commit_cut_served(az, true);
 	return 0;
 }
 
@@ -401,7 +456,10 @@ static int resign_whole(struct acme_zone *az, char err[256])
 	struct zone *z = commit_build(az, err);
 	if (!z)
 		return -EINVAL;
-	return zone_table_replace(az->a->t, z);
+	int ret = zone_table_replace(az->a->t, z);
+	if (ret == 0 && az->cut_owed)
+		commit_cut_served(az, true);   /* built from the mirror: it shows the change */
+	return ret;
 }
 
 static void resign_slice(struct loop *l, void *arg)
@@ -604,7 +662,9 @@ int commit_update(struct acme *a, struct query *q, const struct acme_key *key, u
 		else
 			log_info("update for %s from key %s: %s; serial %u, snapshot %s in %.2f ms "
 			         "(SQLite commit %.2f ms)", zone, kname, what, serial,
-			         az->last_patched ? "patched" : "rebuilt", az->last_ms, az->last_commit_ms);
+			         az->last_patched ? "patched" : az->last_beside
+			         ? "to be built beside the loop (the reply waits for it), committed"
+			         : "rebuilt", az->last_ms, az->last_commit_ms);
 	}
 	change_list_clear(&cl);
 	return answer(q, rcode, rc < 0 ? rc : 0);
@@ -618,15 +678,30 @@ int commit_update(struct acme *a, struct query *q, const struct acme_key *key, u
  * sync fails (both made, and TSIG-signed, when the UPDATE was handled).
  */
 struct held_reply {
+	struct held_reply *next;     /* waiting for a build beside the loop (cut_held) */
 	struct reply_later *token;   /* set by take(); NULL: nobody to send to */
 	size_t ok_len, fail_len;
 	uint8_t bytes[];             /* ok, then fail */
 };
 
+/* Waits, after the disk, for the build beside the loop to be served. */
+static void hold_for_cut(struct acme_zone *az, struct held_reply *h)
+{
+	h->next = NULL;
+	if (!az->cut_held)
+		az->cut_tail = &az->cut_held;
+	*az->cut_tail = h;
+	az->cut_tail = &h->next;
+}
+
 static void release_reply(void *ctx, void *item, bool ok)
 {
 	struct held_reply *h = item;
-	(void)ctx;
+	struct acme_zone *az = ctx;
+	if (ok && az->cut_owed) {
+		hold_for_cut(az, h);
+		return;
+	}
 	if (ok)
 		reply_later_send(h->token, h->bytes, h->ok_len);
 	else if (h->fail_len)
@@ -752,6 +827,10 @@ int commit_durable_setup(struct acme_zone *az)
 
 void commit_durable_clear(struct acme_zone *az)
 {
+	/* Leaving the loop (a reload, the end): the next generation reads the
+	 * database, so it serves what these replies acknowledge. */
+	if (az->cut_owed)
+		commit_cut_served(az, true);
 	if (az->sync_late_timer > 0) {
 		loop_timer_cancel(az->a->l, az->sync_late_timer);
 		az->sync_late_timer = 0;
@@ -787,10 +866,60 @@ bool commit_durable(const struct acme_zone *az)
 	return !az->dur || !durable_pending(az->dur);
 }
 
+bool commit_cut_owed(const struct acme_zone *az)
+{
+	return az->cut_owed;
+}
+
+void commit_cut_served(struct acme_zone *az, bool ok)
+{
+	az->cut_owed = false;
+	struct held_reply *h = az->cut_held;
+	az->cut_held = NULL;
+	az->cut_tail = &az->cut_held;
+	while (h) {
+		struct held_reply *next = h->next;
+		/* Still waiting for the disk: after it, in turn. */
+		if (!ok || !az->dur || !durable_pending(az->dur) || durable_hold(az->dur, h) < 0)
+			release_reply(az, h, ok);
+		h = next;
+	}
+}
+
+/*
+ * The build beside the loop could not be made or started: built here, on
+ * the loop, as before issue #26 (seconds at 100 000 names, but served).
+ * When even that fails, the records committed cannot be served: their
+ * UPDATEs are answered SERVFAIL (never NOERROR for a change not served)
+ * and the zone keeps serving the snapshot it had.
+ */
+static void cut_on_loop(struct acme_zone *az)
+{
+	char err[256] = "";
+	log_warn("%s: building the snapshot with the committed change on the loop instead",
+	         az->name);
+	compact_stale(az);
+	struct zone *z = commit_build(az, err);
+	if (z && zone_table_replace_diffed(az->a->t, z, NULL, 0) == 0) {
+		commit_cut_served(az, true);
+		return;
+	}
+	zone_free(z);
+	log_error("%s: the committed change cannot be served (%s); its UPDATEs are answered "
+	          "SERVFAIL and the previous snapshot keeps serving", az->name,
+	          err[0] ? err : "the zone is no longer in the table");
+	commit_cut_served(az, false);
+}
+
+void commit_cut_failed(struct acme_zone *az)
+{
+	cut_on_loop(az);
+}
+
 struct acme_zone *commit_waiting_zone(struct acme *a, const struct query *q)
 {
 	struct acme_zone *az = q->qdcount == 1 ? acme_find_zone(a, q->qname) : NULL;
-	return az && !commit_durable(az) ? az : NULL;
+	return az && (!commit_durable(az) || az->cut_owed) ? az : NULL;
 }
 
 static void take_token(void *ctx, struct reply_later *r)
@@ -811,9 +940,13 @@ int commit_hold_reply(struct acme_zone *az, struct query *q, const uint8_t *fail
 	memcpy(h->bytes, q->tx, q->tx_len);
 	if (fail_len)
 		memcpy(h->bytes + q->tx_len, fail, fail_len);
-	if (durable_hold(az->dur, h) < 0) {
-		free(h);
-		return -ENOMEM;
+	if (!commit_durable(az)) {
+		if (durable_hold(az->dur, h) < 0) {
+			free(h);
+			return -ENOMEM;
+		}
+	} else {
+		hold_for_cut(az, h);   /* on disk already: waits for the build only */
 	}
 	/* Until the network layer hands over the token, right after this
 	 * handler returns (nothing can complete in between). */

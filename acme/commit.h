@@ -23,8 +23,9 @@ struct zone;
 struct zone *commit_build(struct acme_zone *az, char err[256]);
 /*
  * Makes a change: the serial bump is appended, the mirror changed, the
- * served snapshot's patch prepared or a new snapshot built (so a change
- * that cannot be served is never committed), the difference computed, the
+ * served snapshot's patch prepared or, without a loop, a new snapshot
+ * built (so a change that cannot be served is not committed; with a loop
+ * such a change is built beside it after the commit: commit_cut_owed), the difference computed, the
  * records and the difference committed in one transaction (its disk sync
  * started: see group commit below), and only then the patch applied or
  * the snapshot swapped in.  Any failure
@@ -114,6 +115,22 @@ void commit_durable_clear(struct acme_zone *az);
 void commit_durable_free(struct acme_zone *az);
 /* Every commit of the zone is on disk. */
 bool commit_durable(const struct acme_zone *az);
+/*
+ * A change a patch cannot make (zone_patch.h: glue, a cut's names, DNAME,
+ * a wildcard, the apex of a signed zone, ...) is committed (journal
+ * started over: secondaries get the zone by AXFR), and the snapshot with
+ * it is built whole beside the loop as a compaction (compact_cut); until
+ * it is swapped in, queries are answered from the snapshot as it was,
+ * the zone's UPDATEs wait (lockwait.h) and the replies of the changes
+ * committed wait too, in order: a client that got NOERROR can query its
+ * change.  commit_cut_owed: such a build is owed.  commit_cut_served: it
+ * is served (ok), or it cannot be (the replies go SERVFAIL); the replies
+ * still waiting for the disk go after it.  commit_cut_failed: the build
+ * beside the loop failed: built on the loop instead, or SERVFAIL.
+ */
+bool commit_cut_owed(const struct acme_zone *az);
+void commit_cut_served(struct acme_zone *az, bool ok);
+void commit_cut_failed(struct acme_zone *az);
 /*
  * The zone of an UPDATE (q, handled by commit_update) whose reply must
  * wait: some commit of it is not on disk yet.  NULL: reply at once.

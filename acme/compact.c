@@ -246,9 +246,24 @@ static void swap_in(struct compact *c)
 	const struct zone *served = zone_table_get(az->a->t, az->apex);
 	uint64_t made = 0;
 	size_t commits = c->commits;
-	bool again = false, rekey = c->rekey, failed = false;
-	const char *what = rekey ? "re-keying" : "compaction";
-	if (c->rekey_restart) {
+	bool again = false, rekey = c->rekey, failed = false, cut = az->cut_owed;
+	const char *what = cut ? "build with the committed change" : rekey ? "re-keying" : "compaction";
+	if (cut && (c->stale || !c->z) && !c->rekey_restart) {
+		/* The served snapshot lags the committed records: never dropped.
+		 * Stale (built meanwhile, but not from the mirror): again; failed:
+		 * on the loop (commit_cut_failed). */
+		if (c->z) {
+			log_info("%s: the %s is stale; building it again", az->name, what);
+			again = true;
+		} else {
+			log_error("%s: the %s failed (%s)", az->name, what, c->err);
+			finish(c);
+			commit_cut_failed(az);
+			if (rekey)
+				rekeyed(c);
+			return;
+		}
+	} else if (c->rekey_restart) {
 		c->rekey_restart = false;
 		again = true;
 		log_info("%s: the build under way began before the last key change; building it again "
@@ -259,7 +274,7 @@ static void swap_in(struct compact *c)
 		log_info("%s: the re-keying is dropped: the snapshot was built whole with the new keys "
 		         "meanwhile", az->name);
 		rekeyed(c);
-	} else if (c->stale || !served || (zone_resigning(served) && !rekey)) {
+	} else if (c->stale || !served || (zone_resigning(served) && !rekey && !cut)) {
 		log_info("%s: the %s is dropped: the snapshot was built or re-signed meanwhile",
 		         az->name, what);
 		failed = rekey;
@@ -268,12 +283,37 @@ static void swap_in(struct compact *c)
 		failed = rekey;
 	} else if (catch_up(c, &made) < 0) {
 		again = true;
-	} else if (zone_serial(c->z) != zone_serial(served)) {
+	} else if (!cut && zone_serial(c->z) != zone_serial(served)) {
 		/* Cannot happen: every commit since the start was noted. */
 		log_error("%s: the %s snapshot has serial %u, the served one %u; dropped",
 		          az->name, rekey ? "re-keyed" : "compacted", zone_serial(c->z),
 		          zone_serial(served));
 		failed = rekey;
+	} else if (cut) {
+		/*
+		 * The committed records, a new serial: swapped in between two
+		 * queries, the IXFR history started over (the journal did at the
+		 * commit: secondaries get the zone), NOTIFY sent; then the replies
+		 * that waited for it.  The old snapshot is freed beside the loop.
+		 */
+		struct zone *z = c->z;
+		c->z = NULL;
+		join_reaper(c);
+		uint32_t from = zone_serial(served);
+		c->old = zone_table_swap(az->a->t, z);
+		zone_table_patched(az->a->t, z, NULL, 0);
+		if (c->old && zone_refs(c->old) == 1 && side_thread_start(&c->reaper, free_old, c->old) == 0)
+			c->reaper_made = true;
+		else
+			zone_free(c->old);
+		log_info("%s: built with the committed change beside the loop: %zu records built and "
+		         "signed in %.0f ms, %zu commit%s made meanwhile patched in, swapped in on the "
+		         "loop in %.2f ms, serial %u -> %u (the IXFR history starts over)", az->name,
+		         c->records, c->build_ms, commits, commits == 1 ? "" : "s", ms_since(&t0),
+		         from, zone_serial(z));
+		commit_cut_served(az, true);
+		if (rekey)
+			rekeyed(c);
 	} else {
 		struct zone *z = c->z;
 		c->z = NULL;
@@ -312,6 +352,12 @@ static void swap_in(struct compact *c)
 	if (again && compact_start(az) < 0) {
 		log_warn("%s: cannot build the %s again; patches go on", az->name, what);
 		failed = rekey;
+		if (az->cut_owed) {
+			commit_cut_failed(az);   /* built on the loop, with the keys as they are */
+			if (rekey)
+				rekeyed(c);
+			failed = false;
+		}
 	}
 	if (failed)
 		rekey_on_loop(c);
@@ -393,7 +439,10 @@ static int start(struct acme_zone *az, bool rekey)
 		return -ret;
 	}
 	c->thread_made = true;
-	if (c->rekey)
+	if (az->cut_owed)
+		log_info("%s: building the snapshot with the committed change beside the loop%s",
+		         az->name, c->rekey ? " (with the new keys)" : "");
+	else if (c->rekey)
 		log_info("%s: re-signing with the new keys beside the loop", az->name);
 	else
 		log_info("%s: compacting the snapshot beside the loop (patches added %zu bytes)",
@@ -448,9 +497,22 @@ void compact_stale(struct acme_zone *az)
 		az->compact->stale = true;
 }
 
+int compact_cut(struct acme_zone *az, const struct change_list *cl)
+{
+	if (compact_running(az)) {
+		/* Its read may predate the change: noted, patched in at its end
+		 * when a patch can, else built again (swap_in). */
+		compact_note(az, cl);
+		log_info("%s: the compaction under way becomes the build with the committed change",
+		         az->name);
+		return 0;
+	}
+	return start(az, false);
+}
+
 void compact_resigning(struct acme_zone *az)
 {
-	if (compact_running(az) && !az->compact->rekey)
+	if (compact_running(az) && !az->compact->rekey && !az->cut_owed)
 		az->compact->stale = true;
 }
 

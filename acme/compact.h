@@ -60,6 +60,16 @@ int compact_start(struct acme_zone *az);
 bool compact_running(const struct acme_zone *az);
 /* A build for new keys runs (compact_rekey): the rollover awaits its swap. */
 bool compact_rekeying(const struct acme_zone *az);
+/*
+ * A committed change a patch cannot make (commit.h, commit_cut_owed): the
+ * snapshot is built whole beside the loop, the changes committed meanwhile
+ * patched in (or built again), and swapped in on the loop with the IXFR
+ * history started over, whatever the signatures (the serial moved); then
+ * commit_cut_served.  A compaction under way becomes that build (it notes
+ * cl).  Never dropped while owed: a stale result is built again, a failed
+ * one on the loop (commit_cut_failed).  0, or a negative errno: not started.
+ */
+int compact_cut(struct acme_zone *az, const struct change_list *cl);
 /* A commit under way: its change is kept for the swap.  Out of memory:
  * the compaction is dropped (it would lack the change). */
 void compact_note(struct acme_zone *az, const struct change_list *cl);

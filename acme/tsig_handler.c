@@ -207,6 +207,9 @@ static int update_wait(struct acme *a, struct acme_zone *az, struct query *q,
 		if (presign_busy(az))
 			log_info("update for %s waits while a large UPDATE's signatures are made ahead",
 			         az->name);
+		else if (commit_cut_owed(az))
+			log_info("update for %s waits while the snapshot with a committed change is "
+			         "built beside the loop", az->name);
 		else
 			log_limited(&lim, LOG_INFO, "update for %s waits: %s is locked by another process "
 			            "(at most %d ms)", az->name, az->journal_path, LOCKWAIT_MS);
@@ -316,8 +319,10 @@ int tsig_handler_handle(void *ctx, struct query *q)
 	if (q->opcode != OPCODE_UPDATE)
 		return reply_counted(q, RCODE_NOTIMP, &r);
 	/* Behind an UPDATE of its zone that waits for the lock: in turn. */
+	/* So does one while a change committed before it is built beside the
+	 * loop: handled after the swap, against the zone that shows it. */
 	if (r.key && acme_find_zone(a, q->qname) == r.key->zone &&
-	    lockwait_waiting(a->lw, r.key->zone))
+	    (lockwait_waiting(a->lw, r.key->zone) || (a->lw && commit_cut_owed(r.key->zone))))
 		return update_wait(a, r.key->zone, q, &r);
 	/* The errno is logged there; the RCODE is on q. */
 	if (commit_update(a, q, r.key, now) == -EBUSY)
