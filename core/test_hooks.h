@@ -43,6 +43,10 @@
  *   GEOACME_TEST_XFR_IN_WINDOW_MS  xfr/secondary.c: a transfer in is judged
  *                            for progress (1 KiB/s) every this many ms
  *                            instead of 30 000
+ *   GEOACME_TEST_XFR_IN_BUDGET_US  xfr/secondary.c: a transfer in is taken
+ *                            apart for at most this many µs a loop round
+ *                            instead of 1000 (0: one record a round), so a
+ *                            test sees a copy read in many rounds
  *   GEOACME_TEST_SLOW_ROUND_US  core/net/loop_trace.c: every loop round of
  *                            this many µs or more is logged with its
  *                            longest callbacks (finding stalls)
@@ -79,6 +83,7 @@
 #define TEST_HOOK_XFR_LIST_SLICE "GEOACME_TEST_XFR_LIST_SLICE"
 #define TEST_HOOK_SLOW_ROUND "GEOACME_TEST_SLOW_ROUND_US"
 #define TEST_HOOK_XFR_IN_WINDOW "GEOACME_TEST_XFR_IN_WINDOW_MS"
+#define TEST_HOOK_XFR_IN_BUDGET "GEOACME_TEST_XFR_IN_BUDGET_US"
 #define TEST_HOOK_ROLLOVER_HOLD "GEOACME_TEST_ROLLOVER_HOLD"
 #define TEST_HOOK_XDP_TX_RING "GEOACME_TEST_XDP_TX_RING"
 /* The hook's value from the environment, or NULL when it is not set. */

@@ -61,6 +61,15 @@
 #define SEC_RETRY_MIN_S 1           /* floors, so a zero in a SOA cannot spin */
 #define SEC_REFRESH_MIN_S 1
 #define SEC_SOA_MAX (2 * DNAME_MAX + 20)   /* canonical SOA rdata */
+/*
+ * The response is taken apart for at most this long in one loop round;
+ * the rest waits for the next (a 0 ms timer), so the queries of every
+ * zone are answered in between.  Bounded by time, not bytes: what a
+ * message costs varies with its records (names to decompress and
+ * lowercase, TSIG) and with the machine (issue #26, bench/stall.sh
+ * secondary-copy: 64 KiB rounds of up to 27 ms).
+ */
+#define SEC_ROUND_BUDGET_US 1000
 
 /* Where the response to our request stands (RFC 1995 4, RFC 5936 2.2). */
 enum sec_state {
@@ -99,6 +108,14 @@ struct sec_conn {
 	uint64_t read_total;         /* bytes read from the primary, ... */
 	uint64_t read_at_window;     /* ... and as many at the window's start */
 	struct change_list cl;       /* AXFR: the zone; IXFR: deletions and additions in order */
+	/* The message being taken apart (c->in + 2), its header and TSIG
+	 * checked, when in_msg: where its next record starts and how many
+	 * are left (take).  resume: the timer that goes on with it. */
+	bool in_msg;
+	size_t rr_pos;
+	unsigned rr_next, rr_count;
+	int64_t resume;
+	size_t rounds;               /* loop rounds the response was read in */
 };
 
 struct sec_zone {
@@ -156,6 +173,7 @@ struct secondary {
 	size_t n;
 	uint32_t build_delay_ms;     /* GEOACME_TEST_XFR_BUILD_DELAY_MS (core/test_hooks.h) */
 	uint32_t window_ms;          /* SEC_WINDOW_MS, or GEOACME_TEST_XFR_IN_WINDOW_MS */
+	uint32_t budget_us;          /* SEC_ROUND_BUDGET_US, or GEOACME_TEST_XFR_IN_BUDGET_US */
 };
 
 static struct log_limit lim_notify;
@@ -319,6 +337,8 @@ static void conn_close(struct sec_conn *c)
 	}
 	if (c->timer > 0)
 		loop_timer_cancel(l, c->timer);
+	if (c->resume > 0)
+		loop_timer_cancel(l, c->resume);
 	change_list_clear(&c->cl);
 	free(c->in);
 	free(c);
@@ -964,8 +984,12 @@ static int feed(struct sec_conn *c, const struct msg_rr *rr, const uint8_t *rdat
 	return change_list_add(&c->cl, op, rr->name, rr->type, rr->ttl, rdata, rdlen, 0);
 }
 
-/* One whole message of the response.  0, or -1 after conn_fail(). */
-static int on_message(struct sec_conn *c, const uint8_t *msg, size_t len)
+/*
+ * A whole message of the response arrived: its header, TSIG and question
+ * are checked, and its records are left for take_records.  0, or -1 after
+ * conn_fail().
+ */
+static int open_message(struct sec_conn *c, const uint8_t *msg, size_t len)
 {
 	struct sec_zone *sz = c->sz;
 	if (len < MSG_HEADER_LEN || wire_get_u16(msg) != c->id || !(msg[2] & 0x80) ||
@@ -1022,8 +1046,33 @@ static int on_message(struct sec_conn *c, const uint8_t *msg, size_t len)
 		conn_fail(c, "malformed question");
 		return -1;
 	}
+	c->in_msg = true;
+	c->rr_pos = w.pos;
+	c->rr_next = 0;
+	c->rr_count = an;
+	return 0;
+}
+
+static bool past(const struct timespec *end)
+{
+	struct timespec now;
+	sysclock_mono_ts(&now);
+	return now.tv_sec > end->tv_sec || (now.tv_sec == end->tv_sec && now.tv_nsec >= end->tv_nsec);
+}
+
+/*
+ * The records of the open message, until its last or until `end`: 0 when
+ * the message is done, 1 when time is up with records left (at least one
+ * was taken), -1 after conn_fail() or a refusal (c is gone).
+ */
+static int take_records(struct sec_conn *c, const uint8_t *msg, size_t len,
+                        const struct timespec *end)
+{
+	struct wire w;
+	wire_init_read(&w, msg, len);
+	w.pos = c->rr_pos;
 	static uint8_t rdata[2 * 65535];
-	for (unsigned i = 0; i < an; i++) {
+	while (c->rr_next < c->rr_count) {
 		struct msg_rr rr;
 		if (msg_read_rr(&w, &rr) < 0) {
 			conn_fail(c, "malformed record");
@@ -1034,16 +1083,81 @@ static int on_message(struct sec_conn *c, const uint8_t *msg, size_t len)
 		if (ret == -ECANCELED)
 			return -1;   /* refused; c is gone */
 		if (ret < 0) {
-			conn_fail(c, "unexpected record %u in message %zu", i, c->messages);
+			conn_fail(c, "unexpected record %u in message %zu", c->rr_next, c->messages);
 			return -1;
 		}
+		c->rr_next++;
 		if (c->not_newer)
 			break;   /* the first SOA said enough; the rest is not read */
+		if (c->rr_next < c->rr_count && past(end)) {
+			c->rr_pos = w.pos;
+			return 1;
+		}
 	}
+	c->in_msg = false;
 	/* An IXFR answered with the SOA alone ends with its first message. */
 	if (c->ixfr && c->st == ST_AFTER_FIRST && c->records == 1)
 		c->st = ST_DONE;
 	return 0;
+}
+
+static void on_resume(struct loop *l, void *arg);
+
+/*
+ * Takes apart what was read, message by message and record by record, for
+ * at most the round's budget (SEC_ROUND_BUDGET_US); what is left waits for
+ * the next round (on_resume), and nothing more is read until it is taken.
+ * Ends the transfer (conn_done) at its last record.
+ */
+static void take(struct sec_conn *c)
+{
+	struct timespec end;
+	sysclock_mono_ts(&end);
+	uint64_t ns = (uint64_t)end.tv_nsec + (uint64_t)c->sz->s->budget_us * 1000;
+	end.tv_sec += (time_t)(ns / 1000000000);
+	end.tv_nsec = (long)(ns % 1000000000);
+	c->rounds++;
+	for (;;) {
+		if (c->in_len < 2)
+			return;
+		size_t len = (size_t)c->in[0] << 8 | c->in[1];
+		if (c->in_len < 2 + len)
+			return;
+		int r = c->in_msg ? 0 : open_message(c, c->in + 2, len);
+		if (r == 0)
+			r = take_records(c, c->in + 2, len, &end);
+		if (r < 0)
+			return;   /* c is gone */
+		if (r == 0) {
+			memmove(c->in, c->in + 2 + len, c->in_len - 2 - len);
+			c->in_len -= 2 + len;
+			if (c->st == ST_DONE) {
+				log_debug("%s: the response from %s was read in %zu loop rounds", c->sz->name,
+				          c->who, c->rounds);
+				conn_done(c);
+				return;
+			}
+			if (!past(&end))
+				continue;
+			if (c->in_len < 2 || c->in_len < 2 + ((size_t)c->in[0] << 8 | c->in[1]))
+				return;   /* nothing whole left: the socket brings the rest */
+		}
+		int64_t id = loop_timer_add(c->sz->s->l, 0, on_resume, c);
+		if (id <= 0) {
+			conn_fail(c, "out of memory");
+			return;
+		}
+		c->resume = id;
+		return;
+	}
+}
+
+static void on_resume(struct loop *l, void *arg)
+{
+	struct sec_conn *c = arg;
+	(void)l;
+	c->resume = 0;
+	take(c);
 }
 
 static void on_io(struct loop *l, int fd, int events, void *arg)
@@ -1064,6 +1178,10 @@ static void on_io(struct loop *l, int fd, int events, void *arg)
 			conn_fail(c, "waiting for the answer: %s", strerror(errno));
 		return;
 	}
+	/* What was read is still being taken apart (on_resume): the socket
+	 * keeps the rest meanwhile, and the loop calls again (level-triggered). */
+	if (c->resume > 0)
+		return;
 	ssize_t n = read(fd, c->in + c->in_len, SEC_IN_MAX - c->in_len);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
@@ -1073,21 +1191,7 @@ static void on_io(struct loop *l, int fd, int events, void *arg)
 	}
 	c->in_len += (size_t)n;
 	c->read_total += (uint64_t)n;
-	for (;;) {
-		if (c->in_len < 2)
-			return;
-		size_t len = (size_t)c->in[0] << 8 | c->in[1];
-		if (c->in_len < 2 + len)
-			return;
-		if (on_message(c, c->in + 2, len) < 0)
-			return;   /* c is gone */
-		memmove(c->in, c->in + 2 + len, c->in_len - 2 - len);
-		c->in_len -= 2 + len;
-		if (c->st == ST_DONE) {
-			conn_done(c);
-			return;
-		}
-	}
+	take(c);
 }
 
 static void on_window(struct loop *l, void *arg)
@@ -1397,6 +1501,10 @@ struct secondary *secondary_new(struct zone_table *t, struct loop *l,
 	if (delay)
 		s->build_delay_ms = (uint32_t)strtoul(delay, NULL, 10);
 	s->window_ms = SEC_WINDOW_MS;
+	s->budget_us = SEC_ROUND_BUDGET_US;
+	const char *budget = test_hook(TEST_HOOK_XFR_IN_BUDGET);
+	if (budget)
+		s->budget_us = (uint32_t)strtoul(budget, NULL, 10);
 	const char *window = test_hook(TEST_HOOK_XFR_IN_WINDOW);
 	if (window && strtoul(window, NULL, 10) > 0)
 		s->window_ms = (uint32_t)strtoul(window, NULL, 10);
