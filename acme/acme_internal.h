@@ -29,6 +29,7 @@ struct checkpoint;
 struct compact;
 struct held_reply;
 struct presign;
+struct staged;
 struct lockwait;
 struct loop;
 struct recset;
@@ -110,6 +111,8 @@ struct acme_zone {
 	struct held_reply *cut_held, **cut_tail;
 	/* A large UPDATE's signatures made ahead (presign.h); NULL: none. */
 	struct presign *presign;
+	/* A large UPDATE committed in stages (staged.h); NULL: none. */
+	struct staged *staged;
 	/* A zone-file edit found at setup, applied by acme_apply_file_edits(). */
 	struct file_diff *edit;
 	char *zone_path;

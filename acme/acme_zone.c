@@ -20,6 +20,7 @@
 #include "acme/lockwait.h"
 #include "acme/policy.h"
 #include "acme/presign.h"
+#include "acme/staged.h"
 #include "acme/purge.h"
 #include "acme/tsig_handler.h"
 #include "core/conf/config.h"
@@ -146,6 +147,7 @@ static void zone_detach_acme(struct acme_zone *az)
 	acme_capture_stop_zone(az);
 	compact_detach(az);
 	presign_cancel(az);
+	staged_cancel(az);
 	if (az->resign_timer > 0 && az->a->l)
 		loop_timer_cancel(az->a->l, az->resign_timer);
 	az->resign_timer = 0;

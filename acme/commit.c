@@ -14,6 +14,7 @@
 #include "acme/compact.h"
 #include "acme/durable.h"
 #include "acme/presign.h"
+#include "acme/staged.h"
 #include "acme/file_diff.h"
 #include "acme/update.h"
 #include "core/conf/diag.h"
@@ -234,10 +235,12 @@ static double ms_since(const struct timespec *t0)
 
 /*
  * commit_change() once the change list replaces the SOA: `file`, when not
- * NULL, goes to the stored zone file in the same transaction.
+ * NULL, goes to the stored zone file in the same transaction.  `staged`:
+ * cl's records are written already, in the transaction staged.h opened.
  */
 static int commit_prepared(struct acme_zone *az, struct change_list *cl, bool reset, bool whole,
-                           const struct change_list *file, const struct timespec *t0);
+                           const struct change_list *file, const struct timespec *t0,
+                           bool staged);
 
 int commit_change(struct acme_zone *az, struct change_list *cl, uint32_t *serial, bool reset,
                   bool whole)
@@ -256,7 +259,26 @@ int commit_change(struct acme_zone *az, struct change_list *cl, uint32_t *serial
 		log_error("%s: cannot bump the serial: %s", az->name, strerror(-ret));
 		return ret;
 	}
-	return commit_prepared(az, cl, reset, whole, NULL, &t0);
+	return commit_prepared(az, cl, reset, whole, NULL, &t0, false);
+}
+
+int commit_stage_ready(struct acme_zone *az, struct change_list *cl, uint32_t *serial)
+{
+	if (az->mirror_stale) {
+		reload_mirror(az);   /* as commit_change: refused, the next one sees it */
+		return -EIO;
+	}
+	int ret = update_bump_serial(az->rs, az->apex, cl, serial);
+	if (ret < 0)
+		log_error("%s: cannot bump the serial: %s", az->name, strerror(-ret));
+	return ret;
+}
+
+int commit_staged(struct acme_zone *az, struct change_list *cl)
+{
+	struct timespec t0;
+	sysclock_mono_ts(&t0);
+	return commit_prepared(az, cl, false, false, NULL, &t0, true);
 }
 
 int commit_file_edit(struct acme_zone *az, struct file_diff *fd, bool reset)
@@ -267,7 +289,7 @@ int commit_file_edit(struct acme_zone *az, struct file_diff *fd, bool reset)
 		reload_mirror(az);
 		return -EIO;
 	}
-	return commit_prepared(az, &fd->records, reset, false, &fd->file, &t0);
+	return commit_prepared(az, &fd->records, reset, false, &fd->file, &t0, false);
 }
 
 /* The serial the mirror holds (the zone's as committed); 0 when it has none. */
@@ -296,11 +318,17 @@ static bool build_beside(const struct acme_zone *az)
 static void cut_on_loop(struct acme_zone *az);
 
 static int commit_prepared(struct acme_zone *az, struct change_list *cl, bool reset, bool whole,
-                           const struct change_list *file, const struct timespec *t0)
+                           const struct change_list *file, const struct timespec *t0,
+                           bool staged)
 {
 	char err[256] = "";
+	/* A large UPDATE's transaction is open (staged.h): this one waits. */
+	if (!staged && staged_open(az))
+		return -EBUSY;
 	int ret = recset_apply(az->rs, cl, false);
 	if (ret < 0) {
+		if (staged)
+			journal_stage_abandon(az->db);
 		log_error("%s: out of memory applying a change", az->name);
 		if (ret == -EIO)
 			reload_mirror(az);
@@ -314,6 +342,8 @@ static int commit_prepared(struct acme_zone *az, struct change_list *cl, bool re
 		         "(RFC 4035 2.4: a DS belongs at a name below the apex with NS records)",
 		         az->name, name);
 		unapply(az, cl);
+		if (staged)
+			journal_stage_abandon(az->db);
 		return -EPERM;
 	}
 	/*
@@ -332,6 +362,8 @@ static int commit_prepared(struct acme_zone *az, struct change_list *cl, bool re
 	struct zone *z = p || beside ? NULL : commit_build(az, err);
 	if (!p && !z && !beside) {
 		unapply(az, cl);
+		if (staged)
+			journal_stage_abandon(az->db);
 		log_error("%s: the change was not applied: %s", az->name, err);
 		return -EINVAL;
 	}
@@ -367,7 +399,8 @@ static int commit_prepared(struct acme_zone *az, struct change_list *cl, bool re
 	}
 	struct timespec tc;
 	sysclock_mono_ts(&tc);
-	ret = journal_commit_file(az->db, cl, diff ? &e : NULL, reset, &az->caps, file);
+	ret = staged ? journal_stage_commit(az->db, diff ? &e : NULL, reset, &az->caps)
+	             : journal_commit_file(az->db, cl, diff ? &e : NULL, reset, &az->caps, file);
 	az->last_commit_ms = ms_since(&tc);
 	if (ret < 0) {
 		free(diff);
@@ -615,7 +648,21 @@ int commit_update(struct acme *a, struct query *q, const struct acme_key *key, u
 	}
 	if (!q->arena)
 		return answer(q, RCODE_SERVFAIL, -ENOMEM);
-	int rc = update_parse(q->rx, q->rx_len, q->arena, &m, &rcode);
+	/* Committed in stages while it was held (staged.h): its outcome. */
+	int rc;
+	uint32_t staged_serial = 0;
+	char staged_what[512];
+	if (staged_take(az, &rc, &staged_serial, staged_what, sizeof(staged_what))) {
+		if (rc == 0)
+			log_info("update for %s from key %s: %s; serial %u, snapshot %s in %.2f ms "
+			         "(SQLite commit %.2f ms), in stages", zone, kname, staged_what,
+			         staged_serial, az->last_patched ? "patched" : az->last_beside
+			         ? "to be built beside the loop (the reply waits for it), committed"
+			         : "rebuilt", az->last_ms, az->last_commit_ms);
+		return answer(q, rc == 0 ? RCODE_NOERROR : rc == -EPERM ? RCODE_REFUSED
+		                                                        : RCODE_SERVFAIL, rc);
+	}
+	rc = update_parse(q->rx, q->rx_len, q->arena, &m, &rcode);
 	if (rc < 0) {
 		log_info("update for %s from key %s: malformed (rcode %d)", zone, kname, rcode);
 		return answer(q, rcode, rc);
@@ -648,6 +695,16 @@ int commit_update(struct acme *a, struct query *q, const struct acme_key *key, u
 		/* Held (lockwait.h) while its signatures are made in slices, then
 		 * handled again from the start: nothing is committed yet. */
 		rc = -EBUSY;
+	} else if (staged_wanted(az, &cl)) {
+		/* Held while it is committed in stages (staged.h), then taken
+		 * above: -EINPROGRESS, which waits past lockwait's bound. */
+		char what[512];
+		describe_changes(&cl, what, sizeof(what));
+		rc = staged_start(az, &cl, what);
+		if (rc == 0)
+			rc = -EINPROGRESS;
+		else if (rc != -EBUSY)
+			rcode = RCODE_SERVFAIL;
 	} else {
 		char what[512];
 		describe_changes(&cl, what, sizeof(what));

@@ -42,6 +42,15 @@ struct zone *commit_build(struct acme_zone *az, char err[256]);
 int commit_change(struct acme_zone *az, struct change_list *cl, uint32_t *serial, bool reset,
                   bool whole);
 /*
+ * A large UPDATE committed in stages (staged.h): commit_stage_ready()
+ * bumps the serial in cl as commit_change() does (-EIO when the mirror
+ * must be read again first); commit_staged(), once staged.h wrote cl's
+ * records in its open transaction, does the rest of commit_change() in
+ * it (the commit, the patch) and ends the transaction either way.
+ */
+int commit_stage_ready(struct acme_zone *az, struct change_list *cl, uint32_t *serial);
+int commit_staged(struct acme_zone *az, struct change_list *cl);
+/*
  * A zone-file edit (file_diff.h) made as commit_change() makes a change,
  * with two differences: its change list already replaces the SOA, with
  * the serial the edit chose, so no bump is added; and the stored zone

@@ -10,6 +10,7 @@
 #include "acme/commit.h"
 #include "acme/lockwait.h"
 #include "acme/presign.h"
+#include "acme/staged.h"
 #include "core/conf/log.h"
 #include "core/net/loop.h"
 #include "core/net/reply_later.h"
@@ -123,10 +124,12 @@ static void retry(struct loop *l, void *arg)
 	uint64_t now = loop_now_ms(l);
 	for (struct lockwait_item **pp = &w->head; *pp;) {
 		struct lockwait_item *it = *pp;
-		/* Signatures made ahead for it (presign.h), or a snapshot built
-		 * with a change committed before it (commit.h), take what they
-		 * take: the bound is for another process's lock. */
-		bool signing = presign_busy(it->az) || commit_cut_owed(it->az);
+		/* Signatures made ahead for it (presign.h), its commit in
+		 * stages (staged.h), or a snapshot built with a change committed
+		 * before it (commit.h), take what they take: the bound is for
+		 * another process's lock. */
+		bool signing = presign_busy(it->az) || staged_busy(it->az) ||
+		               commit_cut_owed(it->az);
 		bool give_up = now >= it->deadline_ms && !signing;
 		bool wait = behind(w, it) || signing || db_write_lock_free(it->az->db) == -EBUSY;
 		if (wait && !give_up) {

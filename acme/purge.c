@@ -8,6 +8,7 @@
 #include "acme/acme_internal.h"
 #include "acme/commit.h"
 #include "acme/purge.h"
+#include "acme/staged.h"
 #include "core/conf/log.h"
 #include "core/conf/metrics.h"
 #include "core/net/loop.h"
@@ -57,6 +58,9 @@ static int collect_stale(void *arg, const struct recset_name *n)
 int purge_stale(struct acme_zone *az, int64_t now)
 {
 	if (!az->stale_age)
+		return 0;
+	/* A large UPDATE's transaction is open (staged.h): the next period. */
+	if (staged_open(az))
 		return 0;
 	struct change_list cl;
 	change_list_init(&cl);

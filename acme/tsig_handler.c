@@ -11,6 +11,7 @@
 #include "acme/commit.h"
 #include "acme/lockwait.h"
 #include "acme/presign.h"
+#include "acme/staged.h"
 #include "acme/tsig_handler.h"
 #include "core/conf/log.h"
 #include "core/conf/metrics.h"
@@ -200,7 +201,7 @@ static int update_reply(struct acme *a, struct query *q, struct reply_tsig *r)
  * SERVFAIL at the bound.  Without room to hold it, SERVFAIL now.
  */
 static int update_wait(struct acme *a, struct acme_zone *az, struct query *q,
-                       struct reply_tsig *r)
+                       struct reply_tsig *r, bool staging)
 {
 	static struct log_limit lim;
 	if (a->lw && lockwait_hold(a->lw, az, q, r->key) == 0) {
@@ -210,11 +211,16 @@ static int update_wait(struct acme *a, struct acme_zone *az, struct query *q,
 		else if (commit_cut_owed(az))
 			log_info("update for %s waits while the snapshot with a committed change is "
 			         "built beside the loop", az->name);
+		else if (staged_busy(az))
+			log_info("update for %s waits while a large UPDATE is committed in stages",
+			         az->name);
 		else
 			log_limited(&lim, LOG_INFO, "update for %s waits: %s is locked by another process "
 			            "(at most %d ms)", az->name, az->journal_path, LOCKWAIT_MS);
 		return 0;
 	}
+	if (staging)
+		staged_cancel(az);   /* it was never to be answered: nothing committed */
 	q->rcode = RCODE_SERVFAIL;
 	return update_reply(a, q, r);
 }
@@ -228,7 +234,10 @@ static int update_again(void *ctx, struct query *q, const struct acme_key *key, 
 	if (tsig_find(q->rx, q->rx_len, &t) != 1)
 		return 0;   /* cannot happen: it was found in these bytes before; no reply */
 	struct reply_tsig r = { &t, key, TSIG_NOERROR, now };
-	if (commit_update(a, q, key, now) == -EBUSY) {
+	int rc = commit_update(a, q, key, now);
+	if (rc == -EINPROGRESS)
+		return -EBUSY;   /* committed in stages (staged.h): past the bound too */
+	if (rc == -EBUSY) {
 		if (!give_up)
 			return -EBUSY;
 		static struct log_limit lim;
@@ -323,9 +332,10 @@ int tsig_handler_handle(void *ctx, struct query *q)
 	 * loop: handled after the swap, against the zone that shows it. */
 	if (r.key && acme_find_zone(a, q->qname) == r.key->zone &&
 	    (lockwait_waiting(a->lw, r.key->zone) || (a->lw && commit_cut_owed(r.key->zone))))
-		return update_wait(a, r.key->zone, q, &r);
+		return update_wait(a, r.key->zone, q, &r, false);
 	/* The errno is logged there; the RCODE is on q. */
-	if (commit_update(a, q, r.key, now) == -EBUSY)
-		return update_wait(a, r.key->zone, q, &r);
+	int rc = commit_update(a, q, r.key, now);
+	if (rc == -EBUSY || rc == -EINPROGRESS)
+		return update_wait(a, r.key->zone, q, &r, rc == -EINPROGRESS);
 	return update_reply(a, q, &r);
 }

@@ -29,6 +29,9 @@
  *                            acme/presign.c: a large UPDATE, its
  *                            signatures made ahead, waits this long more
  *                            before it is handled again
+ *   GEOACME_TEST_STAGED_HOLD_MS  acme/staged.c: a large UPDATE committed
+ *                            in stages waits this long halfway through
+ *                            writing its records (its transaction open)
  *   GEOACME_TEST_XFR_BUILD_DELAY_MS  xfr/secondary.c: a secondary's copy,
  *                            once built whole and stored beside the loop
  *                            (xfr/copy_build.h), waits this long on its
@@ -80,6 +83,7 @@
 #define TEST_HOOK_RESIGN_DELAY "GEOACME_TEST_RESIGN_DELAY_MS"
 #define TEST_HOOK_COMPACT_BYTES "GEOACME_TEST_COMPACT_BYTES"
 #define TEST_HOOK_COMPACT_DELAY "GEOACME_TEST_COMPACT_DELAY_MS"
+#define TEST_HOOK_STAGED_HOLD "GEOACME_TEST_STAGED_HOLD_MS"
 #define TEST_HOOK_XFR_LIST_SLICE "GEOACME_TEST_XFR_LIST_SLICE"
 #define TEST_HOOK_SLOW_ROUND "GEOACME_TEST_SLOW_ROUND_US"
 #define TEST_HOOK_XFR_IN_WINDOW "GEOACME_TEST_XFR_IN_WINDOW_MS"

@@ -5,6 +5,7 @@
 #include <errno.h>
 
 #include "core/conf/log.h"
+#include "core/wire/change.h"
 #include "storage/journal.h"
 #include "storage/storage_internal.h"
 
@@ -31,15 +32,11 @@ int journal_commit(struct db *db, const struct change_list *cl, const struct jou
 	return journal_commit_file(db, cl, e, reset, caps, NULL);
 }
 
-int journal_commit_file(struct db *db, const struct change_list *cl,
-                        const struct journal_entry *e, bool reset,
-                        const struct journal_caps *caps, const struct change_list *file)
+/* In an open transaction: the difference appended (or the journal emptied), then COMMIT. */
+static int finish(struct db *db, const struct journal_entry *e, bool reset,
+                  const struct journal_caps *caps)
 {
-	int ret = db_begin(db);
-	if (ret < 0)
-		return ret;   /* -EBUSY: locked by another process, nothing done */
-	if (records_apply_in_tx(db, cl) < 0 || (file && zonefile_apply_in_tx(db, file) < 0) ||
-	    (reset && db_step_done(db, db->journal_clear, "emptying the journal") < 0) ||
+	if ((reset && db_step_done(db, db->journal_clear, "emptying the journal") < 0) ||
 	    (e && append(db, e, caps) < 0)) {
 		db_rollback(db);
 		return -EIO;
@@ -54,6 +51,47 @@ int journal_commit_file(struct db *db, const struct change_list *cl,
 		return -EIO;
 	}
 	return 0;
+}
+
+int journal_commit_file(struct db *db, const struct change_list *cl,
+                        const struct journal_entry *e, bool reset,
+                        const struct journal_caps *caps, const struct change_list *file)
+{
+	int ret = db_begin(db);
+	if (ret < 0)
+		return ret;   /* -EBUSY: locked by another process, nothing done */
+	if (records_apply_in_tx(db, cl) < 0 || (file && zonefile_apply_in_tx(db, file) < 0)) {
+		db_rollback(db);
+		return -EIO;
+	}
+	return finish(db, e, reset, caps);
+}
+
+int journal_stage_begin(struct db *db)
+{
+	return db_begin(db);
+}
+
+int journal_stage_records(struct db *db, const struct change_list *cl, size_t from, size_t n)
+{
+	/* A view of part of the list: never cleared. */
+	struct change_list part = { .v = cl->v + from, .n = n, .cap = n };
+	if (records_apply_in_tx(db, &part) < 0) {
+		db_rollback(db);
+		return -EIO;
+	}
+	return 0;
+}
+
+int journal_stage_commit(struct db *db, const struct journal_entry *e, bool reset,
+                         const struct journal_caps *caps)
+{
+	return finish(db, e, reset, caps);
+}
+
+void journal_stage_abandon(struct db *db)
+{
+	db_rollback(db);
 }
 
 int journal_load(struct db *db, journal_fn fn, void *arg)

@@ -53,6 +53,24 @@ int journal_commit_file(struct db *db, const struct change_list *cl,
                         const struct journal_caps *caps, const struct change_list *file);
 
 /*
+ * The same commit in stages, for a change too large for one loop round
+ * (acme/staged.h): journal_stage_begin() opens the write transaction
+ * (BEGIN IMMEDIATE; -EBUSY at once when another process holds the lock),
+ * journal_stage_records() writes n of cl's records from `from` in it,
+ * journal_stage_commit() appends the difference as journal_commit() does
+ * and commits, journal_stage_abandon() rolls back whatever was written.
+ * A stage that fails (-EIO) has rolled back already.  While the
+ * transaction is open, nothing else may begin one on this db: the caller
+ * keeps its other writers waiting.  Until COMMIT nothing of it is on disk
+ * for anyone: a crash meanwhile leaves the database as it was.
+ */
+int journal_stage_begin(struct db *db);
+int journal_stage_records(struct db *db, const struct change_list *cl, size_t from, size_t n);
+int journal_stage_commit(struct db *db, const struct journal_entry *e, bool reset,
+                         const struct journal_caps *caps);
+void journal_stage_abandon(struct db *db);
+
+/*
  * Calls fn for every entry, oldest first; pointers are valid during the
  * call only.  A non-zero return from fn stops the walk and is returned.
  */
