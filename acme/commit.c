@@ -736,6 +736,7 @@ int commit_update(struct acme *a, struct query *q, const struct acme_key *key, u
  */
 struct held_reply {
 	struct held_reply *next;     /* waiting for a build beside the loop (cut_held) */
+	bool after_cut;              /* held while one was owed: its change may need it */
 	struct reply_later *token;   /* set by take(); NULL: nobody to send to */
 	size_t ok_len, fail_len;
 	uint8_t bytes[];             /* ok, then fail */
@@ -755,7 +756,7 @@ static void release_reply(void *ctx, void *item, bool ok)
 {
 	struct held_reply *h = item;
 	struct acme_zone *az = ctx;
-	if (ok && az->cut_owed) {
+	if (ok && az->cut_owed && h->after_cut) {
 		hold_for_cut(az, h);
 		return;
 	}
@@ -992,6 +993,8 @@ int commit_hold_reply(struct acme_zone *az, struct query *q, const uint8_t *fail
 	if (!h)
 		return -ENOMEM;
 	h->token = NULL;
+	/* An UPDATE answered before the build was owed was served already. */
+	h->after_cut = az->cut_owed;
 	h->ok_len = q->tx_len;
 	h->fail_len = fail_len;
 	memcpy(h->bytes, q->tx, q->tx_len);
