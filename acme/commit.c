@@ -274,12 +274,6 @@ int commit_stage_ready(struct acme_zone *az, struct change_list *cl, uint32_t *s
 	return ret;
 }
 
-int commit_staged(struct acme_zone *az, struct change_list *cl)
-{
-	struct timespec t0;
-	sysclock_mono_ts(&t0);
-	return commit_prepared(az, cl, false, false, NULL, &t0, true);
-}
 
 int commit_file_edit(struct acme_zone *az, struct file_diff *fd, bool reset)
 {
@@ -317,11 +311,36 @@ static bool build_beside(const struct acme_zone *az)
 
 static void cut_on_loop(struct acme_zone *az);
 
-static int commit_prepared(struct acme_zone *az, struct change_list *cl, bool reset, bool whole,
-                           const struct change_list *file, const struct timespec *t0,
-                           bool staged)
+/*
+ * What a commit serves, made before it: a patch of the served snapshot
+ * (`base`), a snapshot built whole, or a build owed beside the loop.
+ */
+struct commit_prep {
+	struct zone_patch *p;
+	struct zone *z;
+	bool beside;
+	const struct zone *base;
+};
+
+/* cl, in the mirror, made into what will serve it: -EINVAL with err when nothing can. */
+static int make_snapshot(struct acme_zone *az, const struct change_list *cl, bool whole,
+                         const struct change_list *file, struct commit_prep *cp, char err[256])
+{
+	struct zone_patch *p = whole || az->cut_owed ? NULL : prepare_patch(az, cl);
+	/* A zone-file edit at a reload (file != NULL) is still built here: its
+	 * IXFR difference is kept that way (doc/performance.md, Open). */
+	bool beside = !p && !whole && !file && build_beside(az);
+	struct zone *z = p || beside ? NULL : commit_build(az, err);
+	*cp = (struct commit_prep){ p, z, beside, zone_table_get(az->a->t, az->apex) };
+	return p || z || beside ? 0 : -EINVAL;
+}
+
+/* The first half of commit_prepared(): cl in the mirror, its snapshot made. */
+static int prepare_half(struct acme_zone *az, struct change_list *cl, bool whole,
+                        const struct change_list *file, bool staged, struct commit_prep *cp)
 {
 	char err[256] = "";
+	*cp = (struct commit_prep){ 0 };
 	/* A large UPDATE's transaction is open (staged.h): this one waits. */
 	if (!staged && staged_open(az))
 		return -EBUSY;
@@ -355,18 +374,25 @@ static int commit_prepared(struct acme_zone *az, struct change_list *cl, bool re
 	 * snapshot lags the mirror: no patch of it (it would show this change
 	 * before the owed one), the change is noted for the build instead.
 	 */
-	struct zone_patch *p = whole || az->cut_owed ? NULL : prepare_patch(az, cl);
-	/* A zone-file edit at a reload (file != NULL) is still built here: its
-	 * IXFR difference is kept that way (doc/performance.md, Open). */
-	bool beside = !p && !whole && !file && build_beside(az);
-	struct zone *z = p || beside ? NULL : commit_build(az, err);
-	if (!p && !z && !beside) {
+	ret = make_snapshot(az, cl, whole, file, cp, err);
+	if (ret < 0) {
 		unapply(az, cl);
 		if (staged)
 			journal_stage_abandon(az->db);
 		log_error("%s: the change was not applied: %s", az->name, err);
-		return -EINVAL;
 	}
+	return ret;
+}
+
+/* The second half: the commit, then what it serves served. */
+static int finish_half(struct acme_zone *az, struct change_list *cl, bool reset,
+                       const struct change_list *file, const struct timespec *t0, bool staged,
+                       struct commit_prep *cp)
+{
+	struct zone_patch *p = cp->p;
+	struct zone *z = cp->z;
+	bool beside = cp->beside;
+	int ret;
 	/*
 	 * Durable before anyone hears about it.  A client that got NOERROR acts
 	 * on it (Lego tells the CA to look at the TXT record now), so an
@@ -459,6 +485,70 @@ static int commit_prepared(struct acme_zone *az, struct change_list *cl, bool re
 	return 0;
 }
 
+static int commit_prepared(struct acme_zone *az, struct change_list *cl, bool reset, bool whole,
+                           const struct change_list *file, const struct timespec *t0,
+                           bool staged)
+{
+	struct commit_prep cp;
+	int ret = prepare_half(az, cl, whole, file, staged, &cp);
+	return ret < 0 ? ret : finish_half(az, cl, reset, file, t0, staged, &cp);
+}
+
+struct commit_staged {
+	struct commit_prep cp;
+	struct timespec t0;
+};
+
+int commit_staged_prepare(struct acme_zone *az, struct change_list *cl,
+                          struct commit_staged **out)
+{
+	struct commit_staged *cs = calloc(1, sizeof(*cs));
+	if (!cs) {
+		journal_stage_abandon(az->db);
+		return -ENOMEM;
+	}
+	sysclock_mono_ts(&cs->t0);
+	int ret = prepare_half(az, cl, false, NULL, true, &cs->cp);
+	if (ret < 0) {
+		free(cs);
+		return ret;
+	}
+	*out = cs;
+	return 0;
+}
+
+int commit_staged_finish(struct acme_zone *az, struct change_list *cl, struct commit_staged *cs)
+{
+	int ret = 0;
+	if (zone_table_get(az->a->t, az->apex) != cs->cp.base) {
+		/* Swapped meanwhile (a compaction, a re-keying): made again for
+		 * the snapshot served now. */
+		char err[256] = "";
+		zone_patch_free(cs->cp.p);
+		zone_free(cs->cp.z);
+		ret = make_snapshot(az, cl, false, NULL, &cs->cp, err);
+		if (ret < 0) {
+			unapply(az, cl);
+			journal_stage_abandon(az->db);
+			log_error("%s: the change was not applied: %s", az->name, err);
+		}
+	}
+	if (ret == 0)
+		ret = finish_half(az, cl, false, NULL, &cs->t0, true, &cs->cp);
+	free(cs);
+	return ret;
+}
+
+void commit_staged_abandon(struct acme_zone *az, struct change_list *cl,
+                           struct commit_staged *cs)
+{
+	zone_patch_free(cs->cp.p);
+	zone_free(cs->cp.z);
+	unapply(az, cl);
+	journal_stage_abandon(az->db);
+	free(cs);
+}
+
 /*
  * Secondaries copy this zone: new signatures need a new serial, or they
  * would keep the old ones until those expire.  The bump is a change like
@@ -504,7 +594,11 @@ static void resign_slice(struct loop *l, void *arg)
 	if (!z || z != az->resign_zone || !zone_resigning(z))
 		return;   /* built whole meanwhile (compaction): signed afresh */
 	char err[256] = "";
-	int ret = zone_resign_step(z, &az->signer, &az->resign, RESIGN_SLICE, acme_now(az->a), err);
+	/* A large UPDATE's patch is prepared (staged.h): it copied RRsets
+	 * this step would renew in place; the step waits as for a transfer. */
+	int ret = staged_busy(az) ? ZONE_RESIGN_WAIT
+	                          : zone_resign_step(z, &az->signer, &az->resign, RESIGN_SLICE,
+	                                             acme_now(az->a), err);
 	if (ret == 0 || ret == ZONE_RESIGN_WAIT) {
 		/* The next slice at once; while a transfer holds the snapshot, a
 		 * little later (a 0 ms timer would spin the loop until it ends). */

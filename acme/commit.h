@@ -44,12 +44,21 @@ int commit_change(struct acme_zone *az, struct change_list *cl, uint32_t *serial
 /*
  * A large UPDATE committed in stages (staged.h): commit_stage_ready()
  * bumps the serial in cl as commit_change() does (-EIO when the mirror
- * must be read again first); commit_staged(), once staged.h wrote cl's
- * records in its open transaction, does the rest of commit_change() in
- * it (the commit, the patch) and ends the transaction either way.
+ * must be read again first).  Once staged.h wrote cl's records in its open
+ * transaction, the rest of commit_change() in two loop rounds:
+ * commit_staged_prepare() changes the mirror and prepares the patch (the
+ * served zone untouched), commit_staged_finish() appends the difference,
+ * commits, and applies the patch (prepared again if the snapshot was
+ * swapped in between).  Each ends the transaction when it fails (and the
+ * mirror is as before); commit_staged_abandon() undoes a prepared one.
  */
+struct commit_staged;
 int commit_stage_ready(struct acme_zone *az, struct change_list *cl, uint32_t *serial);
-int commit_staged(struct acme_zone *az, struct change_list *cl);
+int commit_staged_prepare(struct acme_zone *az, struct change_list *cl,
+                          struct commit_staged **out);
+int commit_staged_finish(struct acme_zone *az, struct change_list *cl, struct commit_staged *cs);
+void commit_staged_abandon(struct acme_zone *az, struct change_list *cl,
+                           struct commit_staged *cs);
 /*
  * A zone-file edit (file_diff.h) made as commit_change() makes a change,
  * with two differences: its change list already replaces the SOA, with

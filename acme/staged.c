@@ -29,6 +29,8 @@ struct staged {
 	bool held;                   /* the test hook's pause was taken */
 	int result;
 	int64_t timer;
+	struct commit_staged *prepared;   /* the mirror changed, the patch made */
+	double writing_ms;
 	struct timespec started;
 	char what[512];
 };
@@ -78,7 +80,11 @@ static void next_step(struct acme_zone *az, uint32_t ms)
 	}
 	log_error("%s: cannot schedule the next stage of a large UPDATE; it is not committed",
 	          az->name);
-	journal_stage_abandon(az->db);
+	if (st->prepared)
+		commit_staged_abandon(az, &st->cl, st->prepared);
+	else
+		journal_stage_abandon(az->db);
+	st->prepared = NULL;
 	settle(az, -ENOMEM);
 }
 
@@ -120,14 +126,27 @@ static void step(struct loop *l, void *arg)
 		next_step(az, hold_ms(az, st));
 		return;
 	}
-	/* All written: the rest of the commit, and the patch, in this round. */
-	double writing = ms_since(&st->started);
-	int ret = commit_staged(az, &st->cl);
+	if (!st->prepared) {
+		/* All written: the mirror changed and the patch prepared in this
+		 * round, the served zone untouched; the commit in the next. */
+		st->writing_ms = ms_since(&st->started);
+		int ret = commit_staged_prepare(az, &st->cl, &st->prepared);
+		if (ret < 0) {
+			settle(az, ret);   /* rolled back, the mirror as it was */
+			return;
+		}
+		next_step(az, 0);
+		return;
+	}
+	/* The difference, COMMIT, the sync started, the patch applied. */
+	struct commit_staged *cs = st->prepared;
+	st->prepared = NULL;
+	int ret = commit_staged_finish(az, &st->cl, cs);
 	st->open = false;
 	if (ret == 0)
 		log_info("%s: a large UPDATE's %zu records written in %zu slices over %.0f ms, then "
-		         "committed and patched in one round: %.2f ms (SQLite %.2f ms)", az->name,
-		         st->cl.n, st->slices, writing, az->last_ms, az->last_commit_ms);
+		         "prepared and committed in two rounds: %.2f ms (SQLite %.2f ms)", az->name,
+		         st->cl.n, st->slices, st->writing_ms, az->last_ms, az->last_commit_ms);
 	settle(az, ret);
 }
 
@@ -183,8 +202,11 @@ void staged_cancel(struct acme_zone *az)
 		return;
 	if (st->timer > 0)
 		loop_timer_cancel(az->a->l, st->timer);
-	if (st->open) {
+	if (st->prepared)
+		commit_staged_abandon(az, &st->cl, st->prepared);
+	else if (st->open)
 		journal_stage_abandon(az->db);
+	if (st->open) {
 		log_warn("%s: a large UPDATE was not committed: the zone left the loop first",
 		         az->name);
 	}

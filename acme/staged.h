@@ -3,8 +3,8 @@
 /*
  * A large UPDATE committed in stages (issue #26.1).  Its signatures made
  * ahead (presign.h), a 2 000-record UPDATE still took one loop round of
- * 24 ms to commit: its SQLite writes (about 6 ms), its patch, its
- * difference and its checks all in one.  An UPDATE of STAGED_MIN changes
+ * 24 ms of CPU to commit: its checks, its SQLite writes, its patch (the
+ * most: about 6 ms) and its difference all in one.  An UPDATE of STAGED_MIN changes
  * or more, when commits are made durable beside the loop (group commit,
  * commit.h), is instead committed in stages while it stays held
  * (lockwait.h, its reply later):
@@ -15,15 +15,17 @@
  *   2. its records written in that open transaction, STAGED_SLICE a loop
  *      round, on timers;
  *   3. in one round: the mirror changed, the patch prepared (its
- *      signatures cached), the difference appended, COMMIT, the disk sync
- *      started, the patch applied: commit.c's path with the records
- *      already written;
- *   4. the held UPDATE is then handled again: its outcome taken, not
+ *      signatures cached), the served zone untouched;
+ *   4. in the next: the difference appended, COMMIT, the disk sync
+ *      started, the patch applied (commit.c's path, the records written
+ *      already; prepared again if the snapshot was swapped in between,
+ *      and a re-signing step waits meanwhile);
+ *   5. the held UPDATE is then handled again: its outcome taken, not
  *      worked out again, and its reply held until the sync covers it.
  *
- * RFC 2136 3.7: until step 3's COMMIT nothing of it is on disk for anyone
+ * RFC 2136 3.7: until step 4's COMMIT nothing of it is on disk for anyone
  * (a crash loses all of it: it was not acknowledged), and until its patch
- * applies every query and transfer sees the zone as it was; step 3 does
+ * applies every query and transfer sees the zone as it was; step 4 does
  * both in one round, so no reader sees part of it.  While the transaction
  * is open, every other commit of the zone is refused with -EBUSY before it
  * changes anything: the UPDATEs after it wait their turn (lockwait.h), the
