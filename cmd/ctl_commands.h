@@ -25,6 +25,7 @@ struct generation;
 struct loop;
 struct site_admin;
 struct config_zone;
+struct control;
 struct zone;
 
 struct ctl_ctx {
@@ -32,6 +33,7 @@ struct ctl_ctx {
 	struct loop *loop;
 	int64_t started;               /* when the server started, unix seconds */
 	struct site_admin *admin;      /* the sites' admin states, kept on disk */
+	struct control *control;       /* answers that come later (control_defer) */
 	/* Reloads like SIGHUP, built beside the loop: CONTROL_LATER (the
 	 * outcome is the deferred answer, core/net/control.h), or a negative
 	 * errno with the reason written. */

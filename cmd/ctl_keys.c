@@ -9,6 +9,7 @@
 #include "cmd/ctl_commands.h"
 #include "cmd/runtime.h"
 #include "core/conf/config.h"
+#include "core/net/control.h"
 #include "dnssec/rollover.h"
 
 /* The zone's rollover, or NULL with the reason written to out. */
@@ -41,7 +42,16 @@ int ctl_key_status(struct ctl_ctx *c, int argc, char **argv, FILE *out)
 	return 0;
 }
 
-/* Starts a rollover now (an emergency); refused while one runs. */
+static void key_roll_answer(void *arg, uint64_t token, bool ok, const char *text)
+{
+	control_answer(arg, token, ok, text);
+}
+
+/*
+ * Starts a rollover now (an emergency); refused while one runs.  Answered
+ * once its first step is on disk and in effect: the new key generated and
+ * the key state written beside the loop (dnssec/keystore_job.h).
+ */
 int ctl_key_roll(struct ctl_ctx *c, int argc, char **argv, FILE *out)
 {
 	(void)argc;
@@ -49,11 +59,18 @@ int ctl_key_roll(struct ctl_ctx *c, int argc, char **argv, FILE *out)
 	if (!r)
 		return -ENOENT;
 	char err[256] = "";
-	int rc = rollover_start(r, err);
+	char ok[300];
+	snprintf(ok, sizeof(ok), "started: a rollover of %.200s (see key-status and the log)\n",
+	         argv[1]);
+	uint64_t token = control_defer(c->control);
+	int rc = rollover_start(r, token ? key_roll_answer : NULL, c->control, token, ok, err);
 	if (rc < 0) {
 		fprintf(out, "%s\n", err[0] ? err : "cannot start a rollover");
 		return rc;
 	}
-	fprintf(out, "started: a rollover of %s (see key-status and the log)\n", argv[1]);
-	return 0;
+	if (!token) {
+		fputs(ok, out);
+		return 0;
+	}
+	return CONTROL_LATER;   /* answered by key_roll_answer, perhaps already */
 }

@@ -300,6 +300,7 @@ static int control_start(struct server *s, const struct config *c)
 		return 0;
 	errno = 0;
 	s->control = control_new(s->loop, c->control_socket, ctl_dispatch, &s->ctl, err);
+	s->ctl.control = s->control;
 	if (!s->control && c->control_socket_pos.line == 0 && (errno == EACCES || errno == EPERM)) {
 		/* The default place (the state directory, else the config's
 		 * folder) may not be writable by `user =` after the privilege

@@ -40,6 +40,10 @@
  *                            re-signed beside the loop (a key change),
  *                            waits this long on its thread before the
  *                            loop serves it
+ *   GEOACME_TEST_KEYS_WRITE_DELAY_MS  dnssec/keystore_job.c: a key
+ *                            change's key store write (or new key) waits
+ *                            this long on its thread first, so a test sees
+ *                            the change take no effect before it is on disk
  *   GEOACME_TEST_XFR_LIST_SLICE  xfr/xfr.c: an outgoing AXFR lists about
  *                            this many names per loop round (instead of
  *                            1024), so a test's UPDATEs land mid-list
@@ -84,6 +88,7 @@
 #define TEST_HOOK_COMPACT_BYTES "GEOACME_TEST_COMPACT_BYTES"
 #define TEST_HOOK_COMPACT_DELAY "GEOACME_TEST_COMPACT_DELAY_MS"
 #define TEST_HOOK_STAGED_HOLD "GEOACME_TEST_STAGED_HOLD_MS"
+#define TEST_HOOK_KEYS_WRITE_DELAY "GEOACME_TEST_KEYS_WRITE_DELAY_MS"
 #define TEST_HOOK_XFR_LIST_SLICE "GEOACME_TEST_XFR_LIST_SLICE"
 #define TEST_HOOK_SLOW_ROUND "GEOACME_TEST_SLOW_ROUND_US"
 #define TEST_HOOK_XFR_IN_WINDOW "GEOACME_TEST_XFR_IN_WINDOW_MS"

@@ -33,6 +33,7 @@
 #include "dnssec/ds.h"
 #include "dnssec/key.h"
 #include "dnssec/keystore.h"
+#include "dnssec/keystore_job.h"
 #include "dnssec/signer.h"
 
 #define MSG_MAX 1232
@@ -92,6 +93,21 @@ struct rollover {
 	 */
 	bool awaiting, in_effect;
 	uint16_t stamp_tag;
+	/*
+	 * The store's disk work under way beside the loop (keystore_job.h):
+	 * nothing moves on until it is done; then `then` (for key then_tag,
+	 * step then_t), and the next step.
+	 */
+	struct keystore_job *job;
+	enum { THEN_STEP, THEN_EFFECT, THEN_START } then;
+	uint16_t then_tag;
+	enum keystore_time then_t;
+	/* A rollover started (rollover_start): answered once its first step is on disk. */
+	bool starting;
+	rollover_started_fn started_fn;
+	void *started_arg;
+	uint64_t started_token;
+	char started_text[320];     /* fn's text on success */
 	enum keystore_time stamp_t;
 	char last_warn[256];
 	int64_t last_warn_at;
@@ -129,13 +145,44 @@ static int apply_keys(struct rollover *r, char err[256])
 	return signer_set_keys(r->signer, v, n, err);
 }
 
-static bool save(struct rollover *r)
+static void written(void *ctx, const struct keystore_job_out *out);
+
+/* The job beside the loop; without a thread, done here (and its callback). */
+static void submit(struct rollover *r, const struct keystore_job_in *in)
 {
-	char err[256];
-	if (keystore_save(&r->ks, err) == 0)
-		return true;
-	log_error("%s: keys: cannot write the key state, not going on: %s", r->ks.zone, err);
-	return false;
+	char err[256] = "";
+	if (r->loop && (r->job = keystore_job_start(r->loop, in, written, r, err)) != NULL)
+		return;
+	if (r->loop)
+		log_warn("%s: keys: the key store's disk work on the loop (%s)", r->ks.zone, err);
+	struct keystore_job_out out;
+	memset(&out, 0, sizeof(out));
+	keystore_job_run(in, &out);
+	written(r, &out);
+}
+
+/*
+ * The store as it is now written beside the loop, then `what` (for key
+ * tag, step t), then the next step: a key change takes effect once it is
+ * on disk.  unlink_keys (NULL: none): the keys whose files go once it is.
+ */
+static void persist(struct rollover *r, int what, uint16_t tag, enum keystore_time t,
+                    const bool *unlink_keys)
+{
+	struct keystore_job_in *in = calloc(1, sizeof(*in));
+	if (!in) {
+		log_error("%s: keys: cannot write the key state, not going on: out of memory",
+		          r->ks.zone);
+		return;
+	}
+	r->then = what;
+	r->then_tag = tag;
+	r->then_t = t;
+	in->ks = r->ks;
+	for (size_t i = 0; unlink_keys && i < r->ks.n; i++)
+		in->unlink[i] = unlink_keys[i];
+	submit(r, in);
+	free(in);
 }
 
 /*
@@ -188,16 +235,7 @@ static void make_room(struct rollover *r)
 	}
 }
 
-static void fsync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		(void)fsync(fd);
-		close(fd);
-	}
-}
-
-/* A new key file in key_dir, <zone>.<tag>.pem, its tag unlike the others'. */
+/* A new key file in key_dir (keystore_job.h), in the store as standby.  Here: at start. */
 static struct keystore_key *generate(struct rollover *r, char err[256])
 {
 	make_room(r);
@@ -205,46 +243,12 @@ static struct keystore_key *generate(struct rollover *r, char err[256])
 		snprintf(err, 256, "%d keys in the store: retire some first", KEYSTORE_MAX);
 		return NULL;
 	}
-	char stem[256], tmp[KEYSTORE_PATH_MAX + 300], path[KEYSTORE_PATH_MAX + 300];
-	snprintf(stem, sizeof(stem), "%s", r->ks.zone);
-	if (strlen(stem) > 1)
-		stem[strlen(stem) - 1] = '\0';
-	for (int tries = 0; tries < 8; tries++) {
-		snprintf(tmp, sizeof(tmp), "%s/%s.new.pem", r->key_dir, stem);
-		unlink(tmp);   /* a previous attempt cut short: never published */
-		if (key_generate(tmp, err) < 0)
-			return NULL;
-		struct key *k = key_load(tmp, err);
-		if (!k) {
-			unlink(tmp);
-			return NULL;
-		}
-		uint16_t tag = key_tag(k);
-		key_free(k);
-		bool clash = false;
-		for (size_t i = 0; i < r->ks.n; i++)
-			clash = clash || r->ks.keys[i].tag == tag;
-		if (clash)
-			continue;   /* two keys with one tag would confuse validators and caches */
-		snprintf(path, sizeof(path), "%s/%s.%u.pem", r->key_dir, stem, tag);
-		if (strlen(path) >= KEYSTORE_PATH_MAX || rename(tmp, path) < 0) {
-			snprintf(err, 256, "%.200s: %s", path, strerror(errno));
-			unlink(tmp);
-			return NULL;
-		}
-		fsync_dir(r->key_dir);
-		struct keystore_key *nk = &r->ks.keys[r->ks.n++];
-		memset(nk, 0, sizeof(*nk));
-		nk->tag = tag;
-		nk->generated = true;
-		nk->state = KS_STANDBY;
-		nk->t[KT_CREATED] = now_s(r);
-		snprintf(nk->file, sizeof(nk->file), "%s", path);
-		log_info("%s: keys: key %u generated: %s", r->ks.zone, tag, path);
-		return nk;
-	}
-	snprintf(err, 256, "cannot generate a key with an unused tag");
-	return NULL;
+	struct keystore_key nk;
+	if (keystore_generate(&r->ks, r->key_dir, now_s(r), &nk, err) < 0)
+		return NULL;
+	r->ks.keys[r->ks.n] = nk;
+	log_info("%s: keys: key %u generated: %s", r->ks.zone, nk.tag, nk.file);
+	return &r->ks.keys[r->ks.n++];
 }
 
 /* A key named in the config, not in the store yet. */
@@ -700,24 +704,103 @@ static void warn_parent(struct rollover *r, const char *why)
 	         r->ks.zone, why);
 }
 
+/* Step 1 for key nk: published (if not yet) and signing; in effect once on disk. */
+static void begin_roll(struct rollover *r, struct keystore_key *nk)
+{
+	if (!nk->t[KT_PUBLISHED])
+		nk->t[KT_PUBLISHED] = now_s(r);
+	set_state(r, nk, KS_INCOMING, KT_SIGNING);
+	persist(r, THEN_EFFECT, nk->tag, KT_SIGNING, NULL);
+}
+
+/* A rollover begins: with a standby key, or a key generated beside the loop first. */
 static int start_roll(struct rollover *r, char err[256])
 {
 	struct keystore_key *nk = keystore_first(&r->ks, KS_STANDBY);
-	if (!nk)
-		nk = generate(r, err);
-	if (!nk)
-		return -EIO;
-	int64_t now = now_s(r);
-	if (!nk->t[KT_PUBLISHED])
-		nk->t[KT_PUBLISHED] = now;
-	set_state(r, nk, KS_INCOMING, KT_SIGNING);
-	if (!save(r)) {
-		snprintf(err, 256, "cannot write the key state");
+	if (nk) {
+		begin_roll(r, nk);
+		return 0;
+	}
+	make_room(r);
+	if (r->ks.n == KEYSTORE_MAX) {
+		snprintf(err, 256, "%d keys in the store: retire some first", KEYSTORE_MAX);
 		return -EIO;
 	}
-	log_info("%s: keys: rollover started: key %u signs beside the old one", r->ks.zone, nk->tag);
-	take_effect(r, nk, KT_SIGNING);
+	struct keystore_job_in *in = calloc(1, sizeof(*in));
+	if (!in) {
+		snprintf(err, 256, "out of memory");
+		return -ENOMEM;
+	}
+	in->ks = r->ks;
+	in->generate = true;
+	snprintf(in->key_dir, sizeof(in->key_dir), "%s", r->key_dir);
+	in->now = now_s(r);
+	r->then = THEN_START;
+	submit(r, in);
+	free(in);
 	return 0;
+}
+
+static void step(struct rollover *r);
+
+/* A rollover_start()'s answer, once. */
+static void answer_start(struct rollover *r, bool ok, const char *text)
+{
+	rollover_started_fn fn = r->started_fn;
+	r->starting = false;
+	r->started_fn = NULL;
+	if (fn)
+		fn(r->started_arg, r->started_token, ok, text);
+}
+
+/* A job is done (on the loop): what waited for it, then the next step. */
+static void written(void *ctx, const struct keystore_job_out *out)
+{
+	struct rollover *r = ctx;
+	r->job = NULL;
+	char text[640];
+	if (out->rc < 0) {
+		bool start = r->then == THEN_START;
+		snprintf(text, sizeof(text), "%.200s: keys: %s, not going on: %.200s", r->ks.zone,
+		         start ? "cannot generate the new key" : "cannot write the key state",
+		         out->err);
+		log_error("%s", text);
+		if (r->starting)
+			answer_start(r, false, text);
+		if (start && r->loop) {
+			plan(r, (uint64_t)now_s(r) + 60, "retry the rollover");
+			schedule(r, 60000);
+		}
+		return;
+	}
+	if (r->then == THEN_START) {
+		/* Room was made before the job; nothing changed the store since. */
+		struct keystore_key *nk = &r->ks.keys[r->ks.n++];
+		*nk = out->key;
+		log_info("%s: keys: key %u generated: %s", r->ks.zone, nk->tag, nk->file);
+		begin_roll(r, nk);
+		return;
+	}
+	for (size_t i = 0; i < r->ks.n; i++)
+		if (out->unlinked[i])
+			log_info("%s: keys: key %u deleted: %s", r->ks.zone, r->ks.keys[i].tag,
+			         r->ks.keys[i].file);
+	if (r->then == THEN_EFFECT) {
+		struct keystore_key *k = NULL;
+		for (size_t i = 0; i < r->ks.n && !k; i++)
+			if (r->ks.keys[i].tag == r->then_tag)
+				k = &r->ks.keys[i];
+		if (r->starting && k) {
+			log_info("%s: keys: rollover started: key %u signs beside the old one", r->ks.zone,
+			         k->tag);
+			answer_start(r, true, r->started_text);
+		}
+		if (k)
+			take_effect(r, k, r->then_t);
+	}
+	/* Inside take_effect (a re-signing that served at once), its caller steps. */
+	if (!r->in_effect)
+		step(r);
 }
 
 /*
@@ -749,8 +832,15 @@ static void step(struct rollover *r)
 		     "is served)");
 		return;
 	}
+	if (r->job) {
+		/* written() steps on. */
+		plan(r, (uint64_t)now, "writing the key state (the key change takes effect once it "
+		     "is on disk)");
+		return;
+	}
 
 	/* 5. A withdrawn key has left every cache: retired, its file gone if ours. */
+	bool retired[KEYSTORE_MAX] = { false }, any_retired = false;
 	for (size_t i = 0; i < r->ks.n; i++) {
 		struct keystore_key *k = &r->ks.keys[i];
 		if (k->state != KS_REMOVED)
@@ -762,10 +852,12 @@ static void step(struct rollover *r)
 			continue;
 		}
 		set_state(r, k, KS_RETIRED, KT_RETIRED);
-		if (!save(r))
-			return;
-		if (k->generated && unlink(k->file) == 0)
-			log_info("%s: keys: key %u deleted: %s", r->ks.zone, k->tag, k->file);
+		retired[i] = k->generated;
+		any_retired = true;
+	}
+	if (any_retired) {
+		persist(r, THEN_STEP, 0, KT_RETIRED, retired);
+		return;
 	}
 
 	if (in && act) {
@@ -780,14 +872,11 @@ static void step(struct rollover *r)
 			set_state(r, act, KS_OUTGOING, KT_WITHDRAWN);
 			act->t[KT_WITHDRAWN] = 0;   /* stamped when it really leaves */
 			set_state(r, in, KS_ACTIVE, KT_PARENT);
-			if (!save(r))
-				return;
 			r->pushed = false;
 			r->push_logged = false;
 			r->push_rcode = -1;
 			probes_forget(r);
-			take_effect(r, in, KT_PARENT);
-			step(r);
+			persist(r, THEN_EFFECT, in->tag, KT_PARENT, NULL);
 			return;
 		}
 	} else if (act && out) {
@@ -814,8 +903,8 @@ static void step(struct rollover *r)
 				log_info("%s: keys: every parent server serves DS %u (TTL %u)", r->ks.zone,
 				         act->tag, ds_ttl);
 				r->last_warn[0] = '\0';
-				if (!save(r))
-					return;
+				persist(r, THEN_STEP, 0, KT_DS_SEEN, NULL);
+				return;
 			} else {
 				/* A parent is given propagation_delay and two polls before we warn. */
 				if (now - act->t[KT_PARENT] >= (int64_t)(r->delay + 2 * poll_interval_s(r)))
@@ -832,11 +921,8 @@ static void step(struct rollover *r)
 			plan(r, at, "withdraw the old key");
 		} else {
 			set_state(r, out, KS_REMOVED, KT_WITHDRAWN);
-			if (!save(r))
-				return;
 			log_info("%s: keys: rollover done: key %u alone signs", r->ks.zone, act->tag);
-			take_effect(r, out, KT_WITHDRAWN);
-			step(r);
+			persist(r, THEN_EFFECT, out->tag, KT_WITHDRAWN, NULL);
 			return;
 		}
 	} else if (act && !in && !out && r->lifetime) {
@@ -855,7 +941,7 @@ static void step(struct rollover *r)
 				schedule(r, 60000);
 				return;
 			}
-			step(r);
+			/* The job's end (written) steps on. */
 			return;
 		}
 		if (!r->next_at || at < r->next_at)
@@ -883,8 +969,11 @@ void rollover_resigned(struct rollover *r)
 		if (r->stamp_t == KT_SIGNING && k->t[KT_PUBLISHED] == k->t[KT_SIGNING])
 			k->t[KT_PUBLISHED] = now;
 		k->t[r->stamp_t] = now;
-		if (!save(r))
-			return;
+		log_info("%s: keys: the new key set is served", r->ks.zone);
+		/* Written beside the loop; written() steps on (unless in_effect:
+		 * then take_effect's caller does). */
+		persist(r, THEN_STEP, k->tag, r->stamp_t, NULL);
+		return;
 	}
 	log_info("%s: keys: the new key set is served", r->ks.zone);
 	if (!r->in_effect)
@@ -904,16 +993,33 @@ static void tick(struct loop *l, void *arg)
 	step(r);
 }
 
-int rollover_start(struct rollover *r, char err[256])
+int rollover_start(struct rollover *r, rollover_started_fn fn, void *arg, uint64_t token,
+                   const char *ok_text, char err[256])
 {
-	if (keystore_first(&r->ks, KS_INCOMING) || keystore_first(&r->ks, KS_OUTGOING)) {
+	if (keystore_first(&r->ks, KS_INCOMING) || keystore_first(&r->ks, KS_OUTGOING) ||
+	    r->starting) {
 		snprintf(err, 256, "%.200s: a rollover is already running (see key-status)", r->ks.zone);
 		return -EBUSY;
 	}
+	if (r->job || r->awaiting) {
+		snprintf(err, 256, "%.100s: a key change is being written or signed; try again when "
+		         "key-status no longer says so", r->ks.zone);
+		return -EBUSY;
+	}
+	r->starting = true;
+	r->started_fn = fn;
+	r->started_arg = arg;
+	r->started_token = token;
+	snprintf(r->started_text, sizeof(r->started_text), "%s", ok_text ? ok_text : "");
 	int rc = start_roll(r, err);
-	if (rc == 0)
-		step(r);
-	return rc;
+	if (rc < 0) {
+		r->starting = false;
+		r->started_fn = NULL;
+		return rc;
+	}
+	if (!r->starting)
+		return 0;   /* answered already: done here, for want of a thread */
+	return 1;
 }
 
 /* --- setup --- */
@@ -1013,6 +1119,11 @@ void rollover_free(struct rollover *r)
 		return;
 	if (r->timer > 0)
 		loop_timer_cancel(r->loop, r->timer);
+	/* A write under way completes first (a short wait, at a reload or the
+	 * end); a rollover_start() waiting for it is not answered: its client
+	 * sees the connection close. */
+	keystore_job_free(r->job);
+	r->job = NULL;
 	for (int i = 0; i < 2; i++) {
 		int fd = i ? r->fd6 : r->fd4;
 		if (fd >= 0) {

@@ -81,8 +81,17 @@ void rollover_resigned(struct rollover *r);
 /* A rebuild call not yet followed by rollover_resigned() (NULL-safe). */
 bool rollover_awaits_resign(const struct rollover *r);
 
-/* `geoacme ctl key-roll`: starts a rollover now.  -EBUSY while one runs. */
-int rollover_start(struct rollover *r, char err[256]);
+/*
+ * `geoacme ctl key-roll`: starts a rollover now.  -EBUSY while one runs or
+ * a key change is being written or signed, another -errno with err.  Its
+ * first step (a key generated, the store written) is done beside the loop:
+ * 1, and fn(arg, token, ok, text) is called on the loop once it is on disk
+ * and takes effect (text: ok_text, copied) or failed (text: why); not at
+ * all when the rollover is freed first.  0: done already, fn was called.
+ */
+typedef void (*rollover_started_fn)(void *arg, uint64_t token, bool ok, const char *text);
+int rollover_start(struct rollover *r, rollover_started_fn fn, void *arg, uint64_t token,
+                   const char *ok_text, char err[256]);
 
 /* `geoacme ctl key-status`: each key, its state and times, and the next
  * transition, as text lines.  Returns the length written (cut at cap). */
