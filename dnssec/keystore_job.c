@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,15 +107,22 @@ static void *thread_main(void *arg)
 	}
 	keystore_job_run(&j->in, &j->out);
 	uint64_t one = 1;
-	/* Cannot fail short of a bug (the rollover would then wait for it). */
+	/* Cannot fail short of a bug (the rollover would then wait for it).
+	 * The last touch of j: the thread is detached, the loop frees j. */
 	(void)!write(j->efd, &one, sizeof(one));
 	return NULL;
 }
 
-static void release(struct keystore_job *j)
+/*
+ * Not joined: the thread is detached and done with j once its eventfd is
+ * readable.  A join on the loop waited for the niced thread to exit.
+ */
+static void release(struct keystore_job *j, bool wait)
 {
 	loop_del_fd(j->l, j->efd);
-	pthread_join(j->thread, NULL);
+	struct pollfd p = { .fd = j->efd, .events = POLLIN };
+	while (wait && poll(&p, 1, -1) < 0 && errno == EINTR)
+		;
 	close(j->efd);
 }
 
@@ -126,7 +134,7 @@ static void on_event(struct loop *l, int fd, int events, void *arg)
 	(void)events;
 	if (read(fd, &n, sizeof(n)) != (ssize_t)sizeof(n))
 		return;
-	release(j);
+	release(j, false);
 	j->fn(j->ctx, &j->out);
 	free(j);
 }
@@ -135,7 +143,7 @@ void keystore_job_free(struct keystore_job *j)
 {
 	if (!j)
 		return;
-	release(j);
+	release(j, true);
 	free(j);
 }
 
@@ -163,6 +171,8 @@ struct keystore_job *keystore_job_start(struct loop *l, const struct keystore_jo
 		return NULL;
 	}
 	int ret = side_thread_start(&j->thread, thread_main, j);
+	if (ret == 0)
+		pthread_detach(j->thread);
 	if (ret != 0) {
 		snprintf(err, 256, "cannot start a thread: %s", strerror(ret));
 		loop_del_fd(l, j->efd);
