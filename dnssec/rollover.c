@@ -147,12 +147,19 @@ static int apply_keys(struct rollover *r, char err[256])
 
 static void written(void *ctx, const struct keystore_job_out *out);
 
+/* key-status's next transition while a job runs. */
+static const char WRITING[] = "writing the key state (the key change takes effect once it is "
+                              "on disk)";
+
 /* The job beside the loop; without a thread, done here (and its callback). */
 static void submit(struct rollover *r, const struct keystore_job_in *in)
 {
 	char err[256] = "";
-	if (r->loop && (r->job = keystore_job_start(r->loop, in, written, r, err)) != NULL)
+	if (r->loop && (r->job = keystore_job_start(r->loop, in, written, r, err)) != NULL) {
+		r->next_at = (uint64_t)now_s(r);
+		r->next_what = WRITING;
 		return;
+	}
 	if (r->loop)
 		log_warn("%s: keys: the key store's disk work on the loop (%s)", r->ks.zone, err);
 	struct keystore_job_out out;
@@ -834,8 +841,7 @@ static void step(struct rollover *r)
 	}
 	if (r->job) {
 		/* written() steps on. */
-		plan(r, (uint64_t)now, "writing the key state (the key change takes effect once it "
-		     "is on disk)");
+		plan(r, (uint64_t)now, WRITING);
 		return;
 	}
 
