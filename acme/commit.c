@@ -125,23 +125,45 @@ static void unapply(struct acme_zone *az, const struct change_list *cl)
  * compacted beside the loop (compact.h) and patched meanwhile; built whole
  * here only when that cannot be (no loop, no thread).
  */
-static struct zone_patch *prepare_patch(struct acme_zone *az, const struct change_list *cl)
+static void patch_failed(struct acme_zone *az, const struct zone *z, int ret, const char *err)
 {
-	struct zone *z = zone_table_edit(az->a->t, az->apex);
-	if (!z)
-		return NULL;
-	struct zone_patch *p = NULL;
-	char err[256] = "";
-	bool due = compact_due(z) && compact_start(az) < 0;
-	int ret = due ? -E2BIG : recset_prepare_patch_any(z, az->rs, cl,
-	                                                  az->has_signer ? &az->signer : NULL, &p, err);
 	if (ret == -E2BIG)
 		log_info("%s: compacting the snapshot on the loop (patches added %zu bytes)", az->name,
 		         zone_patch_growth(z));
 	else if (ret < 0 && ret != -EAGAIN)
 		log_warn("%s: cannot patch the snapshot (%s); building it whole", az->name,
 		         err[0] ? err : strerror(-ret));
+}
+
+/* prepare_patch()'s first half: the names given, not prepared (NULL: build whole). */
+static struct zone_patch *patch_names(struct acme_zone *az, const struct change_list *cl)
+{
+	struct zone *z = zone_table_edit(az->a->t, az->apex);
+	if (!z)
+		return NULL;
+	struct zone_patch *p = NULL;
+	bool due = compact_due(z) && compact_start(az) < 0;
+	int ret = due ? -E2BIG : recset_patch_names(z, az->rs, cl, &p);
+	patch_failed(az, z, ret, "");
 	return p;
+}
+
+/* Its second half: p (NULL-safe) prepared, or freed and NULL. */
+static struct zone_patch *patch_ready(struct acme_zone *az, struct zone_patch *p)
+{
+	char err[256] = "";
+	int ret = p ? zone_patch_prepare(p, az->has_signer ? &az->signer : NULL, err) : 0;
+	if (ret < 0) {
+		patch_failed(az, zone_table_get(az->a->t, az->apex), ret, err);
+		zone_patch_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static struct zone_patch *prepare_patch(struct acme_zone *az, const struct change_list *cl)
+{
+	return patch_ready(az, patch_names(az, cl));
 }
 
 static void commit_durable_started(struct acme_zone *az);
@@ -324,9 +346,16 @@ struct commit_prep {
 
 /* cl, in the mirror, made into what will serve it: -EINVAL with err when nothing can. */
 static int make_snapshot(struct acme_zone *az, const struct change_list *cl, bool whole,
-                         const struct change_list *file, struct commit_prep *cp, char err[256])
+                         const struct change_list *file, struct commit_prep *cp, char err[256],
+                         struct zone_patch *named)
 {
-	struct zone_patch *p = whole || az->cut_owed ? NULL : prepare_patch(az, cl);
+	/* `named`: patch_names() made it a round before (staged.h). */
+	if (named && (whole || az->cut_owed)) {
+		zone_patch_free(named);
+		named = NULL;
+	}
+	struct zone_patch *p = whole || az->cut_owed ? NULL
+	                       : named ? patch_ready(az, named) : prepare_patch(az, cl);
 	/* A zone-file edit at a reload (file != NULL) is still built here: its
 	 * IXFR difference is kept that way (doc/performance.md, Open). */
 	bool beside = !p && !whole && !file && build_beside(az);
@@ -335,12 +364,9 @@ static int make_snapshot(struct acme_zone *az, const struct change_list *cl, boo
 	return p || z || beside ? 0 : -EINVAL;
 }
 
-/* The first half of commit_prepared(): cl in the mirror, its snapshot made. */
-static int prepare_half(struct acme_zone *az, struct change_list *cl, bool whole,
-                        const struct change_list *file, bool staged, struct commit_prep *cp)
+/* cl in the mirror, if no DS lands where none may be. */
+static int apply_mirror(struct acme_zone *az, struct change_list *cl, bool staged)
 {
-	char err[256] = "";
-	*cp = (struct commit_prep){ 0 };
 	/* A large UPDATE's transaction is open (staged.h): this one waits. */
 	if (!staged && staged_open(az))
 		return -EBUSY;
@@ -365,6 +391,18 @@ static int prepare_half(struct acme_zone *az, struct change_list *cl, bool whole
 			journal_stage_abandon(az->db);
 		return -EPERM;
 	}
+	return 0;
+}
+
+/* The first half of commit_prepared(): cl in the mirror, its snapshot made. */
+static int prepare_half(struct acme_zone *az, struct change_list *cl, bool whole,
+                        const struct change_list *file, bool staged, struct commit_prep *cp)
+{
+	char err[256] = "";
+	*cp = (struct commit_prep){ 0 };
+	int ret = apply_mirror(az, cl, staged);
+	if (ret < 0)
+		return ret;
 	/*
 	 * Patched in place when it can be, in time proportional to the change,
 	 * the patch made before the commit.  Otherwise built whole: beside the
@@ -374,7 +412,7 @@ static int prepare_half(struct acme_zone *az, struct change_list *cl, bool whole
 	 * snapshot lags the mirror: no patch of it (it would show this change
 	 * before the owed one), the change is noted for the build instead.
 	 */
-	ret = make_snapshot(az, cl, whole, file, cp, err);
+	ret = make_snapshot(az, cl, whole, file, cp, err, NULL);
 	if (ret < 0) {
 		unapply(az, cl);
 		if (staged)
@@ -495,12 +533,14 @@ static int commit_prepared(struct acme_zone *az, struct change_list *cl, bool re
 }
 
 struct commit_staged {
-	struct commit_prep cp;
+	struct commit_prep cp;       /* once prepared */
+	struct zone_patch *named;    /* given its names, not prepared yet */
+	const struct zone *named_base;
+	bool made;
 	struct timespec t0;
 };
 
-int commit_staged_prepare(struct acme_zone *az, struct change_list *cl,
-                          struct commit_staged **out)
+int commit_staged_names(struct acme_zone *az, struct change_list *cl, struct commit_staged **out)
 {
 	struct commit_staged *cs = calloc(1, sizeof(*cs));
 	if (!cs) {
@@ -508,12 +548,34 @@ int commit_staged_prepare(struct acme_zone *az, struct change_list *cl,
 		return -ENOMEM;
 	}
 	sysclock_mono_ts(&cs->t0);
-	int ret = prepare_half(az, cl, false, NULL, true, &cs->cp);
+	int ret = apply_mirror(az, cl, true);
 	if (ret < 0) {
 		free(cs);
 		return ret;
 	}
+	cs->named = az->cut_owed ? NULL : patch_names(az, cl);
+	cs->named_base = zone_table_get(az->a->t, az->apex);
 	*out = cs;
+	return 0;
+}
+
+int commit_staged_prepare(struct acme_zone *az, struct change_list *cl, struct commit_staged *cs)
+{
+	if (zone_table_get(az->a->t, az->apex) != cs->named_base) {
+		zone_patch_free(cs->named);   /* swapped meanwhile: made afresh below */
+		cs->named = NULL;
+	}
+	char err[256] = "";
+	int ret = make_snapshot(az, cl, false, NULL, &cs->cp, err, cs->named);
+	cs->named = NULL;
+	if (ret < 0) {
+		unapply(az, cl);
+		journal_stage_abandon(az->db);
+		log_error("%s: the change was not applied: %s", az->name, err);
+		free(cs);
+		return ret;
+	}
+	cs->made = true;
 	return 0;
 }
 
@@ -526,7 +588,7 @@ int commit_staged_finish(struct acme_zone *az, struct change_list *cl, struct co
 		char err[256] = "";
 		zone_patch_free(cs->cp.p);
 		zone_free(cs->cp.z);
-		ret = make_snapshot(az, cl, false, NULL, &cs->cp, err);
+		ret = make_snapshot(az, cl, false, NULL, &cs->cp, err, NULL);
 		if (ret < 0) {
 			unapply(az, cl);
 			journal_stage_abandon(az->db);
@@ -542,8 +604,11 @@ int commit_staged_finish(struct acme_zone *az, struct change_list *cl, struct co
 void commit_staged_abandon(struct acme_zone *az, struct change_list *cl,
                            struct commit_staged *cs)
 {
-	zone_patch_free(cs->cp.p);
-	zone_free(cs->cp.z);
+	zone_patch_free(cs->named);
+	if (cs->made) {
+		zone_patch_free(cs->cp.p);
+		zone_free(cs->cp.z);
+	}
 	unapply(az, cl);
 	journal_stage_abandon(az->db);
 	free(cs);

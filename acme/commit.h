@@ -45,17 +45,19 @@ int commit_change(struct acme_zone *az, struct change_list *cl, uint32_t *serial
  * A large UPDATE committed in stages (staged.h): commit_stage_ready()
  * bumps the serial in cl as commit_change() does (-EIO when the mirror
  * must be read again first).  Once staged.h wrote cl's records in its open
- * transaction, the rest of commit_change() in two loop rounds:
- * commit_staged_prepare() changes the mirror and prepares the patch (the
- * served zone untouched), commit_staged_finish() appends the difference,
- * commits, and applies the patch (prepared again if the snapshot was
- * swapped in between).  Each ends the transaction when it fails (and the
- * mirror is as before); commit_staged_abandon() undoes a prepared one.
+ * transaction, the rest of commit_change() in three loop rounds, the
+ * served zone untouched until the last: commit_staged_names() changes the
+ * mirror and gives the patch its names, commit_staged_prepare() prepares
+ * it (signs, from the cache), commit_staged_finish() appends the
+ * difference, commits, and applies the patch (each made again if the
+ * snapshot was swapped in between).  Each ends the transaction, frees cs
+ * and leaves the mirror as before when it fails; commit_staged_abandon()
+ * undoes one under way.
  */
 struct commit_staged;
 int commit_stage_ready(struct acme_zone *az, struct change_list *cl, uint32_t *serial);
-int commit_staged_prepare(struct acme_zone *az, struct change_list *cl,
-                          struct commit_staged **out);
+int commit_staged_names(struct acme_zone *az, struct change_list *cl, struct commit_staged **out);
+int commit_staged_prepare(struct acme_zone *az, struct change_list *cl, struct commit_staged *cs);
 int commit_staged_finish(struct acme_zone *az, struct change_list *cl, struct commit_staged *cs);
 void commit_staged_abandon(struct acme_zone *az, struct change_list *cl,
                            struct commit_staged *cs);

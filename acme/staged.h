@@ -14,8 +14,9 @@
  *      UPDATE does, nothing written);
  *   2. its records written in that open transaction, STAGED_SLICE a loop
  *      round, on timers;
- *   3. in one round: the mirror changed, the patch prepared (its
- *      signatures cached), the served zone untouched;
+ *   3. in one round: the mirror changed, the patch given its names; in
+ *      the next, prepared (its signatures cached); the served zone
+ *      untouched;
  *   4. in the next: the difference appended, COMMIT, the disk sync
  *      started, the patch applied (commit.c's path, the records written
  *      already; prepared again if the snapshot was swapped in between,

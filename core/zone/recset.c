@@ -484,17 +484,32 @@ bool recset_compaction_due(const struct zone *z)
 	return growth > zone_built_bytes(z) && growth > RECSET_COMPACT_MIN;
 }
 
-int recset_prepare_patch_any(struct zone *z, const struct recset *rs,
-                             const struct change_list *cl, const struct zone_signer *signer,
-                             struct zone_patch **out, char err[256])
+int recset_patch_names(struct zone *z, const struct recset *rs, const struct change_list *cl,
+                       struct zone_patch **out)
 {
 	*out = NULL;
 	struct zone_patch *p = zone_patch_new(z);
 	int ret = p ? 0 : -ENOMEM;
 	for (size_t i = 0; i < cl->n && ret == 0; i++)
 		ret = recset_patch_name(p, rs, cl->v[i].name);
-	if (ret == 0)
-		ret = zone_patch_prepare(p, signer, err);
+	if (ret < 0) {
+		zone_patch_free(p);
+		return ret;
+	}
+	*out = p;
+	return 0;
+}
+
+int recset_prepare_patch_any(struct zone *z, const struct recset *rs,
+                             const struct change_list *cl, const struct zone_signer *signer,
+                             struct zone_patch **out, char err[256])
+{
+	int ret = recset_patch_names(z, rs, cl, out);
+	if (ret < 0)
+		return ret;
+	struct zone_patch *p = *out;
+	*out = NULL;
+	ret = zone_patch_prepare(p, signer, err);
 	if (ret < 0) {
 		zone_patch_free(p);
 		return ret;

@@ -130,6 +130,12 @@ bool recset_compaction_due(const struct zone *z);
  * recset_prepare_patch() whatever z's growth (never -E2BIG): for an owner
  * that compacts beside the loop and patches meanwhile (acme/compact.h).
  */
+/*
+ * Its first half: the patch of z given the new contents of every name cl
+ * touches, not prepared yet (zone_patch_prepare() is the second).
+ */
+int recset_patch_names(struct zone *z, const struct recset *rs, const struct change_list *cl,
+                       struct zone_patch **out);
 int recset_prepare_patch_any(struct zone *z, const struct recset *rs,
                              const struct change_list *cl, const struct zone_signer *signer,
                              struct zone_patch **out, char err[256]);
