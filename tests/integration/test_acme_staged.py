@@ -83,7 +83,7 @@ class StagedCommit(TransferChecks, unittest.TestCase):
 
     def test_held_halfway(self):
         srv = signed_acme_server(APEX, KEY, ZONE, ZONE_LINES, STORE,
-                                 env={"GEOACME_TEST_STAGED_HOLD_MS": "3000"})
+                                 env={"GEOACME_TEST_STAGED_HOLD_MS": "5000"})
         srv.start()
         try:
             s0 = self.serial(srv)
