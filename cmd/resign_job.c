@@ -4,21 +4,16 @@
  */
 #include "cmd/resign_job.h"
 
-#include <errno.h>
-#include <poll.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "core/conf/config.h"
 #include "core/conf/log.h"
 #include "core/conf/side_thread.h"
 #include "core/conf/sysclock.h"
-#include "core/net/loop.h"
+#include "core/net/loop_job.h"
 #include "core/test_hooks.h"
 #include "core/wire/serial.h"
 #include "core/zone/zone.h"
@@ -26,14 +21,11 @@
 #include "core/zone/zone_load.h"
 
 struct resign_job {
-	struct loop *l;
+	struct loop_job job;
 	resign_job_done_fn fn;
 	void *ctx;
-	int efd;
-	bool detached;              /* loop side: efd no longer watched */
-	pthread_t thread;
 	struct resign_job_in in;    /* in.cur held (zone_hold) until the job is freed */
-	struct resign_job_out out;  /* the thread's, read by the loop after efd */
+	struct resign_job_out out;  /* the thread's, read by the loop once it finished */
 	uint32_t delay_ms;          /* GEOACME_TEST_RESIGN_DELAY_MS (core/test_hooks.h) */
 };
 
@@ -70,20 +62,15 @@ static void *thread_main(void *arg)
 		 * can see the old signatures answer (and the rollover wait). */
 		side_thread_sleep_ms(j->delay_ms);
 	}
-	uint64_t one = 1;
-	/* An eventfd write of 1 cannot fail short of a bug (the zone would then
-	 * keep its snapshot, and a rollover wait for it).  The last touch of j:
-	 * the thread is detached, and the loop may free j at once. */
-	(void)!write(j->efd, &one, sizeof(one));
+	/* The last touch of j: the loop may free it at once. */
+	loop_job_finish(&j->job);
 	return NULL;
 }
 
 void resign_job_detach(struct resign_job *j)
 {
-	if (!j || j->detached)
-		return;
-	j->detached = true;
-	loop_del_fd(j->l, j->efd);
+	if (j)
+		loop_job_unwatch(&j->job);
 }
 
 void resign_job_free(struct resign_job *j)
@@ -91,31 +78,18 @@ void resign_job_free(struct resign_job *j)
 	if (!j)
 		return;
 	resign_job_detach(j);
-	/* The thread is detached: its eventfd says it is done with j. */
-	struct pollfd p = { .fd = j->efd, .events = POLLIN };
-	while (poll(&p, 1, -1) < 0 && errno == EINTR)
-		;
+	loop_job_wait(&j->job);   /* the thread is done with j */
 	zone_free(j->out.z);
 	free(j->out.diff);
 	diag_clear(&j->out.d);
 	zone_free((struct zone *)j->in.cur);
-	close(j->efd);
 	free(j);
 }
 
-static void on_event(struct loop *l, int fd, int events, void *arg)
+/* On the loop once the thread finished (loop_job.h: not joined). */
+static void on_done(void *arg)
 {
 	struct resign_job *j = arg;
-	uint64_t n;
-	(void)l;
-	(void)events;
-	if (read(fd, &n, sizeof(n)) != (ssize_t)sizeof(n))
-		return;
-	/* Not joined: the thread is detached, and done with j (the eventfd was
-	 * its last touch).  A join here waited for the niced thread to exit
-	 * (its thread-local state freed), up to 70 ms of the loop on a busy
-	 * core (bench/keyroll.sh). */
-	resign_job_detach(j);
 	struct timespec t0, t1, t2;
 	sysclock_mono_ts(&t0);
 	bool served = j->out.z != NULL;
@@ -133,7 +107,6 @@ static void on_event(struct loop *l, int fd, int events, void *arg)
 		         "let go in %.1f ms", j->in.zc->zone,
 		         (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6,
 		         (double)(t2.tv_sec - t1.tv_sec) * 1e3 + (double)(t2.tv_nsec - t1.tv_nsec) / 1e6);
-	close(j->efd);
 	free(j);
 }
 
@@ -145,27 +118,13 @@ struct resign_job *resign_job_start(struct loop *l, const struct resign_job_in *
 		snprintf(err, 256, "out of memory");
 		return NULL;
 	}
-	*j = (struct resign_job){ .l = l, .fn = fn, .ctx = ctx, .in = *in };
+	*j = (struct resign_job){ .fn = fn, .ctx = ctx, .in = *in };
 	diag_init(&j->out.d);
 	const char *delay = test_hook(TEST_HOOK_RESIGN_DELAY);
 	if (delay)
 		j->delay_ms = (uint32_t)strtoul(delay, NULL, 10);
-	j->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (j->efd < 0 || loop_add_fd(l, j->efd, LOOP_READ, on_event, j) < 0) {
-		snprintf(err, 256, "cannot make an eventfd: %s", strerror(errno));
-		if (j->efd >= 0)
-			close(j->efd);
-		free(j);
-		return NULL;
-	}
 	j->in.cur = zone_hold(in->cur);
-	int ret = side_thread_start(&j->thread, thread_main, j);
-	if (ret == 0)
-		pthread_detach(j->thread);
-	if (ret != 0) {
-		snprintf(err, 256, "cannot start a thread: %s", strerror(ret));
-		loop_del_fd(l, j->efd);
-		close(j->efd);
+	if (loop_job_start(&j->job, l, thread_main, on_done, j, err) < 0) {
 		zone_free((struct zone *)j->in.cur);
 		free(j);
 		return NULL;

@@ -8,9 +8,8 @@
  * and signed on a helper thread, and its IXFR difference from the served
  * one is made there too; the loop then only swaps it in
  * (zone_table_replace_diffed).  At 10 000 names a key change re-signed
- * 20 000 RRsets on the loop, 2.2 s without an answer.  One thread per job,
- * joined by the loop when the job signals its eventfd, as the reload
- * builder does (cmd/builder.h).
+ * 20 000 RRsets on the loop, 2.2 s without an answer.  One detached
+ * thread per job, whose end wakes the loop (core/net/loop_job.h).
  *
  * What the thread touches: the job's inputs, which the caller keeps as they
  * are until the job is freed (the generation's config and sites; the served

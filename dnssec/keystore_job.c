@@ -6,28 +6,23 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "core/conf/side_thread.h"
-#include "core/net/loop.h"
+#include "core/net/loop_job.h"
 #include "core/test_hooks.h"
 #include "dnssec/key.h"
 
 struct keystore_job {
-	struct loop *l;
+	struct loop_job job;
 	keystore_job_fn fn;
 	void *ctx;
-	int efd;
-	pthread_t thread;
 	uint32_t delay_ms;              /* GEOACME_TEST_KEYS_WRITE_DELAY_MS (core/test_hooks.h) */
 	struct keystore_job_in in;
-	struct keystore_job_out out;    /* the thread's, read by the loop after efd */
+	struct keystore_job_out out;    /* the thread's, read by the loop after it finished */
 };
 
 static void fsync_dir(const char *dir)
@@ -106,35 +101,14 @@ static void *thread_main(void *arg)
 		side_thread_sleep_ms(j->delay_ms);
 	}
 	keystore_job_run(&j->in, &j->out);
-	uint64_t one = 1;
-	/* Cannot fail short of a bug (the rollover would then wait for it).
-	 * The last touch of j: the thread is detached, the loop frees j. */
-	(void)!write(j->efd, &one, sizeof(one));
+	/* The last touch of j (a rollover would wait for ever without it). */
+	loop_job_finish(&j->job);
 	return NULL;
 }
 
-/*
- * Not joined: the thread is detached and done with j once its eventfd is
- * readable.  A join on the loop waited for the niced thread to exit.
- */
-static void release(struct keystore_job *j, bool wait)
-{
-	loop_del_fd(j->l, j->efd);
-	struct pollfd p = { .fd = j->efd, .events = POLLIN };
-	while (wait && poll(&p, 1, -1) < 0 && errno == EINTR)
-		;
-	close(j->efd);
-}
-
-static void on_event(struct loop *l, int fd, int events, void *arg)
+static void on_done(void *arg)
 {
 	struct keystore_job *j = arg;
-	uint64_t n;
-	(void)l;
-	(void)events;
-	if (read(fd, &n, sizeof(n)) != (ssize_t)sizeof(n))
-		return;
-	release(j, false);
 	j->fn(j->ctx, &j->out);
 	free(j);
 }
@@ -143,7 +117,8 @@ void keystore_job_free(struct keystore_job *j)
 {
 	if (!j)
 		return;
-	release(j, true);
+	loop_job_unwatch(&j->job);
+	loop_job_wait(&j->job);   /* a write under way completes */
 	free(j);
 }
 
@@ -155,28 +130,13 @@ struct keystore_job *keystore_job_start(struct loop *l, const struct keystore_jo
 		snprintf(err, 256, "out of memory");
 		return NULL;
 	}
-	j->l = l;
 	j->fn = fn;
 	j->ctx = ctx;
 	j->in = *in;
 	const char *delay = test_hook(TEST_HOOK_KEYS_WRITE_DELAY);
 	if (delay)
 		j->delay_ms = (uint32_t)strtoul(delay, NULL, 10);
-	j->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (j->efd < 0 || loop_add_fd(l, j->efd, LOOP_READ, on_event, j) < 0) {
-		snprintf(err, 256, "cannot make an eventfd: %s", strerror(errno));
-		if (j->efd >= 0)
-			close(j->efd);
-		free(j);
-		return NULL;
-	}
-	int ret = side_thread_start(&j->thread, thread_main, j);
-	if (ret == 0)
-		pthread_detach(j->thread);
-	if (ret != 0) {
-		snprintf(err, 256, "cannot start a thread: %s", strerror(ret));
-		loop_del_fd(l, j->efd);
-		close(j->efd);
+	if (loop_job_start(&j->job, l, thread_main, on_done, j, err) < 0) {
 		free(j);
 		return NULL;
 	}
