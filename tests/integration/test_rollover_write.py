@@ -24,7 +24,6 @@ import subprocess
 import sys
 import threading
 import time
-import unittest
 
 import dns.dnssec
 import dns.message
@@ -35,7 +34,7 @@ import dns.rdataclass
 import dns.rdatatype
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import BASE_CONFIG, BIN, Server, example_zone, main, make_key, \
+from harness import BASE_CONFIG, BIN, Server, ServerTestCase, example_zone, main, make_key, \
     needs_test_hooks   # noqa: E402
 
 DELAY_MS = 1500
@@ -64,7 +63,7 @@ def ctl_run(server, *args):
                           capture_output=True, text=True, timeout=60)
 
 
-class KeysWritten(unittest.TestCase):
+class KeysWritten(ServerTestCase):
     @classmethod
     def setUpClass(cls):
         records = "".join("n%02d IN A 192.0.2.%d\n" % (i, i + 1) for i in range(20))
@@ -74,14 +73,6 @@ class KeysWritten(unittest.TestCase):
         make_key(cls.server.path("example.com.pem"))
         os.makedirs(cls.server.path("keys"), mode=0o700)
         cls.server.start()
-
-    @classmethod
-    def tearDownClass(cls):
-        rc = cls.server.stop()
-        log = cls.server.log()
-        cls.server.cleanup()
-        if rc != 0:
-            raise AssertionError("geoacme exited with %s on SIGTERM:\n%s" % (rc, log[-4000:]))
 
     def ask(self, name, rdtype):
         q = dns.message.make_query(name, rdtype, want_dnssec=True)
