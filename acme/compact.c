@@ -102,6 +102,21 @@ static int load_row(void *arg, const struct records_row *row)
 	return acme_row_into(l->rs, l->c->name, l->c->path, row);
 }
 
+/*
+ * A test hook (core/test_hooks.h): the snapshot just built is dropped, as
+ * if memory ran out, so a test sees what a failed build beside the loop
+ * leads to (swap_in).  Read once per build, on its thread.
+ */
+static void lose_for_test(struct compact *c)
+{
+	const char *v = test_hook(TEST_HOOK_CUT_FAIL);
+	if (!c->z || !v || (strcmp(v, "beside") != 0 && strcmp(v, "all") != 0))
+		return;
+	zone_free(c->z);
+	c->z = NULL;
+	acme_errf(c->err, "out of memory (%s)", test_hook_name(TEST_HOOK_CUT_FAIL));
+}
+
 /* The thread: the database read on a connection of its own, then built and signed. */
 static void *run(void *arg)
 {
@@ -137,6 +152,7 @@ static void *run(void *arg)
 		 * UPDATEs and see them answered from the old snapshot meanwhile. */
 		side_thread_sleep_ms(c->delay_ms);
 	}
+	lose_for_test(c);
 	uint64_t one = 1;
 	/* Cannot fail short of a bug; the loop would then never swap. */
 	(void)!write(c->efd, &one, sizeof(one));

@@ -29,6 +29,15 @@
  *                            acme/presign.c: a large UPDATE, its
  *                            signatures made ahead, waits this long more
  *                            before it is handled again
+ *   GEOACME_TEST_CUT_FAIL    acme/compact.c: "beside" or "all": every
+ *                            snapshot built beside the loop (a committed
+ *                            change a patch cannot make, a compaction, a
+ *                            re-keying) is dropped at the end of its
+ *                            thread, after GEOACME_TEST_COMPACT_DELAY_MS,
+ *                            as if memory ran out; acme/commit.c: "all":
+ *                            the committed change's build retried on the
+ *                            loop (cut_on_loop) fails too, so its UPDATEs
+ *                            get SERVFAIL and the old snapshot serves
  *   GEOACME_TEST_STAGED_HOLD_MS  acme/staged.c: a large UPDATE committed
  *                            in stages waits this long halfway through
  *                            writing its records (its transaction open)
@@ -88,6 +97,7 @@
 #define TEST_HOOK_COMPACT_BYTES "GEOACME_TEST_COMPACT_BYTES"
 #define TEST_HOOK_COMPACT_DELAY "GEOACME_TEST_COMPACT_DELAY_MS"
 #define TEST_HOOK_STAGED_HOLD "GEOACME_TEST_STAGED_HOLD_MS"
+#define TEST_HOOK_CUT_FAIL "GEOACME_TEST_CUT_FAIL"
 #define TEST_HOOK_KEYS_WRITE_DELAY "GEOACME_TEST_KEYS_WRITE_DELAY_MS"
 #define TEST_HOOK_XFR_LIST_SLICE "GEOACME_TEST_XFR_LIST_SLICE"
 #define TEST_HOOK_SLOW_ROUND "GEOACME_TEST_SLOW_ROUND_US"
