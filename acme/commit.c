@@ -896,6 +896,7 @@ int commit_update(struct acme *a, struct query *q, const struct acme_key *key, u
 struct held_reply {
 	struct held_reply *next;     /* waiting for a build beside the loop (cut_held) */
 	bool after_cut;              /* held while one was owed: its change may need it */
+	bool cut_failed;             /* ... and it failed while this waited for the disk */
 	struct reply_later *token;   /* set by take(); NULL: nobody to send to */
 	size_t ok_len, fail_len;
 	uint8_t bytes[];             /* ok, then fail */
@@ -915,6 +916,7 @@ static void release_reply(void *ctx, void *item, bool ok)
 {
 	struct held_reply *h = item;
 	struct acme_zone *az = ctx;
+	ok = ok && !h->cut_failed;
 	if (ok && az->cut_owed && h->after_cut) {
 		hold_for_cut(az, h);
 		return;
@@ -1088,14 +1090,30 @@ bool commit_cut_owed(const struct acme_zone *az)
 	return az->cut_owed;
 }
 
+/*
+ * A reply still waiting for the disk when the build it waited for ended:
+ * it waits for the disk only, and goes SERVFAIL if the build failed (its
+ * change is not served; after the sync it would have gone NOERROR).
+ */
+static void cut_settled(void *ctx, void *item)
+{
+	const bool *ok = ctx;
+	struct held_reply *h = item;
+	h->cut_failed = h->cut_failed || (h->after_cut && !*ok);
+	h->after_cut = false;
+}
+
 void commit_cut_served(struct acme_zone *az, bool ok)
 {
 	az->cut_owed = false;
+	if (az->dur)
+		durable_each(az->dur, cut_settled, &ok);
 	struct held_reply *h = az->cut_held;
 	az->cut_held = NULL;
 	az->cut_tail = &az->cut_held;
 	while (h) {
 		struct held_reply *next = h->next;
+		h->after_cut = false;   /* served: a later build owed is not its own */
 		/* Still waiting for the disk: after it, in turn. */
 		if (!ok || !az->dur || !durable_pending(az->dur) || durable_hold(az->dur, h) < 0)
 			release_reply(az, h, ok);
@@ -1169,6 +1187,7 @@ int commit_hold_reply(struct acme_zone *az, struct query *q, const uint8_t *fail
 	h->token = NULL;
 	/* An UPDATE answered before the build was owed was served already. */
 	h->after_cut = az->cut_owed;
+	h->cut_failed = false;
 	h->ok_len = q->tx_len;
 	h->fail_len = fail_len;
 	memcpy(h->bytes, q->tx, q->tx_len);

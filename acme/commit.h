@@ -145,7 +145,8 @@ bool commit_durable(const struct acme_zone *az);
  * committed wait too, in order: a client that got NOERROR can query its
  * change.  commit_cut_owed: such a build is owed.  commit_cut_served: it
  * is served (ok), or it cannot be (the replies go SERVFAIL); the replies
- * still waiting for the disk go after it.  commit_cut_failed: the build
+ * still waiting for the disk go after it (SERVFAIL too if it cannot be
+ * served).  commit_cut_failed: the build
  * beside the loop failed: built on the loop instead, or SERVFAIL.
  */
 bool commit_cut_owed(const struct acme_zone *az);

@@ -87,6 +87,12 @@ int durable_hold(struct durable *d, void *item)
 	return 0;
 }
 
+void durable_each(struct durable *d, void (*fn)(void *ctx, void *item), void *ctx)
+{
+	for (struct durable_item *it = d->head; it; it = it->next)
+		fn(ctx, it->item);
+}
+
 void durable_sync_started(struct durable *d)
 {
 	d->syncing = true;

@@ -39,6 +39,10 @@ bool durable_syncing(const struct durable *d);
  * durable_pending).  0, or -ENOMEM (the item was not taken).
  */
 int durable_hold(struct durable *d, void *item);
+/* Calls fn(ctx, item) for every item still held, oldest first (fn must
+ * not hold or release): to mark them, e.g. for a build they waited for
+ * that failed while they waited for the disk (acme/commit.c). */
+void durable_each(struct durable *d, void (*fn)(void *ctx, void *item), void *ctx);
 /* A sync was started: it covers every commit made so far. */
 void durable_sync_started(struct durable *d);
 /*

@@ -35,6 +35,12 @@ static void on_release(void *ctx, void *item, bool ok)
 	}
 }
 
+static void visit(void *ctx, void *it)
+{
+	struct log *l = ctx;
+	l->item[l->n++] = (int)(long)it;
+}
+
 static void *item(int i)
 {
 	return (void *)(long)i;
@@ -106,12 +112,25 @@ int main(void)
 	is_int(l.n, 8, "replies 7 and 8 released");
 	is_int(l.item[7], 8, "reply 8 last");
 
+	/* The items still held are visited, oldest first, and stay held. */
+	ok(durable_committed(d), "commit 10");
+	durable_sync_started(d);
+	is_int(durable_hold(d, item(10)), 0, "reply 10 held");
+	is_int(durable_hold(d, item(11)), 0, "reply 11 held");
+	struct log seen = { 0 };
+	durable_each(d, visit, &seen);
+	is_int(seen.n, 2, "two visited");
+	ok(seen.item[0] == 10 && seen.item[1] == 11, "in the order held");
+	is_int(l.n, 8, "none released");
+	ok(!durable_sync_done(d, true), "done");
+	is_int(l.n, 10, "replies 10 and 11 released");
+
 	/* Freed with replies waiting: released as failed. */
-	ok(durable_committed(d), "commit 9");
+	ok(durable_committed(d), "commit 12");
 	is_int(durable_hold(d, item(9)), 0, "reply 9 held");
 	durable_free(d);
-	is_int(l.n, 9, "reply 9 released at free");
-	ok(!l.ok[8], "as failed");
+	is_int(l.n, 11, "reply 9 released at free");
+	ok(!l.ok[10], "as failed");
 	durable_free(NULL);
 	return done_testing();
 }
