@@ -279,9 +279,12 @@ class Transfers(unittest.TestCase):
         # Each secondary asked for an IXFR and got the difference alone.
         sizes = []
         for sec in self.secondaries:
-            m = re.search(r"IXFR of acme\.example\. \(serial %d\) to %s: (\d+) records in "
-                          r"(\d+) messages, (\d+) bytes" % (serial, re.escape(sec.SOURCE)),
-                          self.server.log_since_start())
+            # Logged once the stream is sent: a secondary may serve the
+            # serial a moment before (a loaded machine).
+            ixfr = (r"IXFR of acme\.example\. \(serial %d\) to %s: (\d+) records in "
+                    r"(\d+) messages, (\d+) bytes" % (serial, re.escape(sec.SOURCE)))
+            self.server.wait_log(ixfr, timeout=10)
+            m = re.search(ixfr, self.server.log_since_start())
             self.assertIsNotNone(m, "no incremental transfer to %s" % sec.NAME)
             sizes.append("%s %s records %s bytes" % (sec.NAME, m.group(1), m.group(3)))
             self.assertEqual(int(m.group(1)), 14)
