@@ -62,6 +62,9 @@
 #   sqlite-lock     sqlite3 holds BEGIN EXCLUSIVE on the ACME database for 5 s
 #                   while 2 UPDATEs arrive
 #   big-update      one UPDATE of 2 000 TXT records at new names
+#   zonefile-edit   the zone file gains an apex NS (no patch in a signed zone),
+#                   then SIGHUP: the reload's build, then the edit's, beside
+#                   the loop, until the edit is served (measured for 60 s)
 #   compaction      a compaction of the snapshot (forced by the first UPDATE:
 #                   a primary of its own, built with the test hooks in
 #                   build-bench-hooks/, GEOACME_TEST_COMPACT_BYTES=1) while 10
@@ -96,7 +99,7 @@ ROOT=$(dirname "$BENCH_DIR")
 N=${BENCH_STALL_RECORDS:-100000}
 N2=${BENCH_STALL_SECONDARY_RECORDS:-1000000}
 QPS=${BENCH_STALL_QPS:-2000}
-ONLY=${BENCH_STALL_ONLY:-"baseline pinned-update purge-transfer sighup-x3 secondary-copy geo-64mb geo-1gb sqlite-lock big-update compaction unsigned-update key-roll"}
+ONLY=${BENCH_STALL_ONLY:-"baseline pinned-update purge-transfer sighup-x3 secondary-copy geo-64mb geo-1gb sqlite-lock big-update zonefile-edit compaction unsigned-update key-roll"}
 PORT=${BENCH_PORT:-16300}
 SERVER_CPU=${BENCH_SERVER_CPU:-0}
 CLIENT_CPU=${BENCH_CLIENT_CPU:-1}
@@ -385,6 +388,19 @@ act_big_update() {
 	echo "$out; $(grep -o 'signed ahead in .*; it' "$W/p.log" | tail -1 | sed 's/; it$//'), then $(grep -o 'snapshot patched in [0-9.]* ms (SQLite commit [0-9.]* ms)' "$W/p.log" | tail -1)"
 }
 
+# An apex NS added to the zone file, then SIGHUP: the edit is committed at
+# the reload and built beside the loop; wait until it is served.
+act_zonefile_edit() {
+	echo "@ IN NS ns2.example.com." >>"$W/p/acme.zone"
+	kill -HUP "$PPID_"
+	for _ in $(seq 1200); do
+		grep -q 'built with the committed change beside the loop\|with the committed change on the loop\|reload failed' "$W/p.log" && break
+		kill -0 "$PPID_" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "$(grep -o 'applied as a difference: [^;]*' "$W/p.log" | tail -1); $(grep -o 'built with the committed change beside the loop.*\|committed change on the loop.*\|reload failed.*' "$W/p.log" | tail -1)"
+}
+
 # The compaction's own primary ($W/c, the hooks build): its first UPDATE
 # finds the snapshot grown, starts the compaction, and 10 more come during it.
 act_compaction() {
@@ -438,7 +454,8 @@ wants() { case " $ONLY " in *" $1 "*) return 0 ;; esac; return 1; }
 
 : >"$W/stall.tsv"
 if wants baseline || wants pinned-update || wants purge-transfer || wants sighup-x3 || wants geo-64mb ||
-	wants geo-1gb || wants sqlite-lock || wants big-update || wants selftest-ours || wants selftest-machine; then
+	wants geo-1gb || wants sqlite-lock || wants big-update || wants zonefile-edit || wants selftest-ours ||
+	wants selftest-machine; then
 	say "== primary: signed ACME zone of $N records (port $PP): $GEOACME"
 	bench_spawn "$W/p.log" taskset -c "$SERVER_CPU" sh -c "cd '$W/p' && exec '$GEOACME' serve -c '$W/p/geoacme.toml'"
 	PPID_=$SPAWNED_PID
@@ -453,6 +470,7 @@ if wants baseline || wants pinned-update || wants purge-transfer || wants sighup
 	wants geo-1gb && measure geo-1gb 9 "$PP" "$HP" act_geo_1gb
 	wants sqlite-lock && measure sqlite-lock 9 "$PP" "$HP" act_sqlite_lock
 	wants big-update && measure big-update 12 "$PP" "$HP" act_big_update
+	wants zonefile-edit && measure zonefile-edit 60 "$PP" "$HP" act_zonefile_edit
 	bench_stop "$PPID_"
 fi
 if wants compaction; then
