@@ -109,6 +109,14 @@ struct acme_zone {
 	 */
 	bool cut_owed;
 	struct held_reply *cut_held, **cut_tail;
+	/*
+	 * ... and its difference from the served snapshot goes on in the IXFR
+	 * history: the commits meanwhile journal none, the build computes it
+	 * beside the loop and its swap journals it (compact.c).  false: the
+	 * history started over at the commit (a compaction under way became
+	 * the build, or a commit meanwhile reset it).
+	 */
+	bool cut_history;
 	/* A large UPDATE's signatures made ahead (presign.h); NULL: none. */
 	struct presign *presign;
 	/* A large UPDATE committed in stages (staged.h); NULL: none. */
@@ -130,6 +138,7 @@ struct acme {
 	size_t n;
 	struct lockwait *lw;         /* UPDATEs waiting for a database lock (lockwait.h) */
 	bool capturing;              /* a reload builds beside us: commits are kept */
+	bool edits_beside;           /* acme_apply_file_edits(beside) is under way */
 	bool detached;               /* acme_detach() ran: nothing of ours is in the loop */
 };
 

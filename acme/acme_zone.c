@@ -346,7 +346,7 @@ out:
 	return ret < 0 ? ret : 0;
 }
 
-int acme_apply_file_edits(struct acme *a, char err[256])
+int acme_apply_file_edits(struct acme *a, bool beside, char err[256])
 {
 	for (size_t i = 0; i < a->n; i++) {
 		struct acme_zone *az = a->zones[i];
@@ -363,8 +363,11 @@ int acme_apply_file_edits(struct acme *a, char err[256])
 		}
 		int ret = file_diff_rebase(az->edit, soa->rr[0].rdata, soa->rr[0].rdlen,
 		                           soa->rr[0].ttl);
-		if (ret == 0)
+		if (ret == 0) {
+			a->edits_beside = beside;   /* read by the commit (commit.c) */
 			ret = commit_file_edit(az, az->edit, false);
+			a->edits_beside = false;
+		}
 		if (ret < 0) {
 			acme_errf(err, "%s: the edit of %s could not be applied (%s); nothing changed",
 			          az->name, az->zone_path, ret == -EPERM ? "a DS record where none may be"
@@ -373,10 +376,11 @@ int acme_apply_file_edits(struct acme *a, char err[256])
 			return ret;
 		}
 		log_info("%s: zone file %s applied as a difference: %zu record%s removed, %zu added%s, "
-		         "serial %u -> %u", az->name, az->zone_path, az->edit->n_del,
+		         "serial %u -> %u%s", az->name, az->zone_path, az->edit->n_del,
 		         az->edit->n_del == 1 ? "" : "s", az->edit->n_add,
 		         az->edit->soa ? ", SOA changed" : "", az->edit->serial_from,
-		         az->edit->serial_to);
+		         az->edit->serial_to, az->last_beside ? "; committed, served once built "
+		         "beside the loop" : "");
 		file_diff_clear(az->edit);
 		free(az->edit);
 		az->edit = NULL;

@@ -68,10 +68,14 @@ int acme_add_zone(struct acme *a, const struct config *c, const struct config_zo
  * each as one change through the update path: new serial, IXFR journal,
  * NOTIFY (through the zone table's watchers), signatures.  Called once the
  * rest of a configuration has been set up, so a configuration that fails
- * changes no database.  0, or a negative errno with err (that zone's edit
- * and those after it are not applied).
+ * changes no database.  With `beside` (a reload: the previous generation
+ * is serving), an edit a patch cannot make is committed and its snapshot
+ * built beside the loop, swapped in a moment after the reload (the log
+ * says when; the IXFR history goes on); without (at start, before anything
+ * is served) it is built here, so "ready" serves it.  0, or a negative
+ * errno with err (that zone's edit and those after it are not applied).
  */
-int acme_apply_file_edits(struct acme *a, char err[256]);
+int acme_apply_file_edits(struct acme *a, bool beside, char err[256]);
 
 /*
  * A reload in two halves (cmd/builder.h).  acme_load_zone: the database

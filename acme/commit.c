@@ -356,9 +356,10 @@ static int make_snapshot(struct acme_zone *az, const struct change_list *cl, boo
 	}
 	struct zone_patch *p = whole || az->cut_owed ? NULL
 	                       : named ? patch_ready(az, named) : prepare_patch(az, cl);
-	/* A zone-file edit at a reload (file != NULL) is still built here: its
-	 * IXFR difference is kept that way (doc/performance.md, Open). */
-	bool beside = !p && !whole && !file && build_beside(az);
+	/* A zone-file edit at a reload too (not at start: "ready" serves it):
+	 * its difference is computed beside the loop with the build, and
+	 * journaled at the swap (compact.c). */
+	bool beside = !p && !whole && (!file || az->a->edits_beside) && build_beside(az);
 	struct zone *z = p || beside ? NULL : commit_build(az, err);
 	*cp = (struct commit_prep){ p, z, beside, zone_table_get(az->a->t, az->apex) };
 	return p || z || beside ? 0 : -EINVAL;
@@ -444,10 +445,23 @@ static int finish_half(struct acme_zone *az, struct change_list *cl, bool reset,
 	uint8_t *diff = NULL;
 	size_t diff_len = 0;
 	struct journal_entry e = { 0 };
-	/* Built beside the loop: no difference to journal without walking two
-	 * snapshots; the history starts over (secondaries ask, get the zone). */
-	reset = reset || beside;
-	if (old && !reset && az->caps.max_changes) {
+	if (beside) {
+		/*
+		 * Built beside the loop: the build computes the difference there
+		 * from the served snapshot (the one before the first such commit:
+		 * none is patched meanwhile), and its swap journals it; these
+		 * commits write none.  When the build cannot do that (a compaction
+		 * under way becomes it, with no snapshot held to compare), or a
+		 * commit meanwhile starts the history over, it starts over now and
+		 * secondaries get the zone.
+		 */
+		if (!az->cut_owed)
+			az->cut_history = !reset && old && az->caps.max_changes && !compact_running(az);
+		else if (reset)
+			az->cut_history = false;
+		reset = reset || !az->cut_history;
+	}
+	if (old && !reset && !beside && az->caps.max_changes) {
 		/* A patch knows what it changes: its difference costs what the
 		 * change does, not a walk of both snapshots. */
 		int dr = p ? zone_diff_patch(old, p, &diff, &diff_len)

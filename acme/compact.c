@@ -26,7 +26,10 @@
 #include "core/zone/zone.h"
 #include "core/zone/zone_patch.h"
 #include "core/zone/zone_table.h"
+#include "acme/staged.h"
+#include "core/zone/zone_diff.h"
 #include "storage/db.h"
+#include "storage/journal.h"
 #include "storage/records.h"
 
 struct compact {
@@ -49,6 +52,16 @@ struct compact {
 	struct zone_signer signer;
 	bool has_signer;
 	bool holding;                /* signer.building(on) called, not yet off */
+	/*
+	 * A build with a committed change whose difference goes on in the IXFR
+	 * history (acme_zone's cut_history): the served snapshot it is taken
+	 * from, held by the loop (a re-signing pass waits while it is held, so
+	 * nothing changes it in place), read on the thread; the difference
+	 * base -> z, the thread's, journaled at the swap.
+	 */
+	struct zone *base;
+	uint8_t *diff;
+	size_t diff_len;
 	uint32_t delay_ms;           /* GEOACME_TEST_COMPACT_DELAY_MS */
 	struct zone *z;
 	size_t records;
@@ -143,6 +156,11 @@ static void *run(void *arg)
 		acme_errf(c->err, "out of memory");
 	}
 	c->records = l.rs ? recset_count(l.rs) : 0;
+	if (c->base && c->z && zone_diff(c->base, c->z, &c->diff, &c->diff_len) < 0) {
+		/* Only out of memory: the history starts over at the swap. */
+		c->diff = NULL;
+		c->diff_len = 0;
+	}
 	/* Freed here: 100 000 records are no work for the loop. */
 	recset_free(l.rs);
 	db_close(db);
@@ -164,6 +182,16 @@ static void *free_old(void *arg)
 	side_thread_lower(19, "compaction's free");
 	zone_free(arg);
 	return NULL;
+}
+
+/* Let go of on the loop; freed on a thread of its own when ours was the last hold. */
+static void release_beside(struct zone *z)
+{
+	pthread_t t;
+	if (!z || zone_refs(z) > 1 || side_thread_start(&t, free_old, z) != 0)
+		zone_free(z);
+	else
+		pthread_detach(t);
 }
 
 /* The previous swap's old snapshot is freed by now, or soon: joined. */
@@ -200,6 +228,10 @@ static void finish(struct compact *c)
 	unwatch(c);
 	zone_free(c->z);
 	c->z = NULL;
+	release_beside(c->base);
+	c->base = NULL;
+	free(c->diff);
+	c->diff = NULL;
 	change_list_clear(&c->noted);
 	c->done = true;
 }
@@ -207,9 +239,10 @@ static void finish(struct compact *c)
 /*
  * The built snapshot brought up to the served one: every name noted since
  * the start gets its contents from the mirror, in one patch.  0, or
- * -EAGAIN: build again.
+ * -EAGAIN: build again.  `diff` (NULL: not wanted): the patch's difference,
+ * when it moves the serial (the commits the build did not read).
  */
-static int catch_up(struct compact *c, uint64_t *made)
+static int catch_up(struct compact *c, uint64_t *made, uint8_t **diff, size_t *diff_len)
 {
 	struct acme_zone *az = c->az;
 	*made = zone_signatures_made(c->z);
@@ -227,6 +260,9 @@ static int catch_up(struct compact *c, uint64_t *made)
 		return -EAGAIN;
 	}
 	*made += zone_patch_signatures_made(p);
+	if (diff && zone_patch_serial(p) != zone_serial(c->z) &&
+	    zone_diff_patch(c->z, p, diff, diff_len) < 0)
+		*diff = NULL;   /* out of memory: the history starts over */
 	/* Not served yet: patched with no one watching. */
 	zone_patch_apply(p);
 	zone_patch_free(p);
@@ -254,6 +290,47 @@ static void rekey_on_loop(struct compact *c)
 		rekeyed(c);
 }
 
+/*
+ * The cut's difference (and the catch-up's, `late`) continue the history
+ * from the served snapshot to z: journaled, one transaction of their own
+ * (the records were committed before, without them).  false: the history
+ * starts over, as after a re-keying.  Not written while a large UPDATE's
+ * transaction is open, or when SQLite refuses: the in-memory history goes
+ * on, and the journal on disk then ends short of the serial, which a
+ * restart reads as a gap (storage/journal.h).
+ */
+static bool journal_cut(struct compact *c, const struct zone *served, const struct zone *z,
+                        const uint8_t *late, size_t late_len, bool rekey)
+{
+	struct acme_zone *az = c->az;
+	struct journal_entry e[2];
+	uint32_t nd, na;
+	if (!az->cut_history || rekey || !c->diff || c->base != served ||
+	    zone_diff_header(c->diff, c->diff_len, &e[0].serial_from, &e[0].serial_to, &nd,
+	                     &na) < 0 || e[0].serial_from != zone_serial(served))
+		return false;
+	e[0].diff = c->diff;
+	e[0].len = c->diff_len;
+	size_t n = 1;
+	if (late) {
+		if (zone_diff_header(late, late_len, &e[1].serial_from, &e[1].serial_to, &nd, &na) < 0 ||
+		    e[1].serial_from != e[0].serial_to)
+			return false;
+		e[1].diff = late;
+		e[1].len = late_len;
+		n = 2;
+	}
+	if (e[n - 1].serial_to != zone_serial(z))
+		return false;
+	int ret = staged_open(az) ? -EBUSY : journal_append(az->db, e, n, &az->caps);
+	if (ret < 0)
+		log_warn("%s: the difference of the build with the committed change is not in the "
+		         "journal (%s): after a restart, secondaries older than serial %u get the whole "
+		         "zone", az->name, ret == -EBUSY ? "the database is busy" : "cannot write it",
+		         zone_serial(z));
+	return true;
+}
+
 static void swap_in(struct compact *c)
 {
 	struct acme_zone *az = c->az;
@@ -261,6 +338,8 @@ static void swap_in(struct compact *c)
 	sysclock_mono_ts(&t0);
 	const struct zone *served = zone_table_get(az->a->t, az->apex);
 	uint64_t made = 0;
+	uint8_t *late = NULL;        /* the catch-up's difference (cut) */
+	size_t late_len = 0;
 	size_t commits = c->commits;
 	bool again = false, rekey = c->rekey, failed = false, cut = az->cut_owed;
 	const char *what = cut ? "build with the committed change" : rekey ? "re-keying" : "compaction";
@@ -297,7 +376,7 @@ static void swap_in(struct compact *c)
 	} else if (!c->z) {
 		log_error("%s: the %s failed (%s); patches go on", az->name, what, c->err);
 		failed = rekey;
-	} else if (catch_up(c, &made) < 0) {
+	} else if (catch_up(c, &made, cut ? &late : NULL, &late_len) < 0) {
 		again = true;
 	} else if (!cut && zone_serial(c->z) != zone_serial(served)) {
 		/* Cannot happen: every commit since the start was noted. */
@@ -308,25 +387,36 @@ static void swap_in(struct compact *c)
 	} else if (cut) {
 		/*
 		 * The committed records, a new serial: swapped in between two
-		 * queries, the IXFR history started over (the journal did at the
-		 * commit: secondaries get the zone), NOTIFY sent; then the replies
-		 * that waited for it.  The old snapshot is freed beside the loop.
+		 * queries, the IXFR history continued with the difference the
+		 * thread computed (or started over: secondaries get the zone),
+		 * NOTIFY sent; then the replies that waited for it.  The old
+		 * snapshot is freed beside the loop.
 		 */
 		struct zone *z = c->z;
 		c->z = NULL;
 		join_reaper(c);
 		uint32_t from = zone_serial(served);
+		bool history = journal_cut(c, served, z, late, late_len, rekey);
 		c->old = zone_table_swap(az->a->t, z);
-		zone_table_patched(az->a->t, z, NULL, 0);
+		zone_table_patched(az->a->t, z, history ? c->diff : NULL, history ? c->diff_len : 0);
+		if (history && late)
+			zone_table_patched(az->a->t, z, late, late_len);
+		size_t diff_bytes = history ? c->diff_len + late_len : 0;
+		/* Held for the difference: let go of before the reaper looks. */
+		zone_free(c->base);
+		c->base = NULL;
 		if (c->old && zone_refs(c->old) == 1 && side_thread_start(&c->reaper, free_old, c->old) == 0)
 			c->reaper_made = true;
 		else
 			zone_free(c->old);
+		char how[64] = "the IXFR history starts over";
+		if (history)
+			snprintf(how, sizeof(how), "the IXFR history goes on: %zu bytes of difference",
+			         diff_bytes);
 		log_info("%s: built with the committed change beside the loop: %zu records built and "
 		         "signed in %.0f ms, %zu commit%s made meanwhile patched in, swapped in on the "
-		         "loop in %.2f ms, serial %u -> %u (the IXFR history starts over)", az->name,
-		         c->records, c->build_ms, commits, commits == 1 ? "" : "s", ms_since(&t0),
-		         from, zone_serial(z));
+		         "loop in %.2f ms, serial %u -> %u (%s)", az->name, c->records, c->build_ms,
+		         commits, commits == 1 ? "" : "s", ms_since(&t0), from, zone_serial(z), how);
 		commit_cut_served(az, true);
 		if (rekey)
 			rekeyed(c);
@@ -364,6 +454,7 @@ static void swap_in(struct compact *c)
 		if (rekey)
 			rekeyed(c);
 	}
+	free(late);
 	finish(c);
 	if (again && compact_start(az) < 0) {
 		log_warn("%s: cannot build the %s again; patches go on", az->name, what);
@@ -434,6 +525,9 @@ static int start(struct acme_zone *az, bool rekey)
 	c->commits = 0;
 	c->err[0] = '\0';
 	c->z = NULL;
+	/* finish() let go of the last one's. */
+	const struct zone *served = zone_table_get(az->a->t, az->apex);
+	c->base = az->cut_owed && az->cut_history && served ? zone_hold(served) : NULL;
 	if (loop_add_fd(az->a->l, c->efd, LOOP_READ, on_event, c) < 0) {
 		log_error("%s: cannot watch a compaction's eventfd; patches go on", az->name);
 		return -EIO;
@@ -451,6 +545,8 @@ static int start(struct acme_zone *az, bool rekey)
 		          az->name, strerror(ret));
 		unwatch(c);
 		hold_cache(c, false);
+		zone_free(c->base);   /* the served one: never the last hold */
+		c->base = NULL;
 		c->done = true;
 		return -ret;
 	}
@@ -549,6 +645,8 @@ void compact_free(struct acme_zone *az)
 	hold_cache(c, false);
 	join_reaper(c);
 	zone_free(c->z);
+	zone_free(c->base);
+	free(c->diff);
 	change_list_clear(&c->noted);
 	if (c->in_loop)
 		loop_del_fd(az->a->l, c->efd);

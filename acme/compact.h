@@ -63,10 +63,13 @@ bool compact_rekeying(const struct acme_zone *az);
 /*
  * A committed change a patch cannot make (commit.h, commit_cut_owed): the
  * snapshot is built whole beside the loop, the changes committed meanwhile
- * patched in (or built again), and swapped in on the loop with the IXFR
- * history started over, whatever the signatures (the serial moved); then
- * commit_cut_served.  A compaction under way becomes that build (it notes
- * cl).  Never dropped while owed: a stale result is built again, a failed
+ * patched in (or built again), and swapped in on the loop; then
+ * commit_cut_served.  The IXFR history goes on when it can (acme_zone's
+ * cut_history): the thread also computes the difference from the served
+ * snapshot, held for it, and the swap journals it (storage/journal.h
+ * journal_append); otherwise it starts over there.  A compaction under way
+ * becomes that build (it notes cl; the history then starts over).  Never
+ * dropped while owed: a stale result is built again, a failed
  * one on the loop (commit_cut_failed).  0, or a negative errno: not started.
  */
 int compact_cut(struct acme_zone *az, const struct change_list *cl);

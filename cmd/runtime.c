@@ -1069,7 +1069,7 @@ int generation_attach(struct generation *g, const struct generation *prev, struc
 	 * with the zones (acme_add_zone); applying them changes the database,
 	 * this generation's table and NOTIFY, so it belongs where the swap
 	 * runs (the loop), after whatever a build off the loop does. */
-	if (g->acme && acme_apply_file_edits(g->acme, err) < 0) {
+	if (g->acme && acme_apply_file_edits(g->acme, prev != NULL, err) < 0) {
 		diag_add(d, c->path, 0, 0, "%s", err);
 		return -EINVAL;
 	}

@@ -67,6 +67,21 @@ int journal_commit_file(struct db *db, const struct change_list *cl,
 	return finish(db, e, reset, caps);
 }
 
+int journal_append(struct db *db, const struct journal_entry *e, size_t n,
+                   const struct journal_caps *caps)
+{
+	int ret = db_begin(db);
+	if (ret < 0)
+		return ret;   /* -EBUSY: locked by another process, nothing done */
+	for (size_t i = 0; i + 1 < n; i++) {
+		if (append(db, &e[i], caps) < 0) {
+			db_rollback(db);
+			return -EIO;
+		}
+	}
+	return finish(db, n ? &e[n - 1] : NULL, false, caps);
+}
+
 int journal_stage_begin(struct db *db)
 {
 	return db_begin(db);

@@ -53,6 +53,19 @@ int journal_commit_file(struct db *db, const struct change_list *cl,
                         const struct journal_caps *caps, const struct change_list *file);
 
 /*
+ * Appends n differences, in order, in a transaction of their own, with no
+ * records: a change committed earlier without one (journal_commit with e
+ * NULL), whose difference could only be computed later, beside the loop
+ * (acme/compact.h, a build with a committed change).  Should the server
+ * stop in between, the journal ends before the zone's serial: the history
+ * no longer reaches the served snapshot, so IXFRs get the whole zone and
+ * the next difference starts it over (xfr/xfr.c) — a gap, never a wrong
+ * answer.  The same caps; -EBUSY / -EIO as journal_commit().
+ */
+int journal_append(struct db *db, const struct journal_entry *e, size_t n,
+                   const struct journal_caps *caps);
+
+/*
  * The same commit in stages, for a change too large for one loop round
  * (acme/staged.h): journal_stage_begin() opens the write transaction
  * (BEGIN IMMEDIATE; -EBUSY at once when another process holds the lock),

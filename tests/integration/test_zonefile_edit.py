@@ -16,7 +16,7 @@ import unittest
 import dns.rcode
 
 from acme_helpers import TsigKey, acme_files, acme_zone_toml, ixfr_soas, signed_update
-from harness import BASE_CONFIG, BIN, Server, free_port, main, make_key
+from harness import BASE_CONFIG, BIN, Server, free_port, main, make_key, needs_test_hooks
 from harness import rrs as section
 from secondaries import Nsd, sorted_records
 
@@ -235,9 +235,15 @@ class SignedZoneFileEdit(unittest.TestCase):
             # The reload takes every signature from the signer's cache, so it
             # makes no serial bump of its own: the edit is the next serial, and
             # goes out as a difference (it used to be the whole zone).
+            # An apex NS set in a signed zone is no patch: committed, built
+            # beside the loop and swapped in a moment after the reload, its
+            # difference journaled then.
             server.wait_log(r"applied as a difference: 0 records removed, 3 added, serial %d -> %d"
-                            % (before, before + 1))
+                            r"; committed, served once built beside the loop" % (before, before + 1))
             server.wait_log(r"reloaded: 1 zone\b")
+            server.wait_log(r"built with the committed change beside the loop: .* serial %d -> %d "
+                            r"\(the IXFR history goes on: \d+ bytes of difference\)"
+                            % (before, before + 1))
             self.assertEqual(server.query("acme.example.", "SOA").answer[0][0].serial, before + 1)
             soas, _ = ixfr_soas(server, "acme.example", before)
             self.assertEqual(soas, [before + 1, before, before + 1, before + 1])
@@ -311,6 +317,60 @@ class SignedZoneFileEdit(unittest.TestCase):
                           server.log_since_start())
             r = server.query("acme.example.", "SOA")
             self.assertEqual(section(r, "answer"), [soa % 502])
+        finally:
+            server.cleanup()
+
+
+@needs_test_hooks
+class EditBuiltBesideTheLoop(unittest.TestCase):
+    """Issue #26: an edit a patch cannot make (here a delegation with its glue) is committed
+    at the reload, built beside the loop while the previous snapshot answers
+    (GEOACME_TEST_COMPACT_DELAY_MS holds the built one), and swapped in with
+    its difference journaled: an IXFR from before it is that difference,
+    after a restart too (read from the journal)."""
+
+    def test_delegation_edit(self):
+        cfg = BASE_CONFIG + acme_zone_toml("acme.example", [LEGO]).replace(
+            'zone_type = "Primary"\n', 'zone_type = "Primary"\naxfr_policy = "AllowAll"\n', 1)
+        server = Server(cfg, acme_files(ONE_NS, [LEGO]),
+                        env=dict(os.environ, GEOACME_TEST_COMPACT_DELAY_MS="1500"))
+        try:
+            server.start()
+            self.assertEqual(server.query("acme.example.", "SOA").answer[0][0].serial, 100)
+            server.write("acme.zone", ONE_NS + "sub IN NS ns.sub\nns.sub IN A 192.0.2.53\n")
+            server.send_signal(signal.SIGHUP)
+            server.wait_log(r"applied as a difference: 0 records removed, 2 added, serial 100 -> "
+                            r"101; committed, served once built beside the loop")
+            server.wait_log(r"reloaded: 1 zone\b")
+            # Reloaded, the build held: the previous snapshot answers.
+            swapped = (r"acme\.example\.: built with the committed change beside the loop: .* "
+                       r"serial 100 -> 101 \(the IXFR history goes on: \d+ bytes of difference\)")
+            r = server.query("ns.sub.acme.example.", "A")
+            self.assertNotRegex(server.log_since_start(), swapped, "swapped in before the query")
+            self.assertEqual(dns.rcode.to_text(r.rcode()), "NXDOMAIN")
+            self.assertEqual(server.query("acme.example.", "SOA").answer[0][0].serial, 100)
+            server.wait_log(swapped)
+            r = server.query("ns.sub.acme.example.", "A")
+            self.assertEqual((section(r, "answer"), section(r, "authority"),
+                              section(r, "additional")),
+                             ([], ["sub.acme.example. 300 IN NS ns.sub.acme.example."],
+                              ["ns.sub.acme.example. 300 IN A 192.0.2.53"]))
+            soa = "acme.example. 300 IN SOA ns1.example.com. hostmaster.example.com. " \
+                  "%d 3600 600 86400 60"
+            ixfr = ["acme.example. 300 IN SOA " + (soa % 101).split(" IN SOA ")[1],
+                    soa % 100, soa % 101, "ns.sub.acme.example. 300 IN A 192.0.2.53",
+                    "sub.acme.example. 300 IN NS ns.sub.acme.example.", soa % 101]
+            for when in ("after the swap", "after a restart"):
+                with self.subTest(when=when):
+                    soas, r = ixfr_soas(server, "acme.example", 100)
+                    self.assertEqual(soas, [101, 100, 101, 101])
+                    got = [rrset.to_text() for rrset in r.answer]
+                    self.assertEqual(got[:3], ixfr[:3])
+                    self.assertEqual(sorted(got[3:5]), ixfr[3:5])
+                    self.assertEqual(got[5:], ixfr[5:])
+                server.stop()
+                server.start()
+            self.assertNotIn("applied as a difference", server.log_since_start())
         finally:
             server.cleanup()
 

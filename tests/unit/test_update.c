@@ -282,7 +282,7 @@ static int start(void)
 		printf("# acme_add_zone (wrap): %s\n", err);
 		return -1;
 	}
-	if (acme_apply_file_edits(acme, err) < 0) {
+	if (acme_apply_file_edits(acme, false, err) < 0) {
 		printf("# acme_apply_file_edits: %s\n", err);
 		return -1;
 	}
