@@ -117,6 +117,13 @@ struct acme_zone {
 	 * the build, or a commit meanwhile reset it).
 	 */
 	bool cut_history;
+	/*
+	 * Such a build failed beside the loop and on it (commit_cut_served,
+	 * not ok): the served snapshot lacks a committed change, so the next
+	 * commit is not patched onto it but built whole again (beside the
+	 * loop), which serves both; until one is served.
+	 */
+	bool served_behind;
 	/* A large UPDATE's signatures made ahead (presign.h); NULL: none. */
 	struct presign *presign;
 	/* A large UPDATE committed in stages (staged.h); NULL: none. */

@@ -354,7 +354,7 @@ static int make_snapshot(struct acme_zone *az, const struct change_list *cl, boo
 		zone_patch_free(named);
 		named = NULL;
 	}
-	struct zone_patch *p = whole || az->cut_owed ? NULL
+	struct zone_patch *p = whole || az->cut_owed || az->served_behind ? NULL
 	                       : named ? patch_ready(az, named) : prepare_patch(az, cl);
 	/* A zone-file edit at a reload too (not at start: "ready" serves it):
 	 * its difference is computed beside the loop with the build, and
@@ -525,6 +525,7 @@ static int finish_half(struct acme_zone *az, struct change_list *cl, bool reset,
 	}
 	free(diff);
 	ret = zone_table_replace(az->a->t, z);
+	az->served_behind = false;   /* built from the mirror: it shows every commit */
 	az->last_ms = ms_since(t0);
 	if (ret < 0) {
 		/* Only if the zone vanished from the table: nothing serves it anyway. */
@@ -1120,6 +1121,7 @@ static void cut_settled(void *ctx, void *item)
 void commit_cut_served(struct acme_zone *az, bool ok)
 {
 	az->cut_owed = false;
+	az->served_behind = !ok;
 	if (az->dur)
 		durable_each(az->dur, cut_settled, &ok);
 	struct held_reply *h = az->cut_held;
@@ -1155,7 +1157,8 @@ static struct zone *build_on_loop(struct acme_zone *az, char err[256])
  * the loop, as before issue #26 (seconds at 100 000 names, but served).
  * When even that fails, the records committed cannot be served: their
  * UPDATEs are answered SERVFAIL (never NOERROR for a change not served)
- * and the zone keeps serving the snapshot it had.
+ * and the zone keeps serving the snapshot it had; its next commit is built
+ * whole again rather than patched onto it (served_behind).
  */
 static void cut_on_loop(struct acme_zone *az)
 {

@@ -18,8 +18,10 @@ ran out:
   NOERROR, whether the build failed before its commit was on disk (the
   reply still waited for the sync, which once sent NOERROR) or after; the
   old snapshot keeps serving (old delegation, old serial, other names
-  exact); the change is committed to the database, so a restart without
-  the hook serves it."""
+  exact); the zone's next change, one a patch would make, is not patched
+  onto that snapshot but built whole again (SERVFAIL here too, nothing of
+  it served); the changes are committed to the database, so a restart
+  without the hook serves them."""
 import base64
 import os
 import re
@@ -75,6 +77,7 @@ NEW3 = (sorted(NEW[0] + ["child.%s. 3600 NS ns3.child.%s." % (APEX, APEX)]),
         NEW[1] + ["ns3.child.%s. 3600 A 192.0.2.55" % APEX])
 ADD_NS = [("child.%s." % APEX, 3600, "NS", "ns2.child.%s." % APEX),
           ("ns2.child.%s." % APEX, 3600, "A", "192.0.2.54")]
+ADD_TXT = [("zzz.%s." % APEX, 3600, "TXT", '"more"')]
 ADD_NS3 = [("child.%s." % APEX, 3600, "NS", "ns3.child.%s." % APEX),
            ("ns3.child.%s." % APEX, 3600, "A", "192.0.2.55")]
 
@@ -160,6 +163,7 @@ class CutFail(unittest.TestCase):
             s0 = self.serial(srv)
             www = self.ask(srv, "www", "A")
             zzz = self.ask(srv, "zzz", "TXT")
+            zzz_more = sorted(zzz + ['zzz.%s. 3600 TXT "more"' % APEX])
             self.assertEqual(www, ["www.%s. 3600 A 192.0.2.1" % APEX,
                                    "www.%s. 3600 RRSIG A" % APEX])
             self.assertEqual(self.update(srv, ADD_NS), "SERVFAIL")
@@ -171,6 +175,14 @@ class CutFail(unittest.TestCase):
             self.assertEqual(self.serial(srv), s0)
             self.assertEqual(self.ask(srv, "www", "A"), www)
             self.assertEqual(self.ask(srv, "zzz", "TXT"), zzz)
+            # Its next change, one a patch makes, is not patched onto the
+            # snapshot that lacks the committed one (that would serve a
+            # zone no commit ever held): it is built whole again, which
+            # fails here too.
+            self.assertEqual(self.update(srv, ADD_TXT), "SERVFAIL")
+            self.assertEqual(self.serial(srv), s0)
+            self.assertEqual(self.ask(srv, "zzz", "TXT"), zzz)
+            self.assertEqual(self.delegation(srv), OLD)
             self.assertEqual(srv.stop(), 0)
 
             # The change was committed before its build was tried: the
@@ -180,20 +192,21 @@ class CutFail(unittest.TestCase):
             srv.env = dict(os.environ, **{HOOK: "all", "GEOACME_TEST_COMPACT_DELAY_MS": "1000"})
             srv.start()
             self.assertEqual(self.delegation(srv), NEW)
-            self.assertEqual(self.serial(srv), s0 + 1)
+            self.assertEqual(self.serial(srv), s0 + 2)
+            self.assertEqual(self.ask(srv, "zzz", "TXT"), zzz_more)
             self.assertEqual(self.update(srv, ADD_NS3), "SERVFAIL")
             self.assertRegex(srv.log_since_start(), NOT_SERVED)
             self.assertEqual(self.delegation(srv), NEW)
-            self.assertEqual(self.serial(srv), s0 + 1)
+            self.assertEqual(self.serial(srv), s0 + 2)
             self.assertEqual(self.ask(srv, "www", "A"), www)
             self.assertEqual(srv.stop(), 0)
 
             srv.env = None   # this process's environment: no hook
             srv.start()
             self.assertEqual(self.delegation(srv), NEW3)
-            self.assertEqual(self.serial(srv), s0 + 2)
+            self.assertEqual(self.serial(srv), s0 + 3)
             self.assertEqual(self.ask(srv, "www", "A"), www)
-            self.assertEqual(self.ask(srv, "zzz", "TXT"), zzz)
+            self.assertEqual(self.ask(srv, "zzz", "TXT"), zzz_more)
             self.assertEqual(srv.stop(), 0)
         finally:
             srv.cleanup()
