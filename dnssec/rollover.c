@@ -490,7 +490,7 @@ static void schedule(struct rollover *r, uint64_t delay_ms);
 static void on_ds_answer(struct rollover *r, struct probe *p, const uint8_t *msg, size_t len)
 {
 	uint8_t want[DS_RDATA_MAX];
-	uint16_t tag;
+	uint16_t tag = 0;   /* set when wlen > 0, the only case that reads it */
 	int wlen = active_ds(r, want, sizeof(want), &tag);
 	struct wire w;
 	wire_init_read(&w, msg, len);
