@@ -47,6 +47,53 @@ void reload_reply(int32_t token, const char *msg)
 	close(fd);
 }
 
+/*
+ * Whether process pid blocks or catches signo, so that sending it cannot
+ * kill it (the signal's default action).  SigBlk is the main thread's mask,
+ * the one a signalfd reader blocks the signal in (sigwaitinfo would unblock
+ * it while waiting); SigCgt is the process's.
+ * False when /proc says nothing (no such process, hidden, not Linux).
+ */
+static bool takes_signal(long pid, int signo)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	unsigned long long blocked = 0, caught = 0, mask;
+	char line[256];
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "SigBlk: %llx", &mask) == 1)
+			blocked = mask;
+		else if (sscanf(line, "SigCgt: %llx", &mask) == 1)
+			caught = mask;
+	}
+	fclose(f);
+	unsigned long long bit = 1ULL << (signo - 1);
+	return ((blocked | caught) & bit) != 0;
+}
+
+/*
+ * Queues the request: RELOAD_SIGNAL to a process that takes it, else SIGHUP,
+ * whose token the kernel drops when another SIGHUP is pending (reload.h).
+ */
+static int send_request(long pid, int32_t token)
+{
+	union sigval v = { .sival_int = token };
+	if (takes_signal(pid, RELOAD_SIGNAL)) {
+		if (sigqueue((pid_t)pid, RELOAD_SIGNAL, v) == 0)
+			return 0;
+		if (errno != EAGAIN)   /* EAGAIN: the user's queue of signals is full */
+			return -1;
+	} else {
+		fprintf(stderr, "geoacme reload: process %ld does not take " RELOAD_SIGNAL_NAME
+		        " (an older geoacme?); sending SIGHUP, whose answer is lost if another "
+		        "reload request comes at the same time\n", pid);
+	}
+	return sigqueue((pid_t)pid, SIGHUP, v);
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -125,8 +172,7 @@ int cmd_reload(int argc, char **argv)
 			close(fd);
 		return EXIT_RUNTIME;
 	}
-	union sigval v = { .sival_int = token };
-	if (sigqueue((pid_t)pid, SIGHUP, v) < 0) {
+	if (send_request(pid, token) < 0) {
 		fprintf(stderr, "geoacme reload: cannot signal process %ld: %s\n", pid, strerror(errno));
 		close(fd);
 		return EXIT_RUNTIME;

@@ -4,6 +4,7 @@
  * until SIGTERM/SIGINT; SIGHUP rebuilds the generation beside the running
  * one, on the builder thread (cmd/builder.h), and swaps it in only when it
  * is complete.  SIGHUPs during a build coalesce into one build after it.
+ * `geoacme reload` sends RELOAD_SIGNAL instead, handled as a queued SIGHUP.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -580,6 +581,8 @@ int cmd_serve(int argc, char **argv)
 		{ SIGTERM, on_stop, "SIGTERM" },
 		{ SIGINT, on_stop, "SIGINT" },
 		{ SIGHUP, on_reload, "SIGHUP" },
+		/* geoacme reload's: queued with its token however many come (reload.h). */
+		{ RELOAD_SIGNAL, on_reload, RELOAD_SIGNAL_NAME },
 #ifdef GEOACME_TEST_HOOKS
 		{ test_clock ? SIGUSR2 : 0, on_test_clock, "SIGUSR2" },
 #endif
