@@ -11,17 +11,24 @@ for a while before the swap, so these cases can act in that window:
 - an UPDATE answered in it is in the new generation too (the running one
   keeps what it commits during a build, and the swap applies it);
 - SIGHUPs and `geoacme reload` clients in it coalesce into one more build,
-  and every client is answered;
+  and every client is answered, even when all their signals are pending at
+  once (a client sends SIGRTMIN+1, which the kernel queues, where a second
+  pending SIGHUP, and the token it carried, was dropped);
 - a build that fails keeps the old generation (and its UPDATEs);
 - `geoacme ctl reload` is the same build: the client is answered with the
   outcome once the new generation is swapped in, and the old one answers
   meanwhile (before, it built on the loop, and refused while a SIGHUP's
   build ran).
+
+ReloadSignal: the client sends SIGRTMIN+1 only to a process that blocks or
+catches it, and SIGHUP to any other (an older geoacme), which lives.
 """
 import os
 import re
 import signal
 import subprocess
+import sys
+import time
 import unittest
 
 import dns.rcode
@@ -58,6 +65,18 @@ zone_path = "acme.zone"
 ZONE = example_zone("www     IN A    192.0.2.80\n")
 ACME = seed_zone("acme.example.", serial=100)
 CHALLENGE = "_acme-challenge.www.acme.example."
+
+
+def wait_polling(pid, timeout=30):
+    """Waits until process pid sleeps in poll(2): a `geoacme reload` client
+    does so once it has signalled the server."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        with open("/proc/%d/wchan" % pid) as f:
+            if "poll" in f.read():
+                return
+        time.sleep(0.01)
+    raise AssertionError("process %d never waited in poll(2)" % pid)
 
 
 @needs_test_hooks
@@ -133,21 +152,30 @@ class ReloadOffTheLoop(unittest.TestCase):
     def test_sighups_during_a_build_coalesce(self):
         self.srv.send_signal(signal.SIGHUP)
         self.srv.wait_log(r"info: reloading ")
-        # Three `geoacme reload` clients and two plain SIGHUPs while it builds.
-        clients = [subprocess.Popen([BIN, "reload", "--pid", str(self.srv.proc.pid),
-                                     "--timeout", "60"], stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, text=True) for _ in range(3)]
-        self.srv.send_signal(signal.SIGHUP)
-        self.srv.send_signal(signal.SIGHUP)
-        outs = [c.communicate(timeout=90) for c in clients]
-        self.assertEqual([(c.returncode, o[0]) for c, o in zip(clients, outs)],
-                         [(0, "geoacme reload: ok serving 2 zones\n")] * 3, outs)
+        # Ten `geoacme reload` clients and five plain SIGHUPs while it builds,
+        # all sent while the server is stopped, so that all are pending when
+        # it reads them: the kernel drops a SIGHUP sent while one is pending
+        # (it dropped clients' tokens so), each client's realtime signal is
+        # queued with its token.
+        self.srv.send_signal(signal.SIGSTOP)
+        clients = []
+        try:
+            for i in range(10):
+                clients.append(subprocess.Popen([BIN, "reload", "--pid", str(self.srv.proc.pid),
+                                                 "--timeout", "30"], stdout=subprocess.PIPE,
+                                                stderr=subprocess.PIPE, text=True))
+                if i % 2:
+                    self.srv.send_signal(signal.SIGHUP)
+            for c in clients:
+                wait_polling(c.pid)
+        finally:
+            self.srv.send_signal(signal.SIGCONT)
+        outs = [c.communicate(timeout=60) for c in clients]
+        self.assertEqual([(c.returncode, o) for c, o in zip(clients, outs)],
+                         [(0, ("geoacme reload: ok serving 2 zones\n", ""))] * 10, outs)
         # Two builds: the first, and one more for everything that came during it.
         self.wait_count(r"info: reloaded: 2 zones\n", 2)
-        log = self.srv.log_since_start()
-        self.assertEqual(self.count(r"info: reloading "), 2, log)
-        self.assertEqual(self.count(r"info: reload requested during a reload's build; one more "
-                                    r"build follows it\n"), 1, log)
+        self.assertEqual(self.count(r"info: reloading "), 2, self.srv.log_since_start())
 
     def ctl_reload(self):
         return subprocess.Popen([BIN, "ctl", "-c", self.srv.config_path, "reload"],
@@ -183,6 +211,65 @@ class ReloadOffTheLoop(unittest.TestCase):
         self.srv.wait_log(r"info: reloaded: 2 zones\n")
         self.assertEqual(self.www(), ["www.example.com. 3600 IN A 192.0.2.82"])
         self.assertEqual(txt(self.srv, CHALLENGE), ['"kept"'])
+
+
+# A stand-in for an older server: handles SIGHUP only, so the realtime signal
+# would kill it.  It prints each SIGHUP it gets and answers nothing.
+SIGHUP_ONLY = """
+import signal, time
+signal.signal(signal.SIGHUP, lambda *_: print("SIGHUP", flush=True))
+print("ready", flush=True)
+time.sleep(60)
+"""
+
+# A stand-in for a server that takes the realtime signal: blocks it, as a
+# signalfd reader does, and prints which signal came and how it was sent.
+# (It polls sigpending: sigwaitinfo would unblock the signals while it
+# waits, and /proc would show them unblocked.)
+SIGNALFD_READER = """
+import signal, time
+sigs = {signal.SIGHUP, signal.SIGRTMIN + 1}
+signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
+print("ready", flush=True)
+while not signal.sigpending():
+    time.sleep(0.01)
+si = signal.sigwaitinfo(sigs)
+print(si.si_signo, si.si_code, flush=True)
+"""
+
+
+class ReloadSignal(unittest.TestCase):
+    """Which signal `geoacme reload` sends: the realtime SIGRTMIN+1 (queued
+    with its token however many come) to a process that blocks or catches
+    it, else SIGHUP (the realtime one would kill an older geoacme)."""
+
+    def start(self, code):
+        child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+        self.addCleanup(child.stdout.close)
+        self.addCleanup(child.wait)
+        self.addCleanup(child.kill)
+        self.assertEqual(child.stdout.readline(), "ready\n")
+        client = subprocess.Popen([BIN, "reload", "--pid", str(child.pid), "--timeout", "1"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        return child, client
+
+    def test_realtime_signal_else_sighup(self):
+        old, old_client = self.start(SIGHUP_ONLY)
+        new, new_client = self.start(SIGNALFD_READER)
+        errs = []
+        # Neither answers: both clients give up after their second.
+        for child, client in ((old, old_client), (new, new_client)):
+            out, err = client.communicate(timeout=30)
+            self.assertEqual((client.returncode, out), (1, ""), err)
+            self.assertIn("no answer from process %d within 1 s" % child.pid, err)
+            errs.append(err)
+        # The older one got SIGHUP, lives, and its client said why.
+        self.assertEqual(old.stdout.readline(), "SIGHUP\n")
+        self.assertIsNone(old.poll())
+        self.assertIn("process %d does not take SIGRTMIN+1" % old.pid, errs[0])
+        # The other got the realtime signal, queued (SI_QUEUE), no note.
+        self.assertEqual(new.stdout.readline(), "%d -1\n" % (signal.SIGRTMIN + 1))
+        self.assertNotIn("SIGRTMIN", errs[1])
 
 
 if __name__ == "__main__":
