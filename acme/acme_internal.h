@@ -72,6 +72,7 @@ struct acme_zone {
 	uint32_t stale_age;
 	uint32_t checkpoint_pages;
 	bool attached;                   /* acme_attach() ran: timers, syncs, serial */
+	bool built_signing;              /* its build made signatures anew (attach_zone) */
 	struct acme_capture *captured;   /* non-NULL while a reload builds beside us */
 	int64_t purge_timer;
 	bool purge_more;                 /* the last purge stopped at PURGE_SLICE (purge.c) */

@@ -565,8 +565,14 @@ static int replay_captured(struct acme_zone *az, const struct acme_zone *old, ch
 	return 0;
 }
 
-/* What a zone needs of the loop: changes made meanwhile, syncs, serial, timers. */
-static int attach_zone(struct acme_zone *az, const struct acme *prev, char err[256])
+/*
+ * The changes made meanwhile, before anything of the zone is attached:
+ * acme_attach() does this for every zone first, so that a change that
+ * fails the generation finds no zone that wrote to its database already
+ * (a serial bump would then be in the database and not in the serving
+ * generation's mirror, whose next commit would take the same serial).
+ */
+static int catch_up_zone(struct acme_zone *az, const struct acme *prev, char err[256])
 {
 	if (az->attached)
 		return 0;
@@ -577,12 +583,19 @@ static int attach_zone(struct acme_zone *az, const struct acme *prev, char err[2
 	 * bumped and the journal starts over.  A reload that took every
 	 * signature from the signer's cache serves the very signatures the
 	 * secondaries hold: the journal stays true and they go on by IXFR.
+	 * Asked of the build, before the changes are applied to it.
 	 */
 	const struct zone *built = zone_table_get(az->a->t, az->apex);
-	bool resigned = !prev || !built || zone_signatures_made(built) > 0;
-	int ret = replay_captured(az, prev ? acme_find_zone(prev, az->apex) : NULL, err);
-	if (ret < 0)
-		return ret;
+	az->built_signing = !prev || !built || zone_signatures_made(built) > 0;
+	return replay_captured(az, prev ? acme_find_zone(prev, az->apex) : NULL, err);
+}
+
+/* What a zone needs of the loop once caught up: syncs, serial, timers. */
+static int attach_zone(struct acme_zone *az, char err[256])
+{
+	if (az->attached)
+		return 0;
+	bool resigned = az->built_signing;
 	az->attached = true;
 	/*
 	 * From here on commits sync off the loop (commit.h), the serial bump
@@ -612,13 +625,21 @@ int acme_add_zone(struct acme *a, const struct config *c, const struct config_zo
                   const struct zone_signer *signer, char err[256])
 {
 	int ret = acme_load_zone(a, c, zc, signer, err);
-	return ret < 0 ? ret : attach_zone(a->zones[a->n - 1], NULL, err);
+	struct acme_zone *az = ret < 0 ? NULL : a->zones[a->n - 1];
+	if (az && (ret = catch_up_zone(az, NULL, err)) == 0)
+		ret = attach_zone(az, err);
+	return ret;
 }
 
 int acme_attach(struct acme *a, const struct acme *prev, char err[256])
 {
 	for (size_t i = 0; i < a->n; i++) {
-		int ret = attach_zone(a->zones[i], prev, err);
+		int ret = catch_up_zone(a->zones[i], prev, err);
+		if (ret < 0)
+			return ret;
+	}
+	for (size_t i = 0; i < a->n; i++) {
+		int ret = attach_zone(a->zones[i], err);
 		if (ret < 0)
 			return ret;
 	}
