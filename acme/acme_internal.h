@@ -147,6 +147,7 @@ struct acme {
 	struct lockwait *lw;         /* UPDATEs waiting for a database lock (lockwait.h) */
 	bool capturing;              /* a reload builds beside us: commits are kept */
 	bool edits_beside;           /* acme_apply_file_edits(beside) is under way */
+	bool replay_on_loop;         /* acme_replay_on_loop(): commit_replay may build whole */
 	bool detached;               /* acme_detach() ran: nothing of ours is in the loop */
 };
 

@@ -537,6 +537,7 @@ fail:
  * ones with a serial newer than the snapshot's.  Applied like a commit
  * that is already on disk (commit_replay).  -ENOMEM when a change was not
  * captured: the new generation would lack it, so it is not served.
+ * -EAGAIN, from commit_replay, when one cannot be patched in.
  */
 static int replay_captured(struct acme_zone *az, const struct acme_zone *old, char err[256])
 {
@@ -568,9 +569,10 @@ static int replay_captured(struct acme_zone *az, const struct acme_zone *old, ch
 /*
  * The changes made meanwhile, before anything of the zone is attached:
  * acme_attach() does this for every zone first, so that a change that
- * fails the generation finds no zone that wrote to its database already
- * (a serial bump would then be in the database and not in the serving
- * generation's mirror, whose next commit would take the same serial).
+ * fails the generation or sends it back to be built again (-EAGAIN) finds
+ * no zone that wrote to its database already (a serial bump would then be
+ * in the database and not in the serving generation's mirror, whose next
+ * commit would take the same serial).
  */
 static int catch_up_zone(struct acme_zone *az, const struct acme *prev, char err[256])
 {
@@ -644,6 +646,12 @@ int acme_attach(struct acme *a, const struct acme *prev, char err[256])
 			return ret;
 	}
 	return 0;
+}
+
+void acme_replay_on_loop(struct acme *a, bool on)
+{
+	if (a)
+		a->replay_on_loop = on;
 }
 
 void acme_capture_start(struct acme *a)

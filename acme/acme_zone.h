@@ -89,10 +89,24 @@ int acme_apply_file_edits(struct acme *a, bool beside, char err[256]);
  * build began), then the serial bump of a signed transferred zone, the
  * durable commits, checkpoints and the purge timer.  Both 0 or a negative
  * errno with err; on error the acme is only fit for acme_free().
+ * acme_attach returns -EAGAIN (err empty) when a change committed meanwhile
+ * cannot be patched into the new snapshot (zone_patch.h: glue, an apex
+ * change in a signed zone, ...): building it whole there would take
+ * seconds on the loop, so the caller builds the generation again instead
+ * (it reads the change from the database).  All changes are applied before
+ * any zone is attached, so an -EAGAIN (or any error in them) leaves every
+ * database as it was.
  */
 int acme_load_zone(struct acme *a, const struct config *c, const struct config_zone *zc,
                    const struct zone_signer *signer, char err[256]);
 int acme_attach(struct acme *a, const struct acme *prev, char err[256]);
+/*
+ * on: acme_attach builds such a snapshot whole on the loop, as before,
+ * rather than answer -EAGAIN: for a reload that was built again several
+ * times for it already, so a stream of such UPDATEs cannot keep it from
+ * ever being served.  Off at first.  NULL-safe.
+ */
+void acme_replay_on_loop(struct acme *a, bool on);
 /*
  * On the loop, before a reload's build starts: from now on every commit of
  * a's zones is also kept (a copy of its change list), for acme_attach() of

@@ -72,8 +72,10 @@ int commit_file_edit(struct acme_zone *az, struct file_diff *fd, bool reset);
 /*
  * A change another connection already committed to the zone's database
  * (the serving generation's, while a reload built this one: acme_attach),
- * applied to the mirror and the snapshot (patched, or built whole) only;
- * nothing is written or announced.  0, or a negative errno with err.
+ * applied to the mirror and the snapshot (patched) only; nothing is
+ * written or announced.  0, or a negative errno with err.  A change a
+ * patch cannot make: -EAGAIN (err empty), the generation is built again,
+ * unless acme_replay_on_loop() asked for it built whole here, on the loop.
  */
 int commit_replay(struct acme_zone *az, const struct change_list *cl, char err[256]);
 /*

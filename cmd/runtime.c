@@ -931,8 +931,12 @@ int generation_attach(struct generation *g, const struct generation *prev, struc
 	}
 	if (d->n > before)
 		return -EINVAL;
-	/* The changes committed while this generation was built, then the loop's part. */
-	if (g->acme && acme_attach(g->acme, prev ? prev->acme : NULL, err) < 0) {
+	/* The changes committed while this generation was built, then the loop's part;
+	 * one that must be built whole: this generation is built again (-EAGAIN). */
+	int ret = g->acme ? acme_attach(g->acme, prev ? prev->acme : NULL, err) : 0;
+	if (ret == -EAGAIN)
+		return ret;
+	if (ret < 0) {
 		diag_add(d, c->path, 0, 0, "%s", err);
 		return -EINVAL;
 	}

@@ -96,8 +96,9 @@ struct generation *generation_new(const char *path, struct loop *loop,
  * meanwhile (acme_attach; prev->acme must have captured them since before
  * the build began), secondaries, NOTIFY, health checks and their state,
  * database watches, logs, rate limiting, cookies, hooks and timers.
- * 0, or -EINVAL with the problems in d; g is then only fit for
- * generation_free().
+ * 0, or -EINVAL with the problems in d, or -EAGAIN (nothing in d) when a
+ * change prev committed during the build needs the zone built whole
+ * (acme_attach): build g again; g is then only fit for generation_free().
  */
 struct generation *generation_build(const char *path, struct loop *loop, bool check_only,
                                     struct diag *d);

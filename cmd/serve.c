@@ -43,6 +43,13 @@
 
 /* `geoacme reload` clients answered per build; more get "failed busy" at once. */
 #define RELOAD_WAITERS 16
+/*
+ * Builds of one reload in a row sent back because an UPDATE committed
+ * during the build needs its zone built whole (on_built); the one after
+ * them builds that zone on the loop, so such UPDATEs cannot keep a
+ * reload from ever being served.
+ */
+#define REBUILDS_MAX 3
 
 struct server {
 	const char *config_path;
@@ -65,6 +72,7 @@ struct server {
 	uint64_t ctl_tokens[RELOAD_WAITERS], next_ctl_tokens[RELOAD_WAITERS];
 	size_t n_ctl_tokens, n_next_ctl_tokens;
 	bool reload_again;           /* a SIGHUP came during the build */
+	unsigned rebuilds;           /* builds of this reload sent back (REBUILDS_MAX) */
 };
 
 static void usage(FILE *out)
@@ -157,19 +165,46 @@ static void swap_in(struct server *s, struct generation *g, char *summary, size_
 	         zone_table_count(g->zones) == 1 ? "" : "s");
 }
 
-static void start_build(struct server *s)
+/* The build itself, for a reload or once more for the same one (on_built). */
+static void build(struct server *s)
 {
 	char err[256] = "";
-	log_info("reloading %s", s->config_path);
-	notify_send("RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading", notify_monotonic_usec());
 	/* From here on the ACME zones keep what they commit, for the new
 	 * generation (acme_attach): an UPDATE answered during the build is in it. */
 	acme_capture_start(s->gen->acme);
 	if (builder_start(s->builder, s->config_path, err) < 0) {
 		acme_capture_stop(s->gen->acme);
+		s->rebuilds = 0;
 		log_error("reload failed: %s; still serving the previous configuration", err);
 		reload_done(s, false, err, NULL);
 	}
+}
+
+static void start_build(struct server *s)
+{
+	log_info("reloading %s", s->config_path);
+	notify_send("RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading", notify_monotonic_usec());
+	build(s);
+}
+
+/*
+ * The clients waiting for the build after this one join this one's, and
+ * it is no longer owed, if they fit: for a build that starts now, and so
+ * reads the configuration as it is after they asked.
+ */
+static void take_next_waiters(struct server *s)
+{
+	if (s->n_tokens + s->n_next_tokens > RELOAD_WAITERS ||
+	    s->n_ctl_tokens + s->n_next_ctl_tokens > RELOAD_WAITERS)
+		return;
+	memcpy(s->tokens + s->n_tokens, s->next_tokens, s->n_next_tokens * sizeof(*s->tokens));
+	s->n_tokens += s->n_next_tokens;
+	s->n_next_tokens = 0;
+	memcpy(s->ctl_tokens + s->n_ctl_tokens, s->next_ctl_tokens,
+	       s->n_next_ctl_tokens * sizeof(*s->ctl_tokens));
+	s->n_ctl_tokens += s->n_next_ctl_tokens;
+	s->n_next_ctl_tokens = 0;
+	s->reload_again = false;
 }
 
 /* On the loop, once the builder thread is done: attach, then swap. */
@@ -178,10 +213,34 @@ static void on_built(void *arg, struct generation *g, struct diag *d)
 	struct server *s = arg;
 	struct timespec T0, T1;
 	sysclock_mono_ts(&T0);
-	if (g && generation_attach(g, s->gen, d) < 0) {
+	/* Built again often enough: a zone that needs it is built whole on the
+	 * loop this time (and says so, acme/commit.c commit_replay). */
+	if (g && s->rebuilds >= REBUILDS_MAX)
+		acme_replay_on_loop(g->acme, true);
+	int ret = g ? generation_attach(g, s->gen, d) : 0;
+	if (ret < 0)
 		builder_dispose(s->builder, g);
-		g = NULL;
+	if (ret == -EAGAIN) {
+		/*
+		 * An UPDATE committed during the build that a patch cannot make:
+		 * building that zone whole on the loop would silence it for
+		 * seconds at 100 000 names.  The new generation may not serve
+		 * without it, so it is built again, beside the loop, from the
+		 * database that has it; the clients wait for that build (and
+		 * those who asked during this one join them: it reads the
+		 * configuration as it is now).
+		 */
+		s->rebuilds++;
+		log_info("reload: a change committed during the build needs the zone built whole; "
+		         "building the new configuration again");
+		if (s->reload_again)
+			take_next_waiters(s);
+		build(s);
+		return;
 	}
+	s->rebuilds = 0;
+	if (ret < 0)
+		g = NULL;
 	if (!g) {
 		acme_capture_stop(s->gen->acme);
 		for (size_t i = 0; i < d->n; i++)
@@ -200,14 +259,9 @@ static void on_built(void *arg, struct generation *g, struct diag *d)
 	}
 	if (!s->reload_again)
 		return;
-	/* The SIGHUPs that came meanwhile: one more build, from the config as it is now. */
-	s->reload_again = false;
-	memcpy(s->tokens, s->next_tokens, s->n_next_tokens * sizeof(*s->tokens));
-	s->n_tokens = s->n_next_tokens;
-	s->n_next_tokens = 0;
-	memcpy(s->ctl_tokens, s->next_ctl_tokens, s->n_next_ctl_tokens * sizeof(*s->ctl_tokens));
-	s->n_ctl_tokens = s->n_next_ctl_tokens;
-	s->n_next_ctl_tokens = 0;
+	/* The SIGHUPs that came meanwhile: one more build, from the config as it is now
+	 * (every client was answered: theirs fit). */
+	take_next_waiters(s);
 	start_build(s);
 }
 
