@@ -10,9 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "acme/acme_internal.h"
 #include "acme/commit.h"
@@ -20,6 +18,7 @@
 #include "core/conf/side_thread.h"
 #include "core/conf/sysclock.h"
 #include "core/net/loop.h"
+#include "core/net/loop_job.h"
 #include "core/test_hooks.h"
 #include "core/wire/change.h"
 #include "core/zone/recset.h"
@@ -34,18 +33,16 @@
 
 struct compact {
 	struct acme_zone *az;
-	int efd;
-	bool in_loop;                /* efd is watched */
-	bool thread_made;            /* a thread to join */
-	bool done;                   /* it signalled; loop side */
+	/* The thread, detached; its end calls on_done on the loop. */
+	struct loop_job job;
+	bool done;                   /* no job running; loop side */
 	bool stale;                  /* the served snapshot was replaced meanwhile */
 	bool rekey;                  /* built for new keys: on_rekeyed once served (compact_rekey) */
 	bool rekey_restart;          /* ... while a build with the old keys ran: build again */
-	pthread_t thread;
 	struct change_list noted;    /* names committed since the start (no rdata) */
 	size_t commits;              /* how many commits noted them */
 	struct timespec started;
-	/* The thread's, until it signals efd. */
+	/* The thread's, until loop_job_finish(). */
 	char *path;
 	uint8_t apex[DNAME_MAX];
 	char name[DNAME_MAX * 4 + 2];
@@ -67,10 +64,6 @@ struct compact {
 	size_t records;
 	double build_ms;
 	char err[256];
-	/* The snapshot swapped out, freed by a short thread of its own. */
-	struct zone *old;
-	pthread_t reaper;
-	bool reaper_made;
 };
 
 static size_t due_bytes(void)
@@ -171,9 +164,7 @@ static void *run(void *arg)
 		side_thread_sleep_ms(c->delay_ms);
 	}
 	lose_for_test(c);
-	uint64_t one = 1;
-	/* Cannot fail short of a bug; the loop would then never swap. */
-	(void)!write(c->efd, &one, sizeof(one));
+	loop_job_finish(&c->job);   /* the last touch of c */
 	return NULL;
 }
 
@@ -184,7 +175,10 @@ static void *free_old(void *arg)
 	return NULL;
 }
 
-/* Let go of on the loop; freed on a thread of its own when ours was the last hold. */
+/*
+ * Let go of on the loop; when ours was the last hold, freed on a detached
+ * thread of its own (a joined reaper made the next swap wait for it).
+ */
 static void release_beside(struct zone *z)
 {
 	pthread_t t;
@@ -194,21 +188,6 @@ static void release_beside(struct zone *z)
 		pthread_detach(t);
 }
 
-/* The previous swap's old snapshot is freed by now, or soon: joined. */
-static void join_reaper(struct compact *c)
-{
-	if (c->reaper_made)
-		pthread_join(c->reaper, NULL);
-	c->reaper_made = false;
-	c->old = NULL;
-}
-
-static void unwatch(struct compact *c)
-{
-	if (c->in_loop)
-		loop_del_fd(c->az->a->l, c->efd);
-	c->in_loop = false;
-}
 
 /* The signer's cache keeps what patches replace while the thread builds. */
 static void hold_cache(struct compact *c, bool on)
@@ -218,14 +197,10 @@ static void hold_cache(struct compact *c, bool on)
 	c->holding = on;
 }
 
-/* The job ends on the loop: its thread joined, what it made dropped. */
+/* The job ends on the loop, its thread done: what it made dropped. */
 static void finish(struct compact *c)
 {
-	if (c->thread_made)
-		pthread_join(c->thread, NULL);
-	c->thread_made = false;
 	hold_cache(c, false);
-	unwatch(c);
 	zone_free(c->z);
 	c->z = NULL;
 	release_beside(c->base);
@@ -394,21 +369,17 @@ static void swap_in(struct compact *c)
 		 */
 		struct zone *z = c->z;
 		c->z = NULL;
-		join_reaper(c);
 		uint32_t from = zone_serial(served);
 		bool history = journal_cut(c, served, z, late, late_len, rekey);
-		c->old = zone_table_swap(az->a->t, z);
+		struct zone *old = zone_table_swap(az->a->t, z);
 		zone_table_patched(az->a->t, z, history ? c->diff : NULL, history ? c->diff_len : 0);
 		if (history && late)
 			zone_table_patched(az->a->t, z, late, late_len);
 		size_t diff_bytes = history ? c->diff_len + late_len : 0;
-		/* Held for the difference: let go of before the reaper looks. */
+		/* Held for the difference (it is `old`): let go of first. */
 		zone_free(c->base);
 		c->base = NULL;
-		if (c->old && zone_refs(c->old) == 1 && side_thread_start(&c->reaper, free_old, c->old) == 0)
-			c->reaper_made = true;
-		else
-			zone_free(c->old);
+		release_beside(old);
 		char how[64] = "the IXFR history starts over";
 		if (history)
 			snprintf(how, sizeof(how), "the IXFR history goes on: %zu bytes of difference",
@@ -421,9 +392,8 @@ static void swap_in(struct compact *c)
 		if (rekey)
 			rekeyed(c);
 	} else {
-		struct zone *z = c->z;
+		struct zone *z = c->z, *old = NULL;
 		c->z = NULL;
-		join_reaper(c);
 		/* A re-keying's signatures may all come from the cache (a build
 		 * with the new keys before it put them there) and still differ
 		 * from the served ones: new signatures, always. */
@@ -431,14 +401,11 @@ static void swap_in(struct compact *c)
 		if (made == 0) {
 			/* Record for record the served zone, signatures included:
 			 * nothing for the IXFR history or NOTIFY to hear of. */
-			c->old = zone_table_swap(az->a->t, z);
+			old = zone_table_swap(az->a->t, z);
 		} else if (zone_table_replace(az->a->t, z) < 0) {
 			zone_free(z);
 		}
-		if (c->old && zone_refs(c->old) == 1 && side_thread_start(&c->reaper, free_old, c->old) == 0)
-			c->reaper_made = true;
-		else
-			zone_free(c->old);   /* a transfer holds it too: the last holder frees it */
+		release_beside(old);   /* a transfer may hold it too: the last holder frees it */
 		log_info("%s: %s beside the loop: %zu records built and signed in %.0f ms, "
 		         "%zu commit%s made meanwhile patched in, swapped in on the loop in %.2f ms (%s)",
 		         az->name, rekey ? "re-signed with the new keys" : "compacted", c->records,
@@ -470,13 +437,10 @@ static void swap_in(struct compact *c)
 		rekey_on_loop(c);
 }
 
-static void on_event(struct loop *l, int fd, int events, void *arg)
+static void on_done(void *arg)
 {
 	struct compact *c = arg;
-	uint64_t n;
-	(void)l;
-	(void)events;
-	if (read(fd, &n, sizeof(n)) == (ssize_t)sizeof(n) && !c->done)
+	if (!c->done)
 		swap_in(c);
 }
 
@@ -488,12 +452,9 @@ static struct compact *job_new(struct acme_zone *az)
 	c->az = az;
 	c->done = true;
 	change_list_init(&c->noted);
-	c->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	c->job.efd = -1;   /* no job yet: loop_job_wait() returns at once */
 	c->path = strdup(az->journal_path);
-	if (c->efd < 0 || !c->path) {
-		if (c->efd >= 0)
-			close(c->efd);
-		free(c->path);
+	if (!c->path) {
 		free(c);
 		return NULL;
 	}
@@ -516,9 +477,6 @@ static int start(struct acme_zone *az, bool rekey)
 	}
 	struct compact *c = az->compact;
 	c->rekey = c->rekey || rekey;
-	uint64_t n;
-	while (read(c->efd, &n, sizeof(n)) == (ssize_t)sizeof(n))
-		;   /* nothing left from a job dropped before it signalled */
 	c->signer = az->signer;
 	c->has_signer = az->has_signer;
 	c->stale = false;
@@ -528,29 +486,23 @@ static int start(struct acme_zone *az, bool rekey)
 	/* finish() let go of the last one's. */
 	const struct zone *served = zone_table_get(az->a->t, az->apex);
 	c->base = az->cut_owed && az->cut_history && served ? zone_hold(served) : NULL;
-	if (loop_add_fd(az->a->l, c->efd, LOOP_READ, on_event, c) < 0) {
-		log_error("%s: cannot watch a compaction's eventfd; patches go on", az->name);
-		return -EIO;
-	}
-	c->in_loop = true;
 	c->done = false;
 	/* From the records' read on: a commit meanwhile must not drop from
 	 * the cache the signatures of what the build reads (its catch-up
 	 * replaces them; made anew, they would look like new signatures). */
 	hold_cache(c, true);
 	sysclock_mono_ts(&c->started);
-	int ret = side_thread_start(&c->thread, run, c);
-	if (ret != 0) {
-		log_error("%s: cannot start a thread to compact the snapshot (%s); patches go on",
-		          az->name, strerror(ret));
-		unwatch(c);
+	char err[256];
+	int ret = loop_job_start(&c->job, az->a->l, run, on_done, c, err);
+	if (ret < 0) {
+		log_error("%s: cannot compact the snapshot beside the loop (%s); patches go on",
+		          az->name, err);
 		hold_cache(c, false);
 		zone_free(c->base);   /* the served one: never the last hold */
 		c->base = NULL;
 		c->done = true;
-		return -ret;
+		return ret;
 	}
-	c->thread_made = true;
 	if (az->cut_owed)
 		log_info("%s: building the snapshot with the committed change beside the loop%s",
 		         az->name, c->rekey ? " (with the new keys)" : "");
@@ -631,7 +583,7 @@ void compact_resigning(struct acme_zone *az)
 void compact_detach(struct acme_zone *az)
 {
 	if (az->compact)
-		unwatch(az->compact);
+		loop_job_unwatch(&az->compact->job);
 }
 
 void compact_free(struct acme_zone *az)
@@ -639,18 +591,14 @@ void compact_free(struct acme_zone *az)
 	struct compact *c = az->compact;
 	if (!c)
 		return;
-	if (c->thread_made)
-		pthread_join(c->thread, NULL);
-	c->thread_made = false;
+	/* A thread still building: waited for (the zone leaves, its job with it). */
+	loop_job_unwatch(&c->job);
+	loop_job_wait(&c->job);
 	hold_cache(c, false);
-	join_reaper(c);
 	zone_free(c->z);
 	zone_free(c->base);
 	free(c->diff);
 	change_list_clear(&c->noted);
-	if (c->in_loop)
-		loop_del_fd(az->a->l, c->efd);
-	close(c->efd);
 	free(c->path);
 	free(c);
 	az->compact = NULL;
