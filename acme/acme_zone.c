@@ -388,6 +388,18 @@ int acme_apply_file_edits(struct acme *a, bool beside, char err[256])
 	return 0;
 }
 
+int acme_edits_lock_free(const struct acme *a, const char **zone)
+{
+	for (size_t i = 0; a && i < a->n; i++) {
+		struct acme_zone *az = a->zones[i];
+		if (az->edit && db_write_lock_free(az->db) == -EBUSY) {
+			*zone = az->name;
+			return -EBUSY;
+		}
+	}
+	return 0;
+}
+
 static int add_keys(struct acme_zone *az, const struct config_zone *zc, char err[256])
 {
 	if (!zc->n_tsig_keys)

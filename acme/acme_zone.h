@@ -73,9 +73,19 @@ int acme_add_zone(struct acme *a, const struct config *c, const struct config_zo
  * built beside the loop, swapped in a moment after the reload (the log
  * says when; the IXFR history goes on); without (at start, before anything
  * is served) it is built here, so "ready" serves it.  0, or a negative
- * errno with err (that zone's edit and those after it are not applied).
+ * errno with err (that zone's edit and those after it are not applied;
+ * -EBUSY: its database was locked, by another process or a write of this
+ * one under way, and nothing of that zone changed).
  */
 int acme_apply_file_edits(struct acme *a, bool beside, char err[256]);
+
+/*
+ * Whether acme_apply_file_edits() would find every database it writes to
+ * free now: -EBUSY with *zone set to the first locked one's name (a
+ * reload waits for it, cmd/serve.c), else 0.  One BEGIN IMMEDIATE +
+ * ROLLBACK per zone with an edit, no wait; none without one.
+ */
+int acme_edits_lock_free(const struct acme *a, const char **zone);
 
 /*
  * A reload in two halves (cmd/builder.h).  acme_load_zone: the database

@@ -1073,9 +1073,10 @@ int generation_attach(struct generation *g, const struct generation *prev, struc
 	 * with the zones (acme_add_zone); applying them changes the database,
 	 * this generation's table and NOTIFY, so it belongs where the swap
 	 * runs (the loop), after whatever a build off the loop does. */
-	if (g->acme && acme_apply_file_edits(g->acme, prev != NULL, err) < 0) {
+	ret = g->acme ? acme_apply_file_edits(g->acme, prev != NULL, err) : 0;
+	if (ret < 0) {
 		diag_add(d, c->path, 0, 0, "%s", err);
-		return -EINVAL;
+		return ret == -EBUSY ? -EBUSY : -EINVAL;   /* -EBUSY: locked (cmd/serve.c waits) */
 	}
 	for (size_t i = 0; g->rolls && i < c->n_zones; i++)
 		if (g->rolls[i])

@@ -99,6 +99,8 @@ struct generation *generation_new(const char *path, struct loop *loop,
  * 0, or -EINVAL with the problems in d, or -EAGAIN (nothing in d) when a
  * change prev committed during the build needs the zone built whole
  * (acme_attach): build g again; g is then only fit for generation_free().
+ * -EBUSY (the reason in d): a zone-file edit found its database locked
+ * (acme_apply_file_edits); g likewise, nothing of that edit committed.
  */
 struct generation *generation_build(const char *path, struct loop *loop, bool check_only,
                                     struct diag *d);

@@ -50,6 +50,16 @@
  * reload from ever being served.
  */
 #define REBUILDS_MAX 3
+/*
+ * A reload whose zone-file edit commits to a database that is locked (an
+ * operator's sqlite3, or a write of this process under way: a staged
+ * UPDATE, a compaction's journal) waits for the lock, looking every
+ * RELOAD_LOCK_RETRY_MS, the previous configuration answering; after
+ * RELOAD_LOCKWAIT_MS it fails, having changed nothing.  Longer than an
+ * UPDATE's bound (acme/lockwait.h): an operator asked for this one.
+ */
+#define RELOAD_LOCKWAIT_MS 10000
+#define RELOAD_LOCK_RETRY_MS 10
 
 struct server {
 	const char *config_path;
@@ -73,6 +83,11 @@ struct server {
 	size_t n_ctl_tokens, n_next_ctl_tokens;
 	bool reload_again;           /* a SIGHUP came during the build */
 	unsigned rebuilds;           /* builds of this reload sent back (REBUILDS_MAX) */
+	/* A built generation waiting for a database lock (wait_for_lock). */
+	struct generation *locked;
+	int64_t lock_timer;
+	uint64_t lock_since_ms;      /* when this reload began to wait */
+	bool lock_waiting;
 };
 
 static void usage(FILE *out)
@@ -207,10 +222,87 @@ static void take_next_waiters(struct server *s)
 	s->reload_again = false;
 }
 
+/* A reload that is not swapped in: the clients hear why. */
+static void reload_failed(struct server *s, const char *why, const struct diag *d)
+{
+	acme_capture_stop(s->gen->acme);
+	for (size_t i = 0; d && i < d->n; i++)
+		log_error("%s", d->msgs[i]);
+	log_error("reload failed%s%s; still serving the previous configuration", d ? "" : ": ",
+	          d ? "" : why);
+	reload_done(s, false, why, d);
+}
+
+/* The SIGHUPs that came during a reload: one more build, from the config as it is now. */
+static void reload_next(struct server *s)
+{
+	if (!s->reload_again)
+		return;
+	take_next_waiters(s);
+	start_build(s);
+}
+
+static void on_built(void *arg, struct generation *g, struct diag *d);
+
+static void on_lock_retry(struct loop *l, void *arg)
+{
+	(void)l;
+	struct server *s = arg;
+	struct generation *g = s->locked;
+	s->lock_timer = 0;
+	s->locked = NULL;
+	struct diag d = { 0 };
+	on_built(s, g, &d);
+	diag_clear(&d);
+}
+
+/*
+ * Whether g must wait for a database its zone-file edits commit to
+ * (RELOAD_LOCKWAIT_MS): true when it waits (a timer looks again) or the
+ * reload failed, the wait over; false to attach g now.  Looked at before
+ * generation_attach, which is not undone: a lock taken between the look
+ * and the commit builds the reload again (on_built).
+ */
+static bool wait_for_lock(struct server *s, struct generation *g)
+{
+	const char *zone = NULL;
+	if (acme_edits_lock_free(g->acme, &zone) != -EBUSY) {
+		s->lock_waiting = false;
+		return false;
+	}
+	uint64_t now = loop_now_ms(s->loop);
+	if (!s->lock_waiting) {
+		s->lock_waiting = true;
+		s->lock_since_ms = now;
+		log_info("reload: the database of %s is locked by another process or a write under "
+		         "way; the new configuration waits for it (at most %d ms)", zone,
+		         RELOAD_LOCKWAIT_MS);
+	}
+	if (now - s->lock_since_ms < RELOAD_LOCKWAIT_MS) {
+		int64_t id = loop_timer_add(s->loop, RELOAD_LOCK_RETRY_MS, on_lock_retry, s);
+		if (id > 0) {
+			s->locked = g;
+			s->lock_timer = id;
+			return true;
+		}
+	}
+	s->lock_waiting = false;
+	builder_dispose(s->builder, g);
+	char why[DNAME_MAX * 4 + 64];
+	snprintf(why, sizeof(why), "the database of %s stayed locked for %llu ms", zone,
+	         (unsigned long long)(now - s->lock_since_ms));
+	s->rebuilds = 0;
+	reload_failed(s, why, NULL);
+	reload_next(s);
+	return true;
+}
+
 /* On the loop, once the builder thread is done: attach, then swap. */
 static void on_built(void *arg, struct generation *g, struct diag *d)
 {
 	struct server *s = arg;
+	if (g && wait_for_lock(s, g))
+		return;
 	struct timespec T0, T1;
 	sysclock_mono_ts(&T0);
 	/* Built again often enough: a zone that needs it is built whole on the
@@ -220,6 +312,18 @@ static void on_built(void *arg, struct generation *g, struct diag *d)
 	int ret = g ? generation_attach(g, s->gen, d) : 0;
 	if (ret < 0)
 		builder_dispose(s->builder, g);
+	if (ret == -EBUSY && s->rebuilds < REBUILDS_MAX) {
+		/* Locked after wait_for_lock looked, by another process or this
+		 * one's compaction: nothing of the edit was committed, and g is
+		 * half attached.  Built again, it looks (and waits) again. */
+		s->rebuilds++;
+		log_info("reload: a database was locked at the swap; building the new configuration "
+		         "again");
+		if (s->reload_again)
+			take_next_waiters(s);
+		build(s);
+		return;
+	}
 	if (ret == -EAGAIN) {
 		/*
 		 * An UPDATE committed during the build that a patch cannot make:
@@ -242,13 +346,9 @@ static void on_built(void *arg, struct generation *g, struct diag *d)
 	if (ret < 0)
 		g = NULL;
 	if (!g) {
-		acme_capture_stop(s->gen->acme);
-		for (size_t i = 0; i < d->n; i++)
-			log_error("%s", d->msgs[i]);
-		log_error("reload failed; still serving the previous configuration");
 		char why[64];
 		snprintf(why, sizeof(why), "%zu problem%s", d->n, d->n == 1 ? "" : "s");
-		reload_done(s, false, why, d);
+		reload_failed(s, why, d);
 	} else {
 		char summary[64];
 		swap_in(s, g, summary, sizeof(summary));
@@ -257,18 +357,19 @@ static void on_built(void *arg, struct generation *g, struct diag *d)
 		         (double)(T1.tv_sec - T0.tv_sec) * 1e3 + (double)(T1.tv_nsec - T0.tv_nsec) / 1e6);
 		reload_done(s, true, summary, NULL);
 	}
-	if (!s->reload_again)
-		return;
-	/* The SIGHUPs that came meanwhile: one more build, from the config as it is now
-	 * (every client was answered: theirs fit). */
-	take_next_waiters(s);
-	start_build(s);
+	reload_next(s);   /* every client was answered: theirs fit */
+}
+
+/* A build under way, or one built and waiting for a lock: a reload asked now follows it. */
+static bool reload_busy(const struct server *s)
+{
+	return builder_busy(s->builder) || s->locked;
 }
 
 /* A reload asked for: a build now, or one more after the one under way. */
 static void request_reload(struct server *s)
 {
-	if (!builder_busy(s->builder)) {
+	if (!reload_busy(s)) {
 		start_build(s);
 		return;
 	}
@@ -282,7 +383,7 @@ static void on_reload(struct loop *l, void *arg)
 {
 	struct server *s = arg;
 	const struct loop_siginfo *si = loop_signal_info(l);
-	bool busy = builder_busy(s->builder);
+	bool busy = reload_busy(s);
 	int32_t *tokens = busy ? s->next_tokens : s->tokens;
 	size_t *n = busy ? &s->n_next_tokens : &s->n_tokens;
 	if (si->queued && *n < RELOAD_WAITERS)
@@ -305,7 +406,7 @@ static int ctl_reload_later(void *arg, FILE *out)
 		fputs("the server is starting; try again", out);
 		return -EAGAIN;
 	}
-	bool busy = builder_busy(s->builder);
+	bool busy = reload_busy(s);
 	uint64_t *tokens = busy ? s->next_ctl_tokens : s->ctl_tokens;
 	size_t *n = busy ? &s->n_next_ctl_tokens : &s->n_ctl_tokens;
 	if (*n == RELOAD_WAITERS) {
@@ -662,7 +763,11 @@ int cmd_serve(int argc, char **argv)
 out:
 	notify_close();
 	diag_clear(&d);
-	/* A build under way is waited for and thrown away. */
+	/* A build under way is waited for and thrown away, as is one waiting for a lock. */
+	if (s.locked) {
+		loop_timer_cancel(s.loop, s.lock_timer);
+		builder_dispose(s.builder, s.locked);
+	}
 	builder_free(s.builder);
 	control_free(s.control);
 	site_admin_free(s.admin);

@@ -7,7 +7,9 @@ live database.  The UPDATE sent meanwhile waits without blocking the loop
 zone) are answered, exactly, while it waits, before its reply.  When the
 lock is released within the bound (2 s) the UPDATE is answered NOERROR
 and served; when the lock outlives it, SERVFAIL and absent, and nothing
-else changed.  After kill -9 every acknowledged UPDATE is there.
+else changed.  After kill -9 every acknowledged UPDATE is there.  A
+reload whose zone-file edit must be committed waits for the lock likewise
+(the previous configuration answering), up to its own bound (10 s).
 
 Before the fix (a 2 s busy timeout on the loop) the first test fails: the
 queries are answered only after the UPDATE's SERVFAIL.
@@ -175,6 +177,73 @@ class SqliteLock(unittest.TestCase):
             self.assertEqual(db.execute("PRAGMA integrity_check").fetchone()[0], "ok")
         finally:
             db.close()
+
+
+class ReloadWaitsForTheLock(unittest.TestCase):
+    """A SIGHUP whose zone-file edit needs the locked database: the new
+    configuration waits for the lock (cmd/serve.c, RELOAD_LOCKWAIT_MS)
+    while the previous one answers, then is swapped in with the edit; a
+    lock that outlives the bound fails the reload with that reason, and
+    nothing changed (the next reload applies the edit)."""
+
+    def setUp(self):
+        self.server = Server(CONFIG, FILES)
+        self.server.start()
+        self.db = self.server.path("acme.sqlite")
+
+    def tearDown(self):
+        self.server.cleanup()
+
+    def ns(self):
+        r = self.server.query(ZONE, "NS")
+        return sorted(rd.to_text() for rrset in r.answer for rd in rrset)
+
+    def edit_and_reload(self):
+        self.server.write("acme.zone", seed_zone(ZONE, extra="www 300 IN A 192.0.2.7\n"
+                                                 "@ IN NS ns2.example.\n"))
+        self.server.send_signal(signal.SIGHUP)
+        self.server.wait_log(r"reload: the database of acme\.example\. is locked by another "
+                             r"process or a write under way; the new configuration waits for it")
+
+    def test_reload_waits_then_applies(self):
+        before = serial(self.server, ZONE)
+        lock = Lock(self.db)
+        try:
+            self.edit_and_reload()
+            for _ in range(20):
+                SqliteLock.assert_zones_answered(self)
+            self.assertEqual(self.ns(), ["ns1.example."])
+            self.assertNotIn("reloaded:", self.server.log_since_start())
+        finally:
+            lock.release()
+        self.server.wait_log(r"reloaded: 2 zones")
+        self.assertRegex(self.server.log_since_start(), r"zone file .*acme\.zone applied as a "
+                         r"difference: 0 records removed, 1 added, serial %d -> %d"
+                         % (before, before + 1))
+        self.assertNotIn("reload failed", self.server.log_since_start())
+        self.assertEqual(self.ns(), ["ns1.example.", "ns2.example."])
+        self.assertEqual(serial(self.server, ZONE), before + 1)
+        SqliteLock.assert_zones_answered(self)
+
+    def test_lock_outlives_the_bound(self):
+        before = serial(self.server, ZONE)
+        lock = Lock(self.db)
+        try:
+            self.edit_and_reload()
+            self.server.wait_log(r"reload failed: the database of acme\.example\. stayed locked "
+                                 r"for 1\d{4} ms; still serving the previous configuration",
+                                 timeout=20)
+            SqliteLock.assert_zones_answered(self)
+        finally:
+            lock.release()
+        self.assertEqual(self.ns(), ["ns1.example."])
+        self.assertEqual(serial(self.server, ZONE), before)
+        self.assertNotIn("applied as a difference", self.server.log_since_start())
+        # Nothing was committed: the next reload finds the edit and applies it.
+        self.server.send_signal(signal.SIGHUP)
+        self.server.wait_log(r"reloaded: 2 zones")
+        self.assertEqual(self.ns(), ["ns1.example.", "ns2.example."])
+        self.assertEqual(serial(self.server, ZONE), before + 1)
 
 
 if __name__ == "__main__":
