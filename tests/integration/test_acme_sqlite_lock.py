@@ -14,7 +14,6 @@ reload whose zone-file edit must be committed waits for the lock likewise
 Before the fix (a 2 s busy timeout on the loop) the first test fails: the
 queries are answered only after the UPDATE's SERVFAIL.
 """
-import os
 import signal
 import sqlite3
 import subprocess

@@ -24,7 +24,6 @@ ReloadSignal: the client sends SIGRTMIN+1 only to a process that blocks or
 catches it, and SIGHUP to any other (an older geoacme), which lives.
 """
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -34,7 +33,8 @@ import unittest
 import dns.rcode
 
 from acme_helpers import TsigKey, seed_zone, signed_update, txt
-from harness import BASE_CONFIG, BIN, Server, example_zone, main, make_key, needs_test_hooks, rrs
+from harness import (BASE_CONFIG, BIN, Server, ServerPerTest, example_zone, main, make_key,
+                     needs_test_hooks, rrs)
 
 DELAY_MS = 2500
 
@@ -80,18 +80,12 @@ def wait_polling(pid, timeout=30):
 
 
 @needs_test_hooks
-class ReloadOffTheLoop(unittest.TestCase):
-    def setUp(self):
-        self.srv = Server(CONFIG, {"example.com.zone": ZONE, "acme.zone": ACME},
-                          env=dict(os.environ, GEOACME_TEST_RELOAD_DELAY_MS=str(DELAY_MS)))
-        make_key(self.srv.path("acme.pem"))
-        self.srv.start()
-
-    def tearDown(self):
-        try:
-            self.assertEqual(self.srv.stop(), 0, self.srv.log()[-3000:])
-        finally:
-            self.srv.cleanup()
+class ReloadOffTheLoop(ServerPerTest):
+    def make_server(self):
+        srv = Server(CONFIG, {"example.com.zone": ZONE, "acme.zone": ACME},
+                     env=dict(os.environ, GEOACME_TEST_RELOAD_DELAY_MS=str(DELAY_MS)))
+        make_key(srv.path("acme.pem"))
+        return srv
 
     def www(self):
         return rrs(self.srv.query("www.example.com"), "answer")
@@ -99,15 +93,9 @@ class ReloadOffTheLoop(unittest.TestCase):
     def serial(self):
         return self.srv.query("acme.example", "SOA").answer[0][0].serial
 
-    def count(self, pattern):
-        return len(re.findall(pattern, self.srv.log_since_start()))
-
-    def wait_count(self, pattern, n, timeout=30):
-        self.srv.wait_log(r"(?s)(%s.*){%d}" % (pattern, n), timeout=timeout)
-
     def reload_built(self, n=1):
         """Waits until the n-th build since start is done and held by the hook."""
-        self.wait_count(r"reload: the new configuration was built in \d+ ms", n)
+        self.srv.wait_log_count(r"reload: the new configuration was built in \d+ ms", n)
 
     def test_old_answers_until_the_swap(self):
         self.assertEqual(self.www(), ["www.example.com. 3600 IN A 192.0.2.80"])
@@ -115,7 +103,7 @@ class ReloadOffTheLoop(unittest.TestCase):
         self.srv.send_signal(signal.SIGHUP)
         self.reload_built()
         # Built, not yet swapped: the running generation answers, at once.
-        self.assertEqual(self.count(r"info: reloaded: "), 0)
+        self.assertEqual(self.srv.log_count(r"info: reloaded: "), 0)
         self.assertEqual(self.www(), ["www.example.com. 3600 IN A 192.0.2.80"])
         self.srv.wait_log(r"info: reloaded: 2 zones\n")
         self.assertEqual(self.www(), ["www.example.com. 3600 IN A 192.0.2.81"])
@@ -174,8 +162,8 @@ class ReloadOffTheLoop(unittest.TestCase):
         self.assertEqual([(c.returncode, o) for c, o in zip(clients, outs)],
                          [(0, ("geoacme reload: ok serving 2 zones\n", ""))] * 10, outs)
         # Two builds: the first, and one more for everything that came during it.
-        self.wait_count(r"info: reloaded: 2 zones\n", 2)
-        self.assertEqual(self.count(r"info: reloading "), 2, self.srv.log_since_start())
+        self.srv.wait_log_count(r"info: reloaded: 2 zones\n", 2)
+        self.assertEqual(self.srv.log_count(r"info: reloading "), 2, self.srv.log_since_start())
 
     def ctl_reload(self):
         return subprocess.Popen([BIN, "ctl", "-c", self.srv.config_path, "reload"],
@@ -194,8 +182,8 @@ class ReloadOffTheLoop(unittest.TestCase):
         self.assertEqual([(c.returncode, o) for c, o in zip((first, second), outs)],
                          [(0, ("reloaded: serving 2 zones\n", ""))] * 2, outs)
         self.assertEqual(self.www(), ["www.example.com. 3600 IN A 192.0.2.83"])
-        self.wait_count(r"info: reloaded: 2 zones\n", 2)
-        self.assertEqual(self.count(r"info: reloading "), 2, self.srv.log_since_start())
+        self.srv.wait_log_count(r"info: reloaded: 2 zones\n", 2)
+        self.assertEqual(self.srv.log_count(r"info: reloading "), 2, self.srv.log_since_start())
 
     def test_failed_build_keeps_the_old_generation(self):
         self.srv.write("example.com.zone", ZONE + "broken IN A not-an-address\n")

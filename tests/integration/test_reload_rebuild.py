@@ -21,13 +21,12 @@ its swap, so the UPDATE lands after the build read the database:
 import re
 import signal
 import subprocess
-import unittest
 
 import dns.flags
 import dns.rcode
 
 from acme_helpers import TsigKey, seed_zone, signed_acme_server, signed_update
-from harness import BIN, main, needs_test_hooks, rrs
+from harness import BIN, ServerPerTest, main, needs_test_hooks, rrs
 
 # Long enough for an UPDATE sent once the build is logged; four are held in a row.
 DELAY_MS = 1000
@@ -44,26 +43,13 @@ BUILT = r"reload: the new configuration was built in \d+ ms"
 
 
 @needs_test_hooks
-class ReloadBuiltAgain(unittest.TestCase):
-    def setUp(self):
-        self.srv = signed_acme_server(APEX, KEY, ZONE, zone_lines='axfr_policy = "AllowAll"\n',
-                                      env={"GEOACME_TEST_RELOAD_DELAY_MS": str(DELAY_MS)})
-        self.srv.start()
-
-    def tearDown(self):
-        try:
-            self.assertEqual(self.srv.stop(), 0, self.srv.log()[-3000:])
-        finally:
-            self.srv.cleanup()
+class ReloadBuiltAgain(ServerPerTest):
+    def make_server(self):
+        return signed_acme_server(APEX, KEY, ZONE, zone_lines='axfr_policy = "AllowAll"\n',
+                                  env={"GEOACME_TEST_RELOAD_DELAY_MS": str(DELAY_MS)})
 
     def serial(self):
         return self.srv.query(APEX, "SOA").answer[0][0].serial
-
-    def count(self, pattern):
-        return len(re.findall(pattern, self.srv.log_since_start()))
-
-    def wait_count(self, pattern, n):
-        self.srv.wait_log(r"(?s)(%s.*){%d}" % (pattern, n))
 
     def add_glue(self, n):
         """One more address of the glue name, each in an UPDATE of its own."""
@@ -90,14 +76,14 @@ class ReloadBuiltAgain(unittest.TestCase):
         client = subprocess.Popen([BIN, "reload", "--pid", str(self.srv.proc.pid), "--timeout",
                                    "60"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                   text=True)
-        self.wait_count(BUILT, 1)
+        self.srv.wait_log_count(BUILT, 1)
         self.add_glue(1)
         want = ["%s 300 IN A 192.0.2.1" % GLUE]
         self.assertEqual(self.referral(), want)
         during = self.serial()
         self.assertEqual(during, before + 1)
         # The held generation lacks it: not served, built again; the client waits.
-        self.wait_count(BUILT_AGAIN, 1)
+        self.srv.wait_log_count(BUILT_AGAIN, 1)
         self.assertIsNone(client.poll())
         self.assertEqual(self.referral(), want)
         out = client.communicate(timeout=60)
@@ -108,19 +94,19 @@ class ReloadBuiltAgain(unittest.TestCase):
         self.assertEqual(self.referral(), want)
         self.assertEqual(self.serial(), during)
         log = self.srv.log_since_start()
-        self.assertEqual(self.count(BUILT), 2, log)
-        self.assertEqual(self.count(BUILT_AGAIN), 1, log)
-        self.assertEqual(self.count(r"info: reloading "), 1, log)
-        self.assertEqual(self.count(r"info: reloaded: 1 zone\n"), 1, log)
-        self.assertEqual(self.count(r"building the snapshot .*on the loop"), 0, log)
-        self.assertEqual(self.count(r"committed during the reload's build applied"), 0, log)
+        self.assertEqual(self.srv.log_count(BUILT), 2, log)
+        self.assertEqual(self.srv.log_count(BUILT_AGAIN), 1, log)
+        self.assertEqual(self.srv.log_count(r"info: reloading "), 1, log)
+        self.assertEqual(self.srv.log_count(r"info: reloaded: 1 zone\n"), 1, log)
+        self.assertEqual(self.srv.log_count(r"building the snapshot .*on the loop"), 0, log)
+        self.assertEqual(self.srv.log_count(r"committed during the reload's build applied"), 0, log)
 
     def test_the_fourth_build_is_swapped_in_with_a_whole_build(self):
         self.srv.send_signal(signal.SIGHUP)
         want = []
         for n in range(1, 5):
             # Each build held, then one more glue address.
-            self.wait_count(BUILT, n)
+            self.srv.wait_log_count(BUILT, n)
             self.add_glue(n)
             want.append("%s 300 IN A 192.0.2.%d" % (GLUE, n))
             self.assertEqual(self.referral(), want)
@@ -128,14 +114,14 @@ class ReloadBuiltAgain(unittest.TestCase):
         self.assertEqual(self.referral(), want)
         serial = self.serial()
         log = self.srv.log_since_start()
-        self.assertEqual(self.count(BUILT_AGAIN), 3, log)
-        self.assertEqual(self.count(r"warn: %s: building the snapshot with a change committed "
+        self.assertEqual(self.srv.log_count(BUILT_AGAIN), 3, log)
+        self.assertEqual(self.srv.log_count(r"warn: %s: building the snapshot with a change committed "
                                     r"during the reload's build on the loop: " % re.escape(APEX)),
                          1, log)
-        self.assertEqual(self.count(r"info: %s: 1 change committed during the reload's build "
+        self.assertEqual(self.srv.log_count(r"info: %s: 1 change committed during the reload's build "
                                     r"applied to the new configuration, serial %d\n"
                                     % (re.escape(APEX), serial)), 1, log)
-        self.assertEqual(self.count(r"info: reloaded: 1 zone\n"), 1, log)
+        self.assertEqual(self.srv.log_count(r"info: reloaded: 1 zone\n"), 1, log)
 
 
 if __name__ == "__main__":
