@@ -3,20 +3,18 @@
  * A secondary's copy built whole on a helper thread (see copy_build.h).
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "core/conf/diag.h"
 #include "core/conf/log.h"
 #include "core/conf/side_thread.h"
 #include "core/conf/sysclock.h"
 #include "core/net/loop.h"
+#include "core/net/loop_job.h"
 #include "core/wire/change.h"
 #include "core/wire/dname.h"
 #include "core/wire/rrset.h"
@@ -32,16 +30,15 @@
 #include "xfr/xfr_internal.h"
 
 struct copy_build {
-	struct loop *l;
 	copy_build_done_fn fn;
 	void *ctx;
-	int efd;
-	pthread_t thread;
+	/* The thread, detached; its end calls on_done on the loop. */
+	struct loop_job job;
 	struct copy_build_in in;
 	uint8_t apex[DNAME_MAX];
 	char *path;
 	atomic_bool stop;                /* set by the loop: give up as soon as it can */
-	/* Written by the thread before it signals efd, read by the loop after. */
+	/* Written by the thread before loop_job_finish(), read by the loop after. */
 	struct copy_build_out out;
 };
 
@@ -249,30 +246,19 @@ static void *thread_main(void *arg)
 			left -= step;
 		}
 	}
-	uint64_t one = 1;
-	/* An eventfd write of 1 cannot fail short of a bug (the loop would then
-	 * wait for a build that ended: the zone stays on its old copy). */
-	(void)!write(cb->efd, &one, sizeof(one));
+	loop_job_finish(&cb->job);   /* the last touch of cb */
 	return NULL;
 }
 
 static void release(struct copy_build *cb)
 {
-	loop_del_fd(cb->l, cb->efd);
-	close(cb->efd);
 	free(cb->path);
 	free(cb);
 }
 
-static void on_event(struct loop *l, int fd, int events, void *arg)
+static void on_done(void *arg)
 {
 	struct copy_build *cb = arg;
-	uint64_t n;
-	(void)l;
-	(void)events;
-	if (read(fd, &n, sizeof(n)) != (ssize_t)sizeof(n))
-		return;
-	pthread_join(cb->thread, NULL);
 	cb->fn(cb->ctx, &cb->out);
 	free(cb->out.diff);
 	release(cb);
@@ -289,7 +275,6 @@ struct copy_build *copy_build_start(struct loop *l, const struct copy_build_in *
 		xfr_errf(err, "out of memory");
 		return NULL;
 	}
-	cb->l = l;
 	cb->fn = fn;
 	cb->ctx = ctx;
 	cb->in = *in;
@@ -298,18 +283,7 @@ struct copy_build *copy_build_start(struct loop *l, const struct copy_build_in *
 	cb->in.apex = cb->apex;
 	cb->in.path = path;
 	atomic_init(&cb->stop, false);
-	cb->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (cb->efd < 0 || loop_add_fd(l, cb->efd, LOOP_READ, on_event, cb) < 0) {
-		xfr_errf(err, "cannot make an eventfd: %s", strerror(errno));
-		if (cb->efd >= 0)
-			close(cb->efd);
-		free(path);
-		free(cb);
-		return NULL;
-	}
-	int ret = side_thread_start(&cb->thread, thread_main, cb);
-	if (ret != 0) {
-		xfr_errf(err, "cannot start a thread: %s", strerror(ret));
+	if (loop_job_start(&cb->job, l, thread_main, on_done, cb, err) < 0) {
 		release(cb);
 		return NULL;
 	}
@@ -324,7 +298,8 @@ bool copy_build_cancel(struct copy_build *cb)
 	/* A statement under way fails at once (SQLITE_INTERRUPT) and
 	 * copy_replace/copy_apply roll their transaction back. */
 	db_interrupt(cb->in.db);
-	pthread_join(cb->thread, NULL);
+	loop_job_unwatch(&cb->job);
+	loop_job_wait(&cb->job);
 	zone_free(cb->out.z);
 	recset_free(cb->out.rs);
 	db_close(cb->out.db);

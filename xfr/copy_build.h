@@ -6,8 +6,8 @@
  * copy not served yet), is turned into a snapshot and written to its
  * database on a helper thread, while the loop keeps answering from the old
  * copy (or REFUSED for a zone not served yet); the loop then only swaps
- * the snapshot in.  One thread per build, joined by the loop when the
- * build signals its eventfd, as the reload builder does (cmd/builder.h).
+ * the snapshot in.  One detached thread per build, whose end the loop
+ * hears of through core/net/loop_job.h (no join on the loop).
  *
  * The same thread does the two other slow parts of a copy's life: reading
  * the stored copy at start and on every reload (the database opened and

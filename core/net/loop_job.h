@@ -7,7 +7,7 @@
  * with side_thread_start() and detached: joining it on the loop waited for
  * a niced thread to exit, up to 70 ms of a round on a busy core
  * (bench/keyroll.sh).  Users: cmd/resign_job.c, dnssec/keystore_job.c,
- * acme/compact.c.
+ * acme/compact.c, xfr/copy_build.c.
  *
  * The struct is embedded in the caller's job; `run` and `done` get `arg`.
  * After loop_job_finish() the thread touches nothing of the job, so `done`
