@@ -265,6 +265,12 @@ static void rekey_on_loop(struct compact *c)
 		rekeyed(c);
 }
 
+/* Whether a cut's build can continue the IXFR history from `served` (journal_cut). */
+static bool history_continues(const struct compact *c, const struct zone *served, bool rekey)
+{
+	return c->az->cut_history && !rekey && c->diff && c->base == served;
+}
+
 /*
  * The cut's difference (and the catch-up's, `late`) continue the history
  * from the served snapshot to z: journaled, one transaction of their own
@@ -280,7 +286,7 @@ static bool journal_cut(struct compact *c, const struct zone *served, const stru
 	struct acme_zone *az = c->az;
 	struct journal_entry e[2];
 	uint32_t nd, na;
-	if (!az->cut_history || rekey || !c->diff || c->base != served ||
+	if (!history_continues(c, served, rekey) ||
 	    zone_diff_header(c->diff, c->diff_len, &e[0].serial_from, &e[0].serial_to, &nd,
 	                     &na) < 0 || e[0].serial_from != zone_serial(served))
 		return false;
@@ -351,8 +357,9 @@ static void swap_in(struct compact *c)
 	} else if (!c->z) {
 		log_error("%s: the %s failed (%s); patches go on", az->name, what, c->err);
 		failed = rekey;
-	} else if (catch_up(c, &made, cut ? &late : NULL, &late_len) < 0) {
-		again = true;
+	} else if (catch_up(c, &made, cut && history_continues(c, served, rekey) ? &late : NULL,
+	                    &late_len) < 0) {
+		again = true;   /* (`late`, the catch-up's difference, only for a history that goes on) */
 	} else if (!cut && zone_serial(c->z) != zone_serial(served)) {
 		/* Cannot happen: every commit since the start was noted. */
 		log_error("%s: the %s snapshot has serial %u, the served one %u; dropped",
