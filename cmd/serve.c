@@ -251,7 +251,8 @@ static void on_lock_retry(struct loop *l, void *arg)
 	struct generation *g = s->locked;
 	s->lock_timer = 0;
 	s->locked = NULL;
-	struct diag d = { 0 };
+	struct diag d;
+	diag_init(&d);
 	on_built(s, g, &d);
 	diag_clear(&d);
 }
