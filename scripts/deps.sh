@@ -27,7 +27,7 @@ python3 python3-dnspython python3-cryptography sqlite3 mmdb-bin libmaxmind-db-wr
 knot-dnsutils ldnsutils bind9-dnsutils bind9-utils unbound lego pebble openssl dnsperf
 prometheus chromium systemd man-db
 zonemaster-cli dnsviz knot-resolver bind9 iproute2 util-linux
-knot nsd fstrm-bin python3-yaml ethtool"
+knot nsd fstrm-bin python3-yaml ethtool pyflakes3"
 want="$BUILD_PACKAGES $PACKAGES"
 list=no
 for arg in "$@"; do

@@ -11,7 +11,6 @@ import hashlib
 import hmac
 import sqlite3
 import struct
-import subprocess
 import time
 import unittest
 

@@ -44,8 +44,6 @@ Set POWERCUT_SEED to replay one seed, POWERCUT_ROUNDS for more rounds.
 """
 import os
 import random
-import shutil
-import signal
 import struct
 import subprocess
 import threading

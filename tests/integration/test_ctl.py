@@ -16,7 +16,6 @@ import re
 import socket
 import stat
 import subprocess
-import time
 import unittest
 import urllib.request
 

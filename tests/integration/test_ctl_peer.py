@@ -8,7 +8,6 @@ exits 77 (skipped, never passed).
 import os
 import pwd
 import sys
-import unittest
 
 from harness import main
 from test_ctl import CtlTestCase, ctl, new_server

@@ -48,7 +48,6 @@ The table of clients per continent in doc/geo.md is queried row by row.
 config.toml.example is what the demo server serves; contrib/config.toml (the
 installed example) is checked with its files made where it names them.
 """
-import json
 import os
 import re
 import shlex

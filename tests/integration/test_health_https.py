@@ -17,7 +17,6 @@ so a dead site was answered for its first fall x interval (30 s).
 import datetime
 import http.server
 import os
-import re
 import shutil
 import socket
 import ssl

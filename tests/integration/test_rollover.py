@@ -43,7 +43,6 @@ The cases run in order (unittest sorts them by name):
 """
 import os
 import re
-import signal
 import subprocess
 import sys
 import threading

@@ -9,7 +9,6 @@ SOA, an A set, an NSEC denial), each verifies with ldns, and unbound
 validates them (AD).  Then Knot moves on (a KSK and a ZSK retired, their
 DNSKEYs and RRSIGs removed) and the copy follows by IXFR, exactly."""
 import os
-import re
 import subprocess
 import time
 

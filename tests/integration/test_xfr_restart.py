@@ -10,7 +10,6 @@ answered with the whole zone (RFC 1995 section 4: "the server may reply
 with an AXFR-style answer").  Every change after the bump is a difference.
 This pins both halves with exact SOA sequences (doc/operations.md)."""
 import base64
-import re
 import unittest
 
 import dns.rcode
