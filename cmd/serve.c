@@ -298,6 +298,20 @@ static bool wait_for_lock(struct server *s, struct generation *g)
 	return true;
 }
 
+/*
+ * The same reload built once more, its built generation thrown away; the
+ * clients wait for that build (and those who asked during this one join
+ * them: it reads the configuration as it is now).
+ */
+static void build_again(struct server *s, const char *why)
+{
+	s->rebuilds++;
+	log_info("reload: %s; building the new configuration again", why);
+	if (s->reload_again)
+		take_next_waiters(s);
+	build(s);
+}
+
 /* On the loop, once the builder thread is done: attach, then swap. */
 static void on_built(void *arg, struct generation *g, struct diag *d)
 {
@@ -317,12 +331,7 @@ static void on_built(void *arg, struct generation *g, struct diag *d)
 		/* Locked after wait_for_lock looked, by another process or this
 		 * one's compaction: nothing of the edit was committed, and g is
 		 * half attached.  Built again, it looks (and waits) again. */
-		s->rebuilds++;
-		log_info("reload: a database was locked at the swap; building the new configuration "
-		         "again");
-		if (s->reload_again)
-			take_next_waiters(s);
-		build(s);
+		build_again(s, "a database was locked at the swap");
 		return;
 	}
 	if (ret == -EAGAIN) {
@@ -331,16 +340,9 @@ static void on_built(void *arg, struct generation *g, struct diag *d)
 		 * building that zone whole on the loop would silence it for
 		 * seconds at 100 000 names.  The new generation may not serve
 		 * without it, so it is built again, beside the loop, from the
-		 * database that has it; the clients wait for that build (and
-		 * those who asked during this one join them: it reads the
-		 * configuration as it is now).
+		 * database that has it.
 		 */
-		s->rebuilds++;
-		log_info("reload: a change committed during the build needs the zone built whole; "
-		         "building the new configuration again");
-		if (s->reload_again)
-			take_next_waiters(s);
-		build(s);
+		build_again(s, "a change committed during the build needs the zone built whole");
 		return;
 	}
 	s->rebuilds = 0;

@@ -53,7 +53,9 @@ class Lock:
         return out
 
 
-class SqliteLock(unittest.TestCase):
+class LockedDatabase(unittest.TestCase):
+    """A server with the ACME zone and a zone-file zone, per test."""
+
     def setUp(self):
         self.server = Server(CONFIG, FILES)
         self.server.start()
@@ -62,6 +64,21 @@ class SqliteLock(unittest.TestCase):
     def tearDown(self):
         self.server.cleanup()
 
+    def assert_zones_answered(self):
+        r = self.server.query("www.acme.example.", "A")
+        self.assertEqual(r.rcode(), dns.rcode.NOERROR)
+        self.assertEqual([(rr.name.to_text(), rr.ttl, rd.to_text()) for rr in r.answer for rd in rr],
+                         [("www.acme.example.", 300, "192.0.2.7")])
+        self.assertIn("aa", dns.flags.to_text(r.flags).lower())
+        r = self.server.query("ns1.example.com.", "A")
+        self.assertEqual(r.rcode(), dns.rcode.NOERROR)
+        self.assertEqual([(rr.name.to_text(), rr.ttl, rd.to_text()) for rr in r.answer for rd in rr],
+                         [("ns1.example.com.", 3600, "192.0.2.53")])
+        r = self.server.query("nothing.acme.example.", "TXT")
+        self.assertEqual(r.rcode(), dns.rcode.NXDOMAIN)
+
+
+class SqliteLock(LockedDatabase):
     def update_async(self, name, value, tcp=False):
         """Sends an UPDATE from a thread; returns (thread, result list)."""
         out = []
@@ -77,19 +94,6 @@ class SqliteLock(unittest.TestCase):
         t = threading.Thread(target=run)
         t.start()
         return t, out
-
-    def assert_zones_answered(self):
-        r = self.server.query("www.acme.example.", "A")
-        self.assertEqual(r.rcode(), dns.rcode.NOERROR)
-        self.assertEqual([(rr.name.to_text(), rr.ttl, rd.to_text()) for rr in r.answer for rd in rr],
-                         [("www.acme.example.", 300, "192.0.2.7")])
-        self.assertIn("aa", dns.flags.to_text(r.flags).lower())
-        r = self.server.query("ns1.example.com.", "A")
-        self.assertEqual(r.rcode(), dns.rcode.NOERROR)
-        self.assertEqual([(rr.name.to_text(), rr.ttl, rd.to_text()) for rr in r.answer for rd in rr],
-                         [("ns1.example.com.", 3600, "192.0.2.53")])
-        r = self.server.query("nothing.acme.example.", "TXT")
-        self.assertEqual(r.rcode(), dns.rcode.NXDOMAIN)
 
     def locked_update(self, name, tcp):
         lock = Lock(self.db)
@@ -178,20 +182,12 @@ class SqliteLock(unittest.TestCase):
             db.close()
 
 
-class ReloadWaitsForTheLock(unittest.TestCase):
+class ReloadWaitsForTheLock(LockedDatabase):
     """A SIGHUP whose zone-file edit needs the locked database: the new
     configuration waits for the lock (cmd/serve.c, RELOAD_LOCKWAIT_MS)
     while the previous one answers, then is swapped in with the edit; a
     lock that outlives the bound fails the reload with that reason, and
     nothing changed (the next reload applies the edit)."""
-
-    def setUp(self):
-        self.server = Server(CONFIG, FILES)
-        self.server.start()
-        self.db = self.server.path("acme.sqlite")
-
-    def tearDown(self):
-        self.server.cleanup()
 
     def ns(self):
         r = self.server.query(ZONE, "NS")
@@ -210,7 +206,7 @@ class ReloadWaitsForTheLock(unittest.TestCase):
         try:
             self.edit_and_reload()
             for _ in range(20):
-                SqliteLock.assert_zones_answered(self)
+                self.assert_zones_answered()
             self.assertEqual(self.ns(), ["ns1.example."])
             self.assertNotIn("reloaded:", self.server.log_since_start())
         finally:
@@ -222,7 +218,7 @@ class ReloadWaitsForTheLock(unittest.TestCase):
         self.assertNotIn("reload failed", self.server.log_since_start())
         self.assertEqual(self.ns(), ["ns1.example.", "ns2.example."])
         self.assertEqual(serial(self.server, ZONE), before + 1)
-        SqliteLock.assert_zones_answered(self)
+        self.assert_zones_answered()
 
     def test_lock_outlives_the_bound(self):
         before = serial(self.server, ZONE)
@@ -232,7 +228,7 @@ class ReloadWaitsForTheLock(unittest.TestCase):
             self.server.wait_log(r"reload failed: the database of acme\.example\. stayed locked "
                                  r"for 1\d{4} ms; still serving the previous configuration",
                                  timeout=20)
-            SqliteLock.assert_zones_answered(self)
+            self.assert_zones_answered()
         finally:
             lock.release()
         self.assertEqual(self.ns(), ["ns1.example."])
