@@ -69,7 +69,8 @@ int journal_append(struct db *db, const struct journal_entry *e, size_t n,
  * The same commit in stages, for a change too large for one loop round
  * (acme/staged.h): journal_stage_begin() opens the write transaction
  * (BEGIN IMMEDIATE; -EBUSY at once when another process holds the lock),
- * journal_stage_records() writes n of cl's records from `from` in it,
+ * journal_stage_records() writes n of cl's records from `from` in it
+ * (their pages to the WAL at once, uncommitted: COMMIT writes little),
  * journal_stage_commit() appends the difference as journal_commit() does
  * and commits, journal_stage_abandon() rolls back whatever was written.
  * A stage that fails (-EIO) has rolled back already.  While the

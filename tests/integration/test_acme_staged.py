@@ -17,6 +17,7 @@ transaction open halfway through, and meanwhile:
   holds none of the large UPDATE: nothing of an open transaction is on disk.
 """
 import base64
+import os
 import re
 import threading
 import unittest
@@ -134,9 +135,14 @@ class StagedCommit(TransferChecks, unittest.TestCase):
         srv.start()
         try:
             before = {r for r in self.axfr(srv) if r[1] == dns.rdatatype.TXT}
+            wal = srv.path("acme.sqlite") + "-wal"
+            wal_before = os.path.getsize(wal)
             results = {}
             first = self.send(srv, results, "big", BIG_ADDS)
             srv.wait_log(HALFWAY, timeout=60)
+            # The slices' pages are in the WAL already, uncommitted
+            # (storage/journal.c): a crash must ignore them.
+            self.assertGreater(os.path.getsize(wal), wal_before + 16 * 4096)
             srv.kill9()
             first.join(70)
             self.assertNotEqual(results.get("big"), "NOERROR")
