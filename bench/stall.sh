@@ -150,6 +150,10 @@ gcc -O2 -o "$W/reflector" "$BENCH_DIR/reflector.c" &&
 # core (the host) or runs above both is.
 CONTROL_PRIO=()
 chrt -f 1 true 2>/dev/null && CONTROL_PRIO=(chrt -f 1)
+# From here on this script, and every command it runs without a CPU of its
+# own (greps of the logs, the UPDATE clients, cp, sqlite3), stays off the
+# server's core: a wait behind them there would count as geoacme's own.
+taskset -p -c "$CLIENT_CPU" $$ >/dev/null || die "cannot pin the bench to CPU $CLIENT_CPU"
 bench_spawn "$W/reflector.log" taskset -c "$SERVER_CPU" "${CONTROL_PRIO[@]}" "$W/reflector" 127.0.0.1 "$RP" 1
 RPID=$SPAWNED_PID
 sleep 0.2
@@ -498,7 +502,8 @@ if wants compaction; then
 		say "building geoacme (Release, test hooks) in $ROOT/build-bench-hooks"
 		cmake -S "$ROOT" -B "$ROOT/build-bench-hooks" -DCMAKE_BUILD_TYPE=Release \
 			-DGEOACME_TEST_HOOKS=ON >"$W/cmake-hooks.log" 2>&1 &&
-			cmake --build "$ROOT/build-bench-hooks" -j2 --target geoacme >"$W/build-hooks.log" 2>&1 ||
+			taskset -c "$SERVER_CPU,$CLIENT_CPU" cmake --build "$ROOT/build-bench-hooks" -j2 \
+				--target geoacme >"$W/build-hooks.log" 2>&1 ||
 			die "build failed (see $W/build-hooks.log)"
 	fi
 	mkdir -p "$W/c"
