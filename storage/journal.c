@@ -99,8 +99,9 @@ int journal_stage_records(struct db *db, const struct change_list *cl, size_t fr
 	 * This slice's dirty pages go to the WAL now, uncommitted (readers
 	 * and a crash ignore frames past the last commit): else COMMIT wrote
 	 * them all in one round, 900 pages and 27-47 ms for 2 000 records
-	 * (bench/stall.sh big-update).  BUSY (a lock it would need, never
-	 * held by a writer in WAL mode): they wait for COMMIT, as before.
+	 * (bench/stall.sh big-update).  SQLITE_BUSY (a lock it could not
+	 * take; in WAL mode the open write transaction holds all it needs):
+	 * they stay in memory until COMMIT, as before.
 	 */
 	int rc = sqlite3_db_cacheflush(db->sql);
 	if (rc != SQLITE_OK && (rc & 0xff) != SQLITE_BUSY) {
