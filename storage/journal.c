@@ -98,7 +98,7 @@ int journal_stage_records(struct db *db, const struct change_list *cl, size_t fr
 	/*
 	 * This slice's dirty pages go to the WAL now, uncommitted (readers
 	 * and a crash ignore frames past the last commit): else COMMIT wrote
-	 * them all in one round, 900 pages and 27-47 ms for 2 000 records
+	 * them all in one round, 900 pages and 27.5 ms for 2 000 records
 	 * (bench/stall.sh big-update).  SQLITE_BUSY (a lock it could not
 	 * take; in WAL mode the open write transaction holds all it needs):
 	 * they stay in memory until COMMIT, as before.
