@@ -26,8 +26,9 @@
  *   5. the held UPDATE is then handled again: its outcome taken, not
  *      worked out again, and its reply held until the sync covers it.
  *
- * RFC 2136 3.7: until step 4's COMMIT nothing of it is on disk for anyone
- * (a crash loses all of it: it was not acknowledged), and until its patch
+ * RFC 2136 3.7: until step 4's COMMIT nothing of it is committed for
+ * anyone (its pages in the WAL are past the last commit, which readers and
+ * a crash ignore: a crash loses all of it, and it was not acknowledged), and until its patch
  * applies every query and transfer sees the zone as it was; step 4 does
  * both in one round, so no reader sees part of it.  While the transaction
  * is open, every other commit of the zone is refused with -EBUSY before it

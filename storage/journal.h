@@ -75,8 +75,9 @@ int journal_append(struct db *db, const struct journal_entry *e, size_t n,
  * and commits, journal_stage_abandon() rolls back whatever was written.
  * A stage that fails (-EIO) has rolled back already.  While the
  * transaction is open, nothing else may begin one on this db: the caller
- * keeps its other writers waiting.  Until COMMIT nothing of it is on disk
- * for anyone: a crash meanwhile leaves the database as it was.
+ * keeps its other writers waiting.  Until COMMIT nothing of it is
+ * committed for anyone (its pages in the WAL are past the last commit):
+ * a crash meanwhile leaves the database as it was.
  */
 int journal_stage_begin(struct db *db);
 int journal_stage_records(struct db *db, const struct change_list *cl, size_t from, size_t n);

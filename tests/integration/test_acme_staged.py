@@ -14,7 +14,8 @@ transaction open halfway through, and meanwhile:
 - afterwards both are served, signed, and an IXFR from before gives
   exactly the zone an AXFR gives now;
 - killed (kill -9) there, before its NOERROR, and started again, the zone
-  holds none of the large UPDATE: nothing of an open transaction is on disk.
+  holds none of the large UPDATE: the open transaction's pages are in the
+  WAL, uncommitted, and the restart ignores them.
 """
 import base64
 import os
