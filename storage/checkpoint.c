@@ -15,15 +15,25 @@
 #include "core/conf/sysclock.h"
 #include "storage/checkpoint.h"
 #include "storage/storage_internal.h"
+#include "storage/wal_pin.h"
+
+/* A WAL frame's header; the file's own header (wal_pin.h counts both). */
+#define WAL_FRAME_HEADER 24
+#define WAL_FILE_HEADER 32
 
 struct checkpoint {
 	struct db *db;
 	sqlite3 *sql;             /* the helper's own connection */
 	uint32_t pages;
 	pthread_t thread;
-	pthread_mutex_t mu;       /* guards wanted and stop, nothing else */
+	struct wal_pin *pin;      /* NULL when out of memory: unpinned */
+	uint32_t frame_bytes;     /* the database's page size + a frame header */
+	pthread_mutex_t mu;       /* guards the fields below, nothing else */
 	pthread_cond_t cond;
 	bool wanted, stop;
+	bool pin_wanted;          /* the WAL grew past its pin */
+	uint32_t pinned_frames;   /* what the pin covers now */
+	uint32_t pin_frames;      /* what it may cover (0: mlock was refused) */
 };
 
 /*
@@ -37,13 +47,47 @@ static int on_commit(void *arg, sqlite3 *sql, const char *name, int pages)
 	struct checkpoint *c = arg;
 	(void)sql;
 	(void)name;
-	if (pages >= 0 && (uint32_t)pages >= c->pages) {
-		pthread_mutex_lock(&c->mu);
+	if (pages < 0)
+		return SQLITE_OK;
+	pthread_mutex_lock(&c->mu);
+	bool grew = (uint32_t)pages > c->pinned_frames && c->pinned_frames < c->pin_frames;
+	if (grew)
+		c->pin_wanted = true;
+	if ((uint32_t)pages >= c->pages)
 		c->wanted = true;
+	if (grew || c->wanted)
 		pthread_cond_signal(&c->cond);
-		pthread_mutex_unlock(&c->mu);
-	}
+	pthread_mutex_unlock(&c->mu);
 	return SQLITE_OK;
+}
+
+/* Pins what the WAL holds now (wal_pin.h); on the helper's thread. */
+static void pin_again(struct checkpoint *c)
+{
+	pthread_mutex_lock(&c->mu);
+	bool refused = c->pin_frames == 0;
+	pthread_mutex_unlock(&c->mu);
+	if (refused)
+		return;
+	char why[256] = "";
+	int r = wal_pin_update(c->pin, c->sql, why);
+	size_t bytes = wal_pin_wal_bytes(c->pin);
+	uint32_t frames = bytes > WAL_FILE_HEADER
+	                          ? (uint32_t)((bytes - WAL_FILE_HEADER) / c->frame_bytes)
+	                          : 0;
+	pthread_mutex_lock(&c->mu);
+	c->pinned_frames = frames;
+	if (r == -EPERM || r == -ENOMEM || r == -EAGAIN)
+		c->pin_frames = 0;   /* refused: no more asking */
+	pthread_mutex_unlock(&c->mu);
+	if (r == -EPERM || r == -ENOMEM || r == -EAGAIN)
+		log_warn("%s: the WAL is not kept in memory (%s): a commit may wait for a disk read "
+		         "when the kernel has dropped the WAL's pages",
+		         c->db->path, why);
+	else if (r < 0)
+		log_error("%s: keeping the WAL in memory: %s", c->db->path, why);
+	else
+		log_debug("%s: WAL kept in memory: %zu bytes (%u frames)", c->db->path, bytes, frames);
 }
 
 static void run_one(struct checkpoint *c)
@@ -72,13 +116,19 @@ static void *helper(void *arg)
 	side_thread_lower(0, "checkpoint");
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
-		while (!c->wanted && !c->stop)
+		while (!c->wanted && !c->pin_wanted && !c->stop)
 			pthread_cond_wait(&c->cond, &c->mu);
 		if (c->stop)
 			break;
-		c->wanted = false;
+		bool checkpoint = c->wanted, pin = c->pin_wanted;
+		c->wanted = c->pin_wanted = false;
 		pthread_mutex_unlock(&c->mu);
-		run_one(c);
+		/* After a checkpoint too: a WAL replaced under us (the last
+		 * connection closing deletes it) is found there. */
+		if (pin || checkpoint)
+			pin_again(c);
+		if (checkpoint)
+			run_one(c);
 		pthread_mutex_lock(&c->mu);
 	}
 	pthread_mutex_unlock(&c->mu);
@@ -108,11 +158,24 @@ struct checkpoint *checkpoint_new(struct db *db, uint32_t pages, char err[256])
 		return NULL;
 	}
 	sqlite3_wal_autocheckpoint(c->sql, 0);
+	/* The pin covers what one checkpoint's worth of frames reaches. */
+	int page_size = 4096;
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(c->sql, "PRAGMA page_size", -1, &st, NULL) == SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) > 0)
+			page_size = sqlite3_column_int(st, 0);
+		sqlite3_finalize(st);
+	}
+	c->frame_bytes = (uint32_t)page_size + WAL_FRAME_HEADER;
+	c->pin = wal_pin_new(db->path, WAL_FILE_HEADER + (size_t)c->pages * c->frame_bytes);
+	c->pin_frames = c->pin ? c->pages : 0;
+	c->pin_wanted = c->pin != NULL;   /* what the WAL holds at start */
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_cond_init(&c->cond, NULL);
 	int ret = side_thread_start(&c->thread, helper, c);
 	if (ret != 0) {
 		snprintf(err, 256, "%s: a thread for checkpoints: %s", db->path, strerror(ret));
+		wal_pin_free(c->pin);
 		pthread_cond_destroy(&c->cond);
 		pthread_mutex_destroy(&c->mu);
 		sqlite3_close(c->sql);
@@ -134,6 +197,7 @@ void checkpoint_free(struct checkpoint *c)
 	pthread_cond_signal(&c->cond);
 	pthread_mutex_unlock(&c->mu);
 	pthread_join(c->thread, NULL);
+	wal_pin_free(c->pin);
 	pthread_cond_destroy(&c->cond);
 	pthread_mutex_destroy(&c->mu);
 	if (sqlite3_close(c->sql) != SQLITE_OK)

@@ -47,6 +47,12 @@ class Backup(unittest.TestCase):
     def tearDown(self):
         self.server.cleanup()
 
+    def still_serving(self):
+        """Fails, rather than waiting for acknowledgements forever, when the
+        server died (it once did: SIGBUS, its wal-index reset by the
+        sqlite3 shell after the server had dropped its own locks on it)."""
+        self.assertTrue(self.server.alive(), "the server died:\n" + self.server.log_since_start()[-2000:])
+
     def backup_while_updating(self, command):
         """Clients update until a while after the backup; returns (names
         acknowledged before the backup started, every name sent)."""
@@ -79,6 +85,7 @@ class Backup(unittest.TestCase):
                     if len(acked) >= 40:
                         before = list(acked)
                         break
+                self.still_serving()
                 time.sleep(0.01)
             out = subprocess.run(["sqlite3", self.server.path("acme.sqlite"), command],
                                  capture_output=True, text=True, timeout=60)
@@ -87,6 +94,7 @@ class Backup(unittest.TestCase):
                 with lock:
                     if len(acked) >= len(before) + 20:
                         break
+                self.still_serving()
                 time.sleep(0.01)
         finally:
             stop.set()
