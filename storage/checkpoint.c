@@ -76,6 +76,7 @@ static void pin_again(struct checkpoint *c)
 	                          ? (uint32_t)((bytes - WAL_FILE_HEADER) / c->frame_bytes)
 	                          : 0;
 	pthread_mutex_lock(&c->mu);
+	bool moved = c->pinned_frames != frames;
 	c->pinned_frames = frames;
 	if (r == -EPERM || r == -ENOMEM || r == -EAGAIN)
 		c->pin_frames = 0;   /* refused: no more asking */
@@ -86,7 +87,7 @@ static void pin_again(struct checkpoint *c)
 		         c->db->path, why);
 	else if (r < 0)
 		log_error("%s: keeping the WAL in memory: %s", c->db->path, why);
-	else
+	else if (moved)
 		log_debug("%s: WAL kept in memory: %zu bytes (%u frames)", c->db->path, bytes, frames);
 }
 
