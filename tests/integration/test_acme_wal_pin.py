@@ -43,7 +43,7 @@ def round_up(n, unit=PAGE):
 
 def locked_mappings(pid, path):
     """[(size kB, resident kB)] of the process's locked mappings of path
-    (VmFlags "lo"; SQLite's own mapping of the -shm file is not locked)."""
+    (VmFlags "lo"): geoacme's own of the WAL, SQLite's of the -shm file."""
     out, vma = [], None
     with open("/proc/%d/smaps" % pid) as f:
         for line in f:
