@@ -64,13 +64,11 @@ static int on_commit(void *arg, sqlite3 *sql, const char *name, int pages)
 /* Pins what the WAL holds now (wal_pin.h); on the helper's thread. */
 static void pin_again(struct checkpoint *c)
 {
-	pthread_mutex_lock(&c->mu);
-	bool refused = c->pin_frames == 0;
-	pthread_mutex_unlock(&c->mu);
-	if (refused)
-		return;
+	if (!c->pin || wal_pin_refused(c->pin))
+		return;   /* out of memory at start, or refused and said once */
 	char why[256] = "";
 	int r = wal_pin_update(c->pin, c->sql, why);
+	bool refused = r < 0 && wal_pin_refused(c->pin);
 	size_t bytes = wal_pin_wal_bytes(c->pin);
 	uint32_t frames = bytes > WAL_FILE_HEADER
 	                          ? (uint32_t)((bytes - WAL_FILE_HEADER) / c->frame_bytes)
@@ -78,10 +76,10 @@ static void pin_again(struct checkpoint *c)
 	pthread_mutex_lock(&c->mu);
 	bool moved = c->pinned_frames != frames;
 	c->pinned_frames = frames;
-	if (r == -EPERM || r == -ENOMEM || r == -EAGAIN)
-		c->pin_frames = 0;   /* refused: no more asking */
+	if (refused)
+		c->pin_frames = 0;   /* no more asking */
 	pthread_mutex_unlock(&c->mu);
-	if (r == -EPERM || r == -ENOMEM || r == -EAGAIN)
+	if (refused)
 		log_warn("%s: the WAL is not kept in memory (%s): a commit may wait for a disk read "
 		         "when the kernel has dropped the WAL's pages",
 		         c->db->path, why);
@@ -168,7 +166,7 @@ struct checkpoint *checkpoint_new(struct db *db, uint32_t pages, char err[256])
 		sqlite3_finalize(st);
 	}
 	c->frame_bytes = (uint32_t)page_size + WAL_FRAME_HEADER;
-	c->pin = wal_pin_new(db->path, WAL_FILE_HEADER + (size_t)c->pages * c->frame_bytes);
+	c->pin = wal_pin_new(db, WAL_FILE_HEADER + (size_t)c->pages * c->frame_bytes);
 	c->pin_frames = c->pin ? c->pages : 0;
 	c->pin_wanted = c->pin != NULL;   /* what the WAL holds at start */
 	pthread_mutex_init(&c->mu, NULL);

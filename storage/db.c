@@ -541,6 +541,15 @@ int db_integrity_check(struct db *db, char err[256])
 	return ret;
 }
 
+char *db_wal_path(const struct db *db)
+{
+	size_t n = strlen(db->path) + sizeof("-wal");
+	char *s = malloc(n);
+	if (s)
+		snprintf(s, n, "%s-wal", db->path);
+	return s;
+}
+
 bool db_name_valid(const uint8_t *p, int n)
 {
 	if (!p || n <= 0 || n > DNAME_MAX)

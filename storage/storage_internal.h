@@ -37,6 +37,8 @@ struct db {
 int db_begin(struct db *db);
 int db_commit(struct db *db);
 void db_rollback(struct db *db);
+/* "<path>-wal", the database's WAL file (malloc'd; NULL when out of memory). */
+char *db_wal_path(const struct db *db);
 /* True when p[0 .. n) is exactly one uncompressed wire name (stored blobs are not trusted). */
 bool db_name_valid(const uint8_t *p, int n);
 /* Runs a prepared statement that returns no rows, then resets it: 0,

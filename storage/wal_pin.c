@@ -16,6 +16,7 @@
 
 #include <sqlite3.h>
 
+#include "storage/storage_internal.h"
 #include "storage/wal_pin.h"
 
 /* SQLite's wal-index is mapped in regions of this size (xShmMap's szRegion). */
@@ -48,17 +49,6 @@ static size_t round_up(size_t n, size_t unit)
 	return (n + unit - 1) / unit * unit;
 }
 
-/*
- * mlock(2), through syscall(2): the sanitizers' runtimes make mlock a no-op
- * (locking their shadow memory would be ruinous), which would leave an
- * ASan build unpinned, unlike the release its tests stand for.  What is
- * locked here is a file's pages, never the heap.
- */
-static int lock_range(const void *addr, size_t len)
-{
-	return syscall(SYS_mlock, addr, len) == 0 ? 0 : -1;
-}
-
 static void unpin(struct pinned_file *f)
 {
 	if (f->addr)
@@ -76,6 +66,27 @@ static void describe_limit(char *out, size_t cap)
 		snprintf(out, cap, "unlimited");
 	else
 		snprintf(out, cap, "%llu KiB", (unsigned long long)rl.rlim_cur / 1024);
+}
+
+/*
+ * Locks [addr, addr + len): 0, or -errno with why (`what` names it).
+ * mlock(2) through syscall(2): the sanitizers' runtimes make mlock a no-op
+ * (locking their shadow memory would be ruinous), which would leave an
+ * ASan build unpinned, unlike the release its tests stand for.  What is
+ * locked here is a file's pages, never the heap.
+ */
+static int lock_range(const void *addr, size_t len, const char *what, char why[256])
+{
+	if (syscall(SYS_mlock, addr, len) == 0)
+		return 0;
+	int e = errno;
+	char limit[64];
+	describe_limit(limit, sizeof(limit));
+	snprintf(why, 256,
+	         "locking %zu bytes of %s in memory: %s (RLIMIT_MEMLOCK is %s; raise it, or give "
+	         "CAP_IPC_LOCK)",
+	         len, what, strerror(e), limit);
+	return -e;
 }
 
 /*
@@ -120,15 +131,8 @@ static int pin_file(struct pinned_file *f, size_t cap, char why[256])
 		snprintf(why, 256, "mapping %zu bytes of %s: %s", len, f->path, strerror(e));
 		return -e;
 	}
-	if (lock_range(addr, len) < 0) {
-		e = errno;
+	if ((e = -lock_range(addr, len, f->path, why)) != 0) {
 		munmap(addr, len);
-		char limit[64];
-		describe_limit(limit, sizeof(limit));
-		snprintf(why, 256,
-		         "locking %zu bytes of %s in memory: %s (RLIMIT_MEMLOCK is %s; raise it, or "
-		         "give CAP_IPC_LOCK)",
-		         len, f->path, strerror(e), limit);
 		return -e;
 	}
 	unpin(f);
@@ -137,17 +141,6 @@ static int pin_file(struct pinned_file *f, size_t cap, char why[256])
 	f->dev = st.st_dev;
 	f->ino = st.st_ino;
 	return 0;
-}
-
-static char *suffixed(const char *path, const char *suffix)
-{
-	size_t n = strlen(path), m = strlen(suffix);
-	char *s = malloc(n + m + 1);
-	if (s) {
-		memcpy(s, path, n);
-		memcpy(s + n, suffix, m + 1);
-	}
-	return s;
 }
 
 /*
@@ -171,26 +164,19 @@ static int pin_index(struct wal_pin *p, sqlite3 *sql, char why[256])
 		if (f->pMethods->xShmMap(f, p->shm_regions, SHM_REGION, 0, &region) != SQLITE_OK ||
 		    !region)
 			return 0;
-		if (lock_range((const void *)region, SHM_REGION) < 0) {
-			int e = errno;
-			char limit[64];
-			describe_limit(limit, sizeof(limit));
-			snprintf(why, 256,
-			         "locking the wal-index in memory: %s (RLIMIT_MEMLOCK is %s; raise it, "
-			         "or give CAP_IPC_LOCK)",
-			         strerror(e), limit);
-			return -e;
-		}
+		int r = lock_range((const void *)region, SHM_REGION, "the wal-index", why);
+		if (r < 0)
+			return r;
 		p->shm_regions++;
 	}
 }
 
-struct wal_pin *wal_pin_new(const char *db_path, size_t cap)
+struct wal_pin *wal_pin_new(const struct db *db, size_t cap)
 {
 	struct wal_pin *p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
-	if (!(p->wal.path = suffixed(db_path, "-wal"))) {
+	if (!(p->wal.path = db_wal_path(db))) {
 		free(p);
 		return NULL;
 	}
@@ -207,7 +193,7 @@ int wal_pin_update(struct wal_pin *p, sqlite3 *sql, char why[256])
 	int r = pin_file(&p->wal, p->cap, why);
 	if (r == 0)
 		r = pin_index(p, sql, why);
-	if (r == -EPERM || r == -ENOMEM || r == -EAGAIN) {
+	if (r == -EPERM || r == -ENOMEM || r == -EAGAIN) {   /* mlock's answers to a limit */
 		/* mlock refused: the same answer next time, so say it once.
 		 * Regions of the index locked before stay locked until SQLite
 		 * unmaps them (a few pages). */
@@ -216,6 +202,11 @@ int wal_pin_update(struct wal_pin *p, sqlite3 *sql, char why[256])
 		snprintf(p->refused_why, sizeof(p->refused_why), "%s", why);
 	}
 	return r;
+}
+
+bool wal_pin_refused(const struct wal_pin *p)
+{
+	return p->refused != 0;
 }
 
 size_t wal_pin_wal_bytes(const struct wal_pin *p)

@@ -33,14 +33,16 @@
  *
  * Not thread-safe: one thread updates a pin (the checkpoint helper's).
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+struct db;
 struct wal_pin;
 struct sqlite3;
 
-/* For the database file `db_path` (copied); NULL when out of memory. */
-struct wal_pin *wal_pin_new(const char *db_path, size_t cap);
+/* For `db`'s files (it need not outlive the pin); NULL when out of memory. */
+struct wal_pin *wal_pin_new(const struct db *db, size_t cap);
 /*
  * Pins what the files hold now: the WAL up to cap (mapped again when it
  * grew or was replaced), and the wal-index regions `sql` (a connection to
@@ -50,6 +52,8 @@ struct wal_pin *wal_pin_new(const char *db_path, size_t cap);
  * error at once).
  */
 int wal_pin_update(struct wal_pin *p, struct sqlite3 *sql, char why[256]);
+/* True once mlock was refused (wal_pin_update said why, and pins nothing more). */
+bool wal_pin_refused(const struct wal_pin *p);
 /* The WAL bytes pinned now (0 when none). */
 size_t wal_pin_wal_bytes(const struct wal_pin *p);
 void wal_pin_free(struct wal_pin *p);   /* NULL-safe; unlocks and unmaps */

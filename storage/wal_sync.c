@@ -203,13 +203,11 @@ struct wal_sync *wal_sync_new(struct db *db, bool async, char why[256])
 {
 	why[0] = '\0';
 	struct wal_sync *ws = calloc(1, sizeof(*ws));
-	size_t n = strlen(db->path) + sizeof("-wal");
-	if (!ws || !(ws->wal_path = malloc(n))) {
+	if (!ws || !(ws->wal_path = db_wal_path(db))) {
 		snprintf(why, 256, "out of memory");
 		free(ws);
 		return NULL;
 	}
-	snprintf(ws->wal_path, n, "%s-wal", db->path);
 	ws->db = db;
 	ws->fd = ws->efd = -1;
 	if (async) {
