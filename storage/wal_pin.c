@@ -9,13 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
 
+#include "core/conf/memlock_text.h"
 #include "storage/storage_internal.h"
 #include "storage/wal_pin.h"
 
@@ -57,17 +57,6 @@ static void unpin(struct pinned_file *f)
 	f->len = 0;
 }
 
-static void describe_limit(char *out, size_t cap)
-{
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_MEMLOCK, &rl) < 0)
-		snprintf(out, cap, "unknown");
-	else if (rl.rlim_cur == RLIM_INFINITY)
-		snprintf(out, cap, "unlimited");
-	else
-		snprintf(out, cap, "%llu KiB", (unsigned long long)rl.rlim_cur / 1024);
-}
-
 /*
  * Locks [addr, addr + len): 0, or -errno with why (`what` names it).
  * mlock(2) through syscall(2): the sanitizers' runtimes make mlock a no-op
@@ -81,7 +70,7 @@ static int lock_range(const void *addr, size_t len, const char *what, char why[2
 		return 0;
 	int e = errno;
 	char limit[64];
-	describe_limit(limit, sizeof(limit));
+	memlock_limit_text(limit, sizeof(limit));
 	snprintf(why, 256,
 	         "locking %zu bytes of %s in memory: %s (RLIMIT_MEMLOCK is %s; raise it, or give "
 	         "CAP_IPC_LOCK)",

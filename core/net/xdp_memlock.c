@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Locked memory for AF_XDP UMEMs (xdp_memlock.h). */
 #include "core/net/xdp_memlock.h"
+#include "core/conf/memlock_text.h"
 
 #include <linux/capability.h>
 #include <stdint.h>
@@ -18,18 +19,6 @@ static bool has_ipc_lock(void)
 	return data[CAP_IPC_LOCK / 32].effective >> (CAP_IPC_LOCK % 32) & 1;
 }
 
-static void fmt_size(rlim_t n, char *out, size_t cap)
-{
-	if (n == RLIM_INFINITY)
-		snprintf(out, cap, "unlimited");
-	else if (n % (1u << 20) == 0)
-		snprintf(out, cap, "%llu MiB", (unsigned long long)(n >> 20));
-	else if (n % 1024 == 0)
-		snprintf(out, cap, "%llu KiB", (unsigned long long)(n >> 10));
-	else
-		snprintf(out, cap, "%llu bytes", (unsigned long long)n);
-}
-
 bool xdp_memlock_ok(size_t held, size_t need, bool raise, char why[256])
 {
 	if (has_ipc_lock())
@@ -40,8 +29,8 @@ bool xdp_memlock_ok(size_t held, size_t need, bool raise, char why[256])
 	rlim_t want = (rlim_t)held + need;
 	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want) {
 		char w[32], h[32];
-		fmt_size(want, w, sizeof(w));
-		fmt_size(rl.rlim_max, h, sizeof(h));
+		memlock_size_text(want, w, sizeof(w));
+		memlock_size_text(rl.rlim_max, h, sizeof(h));
 		snprintf(why, 256, "locked memory: its AF_XDP sockets need %s, RLIMIT_MEMLOCK is %s "
 		         "and the process lacks CAP_IPC_LOCK (raise the limit, systemd's "
 		         "LimitMEMLOCK=, or grant CAP_IPC_LOCK)", w, h);
