@@ -20,10 +20,16 @@
 # read it.  A stall of the server's core (the host's) holds the control's
 # queries in flight as long as geoacme's; a loop round of geoacme's own does
 # not; a hiccup of the client in reading moves neither's kernel stamp.
+# A pause of the whole machine (the host stopping every core) also stops
+# the probe's sending, so the control, answered at once, is seldom in
+# flight then; the probe at SCHED_FIFO alone on its core is only late to
+# send when its core did not run, so a send 1 ms or more after its slot
+# marks [slot, send] as the machine's too.
 # Definition: a geoacme query's UNSHARED wait is the part of [its send, its
 # answer's kernel stamp] during which no control query was in flight (sent,
 # its answer not yet stamped; a control query never answered covers
-# nothing).  What the control does not share: a wait in the run queue
+# nothing) and the probe was not paused (counted only when it runs at
+# SCHED_FIFO).  What the control does not share: a wait in the run queue
 # behind another process on the server's core: that counts as ours (the
 # safe side).
 #
@@ -35,6 +41,8 @@
 #   longest loop round   geoacme_loop_busy_recent_max_seconds from /metrics
 #                        (scraped before and after: the longest single round)
 #   control's longest wait    the reflector's slowest answer (to its stamp)
+#   client's longest pause    the probe's latest send, past its slot ("not
+#                        counted" when it could not run at SCHED_FIFO)
 #   longest unshared wait     the longest unshared wait of a geoacme query
 #   target               "met" when no query waited 20 ms or more and none
 #                        was lost, else "NOT met" (strict: the machine's
@@ -77,10 +85,11 @@
 #   key-roll        `ctl key-roll` on the signed zone (a primary of its own with
 #                   a key policy), 3 UPDATEs during it, until the new key set
 #                   is served (measured for $BENCH_STALL_KEYROLL_S s)
-#   selftest-ours, selftest-machine   (not in the default set) the
-#                   attribution's self-check: geoacme alone, or geoacme and
-#                   the control together, SIGSTOPped 3 times for 50 ms: "ours"
-#                   must be NOT met in the first, met in the second
+#   selftest-ours, selftest-machine, selftest-pause   (not in the default
+#                   set) the attribution's self-check: geoacme alone, geoacme
+#                   and the control together, or those two and the probe
+#                   (the whole machine paused), SIGSTOPped 3 times for 50 ms:
+#                   "ours" must be NOT met in the first, met in the others
 #
 #   bench/stall.sh                builds build-bench/ (Release) if needed
 #
@@ -284,6 +293,7 @@ measure() {
 	timeout $((secs + 30)) taskset -c "$CLIENT_CPU" "${CONTROL_PRIO[@]}" "$W/stall_probe" "$port" "$RP" "$secs" \
 		"$QPS" "$W/names" "${raw[@]}" >"$pf" 2>&1 &
 	local probe=$!
+	PROBE_PID=$probe   # timeout's: selftest-pause stops its child, the probe
 	sleep 1
 	"$action" >"$W/action-$name.log" 2>&1
 	wait "$probe"
@@ -293,19 +303,23 @@ measure() {
 	sync
 	# The probe's line (g_sent=... c_max=...); a probe that failed leaves
 	# its fields empty, and then nothing is "met".
-	local wait p999 lost unshared at c_max c_lost
+	local wait p999 lost unshared at c_max c_lost pause
 	wait=$(probe_field "$pf" g_max) p999=$(probe_field "$pf" g_p999) lost=$(probe_field "$pf" g_lost)
 	unshared=$(probe_field "$pf" g_unshared) at=$(probe_field "$pf" g_unshared_at)
 	c_max=$(probe_field "$pf" c_max) c_lost=$(probe_field "$pf" c_lost)
+	pause=$(probe_field "$pf" p_pause_max)
+	# Not at SCHED_FIFO, the probe's late sends excuse nothing (stall_probe.c).
+	[ "$(probe_field "$pf" p_fifo)" = 1 ] || pause="${pause:--} (not counted)"
 	local verdict="NOT met" ours="NOT met"
 	awk -v w="${wait:-99999}" -v l="${lost:-1}" 'BEGIN { exit !(w < 20 && l == 0) }' && verdict=met
 	awk -v u="${unshared:-99999}" -v l="${lost:-1}" 'BEGIN { exit !(u < 20 && l == 0) }' && ours=met
 	[ "${c_lost:-1}" = 0 ] || c_max="${c_max:--} (${c_lost:-?} lost)"
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "${wait:--}" "${p999:--}" \
-		"${lost:--}" "${stall:--}" "${c_max:--}" "${unshared:--}" "$verdict" "$ours" \
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "${wait:--}" "${p999:--}" \
+		"${lost:--}" "${stall:--}" "${c_max:--}" "${pause:--}" "${unshared:--}" "$verdict" "$ours" \
 		"$(tail -1 "$W/action-$name.log" | tr '\t' ' ')" >>"$W/stall.tsv"
 	say "  $name: longest query wait ${wait:--} ms (p99.9 ${p999:--}), lost ${lost:--}, longest loop round ${stall:--} ms: $verdict;" \
-		"control ${c_max:--} ms, longest unshared ${unshared:--} ms (at ${at:--} s): ours $ours"
+		"control ${c_max:--} ms, client's longest pause ${pause:--} ms," \
+		"longest unshared ${unshared:--} ms (at ${at:--} s): ours $ours"
 }
 
 # --- the scenarios (each prints one line saying what happened) ---
@@ -337,6 +351,26 @@ act_selftest_ours() {
 act_selftest_machine() {
 	stop_50ms "$PPID_" "$RPID"
 	echo "self-test: geoacme and the control stopped together 3 times for 50 ms: ours must be met, the strict target not"
+}
+# The whole machine paused (the host stopping the VM) while geoacme has
+# queries in hand: geoacme stopped, and a few ms later the control and the
+# probe too, for 50 ms, 3 times.  The control, answered at once, is not in
+# flight then; the probe's late sends say the machine was paused.  (As
+# bench run G's purge-transfer row: geoacme runnable behind the control
+# when CPU 0 and the probe's core stopped for 23 ms.)
+act_selftest_pause() {
+	local p k
+	p=$(pgrep -P "$PROBE_PID" | head -1)
+	[ -n "$p" ] || { echo "self-test: the probe's PID not found"; return; }
+	for k in 1 2 3; do
+		kill -STOP "$PPID_"
+		sleep 0.002
+		kill -STOP "$RPID" "$p"
+		sleep 0.05
+		kill -CONT "$p" "$RPID" "$PPID_"
+		sleep 3
+	done
+	echo "self-test: geoacme stopped, then the control and the probe, for 50 ms, 3 times: ours must be met, the strict target not"
 }
 
 act_pinned_update() {
@@ -483,7 +517,7 @@ wants() { case " $ONLY " in *" $1 "*) return 0 ;; esac; return 1; }
 : >"$W/stall.tsv"
 if wants baseline || wants pinned-update || wants purge-transfer || wants sighup-x3 || wants geo-64mb ||
 	wants geo-1gb || wants sqlite-lock || wants big-update || wants zonefile-edit || wants selftest-ours ||
-	wants selftest-machine; then
+	wants selftest-machine || wants selftest-pause; then
 	say "== primary: signed ACME zone of $N records (port $PP): $GEOACME"
 	bench_spawn "$W/p.log" taskset -c "$SERVER_CPU" sh -c "cd '$W/p' && exec '$GEOACME' serve -c '$W/p/geoacme.toml'"
 	PPID_=$SPAWNED_PID
@@ -491,6 +525,7 @@ if wants baseline || wants pinned-update || wants purge-transfer || wants sighup
 	wants baseline && measure baseline 60 "$PP" "$HP" act_baseline
 	wants selftest-ours && measure selftest-ours 12 "$PP" "$HP" act_selftest_ours
 	wants selftest-machine && measure selftest-machine 12 "$PP" "$HP" act_selftest_machine
+	wants selftest-pause && measure selftest-pause 12 "$PP" "$HP" act_selftest_pause
 	wants pinned-update && measure pinned-update 14 "$PP" "$HP" act_pinned_update
 	wants purge-transfer && measure purge-transfer 20 "$PP" "$HP" act_purge_transfer
 	wants sighup-x3 && measure sighup-x3 60 "$PP" "$HP" act_sighup
@@ -616,8 +651,8 @@ mkdir -p "$(dirname "$OUT")" || die "cannot make the folder of $OUT"
 {
 	echo "## Stalls (bench/stall.sh, $(date -u '+%Y-%m-%d %H:%M UTC'), geoacme $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null), $QPS queries/s, $N records, secondary copy $N2)"
 	echo
-	echo "| scenario | longest query wait | p99.9 | lost | longest loop round | control's longest wait | longest unshared wait | target: no query waits 20 ms | ours: no unshared wait of 20 ms | what happened |"
-	echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |"
-	awk -F'\t' '{ printf "| %s | %s ms | %s ms | %s | %s ms | %s ms | %s ms | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 }' "$W/stall.tsv"
+	echo "| scenario | longest query wait | p99.9 | lost | longest loop round | control's longest wait | client's longest pause | longest unshared wait | target: no query waits 20 ms | ours: no unshared wait of 20 ms | what happened |"
+	echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |"
+	awk -F'\t' '{ printf "| %s | %s ms | %s ms | %s | %s ms | %s ms | %s ms | %s ms | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 }' "$W/stall.tsv"
 } | tee "$OUT"
 say "written to $OUT"

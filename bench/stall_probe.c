@@ -15,12 +15,22 @@
  * only geoacme's; a hiccup of this client in reading delays neither's
  * stamp.
  *
+ * A pause of the whole machine (every core: the host stops the VM) holds
+ * what is in flight when it starts, but then this client sends nothing
+ * either: the control, which answers in microseconds, is seldom in
+ * flight, and geoacme's query is.  Run at SCHED_FIFO on a core of its own,
+ * this client is only ever late to send because its core did not run, so
+ * its late sends are the machine's too: a send more than PAUSE_NS after
+ * its slot marks [slot, send] a pause.
+ *
  * A query's wait is read time - send time (what a client sees, as dnsperf
  * measures it).  A geoacme query's UNSHARED wait is the part of [send,
  * kernel stamp of its answer] during which no control query was in flight
- * (sent, its answer not yet stamped): the time only geoacme kept it.  A
- * control query never answered covers nothing (it cannot excuse a wait);
- * a query with no answer within 2 s is lost, as in dnsperf -t 2.
+ * (sent, its answer not yet stamped) and this client was not paused (when
+ * it runs at SCHED_FIFO; otherwise a late send may be another process's
+ * doing, and excuses nothing): the time only geoacme kept it.  A control
+ * query never answered covers nothing (it cannot excuse a wait); a query
+ * with no answer within 2 s is lost, as in dnsperf -t 2.
  *
  *   gcc -O2 -o stall_probe bench/stall_probe.c
  *   ./stall_probe GEOACME_PORT CONTROL_PORT SECONDS QPS NAMES [RAW_FILE]
@@ -33,6 +43,9 @@
  *   g_unshared_wait g_unshared_at   that query's wait and when it was sent
  *                             (s from the start)
  *   c_sent c_lost c_max       the control's (c_max to the kernel's stamp)
+ *   p_fifo p_pauses p_pause_max   whether this client ran at SCHED_FIFO (its
+ *                             pauses excuse waits only then), how many sends
+ *                             were late by PAUSE_NS or more, the latest (ms)
  * RAW_FILE gets one line per query: g|c, send (us from the start), wait to
  * the kernel's stamp, wait to the read (us, -1 if lost), unshared (us, -
  * for the control).
@@ -42,6 +55,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +65,9 @@
 #include <unistd.h>
 
 #define LOST_AFTER_NS 2000000000LL   /* dnsperf -t 2 */
+/* A send this late was not this client's doing (at SCHED_FIFO, alone on its
+ * core, it sends within tens of microseconds of its slot). */
+#define PAUSE_NS 1000000LL
 
 struct flight {
 	int64_t sent;       /* ns, CLOCK_REALTIME, just before send() */
@@ -206,23 +223,35 @@ struct span {
 	int64_t from, to;
 };
 
-/* The control's flights merged into disjoint spans, in time order: the
- * moments some control query was waiting.  Its sends are in time order. */
-static size_t control_spans(const struct stream *c, struct span *out)
+static int by_from(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+	return (x->from > y->from) - (x->from < y->from);
+}
+
+/* The moments the machine held everyone: the control's flights (sent, its
+ * answer stamped) and this client's pauses, merged into disjoint spans in
+ * time order.  `out` has room for both. */
+static size_t shared_spans(const struct stream *c, const struct span *pauses, size_t npauses,
+                           struct span *out)
 {
 	size_t n = 0;
-	for (size_t k = 0; k < c->sent; k++) {
-		const struct flight *f = &c->q[k];
-		if (!f->answered)
-			continue;
-		if (n && f->sent <= out[n - 1].to) {
-			if (f->answered > out[n - 1].to)
-				out[n - 1].to = f->answered;
+	for (size_t k = 0; k < c->sent; k++)
+		if (c->q[k].answered)
+			out[n++] = (struct span){ c->q[k].sent, c->q[k].answered };
+	for (size_t k = 0; k < npauses; k++)
+		out[n++] = pauses[k];
+	qsort(out, n, sizeof(*out), by_from);
+	size_t m = 0;
+	for (size_t k = 0; k < n; k++) {
+		if (m && out[k].from <= out[m - 1].to) {
+			if (out[k].to > out[m - 1].to)
+				out[m - 1].to = out[k].to;
 		} else {
-			out[n++] = (struct span){ f->sent, f->answered };
+			out[m++] = out[k];
 		}
 	}
-	return n;
+	return m;
 }
 
 static double ms(int64_t ns)
@@ -298,6 +327,17 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	/* This client's pauses are the machine's only if nothing else could
+	 * take its core first. */
+	int fifo = sched_getscheduler(0) == SCHED_FIFO;
+	struct span *pauses = malloc((2 * cap + 1) * sizeof(*pauses));
+	size_t npauses = 0;
+	int64_t pause_max = 0;
+	if (!pauses) {
+		perror("malloc");
+		return 1;
+	}
+
 	/* The schedule: geoacme at start + k * period, the control half a
 	 * period later, the same name to both.  After a hiccup of this client
 	 * the missed slots are skipped, not sent in a burst. */
@@ -310,6 +350,11 @@ int main(int argc, char **argv)
 			break;
 		wait_until(&g, &c, at);
 		int64_t t = now_ns();
+		if (t - at > PAUSE_NS) {
+			if (t - at > pause_max)
+				pause_max = t - at;
+			pauses[npauses++] = (struct span){ at, t };
+		}
 		int64_t *next = to_g ? &next_g : &next_c;
 		struct stream *s = to_g ? &g : &c;
 		send_one(s, &queries[s->sent % nq]);
@@ -319,13 +364,13 @@ int main(int argc, char **argv)
 	}
 	wait_until(&g, &c, now_ns() + LOST_AFTER_NS);
 
-	struct span *spans = malloc((c.sent + 1) * sizeof(*spans));
+	struct span *spans = malloc((c.sent + npauses + 1) * sizeof(*spans));
 	int64_t *waits = malloc((g.sent + 1) * sizeof(*waits));
 	if (!spans || !waits) {
 		perror("malloc");
 		return 1;
 	}
-	size_t nspans = control_spans(&c, spans), nwaits = 0;
+	size_t nspans = shared_spans(&c, pauses, fifo ? npauses : 0, spans), nwaits = 0;
 
 	FILE *raw = argc > 6 ? fopen(argv[6], "w") : NULL;
 	size_t g_lost = 0, c_lost = 0, first = 0;
@@ -377,8 +422,9 @@ int main(int argc, char **argv)
 	int64_t g_max = nwaits ? waits[nwaits - 1] : 0;
 	int64_t p999 = nwaits ? waits[(size_t)((double)(nwaits - 1) * 0.999)] : 0;
 	printf("g_sent=%zu g_lost=%zu g_max=%.2f g_p999=%.2f g_unshared=%.2f g_unshared_wait=%.2f "
-	       "g_unshared_at=%.3f c_sent=%zu c_lost=%zu c_max=%.2f\n",
+	       "g_unshared_at=%.3f c_sent=%zu c_lost=%zu c_max=%.2f p_fifo=%d p_pauses=%zu "
+	       "p_pause_max=%.2f\n",
 	       g.sent, g_lost, ms(g_max), ms(p999), ms(worst), ms(worst_wait),
-	       (double)worst_at / 1e9, c.sent, c_lost, ms(c_max));
+	       (double)worst_at / 1e9, c.sent, c_lost, ms(c_max), fifo, npauses, ms(pause_max));
 	return 0;
 }
