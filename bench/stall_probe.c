@@ -42,6 +42,9 @@
  *   g_unshared                the longest unshared wait
  *   g_unshared_wait g_unshared_at   that query's wait and when it was sent
  *                             (s from the start)
+ *   g_unshared_ctl            the longest unshared wait with the control's
+ *                             flights alone excusing (this client's pauses
+ *                             not counted): what they excused
  *   c_sent c_lost c_max       the control's (c_max to the kernel's stamp)
  *   p_fifo p_pauses p_pause_max   whether this client ran at SCHED_FIFO (its
  *                             pauses excuse waits only then), how many sends
@@ -254,6 +257,23 @@ static size_t shared_spans(const struct stream *c, const struct span *pauses, si
 	return m;
 }
 
+/* How much of f's flight, from its send to its answer's stamp, the spans
+ * cover.  *first moves past spans that end before f's send: they end before
+ * every later one's too (sends are in time order). */
+static int64_t covered_by(const struct span *spans, size_t n, size_t *first, const struct flight *f)
+{
+	int64_t covered = 0;
+	while (*first < n && spans[*first].to <= f->sent)
+		(*first)++;
+	for (size_t i = *first; i < n && spans[i].from < f->answered; i++) {
+		int64_t a = spans[i].from > f->sent ? spans[i].from : f->sent;
+		int64_t b = spans[i].to < f->answered ? spans[i].to : f->answered;
+		if (b > a)
+			covered += b - a;
+	}
+	return covered;
+}
+
 static double ms(int64_t ns)
 {
 	return (double)ns / 1e6;
@@ -365,12 +385,16 @@ int main(int argc, char **argv)
 	wait_until(&g, &c, now_ns() + LOST_AFTER_NS);
 
 	struct span *spans = malloc((c.sent + npauses + 1) * sizeof(*spans));
+	struct span *ctl = malloc((c.sent + 1) * sizeof(*ctl));
 	int64_t *waits = malloc((g.sent + 1) * sizeof(*waits));
-	if (!spans || !waits) {
+	if (!spans || !ctl || !waits) {
 		perror("malloc");
 		return 1;
 	}
 	size_t nspans = shared_spans(&c, pauses, fifo ? npauses : 0, spans), nwaits = 0;
+	/* The same with the control alone: what the pauses excused is shown. */
+	size_t nctl = shared_spans(&c, NULL, 0, ctl), first_ctl = 0;
+	int64_t worst_ctl = 0;
 
 	FILE *raw = argc > 6 ? fopen(argv[6], "w") : NULL;
 	size_t g_lost = 0, c_lost = 0, first = 0;
@@ -383,17 +407,12 @@ int main(int argc, char **argv)
 				fprintf(raw, "g\t%lld\t-1\t-1\t-1\n", (long long)((f->sent - start) / 1000));
 			continue;
 		}
-		int64_t stamped = f->answered - f->sent, covered = 0;
-		/* Spans that end before this send end before every later one's. */
-		while (first < nspans && spans[first].to <= f->sent)
-			first++;
-		for (size_t i = first; i < nspans && spans[i].from < f->answered; i++) {
-			int64_t a = spans[i].from > f->sent ? spans[i].from : f->sent;
-			int64_t b = spans[i].to < f->answered ? spans[i].to : f->answered;
-			if (b > a)
-				covered += b - a;
-		}
-		int64_t unshared = stamped - covered, wait = f->read - f->sent;
+		int64_t stamped = f->answered - f->sent;
+		int64_t unshared = stamped - covered_by(spans, nspans, &first, f);
+		int64_t unshared_ctl = stamped - covered_by(ctl, nctl, &first_ctl, f);
+		int64_t wait = f->read - f->sent;
+		if (unshared_ctl > worst_ctl)
+			worst_ctl = unshared_ctl;
 		waits[nwaits++] = wait;
 		if (unshared > worst) {
 			worst = unshared;
@@ -422,9 +441,10 @@ int main(int argc, char **argv)
 	int64_t g_max = nwaits ? waits[nwaits - 1] : 0;
 	int64_t p999 = nwaits ? waits[(size_t)((double)(nwaits - 1) * 0.999)] : 0;
 	printf("g_sent=%zu g_lost=%zu g_max=%.2f g_p999=%.2f g_unshared=%.2f g_unshared_wait=%.2f "
-	       "g_unshared_at=%.3f c_sent=%zu c_lost=%zu c_max=%.2f p_fifo=%d p_pauses=%zu "
-	       "p_pause_max=%.2f\n",
+	       "g_unshared_at=%.3f g_unshared_ctl=%.2f c_sent=%zu c_lost=%zu c_max=%.2f p_fifo=%d "
+	       "p_pauses=%zu p_pause_max=%.2f\n",
 	       g.sent, g_lost, ms(g_max), ms(p999), ms(worst), ms(worst_wait),
-	       (double)worst_at / 1e9, c.sent, c_lost, ms(c_max), fifo, npauses, ms(pause_max));
+	       (double)worst_at / 1e9, ms(worst_ctl), c.sent, c_lost, ms(c_max), fifo, npauses,
+	       ms(pause_max));
 	return 0;
 }
