@@ -23,7 +23,7 @@
 # A pause of the whole machine (the host stopping every core) also stops
 # the probe's sending, so the control, answered at once, is seldom in
 # flight then; the probe at SCHED_FIFO alone on its core is only late to
-# send when its core did not run, so a send 1 ms or more after its slot
+# send when its core did not run, so a send more than 1 ms after its slot
 # marks [slot, send] as the machine's too.
 # Definition: a geoacme query's UNSHARED wait is the part of [its send, its
 # answer's kernel stamp] during which no control query was in flight (sent,

@@ -48,7 +48,7 @@
  *   c_sent c_lost c_max       the control's (c_max to the kernel's stamp)
  *   p_fifo p_pauses p_pause_max   whether this client ran at SCHED_FIFO (its
  *                             pauses excuse waits only then), how many sends
- *                             were late by PAUSE_NS or more, the latest (ms)
+ *                             were late by more than PAUSE_NS, the most late (ms)
  * RAW_FILE gets one line per query: g|c, send (us from the start), wait to
  * the kernel's stamp, wait to the read (us, -1 if lost), unshared (us, -
  * for the control).
