@@ -278,8 +278,9 @@ class Transfers(unittest.TestCase):
                              (serial, self.secondaries[0].port))
         # Each secondary asked for an IXFR and got the difference alone.
         # NSD alone may ask for the whole zone instead, by its own choice
-        # (xfrd starts over with AXFR when it judges that its reload of an
-        # earlier transfer did not take: seen twice in CI under load).  It
+        # (NSD 4.6's xfrd asks AXFR when it holds no usable SOA of the zone,
+        # as after it judges that a reload failed: seen twice in CI under
+        # load, its reason in its log, printed below).  It
         # must then have asked AXFR (our log says which it asked), and must
         # have taken IXFRs earlier in this run: one that never does fails.
         sizes = []
