@@ -41,8 +41,9 @@
 #   longest loop round   geoacme_loop_busy_recent_max_seconds from /metrics
 #                        (scraped before and after: the longest single round)
 #   control's longest wait    the reflector's slowest answer (to its stamp)
-#   client's longest pause    the probe's latest send, past its slot ("not
-#                        counted" when it could not run at SCHED_FIFO)
+#   client's longest pause    how late the probe's latest send was, past its
+#                        slot ("not counted" when it could not run at
+#                        SCHED_FIFO)
 #   longest unshared wait     the longest unshared wait of a geoacme query
 #   the same, the control alone excusing   (the probe's pauses not counted:
 #                        what they excused; the second primary of
@@ -312,8 +313,9 @@ measure() {
 	unshared=$(probe_field "$pf" g_unshared) at=$(probe_field "$pf" g_unshared_at)
 	c_max=$(probe_field "$pf" c_max) c_lost=$(probe_field "$pf" c_lost)
 	pause=$(probe_field "$pf" p_pause_max) uctl=$(probe_field "$pf" g_unshared_ctl)
+	pause="${pause:--} ms"
 	# Not at SCHED_FIFO, the probe's late sends excuse nothing (stall_probe.c).
-	[ "$(probe_field "$pf" p_fifo)" = 1 ] || pause="${pause:--} (not counted)"
+	[ "$(probe_field "$pf" p_fifo)" = 1 ] || pause="$pause (not counted)"
 	local verdict="NOT met" ours="NOT met"
 	awk -v w="${wait:-99999}" -v l="${lost:-1}" 'BEGIN { exit !(w < 20 && l == 0) }' && verdict=met
 	awk -v u="${unshared:-99999}" -v l="${lost:-1}" 'BEGIN { exit !(u < 20 && l == 0) }' && ours=met
@@ -323,7 +325,7 @@ measure() {
 		"$verdict" "$ours" \
 		"$(tail -1 "$W/action-$name.log" | tr '\t' ' ')" >>"$W/stall.tsv"
 	say "  $name: longest query wait ${wait:--} ms (p99.9 ${p999:--}), lost ${lost:--}, longest loop round ${stall:--} ms: $verdict;" \
-		"control ${c_max:--} ms, client's longest pause ${pause:--} ms," \
+		"control ${c_max:--} ms, client's longest pause $pause," \
 		"longest unshared ${unshared:--} ms (at ${at:--} s; ${uctl:--} ms without the pauses): ours $ours"
 }
 
@@ -658,6 +660,6 @@ mkdir -p "$(dirname "$OUT")" || die "cannot make the folder of $OUT"
 	echo
 	echo "| scenario | longest query wait | p99.9 | lost | longest loop round | control's longest wait | client's longest pause | longest unshared wait | the same, the control alone excusing | target: no query waits 20 ms | ours: no unshared wait of 20 ms | what happened |"
 	echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |"
-	awk -F'\t' '{ printf "| %s | %s ms | %s ms | %s | %s ms | %s ms | %s ms | %s ms | %s ms | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 }' "$W/stall.tsv"
+	awk -F'\t' '{ printf "| %s | %s ms | %s ms | %s | %s ms | %s ms | %s | %s ms | %s ms | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 }' "$W/stall.tsv"
 } | tee "$OUT"
 say "written to $OUT"
